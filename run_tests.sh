@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+set -euo pipefail
+# The test command. Creates/refreshes the venv on first use, then runs pytest.
+#
+#   ./run_tests.sh                        everything not marked slow (what CI runs)
+#   ./run_tests.sh -m slow                only the slow tests
+#   ./run_tests.sh -m ""                  all tests, slow included
+#   ./run_tests.sh tests/test_packaging.py -k executable -x    any pytest arguments
+#
+# -m "not slow" is added only when you pass no -m of your own.
+
+cd "$(dirname "${BASH_SOURCE[0]}")"
+scripts/ensure_env.sh
+venv="${NAR_GAP_VENV:-.venv}"
+
+defaults=(-q)
+has_marker_expr=0
+for arg in "$@"; do
+    if [[ "$arg" == -m* ]]; then has_marker_expr=1; fi
+done
+if [[ "$has_marker_expr" == 0 ]]; then defaults+=(-m "not slow"); fi
+# In CI, list the slowest tests so the 20-minute budget stays visible.
+if [[ "${CI:-}" == true || "${CI:-}" == 1 ]]; then defaults+=(--durations=10); fi
+
+exec "$venv/bin/python" -m pytest "${defaults[@]}" "$@"
