@@ -1,0 +1,190 @@
+"""The paper's two algorithm variants, written against dm-clrs's ``probing`` API.
+
+Both come from the author's fork ``LSaldyt/clrs`` (``clrs/_src/algorithms/
+graphs.py``, head ``e686e21``), which adds them inside dm-clrs. Here they live
+outside the library, so dm-clrs stays unmodified, and follow dm-clrs's
+``graphs.py`` line for line where they agree with it: same loops, same
+tie-breaking by node index, same ``probing.initialize / push / finalize`` calls,
+with the spec taken from :func:`nar_gap.specs.get_spec`.
+
+- :func:`bfs_seq` makes BFS *sequential*: instead of one snapshot per round it
+  emits one per scanned edge, so a model must update one pointer per step.
+- :func:`dfs_light` keeps only DFS's ``pi_h`` and ``color`` hints, dropping the
+  discovery/finish times, the explicit stack and the ``s``/``u``/``v`` cursors.
+
+Both return dm-clrs's ``(pi, probes)`` pair and can be handed to a dm-clrs
+sampler (``BfsSampler`` / ``DfsSampler``) in place of the library's functions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nar_gap._clrs import clrs_probing, clrs_specs
+from nar_gap.specs import get_spec
+
+_Stage = clrs_specs.Stage
+
+
+def _check_adjacency(A: np.ndarray) -> None:
+    """Rejects anything but a square matrix, as dm-clrs's ``chex.assert_rank`` would."""
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"expected a square (n, n) adjacency matrix, found {A.shape}")
+
+
+def _graph_inputs(A: np.ndarray) -> dict[str, np.ndarray]:
+    """The inputs every dm-clrs graph algorithm pushes: ``pos``, ``A`` and ``adj``.
+
+    ``pos = i / n`` is the node-id signal; ``adj = [A + I != 0]`` always has ones
+    on the diagonal (dm-clrs's ``probing.graph``).
+    """
+    num_nodes = A.shape[0]
+    return {
+        "pos": np.arange(num_nodes) * 1.0 / num_nodes,
+        "A": np.copy(A),
+        "adj": clrs_probing.graph(np.copy(A)),
+    }
+
+
+def bfs_seq(A: np.ndarray, s: int) -> tuple[np.ndarray, dict]:
+    """Breadth-first search with one hint snapshot per scanned edge (the fork's).
+
+    The rounds and tie-breaking are dm-clrs ``bfs``'s: each round freezes
+    ``prev_reach`` and scans ``i`` (outer) and ``j`` (inner) in index order; a pair
+    with ``A[i, j] > 0`` and ``prev_reach[i] == 1`` reaches ``j`` and makes ``i``
+    its parent if ``j`` has none yet and is not the source. What changes is when
+    snapshots are taken:
+
+    - one snapshot of the initial state (``reach = one_hot(s)``, ``pi = id``);
+    - then one after **every** such scanned pair, including pairs whose target was
+      already reached and self loops, in every round, including the final round
+      that changes nothing.
+
+    ``pi_h`` is therefore updated pair by pair (at most one entry changes per
+    step), while ``reach_h`` is ``prev_reach``, the reach at the start of the
+    round: it lags by a round. The number of snapshots is
+
+        T = 1 + sum over rounds of #{(i, j) : A[i, j] > 0, i reached at round start}
+
+    and the final ``pi`` equals dm-clrs ``bfs``'s. Why: the paper uses it as a
+    task whose hints cannot be produced by one parallel message-passing round.
+
+    Args:
+        A: (n, n) adjacency; ``A[i, j] > 0`` is an edge i -> j.
+        s: the source node.
+
+    Returns:
+        ``(pi, probes)``: the final parent pointers and the finalized probes.
+    """
+    _check_adjacency(A)
+    probes = clrs_probing.initialize(get_spec("bfs_seq"))
+    num_nodes = A.shape[0]
+
+    clrs_probing.push(
+        probes,
+        _Stage.INPUT,
+        next_probe={"s": clrs_probing.mask_one(s, num_nodes), **_graph_inputs(A)},
+    )
+
+    reach = np.zeros(num_nodes)
+    pi = np.arange(num_nodes)
+    reach[s] = 1
+    clrs_probing.push(
+        probes, _Stage.HINT, next_probe={"reach_h": np.copy(reach), "pi_h": np.copy(pi)}
+    )
+    while True:
+        prev_reach = np.copy(reach)
+        for i in range(num_nodes):
+            for j in range(num_nodes):
+                if A[i, j] > 0 and prev_reach[i] == 1:
+                    if pi[j] == j and j != s:
+                        pi[j] = i
+                    reach[j] = 1
+                    clrs_probing.push(
+                        probes,
+                        _Stage.HINT,
+                        next_probe={
+                            "reach_h": np.copy(prev_reach),
+                            "pi_h": np.copy(pi),
+                        },
+                    )
+        if np.all(reach == prev_reach):
+            break
+
+    clrs_probing.push(probes, _Stage.OUTPUT, next_probe={"pi": np.copy(pi)})
+    clrs_probing.finalize(probes)
+    return pi, probes
+
+
+def dfs_light(A: np.ndarray) -> tuple[np.ndarray, dict]:
+    """Depth-first search with only the ``pi_h`` and ``color`` hints (the fork's).
+
+    The traversal is dm-clrs ``dfs``'s: roots in index order, out-neighbours
+    scanned in index order one at a time, a node turned grey (``color = 1``)
+    already when it is pushed, black (``color = 2``) when finished. Snapshots:
+
+    - *new root* ``s`` (white): one snapshot before anything changes;
+    - *discover* ``u``: only when ``u`` is still white, which after the push rule
+      above happens only for roots (dm-clrs ``dfs`` also discovers pushed nodes,
+      through its ``d[u] == 0`` test; this variant has no ``d``);
+    - *push* ``v``: one snapshot after ``pi[v] = u`` and ``color[v] = 1``;
+    - *finish* ``u``: one snapshot after ``color[u] = 2``.
+
+    Hence ``T = 2N + #roots`` (dm-clrs ``dfs``: ``3N``), and the snapshots are
+    dm-clrs ``dfs``'s ``(pi_h, color)`` snapshots with the non-root discovery
+    ones removed (those change neither ``pi`` nor ``color``). The final ``pi``
+    equals dm-clrs ``dfs``'s.
+
+    Args:
+        A: (n, n) adjacency; ``A[u, v] != 0`` is an edge u -> v (directed).
+
+    Returns:
+        ``(pi, probes)``: the final parent pointers and the finalized probes.
+    """
+    _check_adjacency(A)
+    probes = clrs_probing.initialize(get_spec("dfs_light"))
+    num_nodes = A.shape[0]
+
+    clrs_probing.push(probes, _Stage.INPUT, next_probe=_graph_inputs(A))
+
+    color = np.zeros(num_nodes, dtype=np.int32)
+    pi = np.arange(num_nodes)
+    s_prev = np.arange(num_nodes)  # stack links: s_prev[v] = node below v
+
+    def snapshot() -> dict[str, np.ndarray]:
+        return {"pi_h": np.copy(pi), "color": clrs_probing.array_cat(color, 3)}
+
+    for s in range(num_nodes):
+        if color[s] != 0:
+            continue
+        s_last = s  # top of the stack
+        u = s
+        clrs_probing.push(probes, _Stage.HINT, next_probe=snapshot())
+        while True:
+            if color[u] == 0:  # only roots are still white here
+                color[u] = 1
+                clrs_probing.push(probes, _Stage.HINT, next_probe=snapshot())
+
+            for v in range(num_nodes):
+                if A[u, v] != 0 and color[v] == 0:
+                    pi[v] = u
+                    color[v] = 1
+                    s_prev[v] = s_last
+                    s_last = v
+                    clrs_probing.push(probes, _Stage.HINT, next_probe=snapshot())
+                    break
+
+            if s_last == u:  # nothing pushed: u is finished
+                color[u] = 2
+                clrs_probing.push(probes, _Stage.HINT, next_probe=snapshot())
+                if s_prev[u] == u:  # u was the bottom of the stack: root done
+                    break
+                below = s_prev[s_last]
+                s_prev[s_last] = s_last
+                s_last = below
+
+            u = s_last
+
+    clrs_probing.push(probes, _Stage.OUTPUT, next_probe={"pi": np.copy(pi)})
+    clrs_probing.finalize(probes)
+    return pi, probes

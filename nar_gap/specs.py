@@ -1,0 +1,159 @@
+"""The algorithm registry: the five algorithms nar_gap knows, with specs and references.
+
+Three algorithms come from dm-clrs unchanged (``bfs``, ``bellman_ford``, ``dfs``);
+two are the paper's variants from the author's fork ``LSaldyt/clrs``
+(``bfs_seq``, ``dfs_light``), implemented in :mod:`nar_gap.algorithms`. Every other
+module asks this one for a spec, so the names and their order are decided once.
+
+A spec maps each probe name to ``(stage, location, type)`` using dm-clrs's own
+string constants (``clrs.Stage.INPUT == "input"``), in dm-clrs's dict order:
+inputs, then outputs, then hints.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from nar_gap._clrs import clrs_algorithms, clrs_samplers, clrs_specs
+
+ProbeSpec = tuple[str, str, str]
+"""``(stage, location, type)`` of one probe, e.g. ``("hint", "node", "pointer")``."""
+
+Spec = dict[str, ProbeSpec]
+"""Probe name -> :data:`ProbeSpec`, in dm-clrs order (inputs, outputs, hints)."""
+
+ReferenceAlgorithm = Callable[..., tuple[Any, dict]]
+"""A dm-clrs probing function: ``(A, s) -> (pi, probes)`` or ``(A,) -> ...``."""
+
+ALGORITHMS: tuple[str, ...] = ("bfs", "bfs_seq", "bellman_ford", "dfs", "dfs_light")
+
+# The hints dfs_light keeps from dfs (the fork drops times, stack, u/v and s).
+_DFS_LIGHT_HINTS = ("pi_h", "color")
+
+
+class UnknownAlgorithmError(ValueError):
+    """An algorithm name that is not in :data:`ALGORITHMS`."""
+
+    def __init__(self, algorithm: object) -> None:
+        """Builds the message from the bad name and the known ones."""
+        super().__init__(
+            f"unknown algorithm {algorithm!r}; expected one of {', '.join(ALGORITHMS)}"
+        )
+        self.algorithm = algorithm
+
+
+def _dfs_light_spec() -> Spec:
+    """DFS's inputs and outputs, and only the hints ``pi_h`` and ``color``.
+
+    Filtering dm-clrs's DFS spec (rather than writing the dict out) keeps the
+    order and the types identical to DFS's, as in the fork's ``specs.py``.
+    """
+    stage_hint = clrs_specs.Stage.HINT
+    return {
+        name: probe
+        for name, probe in clrs_specs.SPECS["dfs"].items()
+        if probe[0] != stage_hint or name in _DFS_LIGHT_HINTS
+    }
+
+
+_SPECS: Mapping[str, Mapping[str, ProbeSpec]] = types.MappingProxyType(
+    {
+        "bfs": types.MappingProxyType(dict(clrs_specs.SPECS["bfs"])),
+        # The fork gives bfs_seq exactly BFS's spec; only the hint cadence differs.
+        "bfs_seq": types.MappingProxyType(dict(clrs_specs.SPECS["bfs"])),
+        "bellman_ford": types.MappingProxyType(dict(clrs_specs.SPECS["bellman_ford"])),
+        "dfs": types.MappingProxyType(dict(clrs_specs.SPECS["dfs"])),
+        "dfs_light": types.MappingProxyType(_dfs_light_spec()),
+    }
+)
+
+_HAS_SOURCE: Mapping[str, bool] = types.MappingProxyType(
+    {
+        "bfs": True,
+        "bfs_seq": True,
+        "bellman_ford": True,
+        "dfs": False,
+        "dfs_light": False,
+    }
+)
+
+# The fork samples its variants with the sampler of the algorithm they vary.
+_SAMPLER_CLASSES: Mapping[str, type[clrs_samplers.Sampler]] = types.MappingProxyType(
+    {
+        "bfs": clrs_samplers.BfsSampler,
+        "bfs_seq": clrs_samplers.BfsSampler,
+        "bellman_ford": clrs_samplers.BellmanFordSampler,
+        "dfs": clrs_samplers.DfsSampler,
+        "dfs_light": clrs_samplers.DfsSampler,
+    }
+)
+
+
+def check_algorithm(algorithm: str) -> str:
+    """Returns ``algorithm`` unchanged if it is known.
+
+    Raises:
+        UnknownAlgorithmError: if ``algorithm`` is not in :data:`ALGORITHMS`.
+    """
+    if not isinstance(algorithm, str) or algorithm not in _SPECS:
+        raise UnknownAlgorithmError(algorithm)
+    return algorithm
+
+
+def get_spec(algorithm: str) -> Spec:
+    """The spec of ``algorithm``: probe name -> (stage, location, type).
+
+    Returns a fresh dict each call, so a caller that edits it cannot change the
+    registry (or dm-clrs's ``SPECS``) for everyone else.
+
+    Args:
+        algorithm: one of :data:`ALGORITHMS`.
+
+    Returns:
+        The spec in dm-clrs order (inputs, outputs, hints).
+
+    Raises:
+        UnknownAlgorithmError: if ``algorithm`` is not known.
+    """
+    return dict(_SPECS[check_algorithm(algorithm)])
+
+
+def has_source(algorithm: str) -> bool:
+    """Whether ``algorithm`` takes a source node ``s`` (BFS and Bellman-Ford do).
+
+    Raises:
+        UnknownAlgorithmError: if ``algorithm`` is not known.
+    """
+    return _HAS_SOURCE[check_algorithm(algorithm)]
+
+
+def reference_algorithm(algorithm: str) -> ReferenceAlgorithm:
+    """The numpy probing function that defines ``algorithm``'s data.
+
+    dm-clrs's own function for ``bfs``, ``bellman_ford`` and ``dfs``; ours from
+    :mod:`nar_gap.algorithms` for the fork's variants.
+
+    Raises:
+        UnknownAlgorithmError: if ``algorithm`` is not known.
+    """
+    check_algorithm(algorithm)
+    if algorithm in ("bfs_seq", "dfs_light"):
+        # Imported here because nar_gap.algorithms imports this module for its specs.
+        from nar_gap import algorithms
+
+        return getattr(algorithms, algorithm)
+    return getattr(clrs_algorithms, algorithm)
+
+
+def sampler_class(algorithm: str) -> type[clrs_samplers.Sampler]:
+    """The dm-clrs sampler class that draws ``algorithm``'s graphs.
+
+    The variants reuse the sampler of the algorithm they vary (as in the fork),
+    so ``bfs_seq`` sees exactly the graphs and sources that ``bfs`` sees.
+
+    Raises:
+        UnknownAlgorithmError: if ``algorithm`` is not known.
+    """
+    return _SAMPLER_CLASSES[check_algorithm(algorithm)]
