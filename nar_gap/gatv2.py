@@ -1,0 +1,247 @@
+"""The CLRS GATv2 processor in Flax, with the paper's two optional modifications.
+
+One call is one message-passing step of dm-clrs's ``processors.GATv2`` (the
+``gatv2`` processor of the CLRS benchmark).  Receiver ``i``, sender ``j``;
+``z_i = [n_i ; h_i]`` (node features of this step, previous hidden state):
+
+=================  ============================  ================  ==============
+nar_gap sub-layer  what it computes              paper symbol      dm-clrs Haiku
+=================  ============================  ================  ==============
+``value``          ``V_j = W_m z_j + b_m``       W_m (values)      ``linear``
+``skip``           ``W_s z_i + b_s``             W_s (skip)        ``linear_1``
+``sender``         ``W_1 z_j + b_1``             W_1 (pre-att.)    ``linear_2``
+``receiver``       ``W_2 z_i + b_2``             W_2 (pre-att.)    ``linear_3``
+``edge``           ``W_e e_ij + b_e``            W_e               ``linear_4``
+``graph``          ``W_g g + b_g``               W_g               ``linear_5``
+``head_<h>``       ``a_h . LReLU(P^h_ij) + c_h``  a (head vector)   ``linear_{6+h}``
+``layer_norm``     scale/offset, eps 1e-5        LN                ``layer_norm``
+``pre_att_bias``   ``B_ij`` added to ``P_ij``    B (paper D.4)     fork only
+=================  ============================  ================  ==============
+
+Then ``alpha^h_ij = softmax_j(logit^h_ij + (adj_ij - 1) 1e9)``, ``r^h_i = Σ_j
+alpha^h_ij V^h_j`` (heads concatenated, as the CLRS code does; the paper's prose
+says "summed"), ``r_i += skip``, ReLU, optional layer norm (biased variance,
+epsilon 1e-5: Haiku's defaults, not Flax's).
+
+Edge features are taken in *factorised* form (:class:`EdgeFeatures`): every
+edge feature in CLRS is a sum of ``Linear(1 -> D)`` encodings of a few scalars
+per pair (``A``, ``adj``, pointer one-hots), so ``W_e e_ij`` equals
+``Σ_k x_k(i,j) (w_k W_e) + (b W_e + b_e)``.  That is exact (up to float
+reassociation), has identical gradients, and costs O(B N² D K) instead of
+O(B N² D²) -- the edge tensor was the largest cost of the dm-clrs network.
+
+The two modifications of the paper (author's fork of dm-clrs):
+
+* ``use_edge_info``: after aggregation, ``Σ_j alpha^h_ij e_ij[0]`` is added to
+  channel 0 of every head (channels 0, F, 2F, ...), so the selected value can
+  carry an edge weight (Bellman-Ford's ``d_j + w_ij``).  Like the fork, this
+  has no learned parameters; ``e_ij[0]`` is channel 0 of the encoded edges.
+* ``use_pre_att_bias``: a learned ``[N_max, N_max]`` matrix ``B`` (zero init)
+  added to every pre-activation channel of pair ``(i, j)`` before the
+  LeakyReLU.  The fork's ``B`` has exactly the training graph size; here a
+  graph with ``N <= N_max`` nodes uses the top-left ``N x N`` block (padding
+  nodes sit at the end), and a larger graph is an error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+LAYER_NORM_EPSILON = 1e-5  # Haiku's LayerNorm default, used by dm-clrs.
+ADJACENCY_MASK = 1e9  # dm-clrs's additive mask for non-edges.
+LEAKY_RELU_SLOPE = 0.01  # jax.nn.leaky_relu's default, used by dm-clrs.
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class EdgeFeatures:
+    """Edge features ``e_ij = scalars_ij @ kernel + bias`` kept in factorised form.
+
+    Attributes:
+      scalars: ``[B, N, N, K]`` the per-pair scalars every edge encoder reads.
+      kernel: ``[K, D]`` the stacked encoder kernels (one row per scalar).
+      bias: ``[D]`` the sum of the edge encoders' biases.
+    """
+
+    scalars: jax.Array
+    kernel: jax.Array
+    bias: jax.Array
+
+    def project(self, dense_kernel: jax.Array, dense_bias: jax.Array) -> jax.Array:
+        """``e_ij @ W + b`` without materialising ``e``: ``[B, N, N, out]``.
+
+        Written as K broadcast multiply-adds rather than a matmul with a
+        contraction of size K: its gradients are then plain reductions, where
+        a matmul's weight gradient transposes the whole pair tensor.
+        """
+        projected_kernel = self.kernel @ dense_kernel  # [K, out]
+        projected_bias = self.bias @ dense_kernel + dense_bias  # [out]
+        out = projected_bias
+        for k in range(self.scalars.shape[-1]):
+            out = out + self.scalars[..., k, None] * projected_kernel[k]
+        return out
+
+    def transposed(self) -> EdgeFeatures:
+        """``e_ji`` at ``[i, j]``: swaps the two node axes of the K scalars only."""
+        return EdgeFeatures(jnp.swapaxes(self.scalars, 1, 2), self.kernel, self.bias)
+
+    def channel(self, index: int) -> jax.Array:
+        """One channel of ``e``: ``[B, N, N]``."""
+        return self.scalars @ self.kernel[:, index] + self.bias[index]
+
+    def dense(self) -> jax.Array:
+        """The full ``[B, N, N, D]`` tensor (for inspection and tests only)."""
+        return self.scalars @ self.kernel + self.bias
+
+
+class FactorisedDense(nn.Module):
+    """A Dense layer applied to :class:`EdgeFeatures`; same parameters as nn.Dense."""
+
+    features: int
+    kernel_init: nn.initializers.Initializer = nn.initializers.lecun_normal()
+
+    @nn.compact
+    def __call__(self, edges: EdgeFeatures) -> jax.Array:
+        in_features = edges.kernel.shape[-1]
+        kernel = self.param("kernel", self.kernel_init, (in_features, self.features))
+        bias = self.param("bias", nn.initializers.zeros_init(), (self.features,))
+        return edges.project(kernel, bias)
+
+
+class VectorHead(nn.Module):
+    """``Dense(1)`` over the last axis, written as a product and a sum.
+
+    Same parameters as ``nn.Dense(1)`` (``kernel [F, 1]``, ``bias [1]``), but on
+    ``[..., N, N, F]`` pair tensors the multiply-and-reduce form needs no
+    transpose in the backward pass, which a one-column matmul does (it was
+    the largest single cost of the vmapped training step on CPU).
+    """
+
+    kernel_init: nn.initializers.Initializer = nn.initializers.lecun_normal()
+
+    @nn.compact
+    def contract(self, x: jax.Array) -> jax.Array:
+        kernel = self.param("kernel", self.kernel_init, (x.shape[-1], 1))
+        bias = self.param("bias", nn.initializers.zeros_init(), (1,))
+        return jnp.sum(x * kernel[:, 0], axis=-1) + bias[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class ProcessorOutput:
+    """What one GATv2 step returns: the new hidden state and its attention."""
+
+    hidden: jax.Array  # [B, N, D]
+    attention: jax.Array  # [B, H, N, N], rows = receivers, columns = senders
+
+
+jax.tree_util.register_dataclass(
+    ProcessorOutput, data_fields=["hidden", "attention"], meta_fields=[]
+)
+
+
+class GATv2(nn.Module):
+    """One GATv2 message-passing step with exactly dm-clrs's semantics.
+
+    Attributes:
+      hidden_size: D, the width of node states (and of the pre-activations).
+      num_heads: H; must divide ``hidden_size``.
+      use_ln: layer norm after the ReLU (the benchmark's default is True).
+      use_edge_info: the paper's edge information in the selected values.
+      use_pre_att_bias: the paper's learned pre-attention bias ``B``.
+      pre_att_bias_nodes: ``N_max``, the side of ``B`` (only with the bias).
+      kernel_init: initialiser of every weight matrix.
+    """
+
+    hidden_size: int
+    num_heads: int = 1
+    use_ln: bool = True
+    use_edge_info: bool = False
+    use_pre_att_bias: bool = False
+    pre_att_bias_nodes: int = 16
+    kernel_init: nn.initializers.Initializer = nn.initializers.lecun_normal()
+
+    def setup(self) -> None:
+        if self.hidden_size % self.num_heads:
+            raise ValueError(
+                f"num_heads={self.num_heads} must divide hidden_size="
+                f"{self.hidden_size}"
+            )
+        dense = lambda name: nn.Dense(  # noqa: E731
+            self.hidden_size, kernel_init=self.kernel_init, name=name
+        )
+        self.value = dense("value")
+        self.skip = dense("skip")
+        self.sender = dense("sender")
+        self.receiver = dense("receiver")
+        self.edge = FactorisedDense(
+            self.hidden_size, kernel_init=self.kernel_init, name="edge"
+        )
+        self.graph = dense("graph")
+        self.heads = [
+            VectorHead(kernel_init=self.kernel_init, name=f"head_{h}")
+            for h in range(self.num_heads)
+        ]
+        if self.use_ln:
+            self.layer_norm = nn.LayerNorm(
+                epsilon=LAYER_NORM_EPSILON, use_fast_variance=False, name="layer_norm"
+            )
+        if self.use_pre_att_bias:
+            self.pre_att_bias = self.param(
+                "pre_att_bias",
+                nn.initializers.zeros_init(),
+                (self.pre_att_bias_nodes, self.pre_att_bias_nodes),
+            )
+
+    def __call__(
+        self,
+        node_fts: jax.Array,  # [B, N, D]
+        edge_fts: EdgeFeatures,  # e: [B, N, N, D] factorised
+        graph_fts: jax.Array,  # [B, D]
+        adjacency: jax.Array,  # [B, N, N], 1 on edges and self loops
+        hidden: jax.Array,  # [B, N, D]
+    ) -> ProcessorOutput:
+        batch, num_nodes, _ = node_fts.shape
+        heads, width = self.num_heads, self.hidden_size // self.num_heads
+        z = jnp.concatenate([node_fts, hidden], axis=-1)  # [B, N, 2D]
+
+        values = self.value(z).reshape(batch, num_nodes, heads, width)
+        pre_att = (
+            self.sender(z)[:, None, :, :]  # sender j varies along axis 2
+            + self.receiver(z)[:, :, None, :]  # receiver i along axis 1
+            + self.edge(edge_fts)  # [B, N, N, D]
+            + self.graph(graph_fts)[:, None, None, :]
+        )  # [B, N, N, D]
+        if self.use_pre_att_bias:
+            pre_att = pre_att + self._bias_block(num_nodes)[None, :, :, None]
+        pre_att = pre_att.reshape(batch, num_nodes, num_nodes, heads, width)
+        activated = nn.leaky_relu(pre_att, negative_slope=LEAKY_RELU_SLOPE)
+        logits = jnp.stack(
+            [self.heads[h].contract(activated[..., h, :]) for h in range(heads)],
+            axis=1,
+        )  # [B, H, N, N]
+        mask = (adjacency - 1.0) * ADJACENCY_MASK  # [B, N, N]
+        attention = jax.nn.softmax(logits + mask[:, None], axis=-1)  # [B, H, N, N]
+
+        selected = jnp.einsum("bhij,bjhf->bihf", attention, values)  # [B, N, H, F]
+        if self.use_edge_info:
+            edge_value = jnp.einsum("bhij,bij->bih", attention, edge_fts.channel(0))
+            selected = selected.at[..., 0].add(edge_value)
+        out = selected.reshape(batch, num_nodes, self.hidden_size)
+        out = jax.nn.relu(out + self.skip(z))
+        if self.use_ln:
+            out = self.layer_norm(out)
+        return ProcessorOutput(hidden=out, attention=attention)
+
+    def _bias_block(self, num_nodes: int) -> jax.Array:
+        if num_nodes > self.pre_att_bias_nodes:
+            raise ValueError(
+                f"the pre-attention bias is {self.pre_att_bias_nodes}x"
+                f"{self.pre_att_bias_nodes} but the graph has {num_nodes} nodes; "
+                "a model with use_pre_att_bias only runs on graphs up to the size "
+                "it was built for (set pre_att_bias_nodes)"
+            )
+        return self.pre_att_bias[:num_nodes, :num_nodes]
