@@ -1,0 +1,107 @@
+"""Atomic writers for results, checkpoints and figures.
+
+Everything nar_gap writes goes through a temporary file in the target's own
+directory followed by ``os.replace``, so an interrupted run leaves either the
+old file or the new one, never half of one, and a finished result is never lost
+to a later failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+class OutputError(OSError):
+    """An output location cannot be created or written."""
+
+
+def ensure_dir(path: str | os.PathLike) -> Path:
+    """Create ``path`` (and parents) or say clearly why it cannot be."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputError(f"cannot create output directory {path}: {error.strerror}") from None
+    if not os.access(path, os.W_OK):
+        raise OutputError(f"output directory {path} is not writable")
+    return path
+
+
+@contextlib.contextmanager
+def _atomic_path(path: Path) -> Iterator[Path]:
+    ensure_dir(path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (fsynced before the rename)."""
+    path = Path(path)
+    with _atomic_path(path) as tmp:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    return path
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def to_jsonable(value: Any) -> Any:
+    """numpy / JAX scalars and arrays, tuples, dataclass dicts -> plain JSON."""
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        array = np.asarray(value)
+        return to_jsonable(array.item() if array.ndim == 0 else array.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, (np.floating, np.integer, np.bool_)):
+        return to_jsonable(value.item())
+    return value
+
+
+def write_json_atomic(path: str | os.PathLike, payload: Any) -> Path:
+    text = json.dumps(to_jsonable(payload), indent=2, sort_keys=False)
+    return write_text_atomic(path, text + "\n")
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def write_csv_atomic(
+    path: str | os.PathLike, rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None
+) -> Path:
+    """Rows of scalars as CSV; columns default to the union of keys, in order."""
+    if columns is None:
+        columns = list(dict.fromkeys(key for row in rows for key in row))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: to_jsonable(row.get(key, "")) for key in columns})
+    return write_text_atomic(path, buffer.getvalue())

@@ -1,0 +1,229 @@
+"""Multi-seed training: it learns, it is deterministic, it resumes, it fails clearly."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from nar_gap import data
+from nar_gap.network import NetworkConfig
+from nar_gap.train import (
+    CheckpointError,
+    TrainConfig,
+    bucket_nodes,
+    bucket_steps,
+    load_run,
+    make_optimizer,
+    make_train_step,
+    pad_for_training,
+    seed_sharding,
+    train,
+)
+
+# The CI smoke setting: small, one node shape (16) and two trace-length shapes,
+# so the whole file compiles the train step about twice.
+SMOKE = TrainConfig(
+    network=NetworkConfig("bfs", hidden_size=16),
+    seeds=(0, 1, 2, 3),
+    steps=120,
+    eval_every=60,
+    checkpoint_every=60,
+    test_num_nodes=16,
+    node_buckets=(16,),
+    time_buckets=(8, 16),
+)
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("smoke")
+    return train(SMOKE, out, progress=False), out
+
+
+def test_smoke_bfs_reaches_the_acceptance_score_at_n16(smoke_run):
+    result, _ = smoke_run
+    scores = [row["test_score"] for row in result.metrics]
+    assert len(scores) == 4
+    assert np.mean(scores) >= 0.9, scores
+
+
+def test_same_seeds_give_identical_metrics(smoke_run, tmp_path):
+    first, _ = smoke_run
+    again = train(SMOKE, tmp_path, progress=False)
+    assert [r["test_score"] for r in again.metrics] == [
+        r["test_score"] for r in first.metrics
+    ]
+    assert [r["final_loss"] for r in again.metrics] == [
+        r["final_loss"] for r in first.metrics
+    ]
+
+
+def test_seeds_are_different_models(smoke_run):
+    result, _ = smoke_run
+    params = jax.tree_util.tree_leaves(result.params)[0]
+    assert not np.allclose(params[0], params[1])
+
+
+def test_run_directory_holds_checkpoints_and_metrics(smoke_run):
+    result, out = smoke_run
+    header = (out / "metrics.csv").read_text().splitlines()[0].split(",")
+    assert {"seed", "test_score", "best_val_score", "test_pi_h"} <= set(header)
+    payload = json.loads((out / "metrics.json").read_text())
+    assert payload["config"]["network"]["algorithm"] == "bfs"
+    assert "jax" in payload["versions"]
+    for seed in SMOKE.seeds:
+        assert (out / f"seed_{seed}" / "checkpoint.msgpack").exists()
+        assert (out / f"seed_{seed}" / "params.msgpack").exists()
+        along = payload["seeds"][seed]["test_along_time"]["pi_h_along_time"]
+        assert len(along) >= 1
+    loaded = load_run(out)
+    for mine, theirs in zip(
+        jax.tree_util.tree_leaves(loaded.params), jax.tree_util.tree_leaves(result.params)
+    ):
+        np.testing.assert_array_equal(mine, theirs)
+
+
+def test_a_finished_run_is_not_trained_again(smoke_run, monkeypatch):
+    result, out = smoke_run
+    import nar_gap.train as train_module
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("finished seeds were trained again")
+
+    monkeypatch.setattr(train_module, "_train_group", refuse)
+    again = train(SMOKE, out, progress=False)
+    assert [r["test_score"] for r in again.metrics] == [
+        r["test_score"] for r in result.metrics
+    ]
+
+
+def test_an_interrupted_run_resumes_to_the_same_numbers(tmp_path):
+    # Four seeds, like SMOKE, so the compiled step is shared with it.
+    config = dataclasses.replace(
+        SMOKE, seeds=(4, 5, 6, 7), steps=20, eval_every=10, checkpoint_every=10
+    )
+    straight = train(config, tmp_path / "straight", progress=False)
+    # "Interrupted" after 10 steps: the checkpoint at step 10 is all that is left.
+    train(dataclasses.replace(config, steps=10), tmp_path / "resumed", progress=False)
+    resumed = train(config, tmp_path / "resumed", progress=False)
+    for a, b in zip(straight.metrics, resumed.metrics):
+        assert a["test_score"] == b["test_score"]
+        assert a["final_loss"] == b["final_loss"]
+        assert a["best_val_step"] == b["best_val_step"]
+
+
+def test_a_corrupt_checkpoint_is_reported_not_trained_over(tmp_path):
+    config = dataclasses.replace(
+        SMOKE, seeds=(4, 5, 6, 7), steps=4, eval_every=2, checkpoint_every=2
+    )
+    train(dataclasses.replace(config, steps=2), tmp_path, progress=False)
+    (tmp_path / "seed_7" / "checkpoint.msgpack").write_bytes(b"\x00not msgpack")
+    with pytest.raises(CheckpointError, match="seed_7.*corrupt"):
+        train(config, tmp_path, progress=False)
+
+
+def test_another_configuration_in_the_same_directory_is_refused(tmp_path):
+    config = dataclasses.replace(SMOKE, steps=2, eval_every=0, checkpoint_every=0)
+    train(config, tmp_path, progress=False)
+    other = dataclasses.replace(config, learning_rate=0.5)
+    with pytest.raises(CheckpointError, match="different configuration"):
+        train(other, tmp_path, progress=False)
+
+
+def test_a_non_finite_loss_skips_the_update_for_that_seed_only():
+    from nar_gap.train import _seed_batches, _stack, _step_key, _unstack, init_stacked
+
+    seeds = SMOKE.seeds
+    batch = _seed_batches(SMOKE, 0)
+    poisoned = batch.inputs["A"].copy()
+    poisoned[1, 0, 0, 0] = np.nan  # seed 1's data only
+    batch = dataclasses.replace(batch, inputs={**batch.inputs, "A": poisoned})
+    template = jax.tree_util.tree_map(lambda x: x[0], batch)
+    params = init_stacked(SMOKE.network, template, seeds)
+    singles = [_unstack(params, i) for i in range(len(seeds))]
+    opt_state = _stack([make_optimizer(SMOKE).init(p) for p in singles])
+    before = jax.tree_util.tree_map(np.array, params)
+    keys = jnp.stack([_step_key(s, 0) for s in seeds])
+    new_params, _, loss, finite = make_train_step(SMOKE)(params, opt_state, batch, keys)
+    assert np.asarray(finite).tolist() == [True, False, True, True]
+    assert not np.isfinite(np.asarray(loss)[1])
+    pairs = list(
+        zip(jax.tree_util.tree_leaves(before), jax.tree_util.tree_leaves(new_params))
+    )
+    for old, new in pairs:
+        np.testing.assert_array_equal(old[1], np.asarray(new)[1])  # seed 1 kept
+    assert any(not np.array_equal(old[0], np.asarray(new)[0]) for old, new in pairs)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (dict(seeds=()), "at least one seed"),
+        (dict(seeds=(1, 1)), "distinct"),
+        (dict(batch_size=0), "batch_size"),
+        (dict(learning_rate=0.0), "learning_rate"),
+        (dict(train_lengths=(1, 4)), "train_lengths"),
+    ],
+)
+def test_invalid_training_configs_say_what_is_wrong(changes, message):
+    with pytest.raises(ValueError, match=message):
+        dataclasses.replace(SMOKE, **changes)
+
+
+def test_pre_attention_bias_models_refuse_larger_test_graphs():
+    network = NetworkConfig("bfs", hidden_size=8, use_pre_att_bias=True, pre_att_bias_nodes=16)
+    with pytest.raises(ValueError, match="cannot run on graphs of 64 nodes"):
+        TrainConfig(network=network)
+    TrainConfig(network=network, test_num_nodes=16)  # the paper's length-limited setting
+
+
+def test_shape_buckets():
+    assert [bucket_nodes(n, (8, 16)) for n in (4, 7, 8, 11, 16, 20)] == [8, 8, 8, 16, 16, 20]
+    assert [bucket_steps(t) for t in (1, 2, 3, 5, 7, 9, 13, 17, 25)] == [
+        1, 2, 3, 6, 8, 12, 16, 24, 32,
+    ]
+    assert [bucket_steps(t, (8, 16)) for t in (1, 8, 9, 17)] == [8, 8, 16, 24]
+
+
+def test_seed_sharding_uses_devices_that_divide_the_seed_count():
+    devices = jax.devices()
+    sharding = seed_sharding(4)
+    assert sharding.mesh.devices.size in {d for d in range(1, len(devices) + 1) if 4 % d == 0}
+
+
+@pytest.mark.slow
+def test_seeds_shard_over_two_devices_with_the_same_numbers(tmp_path):
+    """Two (forced) CPU devices split the seed axis and reproduce one device's metrics."""
+    script = textwrap.dedent(
+        """
+        import dataclasses, json, sys
+        import jax
+        from nar_gap.network import NetworkConfig
+        from nar_gap.train import TrainConfig, train, seed_sharding
+        config = TrainConfig(network=NetworkConfig("bfs", hidden_size=8), seeds=(0, 1),
+                             steps=6, eval_every=3, checkpoint_every=0, test_num_nodes=8,
+                             node_buckets=(16,), time_buckets=(8, 16))
+        result = train(config, None, progress=False)
+        print(json.dumps({"devices": len(jax.devices()),
+                          "mesh": int(seed_sharding(2).mesh.devices.size),
+                          "scores": [r["final_loss"] for r in result.metrics]}))
+        """
+    )
+    outputs = []
+    for count in (1, 2):
+        env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={count}"}
+        done = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        )
+        outputs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert outputs[1]["devices"] == 2 and outputs[1]["mesh"] == 2
+    np.testing.assert_allclose(outputs[0]["scores"], outputs[1]["scores"], rtol=1e-5)
