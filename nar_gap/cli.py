@@ -32,7 +32,9 @@ def _positive(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer, got {text!r}"
+        ) from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
     return value
@@ -42,7 +44,9 @@ def _non_negative(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected an integer >= 0, got {text!r}"
+        ) from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
     return value
@@ -54,7 +58,9 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Neural compilation of graph algorithms into GATv2, and the "
         "mechanistic gap to trained models.",
     )
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(
+        dest="command", required=True, parser_class=_Parser
+    )
 
     train = commands.add_parser(
         "train",
@@ -64,31 +70,51 @@ def _build_parser() -> argparse.ArgumentParser:
         "Adam 1e-3, clipping 1.0, 10000 steps.",
     )
     train.add_argument("algorithm", help="bfs, bfs_seq, bellman_ford, dfs or dfs_light")
-    train.add_argument("--seeds", type=_positive, default=1, help="number of seeds (default 1)")
-    train.add_argument("--first-seed", type=_non_negative, default=0, help="seeds are FIRST..FIRST+K-1")
+    train.add_argument(
+        "--seeds", type=_positive, default=1, help="number of seeds (default 1)"
+    )
+    train.add_argument(
+        "--first-seed", type=_non_negative, default=0, help="seeds are FIRST..FIRST+K-1"
+    )
     train.add_argument("--steps", type=_non_negative, default=10_000)
-    train.add_argument("--out", required=True, help="run directory (resumed if it exists)")
+    train.add_argument(
+        "--out", required=True, help="run directory (resumed if it exists)"
+    )
     train.add_argument("--hidden-size", type=_positive, default=128)
     train.add_argument("--heads", type=_positive, default=1)
     train.add_argument("--batch-size", type=_positive, default=32)
     train.add_argument("--learning-rate", type=float, default=1e-3)
     train.add_argument("--grad-clip", type=float, default=1.0)
-    train.add_argument("--l1", type=float, default=0.0, help="L1 penalty weight (paper: 1e-4)")
     train.add_argument(
-        "--hint-mode", choices=("encoded_decoded", "decoded_only", "none"), default="encoded_decoded"
+        "--l1", type=float, default=0.0, help="L1 penalty weight (paper: 1e-4)"
+    )
+    train.add_argument(
+        "--hint-mode",
+        choices=("encoded_decoded", "decoded_only", "none"),
+        default="encoded_decoded",
     )
     train.add_argument(
         "--hint-repred-mode", choices=("soft", "hard", "hard_on_eval"), default="soft"
     )
-    train.add_argument("--use-edge-info", action="store_true", help="paper: edge values")
-    train.add_argument("--use-pre-att-bias", action="store_true", help="paper: N x N bias")
+    train.add_argument(
+        "--use-edge-info", action="store_true", help="paper: edge values"
+    )
+    train.add_argument(
+        "--use-pre-att-bias", action="store_true", help="paper: N x N bias"
+    )
     train.add_argument("--no-layer-norm", action="store_true")
     train.add_argument(
-        "--lengths", type=_positive, nargs="+", default=[4, 7, 11, 13, 16], help="train sizes"
+        "--lengths",
+        type=_positive,
+        nargs="+",
+        default=[4, 7, 11, 13, 16],
+        help="train sizes",
     )
     train.add_argument("--eval-every", type=_non_negative, default=500)
     train.add_argument("--checkpoint-every", type=_non_negative, default=500)
-    train.add_argument("--test-size", type=_positive, default=64, help="test graph size")
+    train.add_argument(
+        "--test-size", type=_positive, default=64, help="test graph size"
+    )
     train.add_argument("--quiet", action="store_true", help="no progress bar")
 
     commands.add_parser("info", help="versions and devices")

@@ -41,8 +41,8 @@ from nar_gap.network import (
     MASK_ONE,
     OUTPUT,
     POINTER,
-    Network,
     NetOutput,
+    Network,
     NetworkConfig,
 )
 from nar_gap.specs import get_spec
@@ -107,7 +107,9 @@ def convert_haiku_params(haiku_params: Mapping[str, Mapping[str, Any]]) -> dict:
     return {"net": net}
 
 
-def _infer_shape(haiku_params: Mapping[str, Mapping[str, Any]]) -> tuple[int, int, bool]:
+def _infer_shape(
+    haiku_params: Mapping[str, Mapping[str, Any]],
+) -> tuple[int, int, bool]:
     """(hidden_size, num_heads, use_ln) as the parameters imply them."""
     heads, hidden, use_ln = 0, None, False
     for path, layer in haiku_params.items():
@@ -212,7 +214,9 @@ def _jitted_apply(config: NetworkConfig, repred: bool):
     if key not in _APPLY_CACHE:
         network = Network(config)
         _APPLY_CACHE[key] = jax.jit(
-            lambda params, batch: network.apply({"params": params}, batch, repred=repred)
+            lambda params, batch: network.apply(
+                {"params": params}, batch, repred=repred
+            )
         )
     return _APPLY_CACHE[key]
 

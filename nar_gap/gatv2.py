@@ -167,8 +167,7 @@ class GATv2(nn.Module):
     def setup(self) -> None:
         if self.hidden_size % self.num_heads:
             raise ValueError(
-                f"num_heads={self.num_heads} must divide hidden_size="
-                f"{self.hidden_size}"
+                f"num_heads={self.num_heads} must divide hidden_size={self.hidden_size}"
             )
         dense = lambda name: nn.Dense(  # noqa: E731
             self.hidden_size, kernel_init=self.kernel_init, name=name

@@ -32,7 +32,9 @@ def ensure_dir(path: str | os.PathLike) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise OutputError(f"cannot create output directory {path}: {error.strerror}") from None
+        raise OutputError(
+            f"cannot create output directory {path}: {error.strerror}"
+        ) from None
     if not os.access(path, os.W_OK):
         raise OutputError(f"output directory {path} is not writable")
     return path
@@ -68,7 +70,7 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
 
 
 def to_jsonable(value: Any) -> Any:
-    """numpy / JAX scalars and arrays, tuples, dataclass dicts -> plain JSON."""
+    """Numpy / JAX scalars and arrays, tuples, dataclass dicts -> plain JSON."""
     if isinstance(value, Mapping):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -94,7 +96,9 @@ def read_json(path: str | os.PathLike) -> Any:
 
 
 def write_csv_atomic(
-    path: str | os.PathLike, rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None
+    path: str | os.PathLike,
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str] | None = None,
 ) -> Path:
     """Rows of scalars as CSV; columns default to the union of keys, in order."""
     if columns is None:

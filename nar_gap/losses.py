@@ -31,7 +31,9 @@ EPS = 1e-12  # dm-clrs losses.EPS
 
 
 def _bce_with_logits(logits: jax.Array, truth: jax.Array) -> jax.Array:
-    return jnp.maximum(logits, 0) - logits * truth + jnp.log1p(jnp.exp(-jnp.abs(logits)))
+    return (
+        jnp.maximum(logits, 0) - logits * truth + jnp.log1p(jnp.exp(-jnp.abs(logits)))
+    )
 
 
 def _elementwise(typ: str, pred: jax.Array, truth: jax.Array, num_nodes: int):

@@ -126,7 +126,9 @@ class NetworkConfig:
                 f" got {self.num_heads}"
             )
         if self.hint_mode not in HINT_MODES:
-            problems.append(f"hint_mode must be one of {HINT_MODES}, got {self.hint_mode!r}")
+            problems.append(
+                f"hint_mode must be one of {HINT_MODES}, got {self.hint_mode!r}"
+            )
         if self.hint_repred_mode not in REPRED_MODES:
             problems.append(
                 f"hint_repred_mode must be one of {REPRED_MODES}, got "
@@ -137,11 +139,15 @@ class NetworkConfig:
                 f"hint_teacher_forcing must be in [0, 1], got {self.hint_teacher_forcing}"
             )
         if self.msg_passing_steps < 1:
-            problems.append(f"msg_passing_steps must be >= 1, got {self.msg_passing_steps}")
+            problems.append(
+                f"msg_passing_steps must be >= 1, got {self.msg_passing_steps}"
+            )
         if not 0.0 <= self.dropout_prob < 1.0:
             problems.append(f"dropout_prob must be in [0, 1), got {self.dropout_prob}")
         if self.pre_att_bias_nodes < 1:
-            problems.append(f"pre_att_bias_nodes must be >= 1, got {self.pre_att_bias_nodes}")
+            problems.append(
+                f"pre_att_bias_nodes must be >= 1, got {self.pre_att_bias_nodes}"
+            )
         if self.encoder_init not in ("default", "xavier_on_scalars"):
             problems.append(f"unknown encoder_init {self.encoder_init!r}")
         if problems:
@@ -210,7 +216,9 @@ def feedback_from_logits(logits: jax.Array, typ: str, hard: bool) -> jax.Array:
 
 def _mask_nodes_last_axis(logits: jax.Array, node_mask: jax.Array) -> jax.Array:
     """Give padded nodes ``PADDED_LOGIT`` along the last (node) axis."""
-    mask = node_mask.reshape(node_mask.shape[:1] + (1,) * (logits.ndim - 2) + node_mask.shape[1:])
+    mask = node_mask.reshape(
+        node_mask.shape[:1] + (1,) * (logits.ndim - 2) + node_mask.shape[1:]
+    )
     return jnp.where(mask, logits, PADDED_LOGIT)
 
 
@@ -373,7 +381,8 @@ class Step(nn.Module):
                 edge_kernels.append(kernel)
                 edge_bias = edge_bias + bias
                 adjacency = jnp.maximum(
-                    adjacency, (data + jnp.swapaxes(data, 1, 2) > 0.5).astype(jnp.float32)
+                    adjacency,
+                    (data + jnp.swapaxes(data, 1, 2) > 0.5).astype(jnp.float32),
                 )
             elif loc == NODE:
                 node_fts = node_fts + channels @ kernel + bias
@@ -465,7 +474,9 @@ class Step(nn.Module):
             return GraphDecoder(size, squeeze, name=f"decoder_{name}")(
                 h_t, graph_fts, consts.node_mask
             )
-        raise NotImplementedError(f"nar_gap does not decode {loc} {typ} data ({name!r}) yet")
+        raise NotImplementedError(
+            f"nar_gap does not decode {loc} {typ} data ({name!r}) yet"
+        )
 
 
 def _placeholder_preds(
@@ -491,7 +502,9 @@ def _placeholder_preds(
         elif loc == GRAPH:
             shape = (batch,)
         else:
-            raise NotImplementedError(f"nar_gap does not decode {loc} {typ} ({name!r}) yet")
+            raise NotImplementedError(
+                f"nar_gap does not decode {loc} {typ} ({name!r}) yet"
+            )
         shapes[name] = jnp.zeros(shape, jnp.float32)
     return shapes
 
@@ -528,13 +541,16 @@ class Network(nn.Module):
         num_steps = max(1, first_hint.shape[0] - 1)
 
         consts = _Constants(
-            inputs={n: to_dense(d, types[n], num_nodes) for n, d in batch.inputs.items()},
+            inputs={
+                n: to_dense(d, types[n], num_nodes) for n, d in batch.inputs.items()
+            },
             lengths=batch.lengths,
             node_mask=batch.node_mask,
             class_sizes=tuple(sorted(class_sizes.items())),
         )
         hints_dense = {
-            n: to_dense(d[:num_steps], types[n], num_nodes) for n, d in batch.hints.items()
+            n: to_dense(d[:num_steps], types[n], num_nodes)
+            for n, d in batch.hints.items()
         }
         carry = (
             jnp.zeros((batch_size, num_nodes, cfg.hidden_size)),

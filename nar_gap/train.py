@@ -31,7 +31,6 @@ import math
 import os
 import queue
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -136,7 +135,9 @@ class TrainConfig:
             if value < low:
                 problems.append(f"{label} must be >= {low}, got {value}")
         if not self.train_lengths or min(self.train_lengths) < 2:
-            problems.append(f"train_lengths must be sizes >= 2, got {self.train_lengths}")
+            problems.append(
+                f"train_lengths must be sizes >= 2, got {self.train_lengths}"
+            )
         if not self.learning_rate > 0:
             problems.append(f"learning_rate must be > 0, got {self.learning_rate}")
         if self.grad_clip_norm < 0 or self.l1_weight < 0:
@@ -146,9 +147,7 @@ class TrainConfig:
         if any(b < 1 for b in self.time_buckets):
             problems.append(f"time_buckets must be >= 1, got {self.time_buckets}")
         net = self.network
-        largest = max(
-            [*self._padded_sizes(), self.val_num_nodes, self.test_num_nodes]
-        )
+        largest = max([*self._padded_sizes(), self.val_num_nodes, self.test_num_nodes])
         if net.use_pre_att_bias and largest > net.pre_att_bias_nodes:
             problems.append(
                 f"use_pre_att_bias with pre_att_bias_nodes={net.pre_att_bias_nodes} "
@@ -282,7 +281,9 @@ def _train_step(config: TrainConfig) -> Callable:
             lambda p: loss_fn(config, p, batch, key), has_aux=True
         )(params)
         finite = jnp.isfinite(loss) & jnp.all(
-            jnp.stack([jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grads)])
+            jnp.stack(
+                [jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grads)]
+            )
         )
         updates, new_opt_state = optimizer.update(grads, opt_state, params)
         new_params = optax.apply_updates(params, updates)
@@ -323,7 +324,9 @@ def evaluate(
     batch = data_lib.pad_batch(batch, num_steps=bucket_steps(batch.num_steps))
     pieces = []
     for start in range(0, num_seeds, chunk):
-        part = jax.tree_util.tree_map(lambda x: x[start : start + chunk], stacked_params)
+        part = jax.tree_util.tree_map(
+            lambda x: x[start : start + chunk], stacked_params
+        )
         pieces.append(jax.device_get(_seed_evaluator(config)(part, batch)))
     return {k: np.concatenate([p[k] for p in pieces]) for k in pieces[0]}
 
@@ -333,7 +336,9 @@ def evaluate(
 # --------------------------------------------------------------------------- #
 
 
-def seed_sharding(num_seeds: int, devices: Sequence[Any] | None = None) -> NamedSharding:
+def seed_sharding(
+    num_seeds: int, devices: Sequence[Any] | None = None
+) -> NamedSharding:
     """Shard axis 0 (seeds) over as many devices as divide the seed count."""
     devices = list(devices if devices is not None else jax.devices())
     count = max(d for d in range(1, len(devices) + 1) if num_seeds % d == 0)
@@ -366,7 +371,9 @@ def _seed_batches(config: TrainConfig, step: int) -> Batch:
     return pad_for_training(batches, config.node_buckets, config.time_buckets)
 
 
-def _prefetch(make: Callable[[int], Any], steps: range, depth: int = 3) -> Iterator[Any]:
+def _prefetch(
+    make: Callable[[int], Any], steps: range, depth: int = 3
+) -> Iterator[Any]:
     """Yield ``make(step)`` for each step, computed ahead on a daemon thread.
 
     Sampling is Python (dm-clrs's probing); XLA releases the GIL while it
@@ -564,7 +571,8 @@ def train(
         if out is not None:
             seed_dir = _seed_dir(out, seed)
             io.write_bytes_atomic(
-                seed_dir / PARAMS_FILE, flax.serialization.to_bytes(state["best_params"])
+                seed_dir / PARAMS_FILE,
+                flax.serialization.to_bytes(state["best_params"]),
             )
             io.write_json_atomic(
                 seed_dir / "metrics.json",
@@ -640,7 +648,9 @@ def _train_group(
     )
 
     def save(step: int) -> None:
-        host_params, host_opt, skipped_host = jax.device_get((params, opt_state, skipped))
+        host_params, host_opt, skipped_host = jax.device_get(
+            (params, opt_state, skipped)
+        )
         nonfinite[:] = nonfinite_at_start + skipped_host
         for k, index in enumerate(members):
             states[index].update(
@@ -680,7 +690,11 @@ def _train_group(
             )
             skipped = skipped + (~finite).astype(jnp.int32)
             done = step + 1
-            if config.eval_every and done % config.eval_every == 0 or done == config.steps:
+            if (
+                config.eval_every
+                and done % config.eval_every == 0
+                or done == config.steps
+            ):
                 loss_host, finite_host, skipped_host = jax.device_get(
                     (loss, finite, skipped)
                 )
@@ -693,8 +707,14 @@ def _train_group(
                 )
                 if not finite_host.all():
                     bad = [s for s, ok in zip(seeds, finite_host) if not ok]
-                    tqdm.write(f"nar_gap: non-finite loss for seeds {bad} at step {done}")
-            if config.checkpoint_every and done % config.checkpoint_every == 0 or done == config.steps:
+                    tqdm.write(
+                        f"nar_gap: non-finite loss for seeds {bad} at step {done}"
+                    )
+            if (
+                config.checkpoint_every
+                and done % config.checkpoint_every == 0
+                or done == config.steps
+            ):
                 save(done)
             bar.update(1)
     finally:
@@ -719,7 +739,9 @@ def load_run(out_dir: str | os.PathLike) -> RunResult:
     """Read a finished run back: config, per-seed metrics and stacked params."""
     out = Path(out_dir)
     if not (out / CONFIG_FILE).exists():
-        raise CheckpointError(f"{out} is not a nar_gap run directory (no {CONFIG_FILE})")
+        raise CheckpointError(
+            f"{out} is not a nar_gap run directory (no {CONFIG_FILE})"
+        )
     try:
         config = TrainConfig.from_dict(io.read_json(out / CONFIG_FILE))
     except Exception as error:

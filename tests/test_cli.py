@@ -10,8 +10,23 @@ import pytest
 from nar_gap.cli import main
 
 # Small enough to compile and run in seconds; shares nothing with test_train.
-TINY = ["--seeds", "2", "--steps", "3", "--hidden-size", "8", "--lengths", "5",
-        "--test-size", "5", "--eval-every", "0", "--checkpoint-every", "0", "--quiet"]
+TINY = [
+    "--seeds",
+    "2",
+    "--steps",
+    "3",
+    "--hidden-size",
+    "8",
+    "--lengths",
+    "5",
+    "--test-size",
+    "5",
+    "--eval-every",
+    "0",
+    "--checkpoint-every",
+    "0",
+    "--quiet",
+]
 
 
 def _one_line_error(capsys) -> str:
@@ -34,7 +49,9 @@ def _one_line_error(capsys) -> str:
         (["fly"], "fly"),
     ],
 )
-def test_bad_arguments_exit_2_with_one_line(argv, expected, capsys, tmp_path, monkeypatch):
+def test_bad_arguments_exit_2_with_one_line(
+    argv, expected, capsys, tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     try:
         code = main(argv)
@@ -51,7 +68,16 @@ def test_unknown_algorithm_lists_the_known_ones(capsys, tmp_path):
 
 
 def test_inconsistent_sizes_are_input_errors(capsys, tmp_path):
-    argv = ["train", "bfs", "--out", str(tmp_path / "r"), "--hidden-size", "10", "--heads", "3"]
+    argv = [
+        "train",
+        "bfs",
+        "--out",
+        str(tmp_path / "r"),
+        "--hidden-size",
+        "10",
+        "--heads",
+        "3",
+    ]
     assert main(argv) == 2
     assert "num_heads" in _one_line_error(capsys)
 

@@ -10,6 +10,8 @@ comparable with dm-clrs-trained ones.
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import numpy as np
 import pytest
@@ -45,6 +47,7 @@ def _baseline(
     repred="soft",
     seed=0,
     scale=1.0,
+    teacher_forcing=0.0,
 ):
     factory = clrs.get_processor_factory(
         "gatv2", use_ln=use_ln, nb_triplet_fts=0, nb_heads=heads
@@ -58,6 +61,7 @@ def _baseline(
         decode_hints=hint_mode in ("encoded_decoded", "decoded_only"),
         hint_repred_mode=repred,
         encoder_init="xavier_on_scalars",
+        hint_teacher_forcing=teacher_forcing,
     )
     model.init(feedback.features, seed)
     if scale != 1.0:  # sharper weights: attention and pointers far from uniform
@@ -152,13 +156,26 @@ def test_predict_parity_is_sensitive_to_a_single_weight():
     assert worst > TOLERANCE
 
 
-@pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford", "dfs"])
-def test_training_loss_and_gradients_match_dm_clrs(algorithm):
+@pytest.mark.parametrize(
+    ("algorithm", "teacher_forcing"),
+    [("bfs", 0.0), ("bellman_ford", 0.0), ("dfs", 0.0), ("bfs", 1.0)],
+    ids=["bfs", "bellman_ford", "dfs", "bfs_teacher_forced"],
+)
+def test_training_loss_and_gradients_match_dm_clrs(algorithm, teacher_forcing):
+    """Training mode: own soft predictions fed back (tf = 0), or ground truth (tf = 1)."""
     feedback, spec = _feedback(algorithm, NUM_NODES[algorithm], seed=5)
-    model = _baseline(algorithm, feedback, spec, scale=1.5)
+    model = _baseline(
+        algorithm, feedback, spec, scale=1.5, teacher_forcing=teacher_forcing
+    )
     their_loss, their_grads = model.compute_grad(jax.random.PRNGKey(0), feedback)
 
     imported = nar_gap.from_clrs(model.params, algorithm)
+    imported = dataclasses.replace(
+        imported,
+        config=dataclasses.replace(
+            imported.config, hint_teacher_forcing=teacher_forcing
+        ),
+    )
     batch = features_to_batch(feedback.features, algorithm)
     batch = batch.__class__(
         algorithm=batch.algorithm,

@@ -478,7 +478,9 @@ def test_train_batch_is_a_pure_function_of_seed_and_step():
     next(stream)
     assert_batches_equal(next(stream), later)
     other_seed = data.train_batch("bfs", 4, 7, batch_size=4)
-    other_step = data.train_batch("bfs", 3, 12, batch_size=4)  # same size (7 % 5 == 12 % 5)
+    other_step = data.train_batch(
+        "bfs", 3, 12, batch_size=4
+    )  # same size (7 % 5 == 12 % 5)
     assert later.num_nodes == other_step.num_nodes == 11
     assert not np.array_equal(later.inputs["A"], other_seed.inputs["A"])
     assert not np.array_equal(later.inputs["A"], other_step.inputs["A"])

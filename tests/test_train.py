@@ -14,7 +14,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from nar_gap import data
 from nar_gap.network import NetworkConfig
 from nar_gap.train import (
     CheckpointError,
@@ -24,7 +23,6 @@ from nar_gap.train import (
     load_run,
     make_optimizer,
     make_train_step,
-    pad_for_training,
     seed_sharding,
     train,
 )
@@ -87,7 +85,8 @@ def test_run_directory_holds_checkpoints_and_metrics(smoke_run):
         assert len(along) >= 1
     loaded = load_run(out)
     for mine, theirs in zip(
-        jax.tree_util.tree_leaves(loaded.params), jax.tree_util.tree_leaves(result.params)
+        jax.tree_util.tree_leaves(loaded.params),
+        jax.tree_util.tree_leaves(result.params),
     ):
         np.testing.assert_array_equal(mine, theirs)
 
@@ -180,16 +179,35 @@ def test_invalid_training_configs_say_what_is_wrong(changes, message):
 
 
 def test_pre_attention_bias_models_refuse_larger_test_graphs():
-    network = NetworkConfig("bfs", hidden_size=8, use_pre_att_bias=True, pre_att_bias_nodes=16)
+    network = NetworkConfig(
+        "bfs", hidden_size=8, use_pre_att_bias=True, pre_att_bias_nodes=16
+    )
     with pytest.raises(ValueError, match="cannot run on graphs of 64 nodes"):
         TrainConfig(network=network)
-    TrainConfig(network=network, test_num_nodes=16)  # the paper's length-limited setting
+    TrainConfig(
+        network=network, test_num_nodes=16
+    )  # the paper's length-limited setting
 
 
 def test_shape_buckets():
-    assert [bucket_nodes(n, (8, 16)) for n in (4, 7, 8, 11, 16, 20)] == [8, 8, 8, 16, 16, 20]
+    assert [bucket_nodes(n, (8, 16)) for n in (4, 7, 8, 11, 16, 20)] == [
+        8,
+        8,
+        8,
+        16,
+        16,
+        20,
+    ]
     assert [bucket_steps(t) for t in (1, 2, 3, 5, 7, 9, 13, 17, 25)] == [
-        1, 2, 3, 6, 8, 12, 16, 24, 32,
+        1,
+        2,
+        3,
+        6,
+        8,
+        12,
+        16,
+        24,
+        32,
     ]
     assert [bucket_steps(t, (8, 16)) for t in (1, 8, 9, 17)] == [8, 8, 16, 24]
 
@@ -197,7 +215,9 @@ def test_shape_buckets():
 def test_seed_sharding_uses_devices_that_divide_the_seed_count():
     devices = jax.devices()
     sharding = seed_sharding(4)
-    assert sharding.mesh.devices.size in {d for d in range(1, len(devices) + 1) if 4 % d == 0}
+    assert sharding.mesh.devices.size in {
+        d for d in range(1, len(devices) + 1) if 4 % d == 0
+    }
 
 
 @pytest.mark.slow
@@ -220,9 +240,16 @@ def test_seeds_shard_over_two_devices_with_the_same_numbers(tmp_path):
     )
     outputs = []
     for count in (1, 2):
-        env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={count}"}
+        env = {
+            **os.environ,
+            "XLA_FLAGS": f"--xla_force_host_platform_device_count={count}",
+        }
         done = subprocess.run(
-            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+            [sys.executable, "-c", script],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         outputs.append(json.loads(done.stdout.strip().splitlines()[-1]))
     assert outputs[1]["devices"] == 2 and outputs[1]["mesh"] == 2
