@@ -404,6 +404,13 @@ def _check_num_nodes(num_nodes: int) -> int:
     return _check_count(num_nodes, "num_nodes (dm-clrs samplers need 2 or more)", 2)
 
 
+def _check_lengths(lengths: Sequence[int]) -> tuple[int, ...]:
+    checked = tuple(_check_num_nodes(length) for length in lengths)
+    if not checked:
+        raise ValueError("expected at least one training length, found none")
+    return checked
+
+
 def _check_p(p: Sequence[float]) -> tuple[float, ...]:
     values = tuple(float(x) for x in p)
     if not values or not all(0.0 <= x <= 1.0 for x in values):
@@ -569,9 +576,7 @@ def train_batch(
     check_algorithm(algorithm)
     seed = _check_seed(seed)
     step = _check_count(step, "step", 0)
-    lengths = tuple(_check_num_nodes(length) for length in lengths)
-    if not lengths:
-        raise ValueError("expected at least one training length, found none")
+    lengths = _check_lengths(lengths)
     batch_size = _check_count(batch_size, "batch_size", 1)
     stream_seed = int(np.random.SeedSequence([seed, step]).generate_state(1)[0])
     sampler = _make_sampler(
@@ -603,9 +608,7 @@ class TrainStream(Iterator[Batch]):
         """Validates the arguments (by drawing nothing yet)."""
         self.algorithm = check_algorithm(algorithm)
         self.seed = _check_seed(seed)
-        self.lengths = tuple(_check_num_nodes(length) for length in lengths)
-        if not self.lengths:
-            raise ValueError("expected at least one training length, found none")
+        self.lengths = _check_lengths(lengths)
         self.batch_size = _check_count(batch_size, "batch_size", 1)
         self.p = _check_p(p)
         self.random_pos = bool(random_pos)

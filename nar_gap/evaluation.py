@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from nar_gap.data import Batch
+from nar_gap.losses import MASKED
 from nar_gap.network import (
     CATEGORICAL,
     HINT,
@@ -32,8 +33,6 @@ from nar_gap.network import (
     NetOutput,
     NetworkConfig,
 )
-
-MASKED = -1.0
 
 
 def _f1(pred_on: jax.Array, truth: jax.Array, weight: jax.Array) -> jax.Array:

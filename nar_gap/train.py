@@ -45,6 +45,7 @@ from tqdm.auto import tqdm
 
 from nar_gap import data as data_lib
 from nar_gap import io
+from nar_gap._clrs import clrs
 from nar_gap.data import Batch
 from nar_gap.evaluation import hint_scores, output_scores
 from nar_gap.losses import total_loss
@@ -589,11 +590,12 @@ def train(
 
 def _eval_batch(algorithm: str, split: str, num_nodes: int) -> Batch:
     """CLRS-30's val (N = 16) / test (N = 64) split, or the same recipe at N."""
-    clrs_size = {"val": 16, "test": 64}[split]
-    if num_nodes == clrs_size:
+    recipe = clrs.CLRS30[split]
+    if num_nodes == recipe["length"]:
         return data_lib.clrs_split(algorithm, split)
-    seed = {"val": 2, "test": 3}[split]
-    return data_lib.sample_batch(algorithm, num_nodes, 32, seed)
+    return data_lib.sample_batch(
+        algorithm, num_nodes, recipe["num_samples"], recipe["seed"]
+    )
 
 
 def _check_run_dir(out: Path, config: TrainConfig) -> None:
