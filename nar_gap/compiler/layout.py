@@ -1,0 +1,149 @@
+"""Where everything lives: a name for every dimension the compiler uses.
+
+The CLRS GATv2 works in four D-wide spaces, and a compiled model uses a few
+named dimensions of each; the rest are ``unused`` (zero weights):
+
+* ``hidden``: the program's variables, in program order (channel 0 first:
+  it is the one the paper's edge information feeds);
+* ``node``: encoded node inputs (``pos``, ``s``), the ``n_i`` half of
+  ``z_i = [n_i ; h_i]``;
+* ``edge``: encoded edge inputs (``A``);
+* ``pre_attention``: the channels of ``P_ij`` built from the selection.
+
+``Layout.labels()`` labels every heat map of weights and hidden states.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from nar_gap.compiler.selection import Channel
+from nar_gap.compiler.validate import Problem
+from nar_gap.programs.dsl import NODE_INPUTS, GraphProgram
+
+UNUSED = "unused"
+POINTER_DECODER_CHANNELS = 2  # max(x, pos) and max(-x, -pos)
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """Named dimensions of the hidden, node, edge and pre-attention spaces."""
+
+    hidden_size: int
+    hidden: tuple[str, ...]
+    node: tuple[str, ...]
+    edge: tuple[str, ...]
+    pre_attention: tuple[str, ...]
+    channels: tuple[Channel, ...]
+
+    def hidden_index(self, name: str) -> int:
+        return self.hidden.index(name)
+
+    def node_index(self, name: str) -> int:
+        return self.node.index(name)
+
+    def edge_index(self, name: str) -> int:
+        return self.edge.index(name)
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        return tuple(n for n in self.hidden if n != UNUSED)
+
+    def encode(self, values: dict[str, np.ndarray]) -> np.ndarray:
+        """Variables ``{name: [..., N]}`` -> hidden states ``[..., N, D]``."""
+        first = np.asarray(next(iter(values.values())))
+        out = np.zeros(first.shape + (self.hidden_size,))
+        for name, value in values.items():
+            out[..., self.hidden_index(name)] = value
+        return out
+
+    def decode(self, hidden: np.ndarray) -> dict[str, np.ndarray]:
+        """Hidden states ``[..., N, D]`` -> ``{variable: [..., N]}``."""
+        hidden = np.asarray(hidden)
+        return {name: hidden[..., self.hidden_index(name)] for name in self.variables}
+
+    def labels(self) -> dict[str, tuple[str, ...]]:
+        """Row/column labels: ``z`` (= node + hidden), ``h_t`` (decoder input:
+        node, previous hidden, new hidden), and the four spaces.
+        """
+        return {
+            "hidden": self.hidden,
+            "node": self.node,
+            "edge": self.edge,
+            "pre_attention": self.pre_attention,
+            "z": tuple(f"n:{n}" for n in self.node)
+            + tuple(f"h:{h}" for h in self.hidden),
+            "h_t": tuple(f"n:{n}" for n in self.node)
+            + tuple(f"h:{h}" for h in self.hidden)
+            + tuple(f"h':{h}" for h in self.hidden),
+        }
+
+    def minimal_hidden_size(self) -> int:
+        return minimal_hidden_size(
+            len(self.variables),
+            sum(n != UNUSED for n in self.node),
+            sum(n != UNUSED for n in self.edge),
+            len(self.channels),
+        )
+
+
+def minimal_hidden_size(
+    num_variables: int, num_node_inputs: int, num_edge_inputs: int, num_channels: int
+) -> int:
+    """The smallest D that holds every space's named dimensions."""
+    return max(
+        num_variables,
+        num_node_inputs,
+        num_edge_inputs,
+        num_channels,
+        POINTER_DECODER_CHANNELS,
+    )
+
+
+def _pad(names: list[str], size: int) -> tuple[str, ...]:
+    return tuple(names + [UNUSED] * (size - len(names)))
+
+
+def lay_out(
+    program: GraphProgram, channels: tuple[Channel, ...], hidden_size: int | None
+) -> tuple[Layout | None, list[Problem]]:
+    """Place variables, inputs and channels; ``None`` -> the minimal size.
+
+    Returns the layout, or None and the problems (a size too small names what
+    needs the room).
+    """
+    variables = list(program.variable_names())
+    node = [n for n in NODE_INPUTS]
+    edge = list(program.edge_inputs())
+    labels = []
+    for channel in channels:
+        label, k = channel.label, 2
+        while label in labels:
+            label, k = f"{channel.label}#{k}", k + 1
+        labels.append(label)
+    needed = minimal_hidden_size(len(variables), len(node), len(edge), len(labels))
+    size = needed if hidden_size is None else int(hidden_size)
+    if size < needed:
+        parts = [
+            f"{len(variables)} variables ({', '.join(variables)})",
+            f"{len(labels)} pre-attention channels",
+            f"{len(node)} node inputs",
+        ]
+        return None, [
+            Problem(
+                "hidden_size",
+                f"{program.name} needs hidden_size >= {needed} ({'; '.join(parts)}), "
+                f"got {size}",
+            )
+        ]
+    layout = Layout(
+        hidden_size=size,
+        hidden=_pad(variables, size),
+        node=_pad(node, size),
+        edge=_pad(edge, size),
+        pre_attention=_pad(labels, size),
+        channels=tuple(channels),
+    )
+    return layout, []

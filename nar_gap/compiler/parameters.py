@@ -1,0 +1,149 @@
+"""Fill the parameter tree of a nar_gap ``Network`` from a program and layout.
+
+The tree is the network's own ``init`` tree (same names, shapes and dtypes as
+a trained model), zeroed and then filled block by block, so compiled
+parameters can be trained further, interpolated, perturbed and compared with
+trained ones.  All arithmetic is float64 numpy; the result is cast to float32
+once, at the end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from nar_gap.compiler.config import CompilerConfig
+from nar_gap.compiler.layout import Layout
+from nar_gap.data import sample_batch
+from nar_gap.network import NetworkConfig, init_params
+from nar_gap.programs.dsl import NODE_INPUTS, Expr, GraphProgram
+
+Params = dict[str, Any]
+
+
+def empty_tree(config: NetworkConfig) -> Params:
+    """The network's parameter tree for ``config``, as float64 numpy zeros."""
+    batch = sample_batch(config.algorithm, num_nodes=4, batch_size=1, seed=0)
+    shapes = jax.eval_shape(lambda: init_params(config, batch, 0))
+    return jax.tree.map(lambda s: np.zeros(s.shape, np.float64), shapes)
+
+
+def _z_row(layout: Layout, ref: str) -> int:
+    """Row of ``z = [n ; h]`` (processor input) holding ``ref``."""
+    if ref in NODE_INPUTS:
+        return layout.node_index(ref)
+    return layout.hidden_size + layout.hidden_index(ref)
+
+
+def _new_state_row(layout: Layout, ref: str) -> int:
+    """Row of ``h_t = [n ; h_prev ; h_new]`` (decoder input) holding ``ref``
+    (variables are read from the new state, inputs from ``n``).
+    """
+    if ref in NODE_INPUTS:
+        return layout.node_index(ref)
+    return 2 * layout.hidden_size + layout.hidden_index(ref)
+
+
+def _write(kernel: np.ndarray, column: int, expr: Expr, row_of, scale=1.0) -> float:
+    """Write ``scale * expr``'s coefficients into one column; return its const."""
+    for ref, coef in expr.terms:
+        kernel[row_of(ref), column] += scale * coef
+    return scale * expr.const
+
+
+def _fill_encoders(net: Params, program: GraphProgram, layout: Layout) -> None:
+    for name in NODE_INPUTS:
+        net[f"encoder_{name}"]["kernel"][0, layout.node_index(name)] = 1.0
+    for name in program.edge_inputs():
+        net[f"encoder_{name}"]["kernel"][0, layout.edge_index(name)] = 1.0
+
+
+def _fill_updates(proc: Params, program: GraphProgram, layout: Layout) -> None:
+    """Values carry what the selected sender contributes, skip what the
+    receiver keeps; their sum (+ the selected edge's ``e_ij[0]`` on channel 0
+    with edge information) goes through the ReLU: ``relu(own + selected)``.
+    """
+    z_row = lambda ref: _z_row(layout, ref)  # noqa: E731
+    for update in program.updates:
+        col = layout.hidden_index(update.target)
+        value, skip = proc["value"], proc["skip"]
+        value["bias"][col] = _write(value["kernel"], col, update.selected, z_row)
+        skip["bias"][col] = _write(skip["kernel"], col, update.own, z_row)
+
+
+def _fill_attention(proc: Params, layout: Layout) -> None:
+    """``P_ijc = W_1 z_j + W_2 z_i + W_e e_ij`` per channel; head ``a_c``."""
+    z_row = lambda ref: _z_row(layout, ref)  # noqa: E731
+    edge_row = layout.edge_index
+    for col, channel in enumerate(layout.channels):
+        const = _write(proc["sender"]["kernel"], col, channel.sender, z_row)
+        const += _write(proc["receiver"]["kernel"], col, channel.receiver, z_row)
+        const += _write(proc["edge"]["kernel"], col, channel.edge, edge_row)
+        proc["sender"]["bias"][col] = const
+        proc["head_0"]["kernel"][col, 0] = channel.head
+
+
+def _fill_decoders(
+    net: Params, program: GraphProgram, layout: Layout, config: CompilerConfig
+) -> None:
+    row = lambda ref: _new_state_row(layout, ref)  # noqa: E731
+    for decoder in program.decoders:
+        for probe in decoder.probes:
+            params = net[f"decoder_{probe}"]
+            if decoder.kind == "mask":
+                # logit = kappa (x - 1/2): sigmoid(±kappa/2) = 1 - e^{-margin}.
+                lin = params["linear_0"]
+                k = config.mask_scale
+                lin["bias"][0] = _write(lin["kernel"], 0, decoder.expr, row, k) - k / 2
+            elif decoder.kind == "scalar":
+                lin = params["linear_0"]
+                lin["bias"][0] = _write(lin["kernel"], 0, decoder.expr, row)
+            elif decoder.kind == "pointer":
+                # l_ij = -lam (max(x_i, pos_j) + max(-x_i, -pos_j)) = -lam |x_i - pos_j|
+                # (dm-clrs's pointer decoder: w4 . max(W1 h_i, W2 h_j + W3 e_ji)).
+                w1, w2 = params["linear_0"], params["linear_1"]
+                w1["bias"][0] = _write(w1["kernel"], 0, decoder.expr, row)
+                w1["bias"][1] = _write(w1["kernel"], 1, decoder.expr, row, -1.0)
+                pos = layout.node_index("pos")
+                w2["kernel"][pos, 0], w2["kernel"][pos, 1] = 1.0, -1.0
+                head = params["linear_3"]["kernel"]
+                head[0, 0] = head[1, 0] = -config.pointer_scale
+            else:
+                raise ValueError(f"unknown decoder kind {decoder.kind!r}")
+
+
+def assign_parameters(
+    program: GraphProgram,
+    layout: Layout,
+    network_config: NetworkConfig,
+    config: CompilerConfig,
+    bias: tuple[float, float] | None = None,
+) -> Params:
+    """Compiled parameters in the tree of ``Network(network_config)``.
+
+    Args:
+      bias: ``(beta, mu)`` of the paper's pre-attention bias variant
+        (``B = beta I + mu (1 - j / N_B)``), or None.
+
+    Returns:
+      The float32 parameter tree (jax arrays).  Hint encoders stay zero: all
+      state lives in the hidden vector, so teacher forcing and re-prediction
+      cannot change what the model computes (clrs-semantics.md §7.6).
+    """
+    tree = empty_tree(network_config)
+    net = tree["net"]
+    _fill_encoders(net, program, layout)
+    proc = net["processor"]
+    _fill_updates(proc, program, layout)
+    _fill_attention(proc, layout)
+    if bias is not None:
+        beta, mu = bias
+        size = proc["pre_att_bias"].shape[0]
+        proc["pre_att_bias"][:] = beta * np.eye(size) + mu * (
+            1.0 - np.arange(size)[None, :] / size
+        )
+    _fill_decoders(net, program, layout, config)
+    return jax.tree.map(lambda a: jnp.asarray(a, jnp.float32), tree)

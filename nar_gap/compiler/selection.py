@@ -1,0 +1,225 @@
+"""Lower a program's selection criteria to pre-attention channels.
+
+GATv2's logit for receiver ``i`` and sender ``j`` is ``Σ_c a_c LReLU(P_ijc)``
+with ``P_ij = W_1 z_j + W_2 z_i + W_e e_ij`` (+ bias).  Each criterion becomes
+a few channels ``c`` whose summed contribution is an exact, known function of
+the criterion (LReLU(x) = x for x >= 0 and 0.01 x below):
+
+* ``Eligible(f)``: one channel ``E f_j`` >= 0, head +1: eligible senders
+  gain ``E``.
+* ``LowestId``: one channel ``mu (1 - pos_j)`` >= 0, head +1.  Gated by
+  ``among``/``unless_receiver``: channel ``u = mu (1 - pos_j) - K (1 -
+  among_j) - K unless_i`` (head +1) plus ``mu (1 - pos_j)`` (head -0.01):
+  when active (u >= 0) the sum is ``0.99 mu (1 - pos_j)``; when not, the
+  LReLU leak ``0.01 u`` is cancelled to a constant ``-0.01 K`` per violated
+  gate, the same for every sender id.
+* ``Minimise(v, among, A)``: ``s = lambda (v_j + A_ij)``; channels
+  ``s - K (1 - among_j)`` (head -1) and ``s`` (head +0.01): ``-0.99 s`` for
+  senders in ``among``, the constant ``+0.01 K`` for the others.
+* ``Prefer(x)``: ``y = C (pos_j - x_i)``; channels ``y``, ``-y`` (head -1)
+  and ``y - b``, ``-y - b`` (head +1) sum to ``-0.99 min(|y|, b) - 0.02 b``:
+  a bump that is ``0.99 b`` higher for the sender whose id equals ``x_i`` and
+  flat for every other sender once ``C / N >= b`` (``C = b N_res``).  This is
+  the size-free self-preference: no N x N matrix, no dependence on N beyond
+  the id spacing 1/N.
+
+Scales are set from the last criterion to the first: each must separate its
+candidates by its margin plus the *span* of all later criteria.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from nar_gap.compiler.config import CompilerConfig
+from nar_gap.programs.dsl import (
+    Criterion,
+    Eligible,
+    Expr,
+    LowestId,
+    Minimise,
+    Prefer,
+    Selection,
+    inp,
+)
+
+LEAK = 0.01  # jax.nn.leaky_relu's slope, used by the CLRS GATv2.
+ZERO = Expr()
+
+
+@dataclasses.dataclass(frozen=True)
+class Channel:
+    """One pre-attention channel: ``P = sender(z_j) + receiver(z_i) + edge(e_ij)``."""
+
+    label: str
+    head: float
+    sender: Expr = ZERO
+    receiver: Expr = ZERO
+    edge: Expr = ZERO
+
+
+@dataclasses.dataclass(frozen=True)
+class CriterionScale:
+    """The logit scale chosen for one criterion, and why it is enough."""
+
+    criterion: str
+    scale: float
+    span: float
+    requirement: str
+
+
+def _one_minus_pos(mu: float) -> Expr:
+    return mu - mu * inp("pos")
+
+
+def _lower_eligible(c: Eligible, needed: float) -> tuple[list[Channel], CriterionScale]:
+    scale = needed
+    channels = [Channel("eligible", 1.0, sender=scale * c.flag)]
+    return channels, CriterionScale(
+        "Eligible", scale, scale, "E >= margin + span after"
+    )
+
+
+def _lower_lowest_id(
+    c: LowestId, needed: float, config: CompilerConfig
+) -> tuple[list[Channel], CriterionScale]:
+    ids = config.resolution_nodes if c.resolution == "nodes" else config.tie_nodes
+    gates = [g for g in (c.among, c.unless_receiver) if g is not None]
+    if not gates:
+        mu = needed * ids
+        channels = [Channel("lowest_id", 1.0, sender=_one_minus_pos(mu))]
+        return channels, CriterionScale(
+            "LowestId", mu, mu, f"mu / {ids} >= margin + span after"
+        )
+    mu = needed * ids / (1.0 - LEAK)
+    gate = 2.0 * mu  # K > mu: a closed gate makes the channel negative
+    sender = _one_minus_pos(mu)
+    receiver = ZERO
+    if c.among is not None:
+        sender = sender - gate + gate * c.among
+    if c.unless_receiver is not None:
+        receiver = -gate * c.unless_receiver
+    channels = [
+        Channel("lowest_id", 1.0, sender=sender, receiver=receiver),
+        Channel("lowest_id_leak", -LEAK, sender=_one_minus_pos(mu)),
+    ]
+    span = mu + LEAK * gate * len(gates)
+    return channels, CriterionScale(
+        "LowestId", mu, span, f"0.99 mu / {ids} >= margin + span after; K = 2 mu"
+    )
+
+
+def _lower_minimise(
+    c: Minimise, needed: float, config: CompilerConfig
+) -> tuple[list[Channel], CriterionScale]:
+    lam = config.distance_scale
+    gate = 2.0 * lam * config.max_weight  # senders outside `among` score only A
+    score_sender = lam * c.value
+    score_edge = lam * Expr.of({c.edge: 1.0}) if c.edge else ZERO
+    channels = [
+        Channel(
+            "minimise",
+            -1.0,
+            sender=score_sender - gate + gate * c.among,
+            edge=score_edge,
+        ),
+        Channel("minimise_leak", LEAK, sender=score_sender, edge=score_edge),
+    ]
+    span = (1 - LEAK) * lam * (config.max_distance + config.max_weight) + LEAK * gate
+    resolution = needed / ((1 - LEAK) * lam)
+    return channels, CriterionScale(
+        "Minimise",
+        lam,
+        span,
+        f"scores closer than {resolution:.2g} are decided by later criteria "
+        "(distance resolution)",
+    )
+
+
+def _lower_prefer(c: Prefer, needed: float, config: CompilerConfig):
+    bump = needed / (1.0 - LEAK)
+    slope = bump * config.resolution_nodes  # C / N >= b up to resolution_nodes
+    y_sender = slope * inp("pos")
+    y_receiver = -slope * c.receiver_id
+    channels = [
+        Channel("prefer+", -1.0, sender=y_sender, receiver=y_receiver),
+        Channel("prefer-", -1.0, sender=-y_sender, receiver=-y_receiver),
+        Channel("prefer+cap", 1.0, sender=y_sender - bump, receiver=y_receiver),
+        Channel("prefer-cap", 1.0, sender=-y_sender - bump, receiver=-y_receiver),
+    ]
+    return channels, CriterionScale(
+        "Prefer", bump, (1 + LEAK) * bump, "0.99 b >= margin + span after; C = b N_res"
+    )
+
+
+def lower_selection(
+    selection: Selection, config: CompilerConfig
+) -> tuple[tuple[Channel, ...], tuple[CriterionScale, ...]]:
+    """Channels (in criterion order) and the scale chosen for each criterion.
+
+    Criteria after a ``Minimise`` only break exact ties of its score and use
+    ``tie_margin``; all others use ``margin``.
+    """
+    criteria: tuple[Criterion, ...] = selection.criteria
+    first_minimise = next(
+        (k for k, c in enumerate(criteria) if isinstance(c, Minimise)), len(criteria)
+    )
+    lowered: list[tuple[list[Channel], CriterionScale]] = []
+    span_after = 0.0
+    for k in reversed(range(len(criteria))):
+        c = criteria[k]
+        margin = config.tie_margin if k > first_minimise else config.margin
+        needed = margin + span_after
+        if isinstance(c, Eligible):
+            result = _lower_eligible(c, needed)
+        elif isinstance(c, LowestId):
+            result = _lower_lowest_id(c, needed, config)
+        elif isinstance(c, Minimise):
+            result = _lower_minimise(c, needed, config)
+        elif isinstance(c, Prefer):
+            result = _lower_prefer(c, needed, config)
+        else:
+            raise TypeError(f"unknown criterion {c!r}")
+        lowered.append(result)
+        span_after += result[1].span
+    lowered.reverse()
+    channels = tuple(ch for chs, _ in lowered for ch in chs)
+    scales = tuple(scale for _, scale in lowered)
+    return channels, scales
+
+
+def bias_variant_channels(
+    selection: Selection, config: CompilerConfig, nodes: int
+) -> tuple[tuple[Channel, ...], tuple[CriterionScale, ...], float, float]:
+    """The paper's variant of BFS's selection: ``(channels, scales, beta, mu)``.
+
+    Only ``Eligible`` stays a channel; self-preference ``beta I`` and the
+    lowest-id preference ``mu (1 - j / N_B)`` move into the N_B x N_B bias
+    ``B``, which is added to every pre-attention channel (all >= 0 here, so it
+    adds ``B_ij`` to the logit through the eligible channel's head +1 and
+    nothing through the zero-head ones).  Logit = ``E f_j + beta [i = j] +
+    mu (1 - j / N_B)``: a reached receiver keeps itself (beta > mu + G); an
+    unreached one takes the lowest-id reached neighbour (E > beta + mu + G),
+    else itself.
+    """
+    kinds = [type(c) for c in selection.criteria]
+    if kinds != [Eligible, LowestId, Prefer] or selection.criteria[2] != Prefer(
+        inp("pos")
+    ):
+        raise ValueError(
+            "the pre-attention-bias variant is defined for BFS's selection "
+            "(Eligible, LowestId, Prefer(pos)) only"
+        )
+    g = config.margin
+    mu = g * nodes
+    beta = mu + 2.0 * g
+    elig = beta + mu + 2.0 * g
+    eligible = selection.criteria[0]
+    assert isinstance(eligible, Eligible)
+    channels = (Channel("eligible", 1.0, sender=elig * eligible.flag),)
+    scales = (
+        CriterionScale("Eligible", elig, elig, "E >= beta + mu + 2 margin"),
+        CriterionScale("B: lowest id", mu, mu, f"mu / {nodes} >= margin"),
+        CriterionScale("B: self", beta, beta, "beta >= mu + 2 margin"),
+    )
+    return channels, scales, beta, mu

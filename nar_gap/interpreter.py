@@ -1,0 +1,206 @@
+"""Run a graph program symbolically, in float64 numpy, before any weight exists.
+
+One interpreter step is one GATv2 step is one CLRS hint step: step ``t``
+reads the state after ``t`` rounds (zero before step 0) and the inputs, lets
+every receiver select one sender by the program's criteria (compared exactly,
+lexicographically), applies the updates and decodes hint ``t + 1``.  The
+trace it returns has the shapes of a network's (``S = max(1, T - 1)`` steps),
+so tests compare interpreter, compiled network and dm-clrs on the same keys.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from nar_gap.data import Batch
+from nar_gap.programs.dsl import (
+    Criterion,
+    Eligible,
+    Expr,
+    GraphProgram,
+    LowestId,
+    Minimise,
+    Prefer,
+)
+
+# Ids are stored as pos values; equal ids may differ by float64 rounding of
+# the gates (x + 2 - 2), far below the 1/N spacing of ids.
+ID_TOLERANCE = 1e-9
+# Distances are recomputed through gates (d + 2 - 2) in float64, so a kept
+# distance may differ from the same path's sum by ~1e-16; CLRS's own ties are
+# exact, and sampled graphs have no candidates closer than ~1e-6.
+SCORE_TOLERANCE = 1e-9
+
+
+@dataclasses.dataclass(frozen=True)
+class Trace:
+    """What a program (or a compiled network, decoded) did at every step.
+
+    Attributes:
+      variables: names of the hidden variables (last axis of ``state``).
+      state: ``[S, B, N, V]`` variables after step ``t`` (= after t+1 rounds).
+      selected: ``[S, B, N]`` the sender each receiver selected at step ``t``.
+      hint_preds: ``[S, B, N]`` decoded prediction of ``hint[t + 1]`` per name.
+      outputs: ``[B, N]`` decoded outputs, taken at step ``max(0, L - 2)``.
+    """
+
+    variables: tuple[str, ...]
+    state: np.ndarray
+    selected: np.ndarray
+    hint_preds: dict[str, np.ndarray]
+    outputs: dict[str, np.ndarray]
+
+
+def _read(expr: Expr, columns: dict[str, np.ndarray]) -> np.ndarray:
+    """Evaluate an affine expression; ``columns`` map names to arrays."""
+    out = np.full(next(iter(columns.values())).shape, expr.const, np.float64)
+    for name, coef in expr.terms:
+        out = out + coef * columns[name]
+    return out
+
+
+def _sort_key(
+    criterion: Criterion, i: int, cand: np.ndarray, node: dict, weights: np.ndarray
+) -> np.ndarray:
+    """Smaller is better, for candidates ``cand`` of receiver ``i``."""
+    if isinstance(criterion, Eligible):
+        return (_read(criterion.flag, node)[cand] <= 0.5).astype(np.float64)
+    if isinstance(criterion, Minimise):
+        score = _read(criterion.value, node)[cand]
+        if criterion.edge is not None:
+            score = score + weights[i, cand]
+        among = _read(criterion.among, node)[cand] > 0.5
+        if not among.any():
+            return np.zeros(len(cand))
+        # Scores equal up to the float64 rounding of the gates are ties.
+        best = score[among].min()
+        score = np.where(score <= best + SCORE_TOLERANCE, best, score)
+        return np.where(among, score, -np.inf)
+    if isinstance(criterion, Prefer):
+        wanted = _read(criterion.receiver_id, node)[i]
+        return (np.abs(node["pos"][cand] - wanted) > ID_TOLERANCE).astype(np.float64)
+    if isinstance(criterion, LowestId):
+        violations = np.zeros(len(cand))
+        if criterion.among is not None:
+            violations += _read(criterion.among, node)[cand] < 0.5
+        if criterion.unless_receiver is not None:
+            violations += _read(criterion.unless_receiver, node)[i] > 0.5
+        return np.where(violations == 0, node["pos"][cand], 1.0 + violations)
+    raise TypeError(f"unknown selection criterion {criterion!r}")
+
+
+def select(
+    program: GraphProgram,
+    node: dict[str, np.ndarray],
+    weights: np.ndarray,
+    attend: np.ndarray,
+) -> np.ndarray:
+    """The sender each receiver selects: ``[N]`` indices.
+
+    Args:
+      node: ``[N]`` arrays of every variable and node input, by name.
+      weights: ``[N, N]`` the edge input ``A``.
+      attend: ``[N, N]`` bool, whom each receiver may attend to (its
+        neighbours in ``sym(adj)`` and itself, real nodes only).
+    """
+    chosen = np.arange(attend.shape[0])
+    for i in range(attend.shape[0]):
+        cand = np.flatnonzero(attend[i])
+        if len(cand) == 0:
+            continue
+        keys = [
+            _sort_key(c, i, cand, node, weights)
+            for c in reversed(program.selection.criteria)
+        ]
+        order = np.lexsort([cand.astype(np.float64)] + keys)  # last key = primary
+        chosen[i] = cand[order[0]]
+    return chosen
+
+
+def decode(kind: str, value: np.ndarray, pos: np.ndarray, real: np.ndarray):
+    """A decoder's CLRS value from the expression value at every node."""
+    if kind == "mask":
+        return (value > 0.5).astype(np.float64)
+    if kind == "scalar":
+        return value
+    if kind == "pointer":
+        distance = np.abs(value[:, None] - pos[None, :])
+        distance[:, ~real] = np.inf
+        return np.argmin(distance, axis=1)
+    raise ValueError(f"unknown decoder kind {kind!r}")
+
+
+def step(
+    program: GraphProgram,
+    state: dict[str, np.ndarray],
+    inputs: dict[str, np.ndarray],
+    weights: np.ndarray,
+    attend: np.ndarray,
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """One round: selection, then every update at once."""
+    node = {**inputs, **state}
+    chosen = select(program, node, weights, attend)
+    receivers = np.arange(len(chosen))
+    new_state = {}
+    for update in program.updates:
+        total = _read(update.own, node) + _read(update.selected, node)[chosen]
+        if update.edge is not None:
+            total = total + weights[receivers, chosen]
+        new_state[update.target] = np.maximum(total, 0.0)
+    return new_state, chosen
+
+
+def run_program(program: GraphProgram, batch: Batch) -> Trace:
+    """Run ``program`` on every sample of ``batch`` for the batch's hint steps."""
+    if batch.algorithm != program.algorithm:
+        raise ValueError(
+            f"program {program.name!r} runs {program.algorithm!r} batches, "
+            f"got a {batch.algorithm!r} batch"
+        )
+    names = program.variable_names()
+    first_hint = next(iter(batch.hints.values()))
+    num_steps = max(1, first_hint.shape[0] - 1)
+    batch_size, num_nodes = np.asarray(batch.node_mask).shape
+    state_out = np.zeros((num_steps, batch_size, num_nodes, len(names)))
+    selected = np.zeros((num_steps, batch_size, num_nodes), np.int64)
+    preds = {
+        probe: np.zeros((num_steps, batch_size, num_nodes))
+        for d in program.decoders
+        for probe in d.probes
+    }
+    for b in range(batch_size):
+        real = np.asarray(batch.node_mask[b], bool)
+        weights = np.asarray(batch.inputs["A"][b], np.float64)
+        adj = np.asarray(batch.inputs["adj"][b], np.float64) != 0
+        attend = (adj | adj.T | np.eye(num_nodes, dtype=bool)) & real[:, None]
+        attend &= real[None, :]
+        attend |= np.eye(num_nodes, dtype=bool)
+        inputs = {
+            "pos": np.asarray(batch.inputs["pos"][b], np.float64),
+            "s": np.asarray(batch.inputs["s"][b], np.float64),
+        }
+        state = {name: np.zeros(num_nodes) for name in names}
+        for t in range(num_steps):
+            state, chosen = step(program, state, inputs, weights, attend)
+            state_out[t, b] = np.stack([state[n] for n in names], -1)
+            selected[t, b] = chosen
+            node = {**inputs, **state}
+            for decoder in program.decoders:
+                value = decode(
+                    decoder.kind, _read(decoder.expr, node), inputs["pos"], real
+                )
+                for probe in decoder.probes:
+                    preds[probe][t, b] = value
+    output_names = set(batch.outputs)
+    lengths = np.asarray(batch.lengths, np.int64)
+    last = np.clip(lengths - 2, 0, num_steps - 1)
+    outputs = {
+        probe: preds[probe][last, np.arange(batch_size)]
+        for probe in preds
+        if probe in output_names
+    }
+    hint_names = set(batch.hints)
+    hint_preds = {p: v for p, v in preds.items() if p in hint_names}
+    return Trace(names, state_out, selected, hint_preds, outputs)

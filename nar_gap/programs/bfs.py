@@ -1,0 +1,82 @@
+"""BFS as a graph program (CLRS ``bfs``: hints ``reach_h``, ``pi_h``; output ``pi``).
+
+One CLRS round: every node ``j`` not yet reached whose neighbour ``i`` was
+reached at the start of the round is reached now, with ``pi[j]`` the
+*smallest* such ``i`` (CLRS scans ``i`` in id order).  The source keeps
+``pi = s``; unreached nodes keep ``pi = self``.
+
+How one GATv2 step does it:
+
+* ``reached = reached_not_source + s``.  The source's flag is the input ``s``
+  (so it is right at step 0, when the hidden state is still zero) and the
+  hidden flag never counts it twice.
+* Selection: reached senders first; an *unreached* receiver then takes the
+  lowest id among them (this is the BFS parent choice); every other receiver
+  (already reached, or with no reached neighbour) selects itself.
+* ``reached_not_source' = relu(reached_sel - s)``: 1 iff the selected sender
+  is reached, i.e. the receiver was reached before (it selected itself) or
+  has a reached neighbour now.
+* The predecessor id is split over two channels whose sum is ``pi``:
+  ``pi_open`` holds the selected sender's id while the node is not yet a
+  reached non-source node (the parent when it is reached this round, itself
+  otherwise, the source's own id for the source), and ``pi_closed`` keeps the
+  id once the node is reached: ``relu(pi - K (1 - reached_not_source))``.
+"""
+
+from __future__ import annotations
+
+from nar_gap.programs.dsl import (
+    Decoder,
+    Eligible,
+    GraphProgram,
+    LowestId,
+    Prefer,
+    Selection,
+    Update,
+    Variable,
+    inp,
+    var,
+)
+
+# Any constant > 1 (the largest id value) closes a ReLU gate on an id channel.
+ID_GATE = 2.0
+
+
+def make_bfs() -> GraphProgram:
+    """The BFS program: 3 hidden variables, one round per GATv2 step."""
+    reached = var("reached_not_source") + inp("s")
+    pi = var("pi_open") + var("pi_closed")
+    return GraphProgram(
+        name="bfs",
+        algorithm="bfs",
+        variables=(
+            Variable("reached_not_source", "flag", "reached, not counting the source"),
+            Variable("pi_open", "id", "selected id until the node is reached"),
+            Variable("pi_closed", "id", "predecessor id once reached"),
+        ),
+        selection=Selection(
+            (
+                Eligible(reached),
+                LowestId(among=reached, unless_receiver=reached, resolution="nodes"),
+                Prefer(inp("pos")),
+            )
+        ),
+        updates=(
+            Update("reached_not_source", own=-inp("s"), selected=reached),
+            Update(
+                "pi_open",
+                own=-ID_GATE * var("reached_not_source"),
+                selected=inp("pos"),
+            ),
+            Update(
+                "pi_closed",
+                own=pi + ID_GATE * var("reached_not_source") - ID_GATE,
+            ),
+        ),
+        decoders=(
+            Decoder(("reach_h",), "mask", reached),
+            Decoder(("pi_h", "pi"), "pointer", pi),
+        ),
+        definitions=(("reach_h", reached), ("pi", pi)),
+        doc=__doc__ or "",
+    )
