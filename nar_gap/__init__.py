@@ -32,6 +32,16 @@ _EXPORTS = {
     # dm-clrs import
     "from_clrs": "nar_gap.clrs_import",
     "ClrsModel": "nar_gap.clrs_import",
+    # neural compiler
+    "compile": "nar_gap.compiler",
+    "compile_program": "nar_gap.compiler",
+    "CompiledModel": "nar_gap.compiler",
+    "CompilerConfig": "nar_gap.compiler",
+    "load_compiled": "nar_gap.compiler",
+    "save_compiled": "nar_gap.compiler",
+    "get_program": "nar_gap.programs",
+    "run_program": "nar_gap.interpreter",
+    "compare_with_clrs": "nar_gap.exactness",
     # training
     "TrainConfig": "nar_gap.train",
     "train": "nar_gap.train",

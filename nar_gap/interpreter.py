@@ -34,6 +34,10 @@ ID_TOLERANCE = 1e-9
 SCORE_TOLERANCE = 1e-9
 
 
+class AmbiguousSelectionError(ValueError):
+    """Two senders tie on every criterion: the program leaves the choice open."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Trace:
     """What a program (or a compiled network, decoded) did at every step.
@@ -114,7 +118,13 @@ def select(
             _sort_key(c, i, cand, node, weights)
             for c in reversed(program.selection.criteria)
         ]
-        order = np.lexsort([cand.astype(np.float64)] + keys)  # last key = primary
+        order = np.lexsort(keys)  # the last key is the primary one
+        if len(cand) > 1 and all(k[order[0]] == k[order[1]] for k in keys):
+            raise AmbiguousSelectionError(
+                f"program {program.name!r}: receiver {i} cannot choose between "
+                f"senders {cand[order[0]]} and {cand[order[1]]} (equal on every "
+                "criterion; softmax would mix them)"
+            )
         chosen[i] = cand[order[0]]
     return chosen
 

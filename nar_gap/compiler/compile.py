@@ -167,11 +167,13 @@ class CompiledModel:
         out = self.apply(batch)
         trace = decode_output(out, batch, self.layout, self.program.algorithm)
         num_hints = int(batch.lengths[0])
+        spec = get_spec(self.program.algorithm)
         hints = {}
         for name, truth in batch.hints.items():
             rows = [np.asarray(truth[0, 0], np.float64)]
             rows += [trace.hint_preds[name][t, 0] for t in range(num_hints - 1)]
-            hints[name] = np.stack(rows)
+            dtype = np.int64 if spec[name][2] == "pointer" else np.float64
+            hints[name] = np.stack(rows).astype(dtype)
         return RunResult(
             outputs={n: v[0] for n, v in trace.outputs.items()},
             hints=hints,

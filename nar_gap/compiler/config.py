@@ -18,6 +18,11 @@ from __future__ import annotations
 
 import dataclasses
 
+# Largest score logit lambda * (d + A) allowed, and the default one: float32
+# rounds it to ~4 (ulp at 3.6e7), far below the margin of 24.
+MAX_SCORE_LOGIT = 4e7
+SCORE_LOGIT_BUDGET = 3.6e7
+
 
 @dataclasses.dataclass(frozen=True)
 class CompilerConfig:
@@ -29,8 +34,8 @@ class CompilerConfig:
         1024 rivals leave a selected id within 4e-8 of exact (ids are 1/N
         apart).
       tie_margin: the gap used by ``ties``-resolution criteria (exact ties
-        only).  e^{-12} ~ 6e-6: a tied rival k ids away shifts a stored id by
-        6e-6 k/N, far below half an id (1/(2N)) for k < 8e4.
+        only).  e^{-10} ~ 5e-5: a tied rival k ids away shifts a stored id by
+        5e-5 k/N, below half an id (1/(2N)) for k < 1e4.
       resolution_nodes: graphs up to this size get every margin in full.
         Larger graphs still run (no code path depends on the size); the
         margins of id comparisons shrink as ``resolution_nodes / N``.
@@ -41,9 +46,12 @@ class CompilerConfig:
       max_weight: the largest edge weight accepted (CLRS samplers: <= 1).
       max_distance: the largest ``d_j + A_ij`` a Minimise criterion scores;
         graphs whose distances exceed it are rejected by ``run``.
-      distance_scale: lambda, logit units per unit of distance.  Must satisfy
-        ``lambda * (max_distance + max_weight) <~ 2e7`` so float32 rounding of
-        the score logits (1.2e-7 of their size, a few times) stays < margin.
+      distance_scale: lambda, logit units per unit of distance; None derives
+        it as ``SCORE_LOGIT_BUDGET / (max_distance + max_weight)``.  It must
+        satisfy ``lambda * (max_distance + max_weight) <= 4e7`` so float32
+        rounding of the score logits (1.2e-7 of their size, a few times)
+        stays well below the margin.  Larger distances therefore cost
+        distance resolution (see ``CompiledModel.scales``).
       pre_att_bias_nodes: None (default) compiles size-free models.  An
         integer compiles the paper's variant: self-preference and the
         lowest-id preference live in the learned N x N pre-attention bias,
@@ -51,12 +59,12 @@ class CompilerConfig:
     """
 
     margin: float = 24.0
-    tie_margin: float = 12.0
+    tie_margin: float = 10.0
     resolution_nodes: int = 1024
     tie_nodes: int = 8
     max_weight: float = 1.0
-    max_distance: float = 3.0
-    distance_scale: float = 5e6
+    max_distance: float = 8.0
+    distance_scale: float | None = None
     pre_att_bias_nodes: int | None = None
 
     def __post_init__(self) -> None:
@@ -67,8 +75,8 @@ class CompilerConfig:
         for name in ("resolution_nodes", "tie_nodes"):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be >= 1, got {getattr(self, name)}")
-        budget = self.distance_scale * (self.max_distance + self.max_weight)
-        if not 0 < budget <= 4e7:
+        budget = self.score_scale * (self.max_distance + self.max_weight)
+        if not 0 < budget <= MAX_SCORE_LOGIT:
             problems.append(
                 "distance_scale * (max_distance + max_weight) must be in (0, 4e7] "
                 f"for float32 score logits, got {budget:.3g}"
@@ -77,6 +85,13 @@ class CompilerConfig:
             problems.append("pre_att_bias_nodes must be None or >= 1")
         if problems:
             raise ValueError("invalid CompilerConfig: " + "; ".join(problems))
+
+    @property
+    def score_scale(self) -> float:
+        """lambda: ``distance_scale``, or derived from the logit budget."""
+        if self.distance_scale is not None:
+            return float(self.distance_scale)
+        return SCORE_LOGIT_BUDGET / (self.max_distance + self.max_weight)
 
     @property
     def pointer_scale(self) -> float:

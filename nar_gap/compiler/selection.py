@@ -112,7 +112,7 @@ def _lower_lowest_id(
 def _lower_minimise(
     c: Minimise, needed: float, config: CompilerConfig
 ) -> tuple[list[Channel], CriterionScale]:
-    lam = config.distance_scale
+    lam = config.score_scale
     gate = 2.0 * lam * config.max_weight  # senders outside `among` score only A
     score_sender = lam * c.value
     score_edge = lam * Expr.of({c.edge: 1.0}) if c.edge else ZERO
