@@ -5,20 +5,34 @@ Subcommands:
 * ``nar-gap train ALGO --seeds K --steps S --out DIR [options]``: train K seeds
   together; writes per-seed checkpoints, ``metrics.csv`` and ``metrics.json``.
   Re-running the same command resumes an interrupted run.
+* ``nar-gap compile ALGO -o FILE [--hidden-size H | --minimal] [options]``:
+  compile a graph program (``bfs``, ``bellman_ford``) into GATv2 parameters
+  and save them; prints ``{"algorithm", "hidden_size", "parameters", "file"}``
+  as JSON.
+* ``nar-gap run ALGO --graph FILE --source S [--params FILE] [--check]
+  [--attention]``: run a compiled model (loaded from ``--params``, or compiled
+  on the spot at the minimal size) on a graph file (see :mod:`nar_gap.graphs`)
+  and print its outputs and hints as JSON.  With ``--check`` the JSON says
+  whether it matches dm-clrs exactly, and the exit code is 1 if it does not.
 * ``nar-gap info``: versions and devices.
 
 Bad input (unknown algorithm, nonsense sizes, an unwritable output directory,
-a corrupt checkpoint) gives a one-line ``nar-gap: error: ...`` on stderr and
-exit code 2; no traceback.
+a corrupt checkpoint or compiled-model file, a malformed graph file, a graph
+the compiled model cannot run) gives a one-line ``nar-gap: error: ...`` on
+stderr and exit code 2; no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 EXIT_USAGE = 2
+EXIT_MISMATCH = 1  # ``run --check``: the model's trace differs from dm-clrs's
+COMPILE_HIDDEN_SIZE = 128  # nar_gap.compiler.DEFAULT_HIDDEN_SIZE (not imported: slow)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -112,6 +126,70 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     train.add_argument("--quiet", action="store_true", help="no progress bar")
 
+    compile_ = commands.add_parser(
+        "compile",
+        help="compile a graph program into GATv2 parameters and save them",
+        description="Compile ALGO's graph program into the parameters of a GATv2 "
+        "network and save them (nar_gap.compiler.save_compiled). Prints "
+        '{"algorithm", "hidden_size", "parameters", "file"} as JSON.',
+    )
+    compile_.add_argument("algorithm", help="bfs or bellman_ford")
+    size = compile_.add_mutually_exclusive_group()
+    size.add_argument(
+        "--hidden-size",
+        type=_positive,
+        default=None,
+        help=f"hidden size D (default {COMPILE_HIDDEN_SIZE}, the CLRS benchmark's)",
+    )
+    size.add_argument(
+        "--minimal", action="store_true", help="the smallest hidden size that fits"
+    )
+    compile_.add_argument(
+        "-o", "--output", required=True, help="the compiled-model file to write"
+    )
+    compile_.add_argument(
+        "--max-weight", type=float, help="largest edge weight accepted (default 1)"
+    )
+    compile_.add_argument(
+        "--max-distance",
+        type=float,
+        help="largest shortest-path distance accepted (bellman_ford)",
+    )
+    compile_.add_argument(
+        "--pre-att-bias-nodes",
+        type=_positive,
+        help="the paper's N x N pre-attention-bias variant for graphs up to N "
+        "nodes (bfs only)",
+    )
+
+    run = commands.add_parser(
+        "run",
+        help="run a compiled model on a graph file",
+        description="Run a compiled model on one graph (an edge-list file, see "
+        "nar_gap.graphs) from a source node; prints outputs and hints as JSON. "
+        "The model is --params if given, else ALGO compiled on the spot.",
+    )
+    run.add_argument("algorithm", help="bfs or bellman_ford")
+    run.add_argument(
+        "--graph", required=True, help="edge-list file: lines 'u v [w]', 'nodes N'"
+    )
+    run.add_argument("--source", required=True, type=int, help="the source node")
+    run.add_argument("--params", help="a compiled-model file (from 'nar-gap compile')")
+    run.add_argument(
+        "--check",
+        action="store_true",
+        help="compare with dm-clrs; exit code 1 on any mismatch",
+    )
+    run.add_argument(
+        "--hidden-size",
+        type=_positive,
+        default=None,
+        help="hidden size when compiling on the spot (default: the minimal one)",
+    )
+    run.add_argument(
+        "--attention", action="store_true", help="include every step's attention"
+    )
+
     commands.add_parser("info", help="versions and devices")
     return parser
 
@@ -157,6 +235,111 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compile_model(algorithm: str, hidden_size: int | None, **options: Any):
+    """``nar_gap.compiler.compile``, with a CompileError's problems on one line."""
+    from nar_gap.compiler import CompileError
+    from nar_gap.compiler import compile as compile_algorithm
+
+    try:
+        return compile_algorithm(algorithm, hidden_size, **options)
+    except CompileError as error:
+        headline = str(error).splitlines()[0]
+        problems = "; ".join(str(problem) for problem in error.problems)
+        raise ValueError(f"{headline} {problems}") from None
+
+
+def _compile(args: argparse.Namespace) -> int:
+    import jax
+    import numpy as np
+
+    from nar_gap.compiler import save_compiled
+
+    options = {
+        name: value
+        for name, value in (
+            ("max_weight", args.max_weight),
+            ("max_distance", args.max_distance),
+            ("pre_att_bias_nodes", args.pre_att_bias_nodes),
+        )
+        if value is not None
+    }
+    hidden_size = None if args.minimal else (args.hidden_size or COMPILE_HIDDEN_SIZE)
+    model = _compile_model(args.algorithm, hidden_size, **options)
+    path = save_compiled(model, args.output)
+    parameters = sum(int(np.size(leaf)) for leaf in jax.tree.leaves(model.params))
+    summary = {
+        "algorithm": model.program.name,
+        "hidden_size": model.layout.hidden_size,
+        "parameters": parameters,
+        "file": str(path),
+    }
+    print(json.dumps(summary))
+    return 0
+
+
+def _load_model(args: argparse.Namespace):
+    """The model ``run`` uses: ``--params`` checked against ALGO, else compiled."""
+    from nar_gap.compiler import load_compiled
+
+    if args.params is None:
+        return _compile_model(args.algorithm, args.hidden_size)
+    model = load_compiled(args.params)
+    if model.program.name != args.algorithm:
+        raise ValueError(
+            f"compiled-model file {args.params} holds {model.program.name!r}, "
+            f"not {args.algorithm!r}"
+        )
+    if args.hidden_size is not None and args.hidden_size != model.layout.hidden_size:
+        raise ValueError(
+            f"compiled-model file {args.params} has hidden size "
+            f"{model.layout.hidden_size}, not --hidden-size {args.hidden_size}"
+        )
+    return model
+
+
+def _as_json(values: Any, typ: str) -> list:
+    """A probe's values as nested lists: pointers and masks int, the rest float."""
+    import numpy as np
+
+    if typ == "pointer" or typ.startswith("mask"):
+        return np.asarray(values).astype(np.int64).tolist()
+    return np.asarray(values, dtype=np.float64).tolist()
+
+
+def _run(args: argparse.Namespace) -> int:
+    from nar_gap.graphs import read_edge_list
+    from nar_gap.programs.registry import get_program
+    from nar_gap.specs import get_spec
+
+    get_program(args.algorithm)  # an unknown name fails before any file is read
+    weights = read_edge_list(args.graph)
+    model = _load_model(args)
+    result = model.run(weights, args.source)
+    spec = get_spec(model.program.algorithm)
+    report: dict[str, Any] = {
+        "algorithm": model.program.name,
+        "num_nodes": int(weights.shape[0]),
+        "source": args.source,
+        "outputs": {n: _as_json(v, spec[n][2]) for n, v in result.outputs.items()},
+        "hints": {n: _as_json(v, spec[n][2]) for n, v in result.hints.items()},
+    }
+    if args.attention:
+        report["attention"] = _as_json(result.attention, "scalar")
+    if args.check:
+        report["exact"] = not result.mismatches
+        report["mismatches"] = [str(m) for m in result.mismatches]
+    print(json.dumps(report))
+    if args.check and result.mismatches:
+        count = len(result.mismatches)
+        print(
+            f"nar-gap: {count} mismatch{'es' if count > 1 else ''} with dm-clrs; "
+            f"first: {result.mismatches[0]}",
+            file=sys.stderr,
+        )
+        return EXIT_MISMATCH
+    return 0
+
+
 def _info() -> int:
     from nar_gap import __version__
     from nar_gap.train import versions
@@ -173,14 +356,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "train":
             return _train(args)
+        if args.command == "compile":
+            return _compile(args)
+        if args.command == "run":
+            return _run(args)
         return _info()
     except KeyboardInterrupt:
         print("nar-gap: interrupted; finished checkpoints are kept", file=sys.stderr)
         return 130
     except (ValueError, OSError) as error:
         # Our own errors (UnknownAlgorithmError, CheckpointError, GraphInputError,
-        # invalid configs) are ValueErrors; OutputError and permission problems
-        # are OSErrors.  Anything else is a bug and keeps its traceback.
+        # GraphFileError, CompiledFileError, invalid configs) are ValueErrors;
+        # OutputError and permission problems are OSErrors.  Anything else is a
+        # bug and keeps its traceback.
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"nar-gap: error: {message}", file=sys.stderr)
         return EXIT_USAGE

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from nar_gap.cli import main
+from nar_gap.data import batch_from_graph
+from nar_gap.graphs import read_edge_list
 
 # Small enough to compile and run in seconds; shares nothing with test_train.
 TINY = [
@@ -116,3 +121,251 @@ def test_python_dash_m_reports_errors_without_traceback(tmp_path):
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().count("\n") == 0
     assert "dijkstra" in done.stderr
+
+
+# ----------------------------------------------------- nar-gap compile / run
+
+# Real graph files: name -> (algorithm, text, number of nodes).
+GRAPHS = {
+    "path": ("bfs", "# 0 - 1 - 2 - 3 - 4\n0 1\n1 2\n2 3\n3 4\n", 5),
+    "tree_loop_isolated": (
+        "bfs",
+        "nodes 7   # node 6 is isolated\n0 1\n0 2\n1 3\n1 4\n2 5\n3 3  # self loop\n",
+        7,
+    ),
+    "two_parts": ("bfs", "0 1\n1 2\n2 0\n3 4\n4 5\n", 6),
+    "weighted": (
+        "bellman_ford",
+        "0 1 0.5\n0 2 1.0\n1 2 0.25\n2 3 0.75\n1 3 1\n3 4 0.1\n4 4 0.3\nnodes 6\n",
+        6,
+    ),
+}
+
+
+def _write(directory, name: str, text: str) -> str:
+    path = directory / name
+    path.write_text(text)
+    return str(path)
+
+
+def _run_json(capsys, argv) -> tuple[int, dict]:
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out)
+
+
+@pytest.fixture(scope="module")
+def bfs_params(tmp_path_factory) -> str:
+    """A minimal compiled BFS model, saved once for the module."""
+    from nar_gap.compiler import compile, save_compiled
+
+    path = tmp_path_factory.mktemp("compiled") / "bfs.msgpack"
+    save_compiled(compile("bfs", None), path)
+    return str(path)
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_run_check_matches_dm_clrs_on_graph_files(name, tmp_path, capsys):
+    algorithm, text, num_nodes = GRAPHS[name]
+    graph = _write(tmp_path, f"{name}.txt", text)
+    argv = ["run", algorithm, "--graph", graph, "--source", "0", "--check"]
+    code, report = _run_json(capsys, argv)
+    assert code == 0, report["mismatches"]
+    assert report["exact"] is True and report["mismatches"] == []
+    assert report["algorithm"] == algorithm
+    assert report["num_nodes"] == num_nodes and report["source"] == 0
+
+    reference = batch_from_graph(algorithm, read_edge_list(graph), 0)
+    assert report["outputs"]["pi"] == reference.outputs["pi"][0].tolist()
+    assert all(type(p) is int for p in report["outputs"]["pi"])
+    hints = report["hints"]
+    assert sorted(hints) == sorted(reference.hints)
+    for probe, rows in hints.items():
+        assert len(rows) == int(reference.lengths[0])
+        assert all(len(row) == num_nodes for row in rows)
+        want = float if probe == "d" else int
+        assert all(type(v) is want for row in rows for v in row), probe
+    assert hints["pi_h"][0] == list(range(num_nodes))  # CLRS: pi_h starts as i
+    assert "attention" not in report
+
+
+def test_compile_then_run_params_round_trip(tmp_path, capsys):
+    import jax
+
+    from nar_gap.compiler import load_compiled
+
+    output = str(tmp_path / "bfs.msgpack")
+    assert main(["compile", "bfs", "-o", output]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    model = load_compiled(output)
+    assert summary == {
+        "algorithm": "bfs",
+        "hidden_size": 128,
+        "parameters": sum(leaf.size for leaf in jax.tree.leaves(model.params)),
+        "file": output,
+    }
+    assert model.layout.hidden_size == 128
+
+    graph = _write(tmp_path, "g.txt", GRAPHS["two_parts"][1])
+    argv = ["run", "bfs", "--graph", graph, "--source", "3", "--check"]
+    code, report = _run_json(capsys, [*argv, "--params", output, "--attention"])
+    assert code == 0 and report["exact"] is True
+    assert report["outputs"]["pi"] == [0, 1, 2, 3, 3, 4]
+    steps = max(1, len(report["hints"]["pi_h"]) - 1)
+    assert np.asarray(report["attention"]).shape == (steps, 6, 6)
+    # The on-the-spot minimal model gives the same answer.
+    code, minimal = _run_json(capsys, argv)
+    assert code == 0 and minimal["outputs"] == report["outputs"]
+
+
+def test_compile_minimal_and_options(tmp_path, capsys):
+    output = str(tmp_path / "bf.msgpack")
+    argv = ["compile", "bellman_ford", "--minimal", "-o", output]
+    assert main([*argv, "--max-weight", "2", "--max-distance", "4"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["algorithm"] == "bellman_ford" and summary["hidden_size"] < 128
+
+    # The larger max_weight is honoured: weight 2 runs (the default model refuses it).
+    graph = _write(tmp_path, "g.txt", "0 1 2\n1 2 0.5\n")
+    run = ["run", "bellman_ford", "--graph", graph, "--source", "0", "--check"]
+    code, report = _run_json(capsys, [*run, "--params", output])
+    assert code == 0 and report["exact"] is True
+    assert report["hints"]["d"][-1] == [0.0, 2.0, 2.5]
+    assert main(run) == 2
+    assert "max_weight" in _one_line_error(capsys)
+
+
+def test_run_check_exits_1_on_perturbed_params(bfs_params, tmp_path, capsys):
+    from nar_gap.compiler import load_compiled, save_compiled
+
+    model = load_compiled(bfs_params)
+    net = model.params["net"]
+    head = dict(net["processor"]["head_0"])
+    head["kernel"] = -head["kernel"]
+    params = {"net": {**net, "processor": {**net["processor"], "head_0": head}}}
+    perturbed = str(tmp_path / "perturbed.msgpack")
+    save_compiled(dataclasses.replace(model, params=params), perturbed)
+
+    graph = _write(tmp_path, "g.txt", GRAPHS["path"][1])
+    argv = ["run", "bfs", "--graph", graph, "--source", "0", "--params", perturbed]
+    code = main([*argv, "--check"])
+    captured = capsys.readouterr()
+    assert code == 1
+    report = json.loads(captured.out)
+    assert report["exact"] is False and report["mismatches"]
+    summary = captured.err.strip()
+    assert summary.count("\n") == 0 and "mismatch" in summary
+    # Without --check the same run succeeds and says nothing about exactness.
+    code, report = _run_json(capsys, argv)
+    assert code == 0 and "exact" not in report
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["run", "dijkstra", "--graph", "{path}", "--source", "0"], "bellman_ford"),
+        (["compile", "dijkstra", "-o", "{out}"], "dijkstra"),
+        (["run", "bfs", "--graph", "{malformed}", "--source", "0"], "line 2"),
+        (["run", "bfs", "--graph", "{out_of_range}", "--source", "0"], "out of range"),
+        (["run", "bfs", "--graph", "{path}", "--source", "5"], "source 5"),
+        (["run", "bfs", "--graph", "{path}", "--source", "-1"], "source -1"),
+        (["run", "bellman_ford", "--graph", "{heavy}", "--source", "0"], "max_weight"),
+        (["run", "bellman_ford", "--graph", "{far}", "--source", "0"], "max_distance"),
+        (["run", "bfs", "--graph", "{empty}", "--source", "0"], "empty graph"),
+        (["run", "bfs", "--graph", "{missing}", "--source", "0"], "no such file"),
+        (
+            [
+                "run",
+                "bfs",
+                "--graph",
+                "{path}",
+                "--source",
+                "0",
+                "--params",
+                "{missing}",
+            ],
+            "no such file",
+        ),
+        (
+            [
+                "run",
+                "bfs",
+                "--graph",
+                "{path}",
+                "--source",
+                "0",
+                "--params",
+                "{garbage}",
+            ],
+            "corrupt",
+        ),
+        (
+            [
+                "run",
+                "bellman_ford",
+                "--graph",
+                "{path}",
+                "--source",
+                "0",
+                "--params",
+                "{bfs_params}",
+            ],
+            "holds 'bfs'",
+        ),
+        (
+            [
+                "run",
+                "bfs",
+                "--graph",
+                "{path}",
+                "--source",
+                "0",
+                "--params",
+                "{bfs_params}",
+                "--hidden-size",
+                "64",
+            ],
+            "hidden size",
+        ),
+        (["run", "bfs", "--graph", "{path}", "--source", "x"], "--source"),
+        (["run", "bfs", "--source", "0"], "--graph"),
+        (["compile", "bfs", "--hidden-size", "3", "-o", "{out}"], "hidden_size >= "),
+        (
+            ["compile", "bfs", "--minimal", "--hidden-size", "8", "-o", "{out}"],
+            "--minimal",
+        ),
+        (["compile", "bfs", "--max-weight", "-1", "-o", "{out}"], "max_weight"),
+        (
+            ["compile", "bellman_ford", "--pre-att-bias-nodes", "8", "-o", "{out}"],
+            "pre-attention-bias",
+        ),
+        (["compile", "bfs", "-o", "{blocked}"], "cannot create output directory"),
+        (["compile", "bfs"], "--output"),
+    ],
+)
+def test_bad_compile_and_run_input_exits_2_with_one_line(
+    argv, expected, bfs_params, tmp_path, capsys
+):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    files = {
+        "path": _write(tmp_path, "path.txt", GRAPHS["path"][1]),
+        "malformed": _write(tmp_path, "malformed.txt", "0 1\n1 2 3 4\n"),
+        "out_of_range": _write(tmp_path, "range.txt", "nodes 3\n0 1\n2 3\n"),
+        "heavy": _write(tmp_path, "heavy.txt", "0 1 5\n"),
+        "far": _write(tmp_path, "far.txt", "".join(f"{i} {i + 1}\n" for i in range(9))),
+        "empty": _write(tmp_path, "empty.txt", "# nothing here\n"),
+        "missing": str(tmp_path / "missing.txt"),
+        "garbage": str(tmp_path / "garbage.msgpack"),
+        "bfs_params": bfs_params,
+        "out": str(tmp_path / "out.msgpack"),
+        "blocked": str(blocker / "out.msgpack"),
+    }
+    (tmp_path / "garbage.msgpack").write_bytes(b"garbage")
+    try:
+        code = main([arg.format(**files) for arg in argv])
+    except SystemExit as exit_:
+        code = exit_.code
+    assert code == 2
+    assert expected in _one_line_error(capsys)
+    assert not (tmp_path / "out.msgpack").exists()

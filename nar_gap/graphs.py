@@ -1,0 +1,229 @@
+"""Read a graph from an edge-list file into a weight matrix.
+
+The format is plain UTF-8 text, one edge per line::
+
+    # a path 0 - 1 - 2 with a heavier last edge, and an isolated node 3
+    nodes 4
+    0 1          # weight defaults to 1
+    1 2 0.5
+
+* ``u v [w]``: an undirected edge between nodes ``u`` and ``v`` with weight
+  ``w`` (default 1.0); both ``A[u, v]`` and ``A[v, u]`` are set.  ``u == v``
+  is a self loop (``A[u, u] = w``).  Weights must be finite and > 0, since 0
+  means "no edge".  Giving an edge again (in either direction) is allowed only
+  with the same weight.
+* Node ids are integers ``0..n-1``.  ``n`` is ``max id + 1``, or ``N`` if the
+  file has a line ``nodes N`` (at most one; it may come anywhere), which also
+  allows isolated nodes.
+* ``#`` starts a comment, on its own line or after an edge; blank lines are
+  ignored.
+
+Every problem raises :class:`GraphFileError` (a ValueError) with a one-line
+message naming the file and, where there is one, the line.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_WEIGHT = 1.0
+# A guard against a typo such as ``0 10000000`` allocating a huge matrix:
+# 10^4 nodes is already an 800 MB float64 matrix.
+MAX_NODES = 10_000
+
+
+class GraphFileError(ValueError):
+    """A graph file that cannot be read or parsed (the message names the line)."""
+
+
+@dataclass(frozen=True)
+class _Edge:
+    """One parsed ``u v [w]`` line."""
+
+    u: int
+    v: int
+    weight: float
+    line: int
+
+
+def _error(name: str, line: int | None, why: str) -> GraphFileError:
+    """A one-line error naming the file and, if given, the line."""
+    where = f"graph file {name}" if line is None else f"graph file {name}, line {line}"
+    return GraphFileError(f"{where}: {why}")
+
+
+def _strip_comment(text: str) -> str:
+    """``text`` without its ``#`` comment and surrounding whitespace."""
+    return text.split("#", 1)[0].strip()
+
+
+def _parse_id(token: str) -> int | None:
+    """A node id token as an integer, or None if it is not one."""
+    try:
+        return int(token)
+    except ValueError:
+        return None
+
+
+def _parse_nodes(fields: list[str], name: str, line: int) -> int:
+    """The ``N`` of a ``nodes N`` line, checked to be in 1..MAX_NODES."""
+    count = _parse_id(fields[1]) if len(fields) == 2 else None
+    if count is None:
+        raise _error(
+            name,
+            line,
+            f"expected 'nodes N' with an integer N, got {' '.join(fields)!r}",
+        )
+    if not 1 <= count <= MAX_NODES:
+        raise _error(name, line, f"'nodes {count}': N must be in 1..{MAX_NODES}")
+    return count
+
+
+def _parse_edge(fields: list[str], name: str, line: int) -> _Edge:
+    """A ``u v [w]`` line as an :class:`_Edge`, with ids >= 0 and a weight > 0."""
+    shown = " ".join(fields)
+    if len(fields) not in (2, 3):
+        raise _error(
+            name,
+            line,
+            f"expected 'u v [w]' (2 or 3 fields), got {len(fields)}: {shown!r}",
+        )
+    u, v = _parse_id(fields[0]), _parse_id(fields[1])
+    if u is None or v is None:
+        raise _error(name, line, f"node ids must be integers, got {shown!r}")
+    if u < 0 or v < 0:
+        raise _error(name, line, f"node ids must be >= 0, got {shown!r}")
+    if max(u, v) >= MAX_NODES:
+        raise _error(
+            name, line, f"node id {max(u, v)} is too large (at most {MAX_NODES - 1})"
+        )
+    weight = DEFAULT_WEIGHT
+    if len(fields) == 3:
+        try:
+            weight = float(fields[2])
+        except ValueError:
+            raise _error(name, line, f"weight {fields[2]!r} is not a number") from None
+        if not math.isfinite(weight) or weight <= 0:
+            raise _error(
+                name,
+                line,
+                f"weight {fields[2]!r} must be finite and > 0 (0 would mean no edge)",
+            )
+    return _Edge(u, v, weight, line)
+
+
+def _parse_lines(text: str, name: str) -> tuple[list[_Edge], tuple[int, int] | None]:
+    """Every edge, and ``(N, line)`` of the ``nodes`` line if there is one."""
+    edges: list[_Edge] = []
+    nodes: tuple[int, int] | None = None
+    for line, raw in enumerate(text.splitlines(), start=1):
+        fields = _strip_comment(raw).split()
+        if not fields:
+            continue
+        if fields[0] == "nodes":
+            if nodes is not None:
+                raise _error(
+                    name, line, f"second 'nodes' line (the first is line {nodes[1]})"
+                )
+            nodes = (_parse_nodes(fields, name, line), line)
+        else:
+            edges.append(_parse_edge(fields, name, line))
+    return edges, nodes
+
+
+def _check_duplicates(edges: list[_Edge], name: str) -> None:
+    """Refuse an edge given twice (either direction) with different weights."""
+    seen: dict[tuple[int, int], _Edge] = {}
+    for edge in edges:
+        key = (min(edge.u, edge.v), max(edge.u, edge.v))
+        first = seen.setdefault(key, edge)
+        if first.weight != edge.weight:
+            raise _error(
+                name,
+                edge.line,
+                f"edge {edge.u} {edge.v} has weight {edge.weight:g}, but line "
+                f"{first.line} gave it weight {first.weight:g}",
+            )
+
+
+def _num_nodes(edges: list[_Edge], nodes: tuple[int, int] | None, name: str) -> int:
+    """``N`` from the ``nodes`` line (every id checked against it) or max id + 1."""
+    if nodes is None:
+        if not edges:
+            raise _error(name, None, "empty graph: no edges and no 'nodes N' line")
+        return max(max(edge.u, edge.v) for edge in edges) + 1
+    count, _ = nodes
+    for edge in edges:
+        if max(edge.u, edge.v) >= count:
+            raise _error(
+                name,
+                edge.line,
+                f"node id {max(edge.u, edge.v)} is out of range for 'nodes {count}' "
+                f"(ids are 0..{count - 1})",
+            )
+    return count
+
+
+def parse_edge_list(text: str, name: str = "<text>") -> np.ndarray:
+    """Parse edge-list text (see the module docstring) into a weight matrix.
+
+    Args:
+      text: the file's contents.
+      name: how error messages name the source (usually the file path).
+
+    Returns:
+      The symmetric ``(n, n)`` float64 weight matrix; 0 means no edge.
+
+    Raises:
+      GraphFileError: naming the line of the first problem found.
+    """
+    edges, nodes = _parse_lines(text, name)
+    _check_duplicates(edges, name)
+    count = _num_nodes(edges, nodes, name)
+    matrix = np.zeros((count, count), dtype=np.float64)
+    for edge in edges:
+        matrix[edge.u, edge.v] = edge.weight
+        matrix[edge.v, edge.u] = edge.weight
+    return matrix
+
+
+def read_edge_list(path: str | os.PathLike) -> np.ndarray:
+    """Read an edge-list file (see the module docstring) into a weight matrix.
+
+    Args:
+      path: the file to read (UTF-8; a byte-order mark is ignored).
+
+    Returns:
+      The symmetric ``(n, n)`` float64 weight matrix; 0 means no edge.
+
+    Raises:
+      GraphFileError: if the file cannot be read or parsed.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise _error(str(path), None, "no such file") from None
+    except IsADirectoryError:
+        raise _error(str(path), None, "is a directory") from None
+    except UnicodeDecodeError as error:
+        raise _error(
+            str(path), None, f"not UTF-8 text (byte {error.start} cannot be decoded)"
+        ) from None
+    except OSError as error:
+        raise _error(str(path), None, error.strerror or str(error)) from None
+    return parse_edge_list(text, str(path))
+
+
+__all__ = [
+    "DEFAULT_WEIGHT",
+    "MAX_NODES",
+    "GraphFileError",
+    "parse_edge_list",
+    "read_edge_list",
+]
