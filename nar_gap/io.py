@@ -109,3 +109,15 @@ def write_csv_atomic(
     for row in rows:
         writer.writerow({key: to_jsonable(row.get(key, "")) for key in columns})
     return write_text_atomic(path, buffer.getvalue())
+
+
+def save_figure(
+    fig: Any, path_stem: str | os.PathLike, formats: Sequence[str] = ("png", "pdf")
+) -> list[Path]:
+    """Save a matplotlib figure as ``<stem>.png`` and ``<stem>.pdf``, atomically."""
+    written = []
+    for fmt in formats:
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format=fmt, dpi=150, bbox_inches="tight")
+        written.append(write_bytes_atomic(f"{path_stem}.{fmt}", buffer.getvalue()))
+    return written
