@@ -1,0 +1,386 @@
+"""Compiled BFS and Bellman-Ford reproduce dm-clrs exactly, three ways.
+
+interpreter (the program, numpy) == compiled network (the weights, JAX) ==
+dm-clrs (``clrs._src.algorithms``, via the batch's ground truth), on every
+hint at every step and on every output, plus the attention: the network's
+selected sender equals the interpreter's at every step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import cases
+import jax
+import numpy as np
+import pytest
+
+from nar_gap.compiler import (
+    CompileError,
+    CompilerConfig,
+    compile,
+    compile_program,
+    load_compiled,
+    save_compiled,
+)
+from nar_gap.compiler.selection import LEAK
+from nar_gap.compiler.validate import validate
+from nar_gap.data import GraphInputError, batch_from_graph
+from nar_gap.exactness import compare_with_clrs, format_mismatches
+from nar_gap.interpreter import run_program
+from nar_gap.network import init_params
+from nar_gap.programs import get_program
+from nar_gap.programs.dsl import (
+    Decoder,
+    GraphProgram,
+    Minimise,
+    Selection,
+    Update,
+    Variable,
+    inp,
+    var,
+)
+from nar_gap.programs.registry import UnknownProgramError
+
+SIZES = (None, 128)  # minimal, and the benchmark's hidden size
+
+
+@pytest.fixture(scope="module")
+def models():
+    return {
+        (alg, size): compile(alg, hidden_size=size)
+        for alg in cases.COMPILED_ALGORITHMS
+        for size in SIZES
+    }
+
+
+def _three_way(model, batch) -> None:
+    """Assert interpreter == dm-clrs, network == dm-clrs, network == interpreter."""
+    trace = run_program(model.program, batch)
+    wrong = compare_with_clrs(trace.hint_preds, trace.outputs, batch)
+    assert not wrong, "interpreter:\n" + format_mismatches(wrong)
+    net = model.trace(batch)
+    wrong = compare_with_clrs(net.hint_preds, net.outputs, batch)
+    assert not wrong, "compiled network:\n" + format_mismatches(wrong)
+    real = np.asarray(batch.node_mask)
+    for t in range(trace.selected.shape[0]):
+        differ = (trace.selected[t] != net.selected[t]) & real
+        assert not differ.any(), (
+            f"step {t}: attention selects {net.selected[t][differ]} where the "
+            f"program selects {trace.selected[t][differ]}"
+        )
+    # The hidden state is the program's state: float32 against float64, and a
+    # stored id may carry e^{-tie_margin} ~ 5e-5 of a tied rival (Bellman-Ford's
+    # parent and the receiver's loop-less self pair tie every round), far below
+    # the 1/(2N) that would change a decoded pointer.
+    np.testing.assert_allclose(
+        net.state * real[None, :, :, None],
+        trace.state * real[None, :, :, None],
+        atol=2e-4,
+    )
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["minimal", "h128"])
+@pytest.mark.parametrize("case", cases.SAMPLED_CASES, ids=cases.case_id)
+def test_compiled_network_reproduces_every_clrs_probe(case, size, models):
+    _three_way(models[(case.algorithm, size)], case.batch())
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["minimal", "h128"])
+@pytest.mark.parametrize("algorithm", cases.COMPILED_ALGORITHMS)
+def test_hand_made_cases_are_exact(algorithm, size, models):
+    _three_way(models[(algorithm, size)], cases.hand_batch(algorithm))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["minimal", "h128"])
+@pytest.mark.parametrize("case", cases.LARGE_CASES, ids=cases.case_id)
+def test_graphs_of_128_and_256_nodes_are_exact(case, size, models):
+    _three_way(models[(case.algorithm, size)], case.batch())
+
+
+@pytest.mark.parametrize("algorithm", cases.COMPILED_ALGORITHMS)
+@pytest.mark.parametrize("p", [0.5, 0.05])
+def test_graphs_of_1024_nodes_are_exact(algorithm, p, models):
+    batch = cases.SampledCase(algorithm, 1024, p, seed=7, batch_size=1).batch()
+    wrong = models[(algorithm, None)].check(batch)
+    assert not wrong, format_mismatches(wrong)
+
+
+# ------------------------------------------------------------ negative controls
+
+
+def _with(params, path: tuple[str, ...], edit):
+    params = jax.tree.map(np.array, params)
+    node = params
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = edit(node[path[-1]])
+    return params
+
+
+def test_a_corrupted_value_block_is_reported_with_probe_and_step(models):
+    model = models[("bfs", None)]
+    batch = cases.SampledCase("bfs", 16, 0.5, seed=1).batch()
+    assert not model.check(batch)
+    # Drop the sender's id from the values: pi_open no longer receives it.
+    row = model.layout.node_index("pos")
+    col = model.layout.hidden_index("pi_open")
+
+    def cut(kernel):
+        kernel[row, col] = 0.0
+        return kernel
+
+    broken = _with(model.params, ("net", "processor", "value", "kernel"), cut)
+    wrong = model.check(batch, broken)
+    assert wrong
+    assert any(m.probe == "pi_h" and m.step == 1 for m in wrong)
+    assert "pi_h (hint step 1" in format_mismatches(wrong)
+
+
+def test_a_corrupted_attention_head_is_reported(models):
+    model = models[("bellman_ford", None)]
+    batch = cases.SampledCase("bellman_ford", 16, 0.5, seed=2).batch()
+    channel = model.layout.pre_attention.index("minimise")
+    broken = _with(
+        model.params,
+        ("net", "processor", "head_0", "kernel"),
+        lambda k: np.where(np.arange(len(k))[:, None] == channel, 0.0, k),
+    )
+    wrong = model.check(batch, broken)
+    assert {m.probe for m in wrong} >= {"d", "pi_h"}
+
+
+def test_margins_are_a_resolution_not_a_size_limit():
+    """Beyond resolution_nodes the id margins shrink as resolution / N: with a
+    resolution of 2 nodes, BFS's parent choice on 64 nodes mixes neighbours."""
+    model = compile("bfs", hidden_size=None, resolution_nodes=2, margin=2.0)
+    batch = cases.SampledCase("bfs", 64, 0.5, seed=3).batch()
+    assert model.check(batch)
+
+
+# ------------------------------------------------------------------- structure
+
+
+@pytest.mark.parametrize("algorithm", cases.COMPILED_ALGORITHMS)
+@pytest.mark.parametrize("size", SIZES, ids=["minimal", "h128"])
+def test_parameters_have_the_trained_networks_tree(algorithm, size, models):
+    model = models[(algorithm, size)]
+    batch = cases.SampledCase(algorithm, 8, 0.5, seed=0).batch()
+    fresh = init_params(model.config, batch, seed=0)
+    assert jax.tree_util.tree_structure(fresh) == jax.tree_util.tree_structure(
+        model.params
+    )
+    for a, b in zip(
+        jax.tree_util.tree_leaves(fresh),
+        jax.tree_util.tree_leaves(model.params),
+        strict=True,
+    ):
+        assert a.shape == b.shape and a.dtype == b.dtype
+
+
+@pytest.mark.parametrize("algorithm", cases.COMPILED_ALGORITHMS)
+def test_no_parameter_depends_on_the_graph_size(algorithm, models):
+    """The default compiled model has no N x N bias: every array's shape is
+    a function of the hidden size only, and one model runs every size."""
+    model = models[(algorithm, None)]
+    assert not model.config.use_pre_att_bias
+    d = model.layout.hidden_size
+    for leaf in jax.tree_util.tree_leaves(model.params):
+        assert set(leaf.shape) <= {1, d, 2 * d, 3 * d}, leaf.shape
+
+
+def test_minimal_sizes_are_as_documented(models):
+    assert models[("bfs", None)].layout.hidden_size == 7
+    assert models[("bellman_ford", None)].layout.hidden_size == 8
+    assert compile("bfs", None, pre_att_bias_nodes=16).layout.hidden_size == 3
+
+
+def test_layout_round_trips_and_names_every_dimension(models):
+    layout = models[("bellman_ford", 128)].layout
+    labels = layout.labels()
+    assert len(labels["z"]) == 2 * layout.hidden_size
+    assert len(labels["h_t"]) == 3 * layout.hidden_size
+    assert layout.hidden[: len(layout.variables)] == layout.variables
+    assert layout.hidden[0] == "d"  # the channel the edge information feeds
+    values = {name: np.arange(5.0) + k for k, name in enumerate(layout.variables)}
+    decoded = layout.decode(layout.encode(values))
+    assert all(np.array_equal(decoded[n], values[n]) for n in values)
+
+
+def test_compiling_twice_gives_identical_parameters():
+    a, b = compile("bellman_ford", None), compile("bellman_ford", None)
+    for x, y in zip(
+        jax.tree_util.tree_leaves(a.params),
+        jax.tree_util.tree_leaves(b.params),
+        strict=True,
+    ):
+        assert np.array_equal(x, y)
+
+
+def test_every_criterion_dominates_the_ones_after_it(models):
+    """The scales satisfy the inequalities the compiler states."""
+    cfg = CompilerConfig()
+    scales = models[("bfs", None)].scales
+    eligible, lowest, prefer = scales
+    assert (1 - LEAK) * prefer.scale >= cfg.margin
+    assert (1 - LEAK) * lowest.scale / cfg.resolution_nodes >= cfg.margin + prefer.span
+    assert eligible.scale >= cfg.margin + lowest.span + prefer.span
+
+
+# ------------------------------------------------------------------ validation
+
+
+def _tiny(**changes) -> GraphProgram:
+    base = GraphProgram(
+        name="tiny",
+        algorithm="bfs",
+        variables=(Variable("r", "flag", "reached"),),
+        selection=Selection((Minimise(var("r"), among=var("r")),)),
+        updates=(Update("r", selected=var("r") + inp("s")),),
+        decoders=(
+            Decoder(("reach_h",), "mask", var("r")),
+            Decoder(("pi_h", "pi"), "pointer", inp("pos")),
+        ),
+    )
+    return dataclasses.replace(base, **changes)
+
+
+def test_a_valid_program_has_no_problems():
+    assert validate(_tiny()) == []
+
+
+@pytest.mark.parametrize(
+    ("changes", "where", "words"),
+    [
+        ({"updates": ()}, "r", "no update"),
+        (
+            {"updates": (Update("r"), Update("r"))},
+            "r",
+            "more than one update",
+        ),
+        ({"updates": (Update("r", selected=var("ghost")),)}, "r (selected)", "ghost"),
+        ({"updates": (Update("r", own=inp("A")),)}, "r (own)", "edge input"),
+        (
+            {
+                "variables": (
+                    Variable("r", "flag", ""),
+                    Variable("d", "distance", ""),
+                ),
+                "updates": (Update("r"), Update("d", edge="A")),
+            },
+            "d",
+            "first variable",
+        ),
+        (
+            {"decoders": (Decoder(("reach_h",), "mask", var("r")),)},
+            "pi_h",
+            "no decoder",
+        ),
+        (
+            {
+                "decoders": (
+                    Decoder(("reach_h",), "scalar", var("r")),
+                    Decoder(("pi_h", "pi"), "pointer", inp("pos")),
+                )
+            },
+            "reach_h",
+            "CLRS type is mask",
+        ),
+        ({"selection": Selection(())}, "selection", "at least one"),
+    ],
+)
+def test_validation_names_the_variable(changes, where, words):
+    problems = validate(_tiny(**changes))
+    assert any(p.where == where and words in p.message for p in problems), problems
+
+
+def test_validation_reports_every_problem_at_once():
+    program = _tiny(
+        updates=(Update("r", selected=var("ghost"), own=var("phantom")),),
+        decoders=(),
+    )
+    with pytest.raises(CompileError) as error:
+        compile_program(program)
+    text = str(error.value)
+    for word in ("ghost", "phantom", "reach_h", "pi_h", "pi:"):
+        assert word in text
+
+
+def test_too_small_a_hidden_size_says_what_needs_the_room():
+    with pytest.raises(CompileError, match=r"needs hidden_size >= 8"):
+        compile("bellman_ford", hidden_size=4)
+
+
+def test_unknown_programs_list_the_known_ones():
+    with pytest.raises(UnknownProgramError, match="bellman_ford, bfs"):
+        get_program("dfs")
+
+
+# ------------------------------------------------------------ the paper's bias
+
+
+def test_the_papers_pre_attention_bias_variant_is_exact_up_to_its_size():
+    model = compile("bfs", hidden_size=None, pre_att_bias_nodes=16)
+    assert model.config.use_pre_att_bias
+    for n in (5, 16):
+        batch = cases.SampledCase("bfs", n, 0.5, seed=n).batch()
+        assert not model.check(batch)
+    with pytest.raises(ValueError, match="only runs on graphs up to"):
+        model.check(cases.SampledCase("bfs", 17, 0.5, seed=1).batch())
+
+
+def test_the_bias_variant_is_refused_for_bellman_ford():
+    with pytest.raises(CompileError, match="BFS's selection"):
+        compile("bellman_ford", pre_att_bias_nodes=16)
+
+
+# ----------------------------------------------------------------- run and IO
+
+
+def test_run_returns_clrs_encoded_hints_outputs_and_attention(models):
+    model = models[("bellman_ford", None)]
+    weights = cases._undirected(4, [(0, 1, 0.5), (1, 2, 0.25), (0, 3, 1.0)])
+    result = model.run(weights, source=0)
+    reference = batch_from_graph("bellman_ford", weights, 0)
+    steps = int(reference.lengths[0])
+    assert not result.mismatches
+    np.testing.assert_array_equal(result.outputs["pi"], reference.outputs["pi"][0])
+    for name in ("pi_h", "msk", "d"):
+        assert result.hints[name].shape == (steps, 4)
+        np.testing.assert_array_equal(
+            result.hints[name][0], reference.hints[name][0, 0]
+        )
+    assert result.hints["pi_h"].dtype == np.int64
+    np.testing.assert_allclose(result.hints["d"], reference.hints["d"][:, 0], atol=1e-5)
+    assert result.attention.shape == (max(1, steps - 1), 4, 4)
+    np.testing.assert_allclose(result.attention.sum(-1), 1.0, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("weights", "source", "words"),
+    [
+        (np.array([[0, 2.0], [2.0, 0]]), 0, "max_weight"),
+        (np.array([[0, 1.0], [0, 0]]), 0, "undirected"),
+        (np.ones((3, 3)), 7, "source"),
+        (np.array([[0, -1.0], [-1.0, 0]]), 0, "negative"),
+    ],
+)
+def test_run_refuses_graphs_it_cannot_handle(weights, source, words, models):
+    with pytest.raises(GraphInputError, match=words):
+        models[("bellman_ford", None)].run(weights, source)
+
+
+def test_run_refuses_distances_beyond_max_distance(models):
+    path = cases._undirected(12, [(k, k + 1, 1.0) for k in range(11)])
+    with pytest.raises(GraphInputError, match="max_distance"):
+        models[("bellman_ford", None)].run(path, 0)
+    assert not compile("bellman_ford", None, max_distance=12.0).run(path, 0).mismatches
+
+
+def test_saved_models_load_and_run_identically(models, tmp_path):
+    model = models[("bfs", None)]
+    path = save_compiled(model, tmp_path / "bfs.msgpack")
+    loaded = load_compiled(path)
+    batch = cases.SampledCase("bfs", 16, 0.5, seed=4).batch()
+    a, b = model.apply(batch), loaded.apply(batch)
+    np.testing.assert_array_equal(np.asarray(a.attention), np.asarray(b.attention))
