@@ -6,6 +6,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -369,3 +370,17 @@ def test_bad_compile_and_run_input_exits_2_with_one_line(
     assert code == 2
     assert expected in _one_line_error(capsys)
     assert not (tmp_path / "out.msgpack").exists()
+
+
+EXAMPLE_GRAPHS = sorted(
+    (Path(__file__).resolve().parent.parent / "examples" / "graphs").glob("*.txt")
+)
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford"])
+@pytest.mark.parametrize("graph", EXAMPLE_GRAPHS, ids=lambda p: p.stem)
+def test_example_graphs_run_exactly(graph, algorithm, capsys):
+    assert EXAMPLE_GRAPHS, "examples/graphs/*.txt are missing"
+    code = main(["run", algorithm, "--graph", str(graph), "--source", "0", "--check"])
+    assert code == 0, capsys.readouterr().err
+    assert json.loads(capsys.readouterr().out)["exact"] is True
