@@ -13,8 +13,11 @@ selected value can carry ``d_u + A_uv``):
 * Selection: reached senders first, then the smallest ``d_u + A_uv``, then
   the receiver's current predecessor (CLRS keeps ``pi`` unless strictly
   better; this also beats the receiver's own loop-less self pair, whose
-  "score" ``d_v + 0`` ties with the parent's), then the lowest id.  A node
-  with no reached neighbour selects its predecessor, which is itself.
+  "score" ``d_v + 0`` ties with the parent's), then the lowest id among
+  reached senders.  A node with no reached neighbour selects its
+  predecessor, which is itself: the lowest-id preference is gated to reached
+  senders so that it cannot pull an unreached node towards its many
+  unreached low-id neighbours (each would leak e^{-tie_margin} into its id).
 * ``d' = relu(d_sel + A_sel - K (1 - msk_sel) - K_src s)``: the selected
   path length; 0 when nothing reached was selected and for the source.
   ``d`` must sit on channel 0, the channel the edge information feeds.
@@ -78,7 +81,7 @@ def make_bellman_ford(max_weight: float = 1.0) -> GraphProgram:
                 Eligible(msk),
                 Minimise(var("d"), among=msk, edge="A"),
                 Prefer(pi),
-                LowestId(resolution="ties"),
+                LowestId(among=msk, resolution="ties"),
             )
         ),
         updates=(
