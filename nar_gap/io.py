@@ -121,3 +121,38 @@ def save_figure(
         fig.savefig(buffer, format=fmt, dpi=150, bbox_inches="tight")
         written.append(write_bytes_atomic(f"{path_stem}.{fmt}", buffer.getvalue()))
     return written
+
+
+def write_table(
+    path: str | os.PathLike,
+    rows: Sequence[Mapping[str, Any]],
+    metadata: Mapping[str, Any] | None = None,
+    columns: Sequence[str] | None = None,
+) -> Path:
+    """A results table: CSV plus a JSON sidecar ``<path>.json``.
+
+    The sidecar records what produced the numbers (``metadata``: profile,
+    configuration, seeds) and the library versions, so a CSV found later can
+    be traced back.  Both files are written atomically, the sidecar first.
+    """
+    from nar_gap.train import versions  # lazy: io stays importable on its own
+
+    path = Path(path)
+    write_json_atomic(
+        path.with_name(path.name + ".json"),
+        {"table": path.name, **dict(metadata or {}), "versions": versions()},
+    )
+    return write_csv_atomic(path, rows, columns)
+
+
+def write_npz_atomic(path: str | os.PathLike, arrays: Mapping[str, Any]) -> Path:
+    """Arrays as a compressed ``.npz``, atomically (for notebooks and figures)."""
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **{k: np.asarray(v) for k, v in arrays.items()})
+    return write_bytes_atomic(path, buffer.getvalue())
+
+
+def read_table(path: str | os.PathLike) -> list[dict[str, str]]:
+    """Rows of a CSV written by :func:`write_table` (values as strings)."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))

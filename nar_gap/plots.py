@@ -124,3 +124,115 @@ def plot_attention_steps(
         ax.tick_params(labelsize=6)
     fig.suptitle(title, fontsize=10)
     return fig
+
+
+def close(fig: Figure) -> None:
+    """Release a figure once it is saved (long sweeps make many)."""
+    plt.close(fig)
+
+
+def plot_measure_vs_accuracy(
+    measure: np.ndarray,
+    accuracy: np.ndarray,
+    band,
+    xlabel: str,
+    title: str,
+) -> Figure:
+    """Figures 1 and 10: one point per seed, the fitted line and its 95 % band.
+
+    ``band`` is a :class:`nar_gap.faithfulness.FitBand` computed beforehand.
+    """
+    fig, ax = plt.subplots(figsize=(4.6, 3.4))
+    ax.fill_between(band.x, band.lower, band.upper, color="C0", alpha=0.2, lw=0)
+    ax.plot(band.x, band.fit, color="C0", lw=1.5, label="least squares, 95 % band")
+    ax.scatter(measure, accuracy, s=14, color="C1", zorder=3, label="seeds")
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel("test accuracy (output)", fontsize=8)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, frameon=False)
+    ax.tick_params(labelsize=7)
+    return fig
+
+
+def plot_series_over_time(
+    series: dict[str, np.ndarray],
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    x: np.ndarray | None = None,
+) -> Figure:
+    """Figures 2, 4 and 11: per-seed curves ``[K, S]`` (thin) and their mean (bold).
+
+    NaN marks steps where no sample counts; they are left as gaps.
+    """
+    fig, ax = plt.subplots(figsize=(4.8, 3.2))
+    for colour, (name, values) in enumerate(series.items()):
+        values = np.atleast_2d(np.asarray(values, np.float64))
+        grid = np.arange(values.shape[1]) if x is None else np.asarray(x)
+        for row in values:
+            ax.plot(grid, row, color=f"C{colour}", lw=0.5, alpha=0.25)
+        counted = np.sum(~np.isnan(values), axis=0)
+        mean = np.where(
+            counted > 0, np.nansum(values, axis=0) / np.maximum(counted, 1), np.nan
+        )
+        ax.plot(grid, mean, color=f"C{colour}", lw=2, label=f"{name} (mean)")
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, frameon=False)
+    ax.tick_params(labelsize=7)
+    return fig
+
+
+def plot_attention_comparison(
+    compiled: np.ndarray, learned: np.ndarray, learned_title: str, max_steps: int = 8
+) -> Figure:
+    """Figure 3: compiled attention (top) above a learned model's (bottom), per step."""
+    steps = min(len(compiled), max_steps)
+    fig, axes = plt.subplots(2, steps, figsize=(2.2 * steps, 4.6), squeeze=False)
+    for row, (att, name) in enumerate(((compiled, "compiled"), (learned, learned_title))):
+        for t in range(steps):
+            ax = axes[row, t]
+            ax.imshow(att[t], vmin=0.0, vmax=1.0, cmap="Greys")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if row == 0:
+                ax.set_title(f"step {t}", fontsize=8)
+            if t == 0:
+                ax.set_ylabel(f"{name}\nreceiver", fontsize=7)
+    fig.suptitle("attention (rows receivers, columns senders)", fontsize=9)
+    return fig
+
+
+def plot_solution_clusters(
+    distances: np.ndarray,
+    linkage: np.ndarray,
+    threshold: float,
+    labels: Sequence[str],
+    title: str,
+) -> Figure:
+    """Figure 5: Ward dendrogram beside the inter-solution distance matrix."""
+    from scipy.cluster import hierarchy
+
+    fig, (left, right) = plt.subplots(
+        1, 2, figsize=(9, 4), gridspec_kw={"width_ratios": [1, 1.1]}
+    )
+    order = np.arange(len(labels))
+    if len(linkage):
+        tree = hierarchy.dendrogram(
+            linkage,
+            ax=left,
+            labels=list(labels),
+            color_threshold=threshold,
+            leaf_font_size=6,
+        )
+        order = np.asarray(tree["leaves"])
+        left.axhline(threshold, color="grey", ls="--", lw=0.8)
+    left.set_ylabel("Ward merge height", fontsize=8)
+    left.set_title(title, fontsize=9)
+    image = right.imshow(distances[np.ix_(order, order)], cmap="viridis", vmin=0)
+    right.set_title("internal distance between seeds", fontsize=9)
+    right.set_xticks([])
+    right.set_yticks([])
+    fig.colorbar(image, ax=right, fraction=0.046)
+    return fig

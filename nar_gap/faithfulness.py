@@ -1,0 +1,498 @@
+"""Faithfulness: how far a model's trace and attention are from the compiled ones.
+
+The paper's two measures (§4.1), made precise where its extracted text lost
+the equations:
+
+**External faithfulness (Eq. 25)** scores predicted hints against the ground
+truth trace.  Step t's prediction (of ``hint[t + 1]``) matches a node when it
+is within a margin for its type (:class:`Margins`): scalars ``|Δ| <= ε``,
+masks thresholded at probability 0.5 (logit > 0), pointers / categoricals /
+one-hot masks by equal argmax.  A step's score is the fraction of real nodes
+that match (``strict``: 1 only when all match); a sample's score is the mean
+over its steps ``t < L_b - 1``; a model's is the mean over samples and, for the
+single number ``external``, over the spec's hints.  Padded steps and nodes
+never count.
+
+**Internal faithfulness (Eq. 24)** is the L1 distance between two models'
+attention time series on the same graphs, each rolling out on its *own*
+predictions (``repred=True``, as at evaluation).  Every receiver's attention
+row is a probability distribution over its neighbours and itself (heads are
+averaged into one distribution), so its L1 distance lies in [0, 2].  We divide
+the sum over time and the two node axes by ``2 x (steps x real receivers)``:
+the result is the mean total-variation distance per receiver and step, **0 for
+identical attention, 1 for disjoint supports**.  The steps that count are
+``t < max(1, L_b - 1)``: the steps that predict a real hint, or the single step
+of a one-hint trace (whose output the network still returns).  Per-step series
+(Figure 2) use the same normalisation at each step.
+
+Across seeds, :func:`evaluate_models` runs a stack of parameter sets (one
+leading seed axis) as one vmapped, jitted computation in chunks, and
+:func:`pairwise_internal_distances` compares every pair of learned solutions
+(Figure 5).  :mod:`nar_gap.statistics` (correlations, fitted line, clusters)
+and :mod:`nar_gap.faithfulness_study` (the whole study, its files) build on it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from nar_gap.data import Batch
+from nar_gap.evaluation import output_scores
+from nar_gap.losses import MASKED
+from nar_gap.network import (
+    CATEGORICAL,
+    HINT,
+    MASK,
+    MASK_ONE,
+    NODE,
+    POINTER,
+    SCALAR,
+    Network,
+    NetworkConfig,
+)
+
+MAX_UNIFORM_BINS = 10  # most bins of the normalised timescale (Figure 4)
+
+
+@dataclasses.dataclass(frozen=True)
+class Margins:
+    """Per-type margins of Eq. 25 that turn a prediction into match / no match.
+
+    Attributes:
+      scalar: absolute tolerance ε on numerical hints.  0.05 is below half the
+        smallest Bellman-Ford edge weight CLRS samples (``sqrt(1e-3) ≈ 0.032``
+        rounds up to 0.05 only for the sum of two edges), so a distance that
+        matches is never off by a whole edge; the compiled models are within
+        1e-4.
+      mask_threshold: a mask predicts 1 when ``sigmoid(logit) > threshold``.
+    """
+
+    scalar: float = 0.05
+    mask_threshold: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not self.scalar >= 0:
+            raise ValueError(f"Margins.scalar must be >= 0, got {self.scalar}")
+        if not 0.0 < self.mask_threshold < 1.0:
+            raise ValueError(
+                f"Margins.mask_threshold must be in (0, 1), got {self.mask_threshold}"
+            )
+
+
+class HasParams(Protocol):
+    """Anything with a network config and its parameters.
+
+    A compiled model, an imported dm-clrs model (``from_clrs``), a trained one.
+    """
+
+    config: NetworkConfig
+    params: Any
+
+
+# --------------------------------------------------------------------------- #
+# Which steps count.
+# --------------------------------------------------------------------------- #
+
+
+def external_steps(lengths: jax.Array, num_steps: int) -> jax.Array:
+    """``[S, B]``: step t predicts a real hint of sample b (``t + 1 < L_b``)."""
+    steps = jnp.arange(num_steps)[:, None]
+    return steps + 1 < jnp.asarray(lengths)[None, :]
+
+
+def internal_steps(lengths: jax.Array, num_steps: int) -> jax.Array:
+    """``[S, B]``: step t of sample b counts for attention, ``t < max(1, L_b - 1)``."""
+    steps = jnp.arange(num_steps)[:, None]
+    return steps < jnp.maximum(1, jnp.asarray(lengths) - 1)[None, :]
+
+
+# --------------------------------------------------------------------------- #
+# External faithfulness (Eq. 25).
+# --------------------------------------------------------------------------- #
+
+
+def _element_matches(
+    typ: str, pred: jax.Array, truth: jax.Array, margins: Margins
+) -> tuple[jax.Array, jax.Array]:
+    """(match, valid) per element of one step: ``[B, N]`` or ``[B]``."""
+    if typ == POINTER:
+        return jnp.argmax(pred, -1) == truth, jnp.ones(truth.shape, bool)
+    if typ == SCALAR:
+        return jnp.abs(pred - truth) <= margins.scalar, jnp.ones(truth.shape, bool)
+    if typ == MASK:
+        logit_threshold = np.log(margins.mask_threshold / (1 - margins.mask_threshold))
+        return (pred > logit_threshold) == (truth > 0.5), truth != MASKED
+    if typ in (MASK_ONE, CATEGORICAL):
+        valid = jnp.all(truth != MASKED, axis=-1)
+        return jnp.argmax(pred, -1) == jnp.argmax(truth, -1), valid
+    raise NotImplementedError(f"no external-faithfulness margin for type {typ!r}")
+
+
+def step_matches(
+    config: NetworkConfig,
+    hint_preds: Mapping[str, jax.Array],
+    batch: Batch,
+    margins: Margins = Margins(),
+) -> dict[str, tuple[jax.Array, jax.Array]]:
+    """Per hint: ``(node_fraction, all_match)``, each ``[S, B]``, and NaN-free.
+
+    ``node_fraction[t, b]`` is the fraction of sample b's real nodes whose
+    step-t prediction matches ``hint[t + 1]``; ``all_match`` is 1 when every
+    one does.  Values at steps that do not count (see :func:`external_steps`)
+    are meaningless and must be masked by the caller.
+    """
+    result = {}
+    for name, stage, loc, typ in config.spec_entries():
+        if stage != HINT:
+            continue
+        preds = hint_preds[name]  # [S, B, ...]
+        num_steps = preds.shape[0]
+        truth = jnp.asarray(batch.hints[name])[1 : num_steps + 1]
+        if truth.shape[0] < num_steps:  # a one-hint batch: nothing to predict
+            pad = [(0, num_steps - truth.shape[0])] + [(0, 0)] * (truth.ndim - 1)
+            truth = jnp.pad(truth, pad)
+        match, valid = jax.vmap(
+            lambda p, t, typ=typ: _element_matches(typ, p, t, margins)
+        )(preds, truth)
+        if loc == NODE:  # [S, B, N]: real nodes only
+            valid = valid & jnp.asarray(batch.node_mask)[None]
+            count = jnp.sum(valid, -1)
+            hits = jnp.sum(match & valid, -1)
+            fraction = hits / jnp.maximum(count, 1)
+            every = hits == count
+        else:  # graph-located: one element per sample
+            fraction = (match & valid).astype(jnp.float32)
+            every = match | ~valid
+        result[name] = (fraction.astype(jnp.float32), every.astype(jnp.float32))
+    return result
+
+
+def _trace_mean(values: jax.Array, valid: jax.Array) -> jax.Array:
+    """Mean over each sample's valid steps, then over samples that have one."""
+    weight = valid.astype(jnp.float32)
+    steps = jnp.sum(weight, 0)  # [B]
+    per_sample = jnp.sum(values * weight, 0) / jnp.maximum(steps, 1)
+    has_steps = (steps > 0).astype(jnp.float32)
+    return jnp.sum(per_sample * has_steps) / jnp.maximum(jnp.sum(has_steps), 1)
+
+
+def _along_time(values: jax.Array, valid: jax.Array) -> jax.Array:
+    """``[S]`` mean over the samples for which each step counts (NaN if none)."""
+    weight = valid.astype(jnp.float32)
+    count = jnp.sum(weight, 1)
+    return jnp.where(
+        count > 0, jnp.sum(values * weight, 1) / jnp.maximum(count, 1), jnp.nan
+    )
+
+
+# --------------------------------------------------------------------------- #
+# Internal faithfulness (Eq. 24).
+# --------------------------------------------------------------------------- #
+
+
+def head_averaged(attention: jax.Array) -> jax.Array:
+    """``[S, B, H, N, N] -> [S, B, N, N]``: one distribution per receiver."""
+    return jnp.mean(attention, axis=2)
+
+
+def receiver_l1(att_a: jax.Array, att_b: jax.Array) -> jax.Array:
+    """``[S, B, N]`` L1 distance of every receiver's attention row, in [0, 2]."""
+    return jnp.sum(jnp.abs(att_a - att_b), axis=-1)
+
+
+def internal_distance(
+    att_a: jax.Array, att_b: jax.Array, lengths: jax.Array, node_mask: jax.Array
+) -> dict[str, jax.Array]:
+    """Normalised Eq. 24 between two head-averaged attention series ``[S, B, N, N]``.
+
+    Returns:
+      ``distance``: the mean over samples of each sample's normalised distance;
+      ``along_time``: ``[S]``, the same normalisation per step over the samples
+      for which the step counts (NaN where none does);
+      ``per_sample``: ``[B]``.
+    """
+    num_steps = att_a.shape[0]
+    l1 = receiver_l1(att_a, att_b)  # [S, B, N]
+    receivers = jnp.asarray(node_mask).astype(jnp.float32)  # [B, N]
+    steps = internal_steps(lengths, num_steps).astype(jnp.float32)  # [S, B]
+    per_step_sample = jnp.sum(l1 * receivers[None], -1)  # [S, B]
+    n_real = jnp.sum(receivers, -1)  # [B]
+    per_sample = jnp.sum(per_step_sample * steps, 0) / (
+        2.0 * jnp.maximum(jnp.sum(steps, 0) * n_real, 1)
+    )
+    denominators = jnp.sum(steps * n_real[None], 1)  # [S]
+    along_time = jnp.where(
+        denominators > 0,
+        jnp.sum(per_step_sample * steps, 1) / (2.0 * jnp.maximum(denominators, 1)),
+        jnp.nan,
+    )
+    return {
+        "distance": jnp.mean(per_sample),
+        "along_time": along_time,
+        "per_sample": per_sample,
+    }
+
+
+# --------------------------------------------------------------------------- #
+# One model, then many.
+# --------------------------------------------------------------------------- #
+
+
+def _forward(config: NetworkConfig, params: Any, batch: Batch):
+    with jax.default_matmul_precision("highest"):  # compiled models need it on GPUs
+        return Network(config).apply({"params": params}, batch, repred=True)
+
+
+def evaluate_one(
+    config: NetworkConfig,
+    params: Any,
+    batch: Batch,
+    reference_attention: jax.Array | None,
+    margins: Margins = Margins(),
+) -> dict[str, Any]:
+    """Accuracy, external and internal faithfulness of one parameter set.
+
+    Unjitted and pure: :func:`evaluate_models` vmaps and jits it over seeds.
+    ``reference_attention`` is the compiled model's head-averaged attention on
+    the same batch (``[S, B, N, N]``); None skips the internal measure.
+    """
+    out = _forward(config, params, batch)
+    attention = head_averaged(out.attention)
+    result: dict[str, Any] = {
+        "accuracy": output_scores(config, out, batch)["score"],
+        "attention": attention,
+    }
+    if config.decode_hints:
+        valid = external_steps(batch.lengths, attention.shape[0])
+        matches = step_matches(config, out.hint_preds, batch, margins)
+        per_hint, strict = [], []
+        for name, (fraction, every) in matches.items():
+            result[f"external_{name}"] = _trace_mean(fraction, valid)
+            result[f"external_{name}_strict"] = _trace_mean(every, valid)
+            result[f"external_{name}_along_time"] = _along_time(fraction, valid)
+            result[f"external_{name}_steps"] = fraction  # [S, B], for rescaling
+            per_hint.append(result[f"external_{name}"])
+            strict.append(result[f"external_{name}_strict"])
+        result["external"] = jnp.mean(jnp.stack(per_hint))
+        result["external_strict"] = jnp.mean(jnp.stack(strict))
+    if reference_attention is not None:
+        if reference_attention.shape != attention.shape:
+            raise ValueError(
+                f"reference attention has shape {reference_attention.shape}, the "
+                f"model's {attention.shape}: run both on the same batch"
+            )
+        internal = internal_distance(
+            attention, reference_attention, batch.lengths, batch.node_mask
+        )
+        result["internal"] = internal["distance"]
+        result["internal_along_time"] = internal["along_time"]
+    return result
+
+
+@functools.lru_cache(maxsize=16)
+def _seed_evaluator(config: NetworkConfig, margins: Margins, with_reference: bool):
+    def one(params, batch, reference):
+        return evaluate_one(
+            config, params, batch, reference if with_reference else None, margins
+        )
+
+    return jax.jit(jax.vmap(one, in_axes=(0, None, None)))
+
+
+@dataclasses.dataclass(frozen=True)
+class Models:
+    """Many parameter sets of one architecture, stacked on a leading seed axis.
+
+    Attributes:
+      config: the architecture shared by all.
+      params: the parameter tree with a leading axis of ``len(seeds)``.
+      seeds: one label per parameter set (training seeds, or any integers).
+      source: where they came from, for results files (``trained``, ``compiled``...).
+    """
+
+    config: NetworkConfig
+    params: Any
+    seeds: tuple[int, ...]
+    source: str = "trained"
+
+    def __post_init__(self) -> None:
+        leading = {x.shape[0] for x in jax.tree_util.tree_leaves(self.params)}
+        if leading != {len(self.seeds)}:
+            raise ValueError(
+                f"Models: every parameter needs a leading axis of {len(self.seeds)} "
+                f"(one per seed), found leading sizes {sorted(leading)}"
+            )
+
+    @classmethod
+    def from_run(cls, run: Any) -> Models:
+        """From :func:`nar_gap.train` 's result, or a run directory."""
+        if isinstance(run, str | os.PathLike):
+            from nar_gap.train import load_run
+
+            run = load_run(run)
+        return cls(run.config.network, run.params, tuple(run.config.seeds))
+
+    @classmethod
+    def from_models(
+        cls,
+        models: Sequence[HasParams],
+        seeds: Sequence[int] | None = None,
+        source: str = "given",
+    ) -> Models:
+        """Stack single models (compiled, ``from_clrs``-imported, ...) of one config."""
+        if not models:
+            raise ValueError("Models.from_models needs at least one model")
+        configs = {m.config for m in models}
+        if len(configs) != 1:
+            raise ValueError(
+                "Models.from_models: all models must share one NetworkConfig "
+                f"(found {len(configs)}); evaluate different architectures apart"
+            )
+        params = jax.tree_util.tree_map(
+            lambda *xs: jnp.stack(xs), *[m.params for m in models]
+        )
+        labels = tuple(range(len(models))) if seeds is None else tuple(seeds)
+        return cls(models[0].config, params, labels, source)
+
+    def __len__(self) -> int:
+        return len(self.seeds)
+
+
+@dataclasses.dataclass(frozen=True)
+class SeedEvaluation:
+    """Per-seed measures of :class:`Models` on one batch (numpy, seed axis first).
+
+    Attributes:
+      seeds: the seed labels.
+      scalars: ``{name: [K]}``: ``accuracy``, ``external``, ``external_strict``,
+        ``external_<hint>``, ``external_<hint>_strict`` and ``internal``.
+      series: ``{name: [K, S]}``: ``internal_along_time``,
+        ``external_<hint>_along_time``, and ``{name: [K, bins]}``
+        ``external_<hint>_uniform`` (the normalised timescale).
+      attention: ``[K, S, B, N, N]`` head-averaged attention of every seed.
+      lengths: ``[B]`` hint lengths of the batch.
+    """
+
+    seeds: tuple[int, ...]
+    scalars: dict[str, np.ndarray]
+    series: dict[str, np.ndarray]
+    attention: np.ndarray
+    lengths: np.ndarray
+
+
+def reference_attention(model: HasParams, batch: Batch) -> np.ndarray:
+    """The head-averaged attention ``[S, B, N, N]`` of one model on ``batch``."""
+    out = jax.jit(functools.partial(_forward, model.config))(model.params, batch)
+    return np.asarray(head_averaged(out.attention))
+
+
+def uniform_bins(valid: np.ndarray) -> int:
+    """Bins of the normalised timescale: the longest counted trace, at most 10.
+
+    More bins than the longest trace has steps would leave bins empty by
+    construction (on CLRS's test graphs, BFS traces have only 2-3 steps).
+    """
+    longest = int(np.asarray(valid, bool).sum(0).max(initial=1))
+    return int(np.clip(longest, 1, MAX_UNIFORM_BINS))
+
+
+def uniform_timescale(values: np.ndarray, valid: np.ndarray, bins: int) -> np.ndarray:
+    """``[S, B]`` per-step values -> ``[bins]`` on each trace's own [0, 1] clock.
+
+    Step t of a sample with ``m`` counted steps sits at ``(t + 0.5) / m``;
+    every bin averages the (step, sample) pairs that fall in it, so long and
+    short traces contribute on one uniform timescale (Figure 4).  Empty bins
+    are NaN.
+    """
+    values = np.asarray(values, np.float64)
+    valid = np.asarray(valid, bool)
+    counted = valid.sum(0)  # [B]
+    steps = np.arange(values.shape[0])[:, None]
+    position = (steps + 0.5) / np.maximum(counted, 1)[None, :]
+    index = np.minimum((position * bins).astype(int), bins - 1)
+    total = np.zeros(bins)
+    count = np.zeros(bins)
+    np.add.at(total, index[valid], values[valid])
+    np.add.at(count, index[valid], 1)
+    with np.errstate(invalid="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def evaluate_models(
+    models: Models,
+    batch: Batch,
+    reference: np.ndarray | None = None,
+    margins: Margins = Margins(),
+    chunk: int = 8,
+) -> SeedEvaluation:
+    """Every seed's accuracy, external and internal faithfulness on ``batch``.
+
+    Seeds run ``chunk`` at a time as one vmapped, jitted call (a Python loop
+    runs over chunks only, to bound memory on large graphs).  ``reference``
+    is :func:`reference_attention` of the compiled model on the same batch.
+    """
+    evaluator = _seed_evaluator(models.config, margins, reference is not None)
+    ref = jnp.zeros(()) if reference is None else jnp.asarray(reference)
+    pieces = []
+    for start in range(0, len(models), chunk):
+        part = jax.tree_util.tree_map(lambda x: x[start : start + chunk], models.params)
+        pieces.append(jax.device_get(evaluator(part, batch, ref)))
+    joined = {k: np.concatenate([np.asarray(p[k]) for p in pieces]) for k in pieces[0]}
+    attention = joined.pop("attention")
+    valid = np.asarray(external_steps(batch.lengths, attention.shape[1]))
+    bins = uniform_bins(valid)
+    scalars, series = {}, {}
+    for name, values in joined.items():
+        if name.endswith("_steps"):
+            hint = name[: -len("_steps")]
+            series[f"{hint}_uniform"] = np.stack(
+                [uniform_timescale(v, valid, bins) for v in values]
+            )
+        elif values.ndim == 1:
+            scalars[name] = values.astype(np.float64)
+        else:
+            series[name] = values.astype(np.float64)
+    return SeedEvaluation(
+        seeds=models.seeds,
+        scalars=scalars,
+        series=series,
+        attention=attention,
+        lengths=np.asarray(batch.lengths),
+    )
+
+
+@functools.partial(jax.jit, static_argnames=())
+def _distance_row(
+    att: jax.Array, row: jax.Array, lengths: jax.Array, node_mask: jax.Array
+) -> jax.Array:
+    return jax.vmap(lambda other: internal_distance(row, other, lengths, node_mask))(
+        att
+    )["distance"]
+
+
+def pairwise_internal_distances(
+    attention: np.ndarray, lengths: np.ndarray, node_mask: np.ndarray
+) -> np.ndarray:
+    """``[K, K]`` normalised Eq. 24 between every pair of ``[K, S, B, N, N]`` series.
+
+    One jitted call per row, vmapped over the other seeds; symmetric with a
+    zero diagonal by construction of the L1 distance.
+    """
+    att = jnp.asarray(attention)
+    lengths, node_mask = jnp.asarray(lengths), jnp.asarray(node_mask)
+    rows = [
+        np.asarray(_distance_row(att, att[k], lengths, node_mask))
+        for k in range(att.shape[0])
+    ]
+    matrix = np.stack(rows).astype(np.float64)
+    matrix = 0.5 * (matrix + matrix.T)  # float32 sums may differ in the last bit
+    np.fill_diagonal(matrix, 0.0)
+    return matrix

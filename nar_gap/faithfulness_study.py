@@ -1,0 +1,276 @@
+"""The faithfulness study of Section 4: evaluate many learned solutions against
+the compiled one, correlate, cluster, and write the tables and figures.
+
+:func:`faithfulness_study` computes a :class:`FaithfulnessReport` (pure, no
+files); :func:`write_report` writes it: CSV tables with JSON sidecars and an
+``.npz`` of the series into ``results/``, Figures 1-5, 10 and 11 into
+``figures/``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nar_gap.data import Batch
+from nar_gap.faithfulness import (
+    HasParams,
+    Margins,
+    Models,
+    SeedEvaluation,
+    evaluate_models,
+    pairwise_internal_distances,
+    reference_attention,
+)
+from nar_gap.statistics import (
+    Clusters,
+    cluster_solutions,
+    correlation_table,
+    linear_fit_band,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class FaithfulnessReport:
+    """Everything Section 4 reports for one algorithm.
+
+    Attributes:
+      algorithm: the algorithm.
+      evaluation: per-seed measures (:class:`SeedEvaluation`).
+      reference: the compiled model's own evaluation (internal 0, external 1).
+      correlations: Table 1 rows.
+      distances: ``[K, K]`` inter-solution internal distances.
+      clusters: Ward clusters of the solutions.
+      summary: one row of headline numbers (means, closest seed, cluster count).
+      reference_attention: ``[S, B, N, N]`` the compiled attention.
+      num_nodes: ``[B]`` real nodes per sample.
+    """
+
+    algorithm: str
+    evaluation: SeedEvaluation
+    reference: SeedEvaluation
+    correlations: list[dict[str, Any]]
+    distances: np.ndarray
+    clusters: Clusters
+    summary: dict[str, Any]
+    reference_attention: np.ndarray
+    num_nodes: np.ndarray
+
+    def seed_rows(self) -> list[dict[str, Any]]:
+        """One CSV row per seed: accuracy, internal, external (overall, per hint)."""
+        ev = self.evaluation
+        names = ["accuracy", "internal", "external", "external_strict"]
+        names += sorted(
+            n for n in ev.scalars if n.startswith("external_") and n not in names
+        )
+        rows = []
+        for k, seed in enumerate(ev.seeds):
+            row: dict[str, Any] = {
+                "seed": int(seed),
+                "cluster": int(self.clusters.labels[k]),
+            }
+            row.update({n: float(ev.scalars[n][k]) for n in names if n in ev.scalars})
+            rows.append(row)
+        return rows
+
+    @property
+    def closest_seed_index(self) -> int:
+        """Index of the seed whose attention is closest to the compiled one."""
+        return int(np.argmin(self.evaluation.scalars["internal"]))
+
+
+def faithfulness_study(
+    models: Models,
+    reference: HasParams,
+    batch: Batch,
+    margins: Margins = Margins(),
+    chunk: int = 8,
+    progress: bool = True,
+) -> FaithfulnessReport:
+    """Evaluate, compare with the compiled model, correlate and cluster.
+
+    Args:
+      models: the learned solutions (any source, one architecture).
+      reference: the compiled model (or any model taken as ground truth).
+      batch: the graphs all models run on (the paper: the test split).
+      margins: Eq. 25's margins.
+      chunk: seeds per vmapped call.
+      progress: show a tqdm bar over the stages.
+    """
+    from tqdm.auto import tqdm
+
+    if reference.config.algorithm != models.config.algorithm:
+        raise ValueError(
+            f"reference is a {reference.config.algorithm!r} model, the learned "
+            f"ones {models.config.algorithm!r}"
+        )
+    stages = tqdm(total=4, desc=f"faithfulness {batch.algorithm}", disable=not progress)
+    ref_att = reference_attention(reference, batch)
+    own = Models.from_models([reference], seeds=[-1], source="compiled")
+    ref_eval = evaluate_models(own, batch, ref_att, margins, chunk=1)
+    stages.update(1)
+    evaluation = evaluate_models(models, batch, ref_att, margins, chunk=chunk)
+    stages.update(1)
+    distances = pairwise_internal_distances(
+        evaluation.attention, batch.lengths, batch.node_mask
+    )
+    stages.update(1)
+    clusters = cluster_solutions(distances)
+    scalars = evaluation.scalars
+    measures = {"internal": scalars["internal"]}
+    if "external" in scalars:
+        measures["external"] = scalars["external"]
+    correlations = correlation_table(scalars["accuracy"], measures)
+    closest = int(np.argmin(scalars["internal"]))
+    off_diagonal = distances[~np.eye(len(distances), dtype=bool)]
+    summary = {
+        "algorithm": batch.algorithm,
+        "num_seeds": len(models),
+        "num_graphs": int(batch.batch_size),
+        "num_nodes": int(batch.num_nodes),
+        "hidden_size": models.config.hidden_size,
+        "mean_accuracy": float(np.mean(scalars["accuracy"])),
+        "std_accuracy": float(np.std(scalars["accuracy"])),
+        "mean_internal": float(np.mean(scalars["internal"])),
+        "closest_internal": float(scalars["internal"][closest]),
+        "closest_seed": int(models.seeds[closest]),
+        "mean_external": float(np.mean(scalars.get("external", np.nan))),
+        "mean_inter_solution": float(np.mean(off_diagonal))
+        if off_diagonal.size
+        else 0.0,
+        "num_clusters": clusters.count,
+        "cluster_threshold": clusters.threshold,
+        "reference_internal": float(ref_eval.scalars["internal"][0]),
+        "reference_external": float(ref_eval.scalars.get("external", [np.nan])[0]),
+        "reference_accuracy": float(ref_eval.scalars["accuracy"][0]),
+    }
+    stages.update(1)
+    stages.close()
+    return FaithfulnessReport(
+        algorithm=batch.algorithm,
+        evaluation=evaluation,
+        reference=ref_eval,
+        correlations=correlations,
+        distances=distances,
+        clusters=clusters,
+        summary=summary,
+        reference_attention=ref_att,
+        num_nodes=np.asarray(batch.node_mask).sum(-1),
+    )
+
+
+def hint_names(report: FaithfulnessReport) -> list[str]:
+    """The hints scored externally, in spec order."""
+    return [
+        n[len("external_") : -len("_along_time")]
+        for n in report.evaluation.series
+        if n.startswith("external_") and n.endswith("_along_time")
+    ]
+
+
+def write_report(
+    report: FaithfulnessReport,
+    results_dir: str | os.PathLike,
+    figures_dir: str | os.PathLike,
+    metadata: Mapping[str, Any] | None = None,
+    sample: int = 0,
+) -> list[Path]:
+    """Write the tables (CSV + JSON sidecar), the arrays (npz) and the figures.
+
+    Files, with ``<a>`` the algorithm: ``results/faithfulness_<a>.csv`` (per
+    seed), ``results/table1_correlations_<a>.csv``,
+    ``results/faithfulness_summary_<a>.csv``, ``results/faithfulness_<a>.npz``
+    (series, distances, linkage, and sample ``sample``'s compiled and closest
+    attention), and ``figures/fig{1,2,3,4,5,10,11}_<a>_*.{png,pdf}``.
+    """
+    from nar_gap import io, plots
+
+    a = report.algorithm
+    results = Path(results_dir)
+    figures = Path(figures_dir)
+    meta = {**(metadata or {}), "seeds": list(report.evaluation.seeds)}
+    written = [
+        io.write_table(results / f"faithfulness_{a}.csv", report.seed_rows(), meta),
+        io.write_table(
+            results / f"table1_correlations_{a}.csv", report.correlations, meta
+        ),
+        io.write_table(
+            results / f"faithfulness_summary_{a}.csv", [report.summary], meta
+        ),
+    ]
+    ev = report.evaluation
+    closest = report.closest_seed_index
+    arrays = {f"series_{k}": v for k, v in ev.series.items()}
+    n_real = int(report.num_nodes[sample])
+    steps = int(max(1, ev.lengths[sample] - 1))
+    arrays.update(
+        seeds=np.asarray(ev.seeds),
+        distances=report.distances,
+        linkage=report.clusters.linkage,
+        lengths=ev.lengths,
+        compiled_attention=report.reference_attention[:steps, sample, :n_real, :n_real],
+        closest_attention=ev.attention[closest, :steps, sample, :n_real, :n_real],
+    )
+    written.append(io.write_npz_atomic(results / f"faithfulness_{a}.npz", arrays))
+
+    scalars = ev.scalars
+    label = f"{a} ({len(ev.seeds)} seeds)"
+    figs = {
+        f"fig1_{a}_internal_vs_accuracy": plots.plot_measure_vs_accuracy(
+            scalars["internal"],
+            scalars["accuracy"],
+            linear_fit_band(scalars["internal"], scalars["accuracy"]),
+            "internal distance to compiled (Eq. 24, 0 = identical)",
+            label,
+        ),
+        f"fig2_{a}_internal_over_time": plots.plot_series_over_time(
+            {"internal distance": ev.series["internal_along_time"]},
+            "step",
+            "internal distance to compiled",
+            label,
+        ),
+        f"fig3_{a}_closest_attention": plots.plot_attention_comparison(
+            arrays["compiled_attention"],
+            arrays["closest_attention"],
+            f"seed {ev.seeds[closest]} (internal {scalars['internal'][closest]:.3f})",
+        ),
+        f"fig5_{a}_solution_clusters": plots.plot_solution_clusters(
+            report.distances,
+            report.clusters.linkage,
+            report.clusters.threshold,
+            [str(s) for s in ev.seeds],
+            f"{label}: {report.clusters.count} clusters",
+        ),
+    }
+    hints = hint_names(report)
+    if hints:
+        figs[f"fig10_{a}_external_vs_accuracy"] = plots.plot_measure_vs_accuracy(
+            scalars["external"],
+            scalars["accuracy"],
+            linear_fit_band(scalars["external"], scalars["accuracy"]),
+            "external faithfulness (Eq. 25, 1 = exact trace)",
+            label,
+        )
+        bins = ev.series[f"external_{hints[0]}_uniform"].shape[1]
+        figs[f"fig4_{a}_trace_uniform_time"] = plots.plot_series_over_time(
+            {h: ev.series[f"external_{h}_uniform"] for h in hints},
+            "fraction of the trace",
+            "trace accuracy",
+            label,
+            x=(np.arange(bins) + 0.5) / bins,
+        )
+        figs[f"fig11_{a}_trace_over_time"] = plots.plot_series_over_time(
+            {h: ev.series[f"external_{h}_along_time"] for h in hints},
+            "step",
+            "trace accuracy",
+            label,
+        )
+    for stem, fig in figs.items():
+        written += io.save_figure(fig, figures / stem)
+        plots.close(fig)
+    return written

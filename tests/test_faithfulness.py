@@ -1,0 +1,428 @@
+"""Faithfulness measures with known answers, and the whole chain on a smoke sweep."""
+
+from __future__ import annotations
+
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import stats
+
+import nar_gap
+from nar_gap import faithfulness as fa
+from nar_gap import faithfulness_study as fs
+from nar_gap import statistics as st
+from nar_gap.data import sample_batch
+from nar_gap.io import read_table
+from nar_gap.network import NetworkConfig
+from nar_gap.train import TrainConfig, train
+
+ALGORITHMS = ("bfs", "bellman_ford")
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    return {a: nar_gap.compile(a, hidden_size=None) for a in ALGORITHMS}
+
+
+@pytest.fixture(scope="module")
+def batches():
+    return {a: sample_batch(a, 16, 8, seed=11) for a in ALGORITHMS}
+
+
+def _neighbourhood(batch) -> np.ndarray:
+    """``[B, N, N]``: whom each receiver may attend to (edges both ways, self)."""
+    adj = np.asarray(batch.inputs["adj"]) > 0
+    n = adj.shape[-1]
+    return adj | np.swapaxes(adj, 1, 2) | np.eye(n, dtype=bool)[None]
+
+
+# --------------------------------------------------------------------------- #
+# Internal faithfulness: derived by hand.
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_the_compiled_model_against_itself_is_distance_0_and_faithfulness_1(
+    algorithm, compiled, batches
+):
+    model, batch = compiled[algorithm], batches[algorithm]
+    ref = fa.reference_attention(model, batch)
+    result = fa.evaluate_models(fa.Models.from_models([model]), batch, ref)
+    assert result.scalars["internal"][0] == 0.0
+    assert result.scalars["external"][0] == 1.0
+    assert result.scalars["external_strict"][0] == 1.0
+    assert result.scalars["accuracy"][0] == 1.0
+
+
+def _uniform_model(model):
+    """The compiled network with its attention head zeroed: constant logits."""
+    params = jax.tree_util.tree_map(lambda x: x, model.params)
+    net = dict(params["net"])
+    processor = dict(net["processor"])
+    for name in list(processor):
+        if name.startswith("head_"):
+            processor[name] = jax.tree_util.tree_map(jnp.zeros_like, processor[name])
+    if "pre_att_bias" in processor:
+        processor["pre_att_bias"] = jax.tree_util.tree_map(
+            jnp.zeros_like, processor["pre_att_bias"]
+        )
+    net["processor"] = processor
+    return fa.Models(
+        model.config,
+        jax.tree_util.tree_map(lambda x: x[None], {**params, "net": net}),
+        (0,),
+    )
+
+
+def test_uniform_attention_has_the_hand_derived_distance(compiled, batches):
+    # The compiled attention is one-hot inside each receiver's support of k
+    # senders; a uniform one puts 1/k on each.  Their L1 is (1 - 1/k) + (k - 1)/k
+    # = 2 (k - 1)/k, so the normalised distance is the mean, over receivers and
+    # counted steps, of (k - 1)/k.  The support is the graph's edges and self
+    # loops at step 0; later, as in CLRS, also every pair that a fed-back
+    # pointer prediction links (the soft pi_h joins the adjacency), so k is read
+    # off the uniform model's own attention.
+    model, batch = compiled["bfs"], batches["bfs"]
+    ref = fa.reference_attention(model, batch)
+    assert np.allclose(ref.max(-1), 1.0)  # one-hot, as the derivation assumes
+    uniform = fa.evaluate_models(_uniform_model(model), batch, ref)
+    att = uniform.attention[0].astype(np.float64)  # [S, B, N, N]
+    support = att > 0
+    k = support.sum(-1)
+    assert np.allclose(att, support / k[..., None], atol=1e-6)  # uniform on support
+    assert np.all(np.take_along_axis(support, ref.argmax(-1)[..., None], -1))
+    assert np.array_equal(support[0], _neighbourhood(batch))  # step 0: the graph
+    counted = np.maximum(1, np.asarray(batch.lengths) - 1)
+    per_sample = [
+        ((k[: counted[b], b] - 1) / k[: counted[b], b]).mean()
+        for b in range(batch.batch_size)
+    ]
+    assert uniform.scalars["internal"][0] == pytest.approx(
+        np.mean(per_sample), abs=1e-5
+    )
+
+
+def test_permuted_attention_is_disjoint_and_a_half_mix_is_halfway(compiled, batches):
+    model, batch = compiled["bellman_ford"], batches["bellman_ford"]
+    ref = fa.reference_attention(model, batch)  # [S, B, N, N] one-hot rows
+    shifted = np.roll(ref, 1, axis=-1)  # every receiver attends one id higher
+    args = (batch.lengths, batch.node_mask)
+    assert float(fa.internal_distance(ref, shifted, *args)["distance"]) == 1.0
+    mix = 0.5 * ref + 0.5 * shifted
+    assert float(fa.internal_distance(ref, mix, *args)["distance"]) == pytest.approx(
+        0.5
+    )
+    # permuting receivers *and* senders of both series together changes nothing
+    perm = np.random.default_rng(0).permutation(ref.shape[-1])
+    both = fa.internal_distance(
+        ref[..., perm, :][..., perm], mix[..., perm, :][..., perm], *args
+    )
+    assert float(both["distance"]) == pytest.approx(0.5)
+
+
+def test_padding_steps_and_padded_nodes_never_count():
+    rng = np.random.default_rng(3)
+    s, b, n = 5, 3, 6
+    a = rng.dirichlet(np.ones(n), size=(s, b, n))
+    c = rng.dirichlet(np.ones(n), size=(s, b, n))
+    lengths = np.array([2, 4, 6])  # counted steps 1, 3, 5
+    mask = np.ones((b, n), bool)
+    mask[0, 4:] = False
+    base = fa.internal_distance(a, c, lengths, mask)
+    noisy = c.copy()
+    noisy[1:, 0] = rng.dirichlet(np.ones(n), size=(s - 1, n))  # past sample 0's step
+    noisy[:, 0, 4:] = rng.dirichlet(np.ones(n), size=(s, 2))  # its padded receivers
+    again = fa.internal_distance(a, noisy, lengths, mask)
+    assert float(again["distance"]) == pytest.approx(float(base["distance"]))
+    by_hand = np.abs(a - c).sum(-1)[:1, 0, :4].sum() / (2 * 1 * 4)
+    assert float(base["per_sample"][0]) == pytest.approx(by_hand, rel=1e-6)
+    assert np.isnan(np.asarray(base["along_time"])).sum() == 0
+    assert 0.0 <= float(base["distance"]) <= 1.0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_distances_stay_in_their_bounds(seed):
+    rng = np.random.default_rng(seed)
+    s, b, n = 4, 2, 5
+    a = rng.dirichlet(np.full(n, 0.2), size=(s, b, n))
+    c = rng.dirichlet(np.full(n, 0.2), size=(s, b, n))
+    out = fa.internal_distance(a, c, np.array([5, 3]), np.ones((b, n), bool))
+    values = np.concatenate([[out["distance"]], out["along_time"], out["per_sample"]])
+    assert np.all((values >= 0) & (values <= 1 + 1e-6))
+
+
+def test_pairwise_distances_are_symmetric_with_zero_diagonal(compiled, batches):
+    model, batch = compiled["bfs"], batches["bfs"]
+    ref = fa.reference_attention(model, batch)
+    stack = np.stack([ref, np.roll(ref, 1, -1), 0.5 * ref + 0.5 * np.roll(ref, 1, -1)])
+    matrix = fa.pairwise_internal_distances(stack, batch.lengths, batch.node_mask)
+    assert np.allclose(matrix, matrix.T) and np.all(np.diag(matrix) == 0)
+    assert matrix[0, 1] == pytest.approx(1.0)
+    assert matrix[0, 2] == pytest.approx(0.5)
+    assert matrix[1, 2] == pytest.approx(0.5)
+
+
+# --------------------------------------------------------------------------- #
+# External faithfulness.
+# --------------------------------------------------------------------------- #
+
+
+def _perfect_logits(batch, config):
+    """Hint predictions that decode exactly to ``hint[t + 1]``."""
+    preds = {}
+    n = batch.num_nodes
+    for name, stage, _, typ in config.spec_entries():
+        if stage != "hint":
+            continue
+        truth = np.asarray(batch.hints[name])[1:]
+        if typ == "pointer":
+            preds[name] = 10.0 * np.eye(n)[truth.astype(int)]
+        elif typ == "mask":
+            preds[name] = np.where(truth > 0.5, 10.0, -10.0)
+        else:
+            preds[name] = truth.astype(np.float64)
+    return preds
+
+
+def test_external_matches_count_nodes_and_respect_margins(batches):
+    batch = batches["bellman_ford"]
+    config = NetworkConfig("bellman_ford")
+    preds = _perfect_logits(batch, config)
+    valid = np.asarray(fa.external_steps(batch.lengths, preds["d"].shape[0]))
+    b = int(np.argmax(np.asarray(batch.lengths)))  # a sample with several steps
+    n_real = int(np.asarray(batch.node_mask)[b].sum())
+    preds["d"][0, b, 0] += 0.04  # inside the margin ε = 0.05
+    preds["d"][0, b, 1] += 0.06  # outside it
+    preds["msk"][0, b, :2] *= -1  # two mask errors
+    matches = fa.step_matches(config, preds, batch)
+    fraction, every = (np.asarray(x) for x in matches["d"])
+    assert fraction[0, b] == pytest.approx((n_real - 1) / n_real)
+    assert every[0, b] == 0.0
+    other = np.ones_like(valid)
+    other[0, b] = False
+    assert np.all(fraction[valid & other] == 1.0)
+    msk_fraction = np.asarray(matches["msk"][0])
+    assert msk_fraction[0, b] == pytest.approx((n_real - 2) / n_real)
+    assert np.all(np.asarray(matches["pi_h"][0])[valid] == 1.0)
+    # strict margins: the 0.04 error also counts
+    strict = fa.step_matches(config, preds, batch, fa.Margins(scalar=0.01))
+    assert np.asarray(strict["d"][0])[0, b] == pytest.approx((n_real - 2) / n_real)
+
+
+def test_trace_mean_averages_steps_within_each_trace_first():
+    values = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]])  # [S=3, B=2]
+    valid = np.array([[True, True], [True, False], [True, False]])
+    # sample 0: mean(1, 0, 0) = 1/3; sample 1: 0 -> overall 1/6
+    assert float(fa._trace_mean(values, valid)) == pytest.approx(1 / 6)
+
+
+def test_uniform_timescale_places_steps_on_each_traces_own_clock():
+    values = np.array([[1.0, 0.0], [0.5, 0.0], [0.0, 9.0]])  # [S, B]
+    valid = np.array([[True, True], [True, True], [True, False]])
+    out = fa.uniform_timescale(values, valid, bins=2)
+    assert fa.uniform_bins(valid) == 3
+    # sample 0 (3 steps) at 1/6, 1/2, 5/6; sample 1 (2 steps) at 1/4, 3/4
+    assert out[0] == pytest.approx((1.0 + 0.0) / 2)
+    assert out[1] == pytest.approx((0.5 + 0.0 + 0.0) / 3)
+
+
+def test_margins_are_validated():
+    with pytest.raises(ValueError, match="mask_threshold"):
+        fa.Margins(mask_threshold=1.5)
+    with pytest.raises(ValueError, match="scalar"):
+        fa.Margins(scalar=-1)
+
+
+# --------------------------------------------------------------------------- #
+# Statistics.
+# --------------------------------------------------------------------------- #
+
+
+def test_correlations_equal_scipys():
+    rng = np.random.default_rng(7)
+    accuracy = rng.uniform(0.8, 1.0, 40)
+    internal = 0.3 - 0.5 * accuracy + rng.normal(0, 0.05, 40)
+    rows = st.correlation_table(accuracy, {"internal": internal})
+    pearson = stats.pearsonr(internal, accuracy)
+    spearman = stats.spearmanr(internal, accuracy)
+    assert rows[0]["pearson_r"] == pytest.approx(pearson.statistic)
+    assert rows[0]["pearson_p"] == pytest.approx(pearson.pvalue)
+    assert rows[0]["spearman_rho"] == pytest.approx(spearman.statistic)
+    assert rows[0]["spearman_p"] == pytest.approx(spearman.pvalue)
+
+
+def test_a_constant_measure_has_no_correlation_and_says_so():
+    rows = st.correlation_table(np.array([0.9, 1.0, 0.8]), {"x": np.ones(3)})
+    assert np.isnan(rows[0]["pearson_r"]) and "constant" in rows[0]["note"]
+
+
+def test_fit_band_is_scipys_line_and_contains_it():
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0, 1, 30)
+    y = 2 * x + rng.normal(0, 0.1, 30)
+    band = st.linear_fit_band(x, y)
+    assert band.slope == pytest.approx(stats.linregress(x, y).slope)
+    assert np.all(band.lower <= band.fit) and np.all(band.fit <= band.upper)
+    widths = band.upper - band.lower
+    assert widths[len(widths) // 2] < widths[0]  # narrowest near the mean of x
+
+
+def _three_groups(rng, sizes=(5, 4, 6)):
+    centres = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])
+    points = np.concatenate(
+        [c + rng.normal(0, 0.1, (k, 2)) for c, k in zip(centres, sizes)]
+    )
+    return np.linalg.norm(points[:, None] - points[None], axis=-1)
+
+
+def test_cluster_count_finds_separated_groups_and_ignores_seed_order():
+    rng = np.random.default_rng(0)
+    distances = _three_groups(rng)
+    clusters = st.cluster_solutions(distances)
+    assert clusters.count == 3
+    for trial in range(5):
+        perm = np.random.default_rng(trial).permutation(len(distances))
+        again = st.cluster_solutions(distances[np.ix_(perm, perm)])
+        assert again.count == clusters.count
+        # the same partition, up to the names of the clusters
+        same = clusters.labels[perm][:, None] == clusters.labels[perm][None]
+        assert np.array_equal(same, again.labels[:, None] == again.labels[None])
+
+
+def test_identical_solutions_are_one_cluster():
+    assert st.cluster_solutions(np.zeros((4, 4))).count == 1
+
+
+def test_models_need_one_config_and_a_seed_axis(compiled):
+    with pytest.raises(ValueError, match="one NetworkConfig"):
+        fa.Models.from_models([compiled["bfs"], compiled["bellman_ford"]])
+    with pytest.raises(ValueError, match="leading axis"):
+        fa.Models(compiled["bfs"].config, compiled["bfs"].params, (0, 1))
+
+
+def test_a_reference_of_another_algorithm_is_refused(compiled, batches):
+    models = fa.Models.from_models([compiled["bfs"]])
+    with pytest.raises(ValueError, match="reference is a 'bellman_ford' model"):
+        fs.faithfulness_study(
+            models, compiled["bellman_ford"], batches["bfs"], progress=False
+        )
+
+
+# --------------------------------------------------------------------------- #
+# Any parameters: imported from dm-clrs.
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parity
+def test_a_dm_clrs_model_is_measured_like_any_other(compiled, batches):
+    from test_clrs_parity import _baseline
+
+    from nar_gap.data import to_clrs_feedback
+    from nar_gap.specs import get_spec
+
+    batch = batches["bfs"]
+    model = _baseline("bfs", to_clrs_feedback(batch), get_spec("bfs"))
+    imported = nar_gap.from_clrs(model.params, "bfs")
+    ref = fa.reference_attention(compiled["bfs"], batch)
+    result = fa.evaluate_models(fa.Models.from_models([imported]), batch, ref)
+    assert 0.0 < result.scalars["internal"][0] <= 1.0
+    assert 0.0 <= result.scalars["external"][0] <= 1.0
+    # the same numbers as for the same parameters handed over directly
+    direct = fa.Models(
+        imported.config,
+        jax.tree_util.tree_map(lambda x: jnp.asarray(x)[None], imported.params),
+        (0,),
+    )
+    again = fa.evaluate_models(direct, batch, ref)
+    assert again.scalars["internal"][0] == result.scalars["internal"][0]
+
+
+# --------------------------------------------------------------------------- #
+# The whole chain: train, evaluate, compare, correlate, cluster, write.
+# --------------------------------------------------------------------------- #
+
+SMOKE_SWEEP = TrainConfig(
+    network=NetworkConfig("bfs", hidden_size=16),
+    seeds=(0, 1, 2, 3, 4),
+    steps=60,
+    eval_every=30,
+    checkpoint_every=60,
+    test_num_nodes=16,
+    node_buckets=(16,),
+    time_buckets=(8, 16),
+)
+
+
+@pytest.fixture(scope="module")
+def smoke_report(tmp_path_factory, compiled):
+    run = train(SMOKE_SWEEP, tmp_path_factory.mktemp("sweep"), progress=False)
+    batch = sample_batch("bfs", 16, 16, seed=3)
+    models = fa.Models.from_run(run.out_dir)
+    report = fs.faithfulness_study(
+        models, nar_gap.compile("bfs"), batch, progress=False
+    )
+    return run, report, batch
+
+
+def test_the_chain_runs_end_to_end_and_writes_its_files(smoke_report, tmp_path):
+    run, report, _ = smoke_report
+    meta = {"profile": "test", "config": SMOKE_SWEEP.to_dict()}
+    written = fs.write_report(report, tmp_path / "results", tmp_path / "figures", meta)
+    names = {p.name for p in written}
+    assert {
+        "faithfulness_bfs.csv",
+        "table1_correlations_bfs.csv",
+        "faithfulness_summary_bfs.csv",
+        "faithfulness_bfs.npz",
+        "fig1_bfs_internal_vs_accuracy.png",
+        "fig1_bfs_internal_vs_accuracy.pdf",
+        "fig2_bfs_internal_over_time.png",
+        "fig3_bfs_closest_attention.png",
+        "fig4_bfs_trace_uniform_time.png",
+        "fig5_bfs_solution_clusters.png",
+        "fig10_bfs_external_vs_accuracy.png",
+        "fig11_bfs_trace_over_time.png",
+    } <= names
+    rows = read_table(tmp_path / "results" / "faithfulness_bfs.csv")
+    assert [int(r["seed"]) for r in rows] == list(SMOKE_SWEEP.seeds)
+    for row in rows:
+        for key in ("accuracy", "internal", "external", "external_reach_h"):
+            assert 0.0 <= float(row[key]) <= 1.0, (key, row)
+    table = read_table(tmp_path / "results" / "table1_correlations_bfs.csv")
+    assert [r["measure"] for r in table] == ["internal", "external"]
+    assert {"pearson_r", "pearson_p", "spearman_rho", "spearman_p"} <= set(table[0])
+    sidecar = json.loads(
+        (tmp_path / "results" / "faithfulness_bfs.csv.json").read_text()
+    )
+    assert sidecar["profile"] == "test" and sidecar["seeds"] == list(SMOKE_SWEEP.seeds)
+    assert "jax" in sidecar["versions"]
+    arrays = np.load(tmp_path / "results" / "faithfulness_bfs.npz")
+    assert arrays["distances"].shape == (5, 5)
+    assert arrays["compiled_attention"].shape == arrays["closest_attention"].shape
+
+
+def test_the_chain_agrees_with_the_training_metrics(smoke_report):
+    run, report, batch = smoke_report
+    # accuracy here is the CLRS output score on the study's batch, computed by
+    # the same code as training's test score, so the trained models score high
+    accuracy = report.evaluation.scalars["accuracy"]
+    assert np.all(accuracy > 0.5)
+    summary = report.summary
+    assert summary["reference_internal"] == 0.0
+    assert summary["reference_external"] == 1.0
+    assert 1 <= summary["num_clusters"] <= len(run.config.seeds)
+    assert 0.0 < summary["closest_internal"] <= summary["mean_internal"] <= 1.0
+    assert summary["closest_seed"] in run.config.seeds
+
+
+def test_the_chain_is_reproducible(smoke_report):
+    run, report, batch = smoke_report
+    again = fs.faithfulness_study(
+        fa.Models.from_run(run.out_dir), nar_gap.compile("bfs"), batch, progress=False
+    )
+    assert again.seed_rows() == report.seed_rows()
+    assert again.summary == report.summary
+    assert np.array_equal(again.distances, report.distances)
