@@ -341,6 +341,30 @@ class Models:
         return cls(run.config.network, run.params, tuple(run.config.seeds))
 
     @classmethod
+    def from_runs(cls, runs: Sequence[Any]) -> Models:
+        """Join runs of one architecture trained apart (e.g. seed groups per job).
+
+        Raises:
+          ValueError: the runs differ in architecture or repeat a seed.
+        """
+        parts = [cls.from_run(run) for run in runs]
+        if not parts:
+            raise ValueError("Models.from_runs needs at least one run")
+        if len({p.config for p in parts}) != 1:
+            raise ValueError(
+                "Models.from_runs: the runs have different NetworkConfigs; "
+                "compare one architecture at a time"
+            )
+        seeds = tuple(s for p in parts for s in p.seeds)
+        if len(set(seeds)) != len(seeds):
+            raise ValueError(f"Models.from_runs: repeated seeds in {seeds}")
+        params = jax.tree_util.tree_map(
+            lambda *xs: np.concatenate([np.asarray(x) for x in xs]),
+            *[p.params for p in parts],
+        )
+        return cls(parts[0].config, params, seeds)
+
+    @classmethod
     def from_models(
         cls,
         models: Sequence[HasParams],

@@ -426,3 +426,11 @@ def test_the_chain_is_reproducible(smoke_report):
     assert again.seed_rows() == report.seed_rows()
     assert again.summary == report.summary
     assert np.array_equal(again.distances, report.distances)
+
+
+def test_runs_trained_apart_join_into_one_sweep(smoke_report):
+    run, _, _ = smoke_report
+    with pytest.raises(ValueError, match="repeated seeds"):
+        fa.Models.from_runs([run.out_dir, run.out_dir])
+    single = fa.Models.from_runs([run.out_dir])
+    assert single.seeds == run.config.seeds
