@@ -67,11 +67,11 @@ class Margins:
     """Per-type margins of Eq. 25 that turn a prediction into match / no match.
 
     Attributes:
-      scalar: absolute tolerance ε on numerical hints.  0.05 is below half the
-        smallest Bellman-Ford edge weight CLRS samples (``sqrt(1e-3) ≈ 0.032``
-        rounds up to 0.05 only for the sum of two edges), so a distance that
-        matches is never off by a whole edge; the compiled models are within
-        1e-4.
+      scalar: absolute tolerance ε on numerical hints (Bellman-Ford's ``d``,
+        which lies in [0, ~8] on CLRS graphs).  0.05 is a tenth of the mean
+        edge weight CLRS samples (≈ 0.6), so a matching distance has the right
+        path up to rounding in most graphs; the lightest edges (≥ 0.032) can
+        still hide inside it.  The compiled models are within 1e-4.
       mask_threshold: a mask predicts 1 when ``sigmoid(logit) > threshold``.
     """
 
