@@ -190,7 +190,9 @@ def plot_attention_comparison(
     """Figure 3: compiled attention (top) above a learned model's (bottom), per step."""
     steps = min(len(compiled), max_steps)
     fig, axes = plt.subplots(2, steps, figsize=(2.2 * steps, 4.6), squeeze=False)
-    for row, (att, name) in enumerate(((compiled, "compiled"), (learned, learned_title))):
+    for row, (att, name) in enumerate(
+        ((compiled, "compiled"), (learned, learned_title))
+    ):
         for t in range(steps):
             ax = axes[row, t]
             ax.imshow(att[t], vmin=0.0, vmax=1.0, cmap="Greys")
@@ -235,4 +237,68 @@ def plot_solution_clusters(
     right.set_xticks([])
     right.set_yticks([])
     fig.colorbar(image, ax=right, fraction=0.046)
+    return fig
+
+
+def plot_landscape(
+    alphas: np.ndarray, betas: np.ndarray, losses: np.ndarray, title: str
+) -> Figure:
+    """Appendix D.11: contour (left) and surface (right) of a loss landscape.
+
+    Losses are drawn on a log10 scale (compiled minima rise by orders of
+    magnitude within the plotted square).
+    """
+    values = np.log10(np.maximum(np.asarray(losses, np.float64), 1e-12))
+    grid_a, grid_b = np.meshgrid(alphas, betas, indexing="ij")
+    fig = plt.figure(figsize=(9, 3.8))
+    left = fig.add_subplot(1, 2, 1)
+    contour = left.contourf(grid_a, grid_b, values, levels=20, cmap="viridis")
+    left.plot([0], [0], "r+", ms=10)
+    left.set_xlabel("direction 1", fontsize=8)
+    left.set_ylabel("direction 2", fontsize=8)
+    fig.colorbar(contour, ax=left, label="log10 loss")
+    right = fig.add_subplot(1, 2, 2, projection="3d")
+    right.plot_surface(grid_a, grid_b, values, cmap="viridis", linewidth=0)
+    right.set_zlabel("log10 loss", fontsize=8)
+    right.tick_params(labelsize=6)
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def plot_stability(rows: Sequence[dict], title: str) -> Figure:
+    """Appendix D.8: accuracy, internal distance and parameter drift over training.
+
+    One thin line per (start, seed), coloured by start (compiled / random).
+    """
+    panels = (
+        ("accuracy", "test accuracy"),
+        ("internal", "internal distance"),
+        ("param_drift", "relative parameter drift"),
+    )
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    starts = list(dict.fromkeys(r["start"] for r in rows))
+    for colour, start in enumerate(starts):
+        seeds = sorted({r["seed"] for r in rows if r["start"] == start})
+        for seed in seeds:
+            mine = sorted(
+                (r for r in rows if r["start"] == start and r["seed"] == seed),
+                key=lambda r: r["step"],
+            )
+            steps = [r["step"] for r in mine]
+            for ax, (key, _) in zip(axes, panels, strict=True):
+                ax.plot(
+                    steps,
+                    [r[key] for r in mine],
+                    color=f"C{colour}",
+                    lw=0.8,
+                    alpha=0.7,
+                    label=start if seed == seeds[0] else None,
+                )
+    for ax, (_, label) in zip(axes, panels, strict=True):
+        ax.set_xlabel("training step", fontsize=8)
+        ax.set_ylabel(label, fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes[0].legend(fontsize=7, frameon=False)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
     return fig

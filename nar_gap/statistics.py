@@ -1,5 +1,7 @@
-"""Statistics across seeds: Table 1's correlations, the fitted line of Figures 1
-and 10, and the Ward clusters of learned solutions (Figure 5).
+"""Statistics across seeds: correlations, fitted lines, clusters, table cells.
+
+Table 1's correlations, the fitted line of Figures 1 and 10, the Ward clusters
+of learned solutions (Figure 5), and the paper's ``mean ± std (max)`` cells.
 
 numpy and scipy only, on per-seed numbers that :mod:`nar_gap.faithfulness`
 computed; nothing here runs a network.
@@ -8,7 +10,7 @@ computed; nothing here runs a network.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -150,3 +152,9 @@ def cluster_solutions(distances: np.ndarray) -> Clusters:
     threshold = float(0.5 * (heights[widest] + heights[widest + 1]))
     labels = hierarchy.fcluster(linkage, t=threshold, criterion="distance")
     return Clusters(linkage, labels, int(len(np.unique(labels))), threshold)
+
+
+def mean_std_max(values: Sequence[float]) -> str:
+    """The paper's table cell: ``mean ± std (max)`` (population std, 3 decimals)."""
+    values = np.asarray(values, np.float64)
+    return f"{values.mean():.3f} ± {values.std():.3f} ({values.max():.3f})"

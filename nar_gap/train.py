@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import math
 import os
 import queue
@@ -58,6 +59,7 @@ PAPER_EDGE_PROBABILITIES: tuple[float, ...] = tuple(
 PAPER_TRAIN_LENGTHS: tuple[int, ...] = (4, 7, 11, 13, 16)
 CHECKPOINT_FILE = "checkpoint.msgpack"
 PARAMS_FILE = "params.msgpack"
+INITIAL_FILE = "initial.json"
 CONFIG_FILE = "config.json"
 
 
@@ -516,18 +518,28 @@ def train(
     out_dir: str | os.PathLike | None = None,
     *,
     progress: bool = True,
+    initial_params: Any | None = None,
 ) -> RunResult:
     """Train ``config.seeds`` together; write checkpoints and metrics to ``out_dir``.
 
     An ``out_dir`` holding a run of the same configuration is resumed: finished
     seeds are not retrained, unfinished ones continue from their last
     checkpoint.  A different configuration there is an error.
+
+    ``initial_params`` (one parameter tree, e.g. a compiled model's) starts
+    every seed from the same point instead of its own random initialisation;
+    the seeds then differ only in their data order (the stability study).  Its
+    fingerprint is kept in the run directory, so a resume from other starting
+    parameters is refused.
     """
     out = Path(out_dir) if out_dir is not None else None
+    fingerprint = _fingerprint(initial_params) if initial_params is not None else ""
     if out is not None:
         io.ensure_dir(out)
         _check_run_dir(out, config)
+        _check_initial(out, fingerprint)
         io.write_json_atomic(out / CONFIG_FILE, config.to_dict())
+        io.write_json_atomic(out / INITIAL_FILE, {"initial_params": fingerprint})
 
     algorithm = config.network.algorithm
     val_batch = _eval_batch(algorithm, "val", config.val_num_nodes)
@@ -536,7 +548,11 @@ def train(
     template = jax.tree_util.tree_map(lambda x: x[0], template)
 
     optimizer = make_optimizer(config)
-    initial = init_stacked(config.network, template, config.seeds)
+    if initial_params is None:
+        initial = init_stacked(config.network, template, config.seeds)
+    else:
+        _check_tree(initial_params, _init_params(config.network, template, 0))
+        initial = _stack([jax.device_get(initial_params)] * len(config.seeds))
     states = []
     for index, seed in enumerate(config.seeds):
         params = _unstack(initial, index)
@@ -596,6 +612,38 @@ def _eval_batch(algorithm: str, split: str, num_nodes: int) -> Batch:
     return data_lib.sample_batch(
         algorithm, num_nodes, recipe["num_samples"], recipe["seed"]
     )
+
+
+def _fingerprint(params: Any) -> str:
+    """A hash of a parameter tree's structure and values."""
+    digest = hashlib.sha256()
+    for path, leaf in jax.tree_util.tree_leaves_with_path(params):
+        digest.update(jax.tree_util.keystr(path).encode())
+        digest.update(np.ascontiguousarray(np.asarray(leaf, np.float32)).tobytes())
+    return digest.hexdigest()
+
+
+def _check_initial(out: Path, fingerprint: str) -> None:
+    path = out / INITIAL_FILE
+    if not path.exists():
+        return
+    previous = io.read_json(path).get("initial_params", "")
+    if previous != fingerprint:
+        raise CheckpointError(
+            f"{out} holds a run that started from other initial parameters; "
+            "choose another output directory"
+        )
+
+
+def _check_tree(given: Any, expected: Any) -> None:
+    shapes = lambda tree: jax.tree_util.tree_map(np.shape, tree)  # noqa: E731
+    if jax.tree_util.tree_structure(given) != jax.tree_util.tree_structure(
+        expected
+    ) or shapes(given) != shapes(expected):
+        raise ValueError(
+            "initial_params do not fit this network: build them for the same "
+            "NetworkConfig (compiled models: use model.config as the network)"
+        )
 
 
 def _check_run_dir(out: Path, config: TrainConfig) -> None:
@@ -737,17 +785,49 @@ def versions() -> dict[str, str]:
     return found
 
 
-def load_run(out_dir: str | os.PathLike) -> RunResult:
-    """Read a finished run back: config, per-seed metrics and stacked params."""
+def load_current_params(out_dir: str | os.PathLike) -> Any:
+    """Every seed's *latest* parameters (from its checkpoint), stacked.
+
+    :func:`load_run` returns the best-validation parameters; studies of how
+    parameters move during training (stability) need the current ones.
+    """
+    out = Path(out_dir)
+    config = load_run_config(out)
+    template = data_lib.sample_batch(config.network.algorithm, 4, 1, 0)
+    target = _init_params(config.network, template, 0)
+    params = []
+    for seed in config.seeds:
+        path = _seed_dir(out, seed) / CHECKPOINT_FILE
+        try:
+            state = flax.serialization.msgpack_restore(path.read_bytes())
+            params.append(flax.serialization.from_state_dict(target, state["params"]))
+        except FileNotFoundError:
+            raise CheckpointError(f"no checkpoint at {path}") from None
+        except Exception as error:
+            raise CheckpointError(
+                f"checkpoint {path} is corrupt or from another model "
+                f"({type(error).__name__})"
+            ) from None
+    return _stack(params)
+
+
+def load_run_config(out_dir: str | os.PathLike) -> TrainConfig:
+    """The :class:`TrainConfig` of a run directory, or a clear error."""
     out = Path(out_dir)
     if not (out / CONFIG_FILE).exists():
         raise CheckpointError(
             f"{out} is not a nar_gap run directory (no {CONFIG_FILE})"
         )
     try:
-        config = TrainConfig.from_dict(io.read_json(out / CONFIG_FILE))
+        return TrainConfig.from_dict(io.read_json(out / CONFIG_FILE))
     except Exception as error:
         raise CheckpointError(f"{out / CONFIG_FILE} is unreadable ({error})") from None
+
+
+def load_run(out_dir: str | os.PathLike) -> RunResult:
+    """Read a finished run back: config, per-seed metrics and stacked params."""
+    out = Path(out_dir)
+    config = load_run_config(out)
     template = data_lib.sample_batch(config.network.algorithm, 4, 1, 0)
     params, metrics = [], []
     for seed in config.seeds:

@@ -1,0 +1,192 @@
+"""Loss landscapes along filter-normalised random directions (Li et al., 2018).
+
+The paper's appendix D.11 plots the training loss on a plane through a
+solution (compiled, learned, or the initial parameters) and finds compiled
+minima much sharper than learned ones.  A plane is spanned by two random
+directions, each *filter-normalised*: every filter (the column of a weight
+matrix that feeds one output unit, ``kernel[:, j]`` in Flax's ``[in, out]``
+layout) is rescaled to the norm of the matching filter of the centre, so a
+step of 1 along a direction changes every unit by as much as its own weights
+(scale-invariant comparisons between very differently scaled solutions, such
+as compiled weights of ~1e7 and learned ones of ~1).  One-dimensional
+parameters (biases, layer-norm scale and offset) get a zero direction, Li et
+al.'s choice for biases and batch-norm parameters.
+
+:func:`loss_grid` evaluates the whole grid as one jitted computation: the grid
+points are a leading axis mapped with ``lax.map`` in vmapped chunks, not a
+Python loop.  :func:`sharpness` is the number behind "sharper": the mean loss
+rise on a circle of fixed radius in the plane.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from nar_gap.data import Batch
+from nar_gap.losses import total_loss
+from nar_gap.network import Network, NetworkConfig
+
+Params = Any
+
+
+def _filter_normalise(direction: jax.Array, centre: jax.Array) -> jax.Array:
+    """Rescale each filter (last-axis unit) of ``direction`` to the centre's norm."""
+    if centre.ndim < 2:
+        return jnp.zeros_like(centre)
+    axes = tuple(range(centre.ndim - 1))  # every axis but the output unit
+    centre_norm = jnp.sqrt(jnp.sum(centre**2, axis=axes, keepdims=True))
+    direction_norm = jnp.sqrt(jnp.sum(direction**2, axis=axes, keepdims=True))
+    return direction * centre_norm / jnp.maximum(direction_norm, 1e-30)
+
+
+def filter_normalised_direction(key: jax.Array, centre: Params) -> Params:
+    """A Gaussian direction in parameter space, filter-normalised to ``centre``."""
+    leaves, tree = jax.tree_util.tree_flatten(centre)
+    keys = jax.random.split(key, len(leaves))
+    directions = [
+        _filter_normalise(
+            jax.random.normal(k, jnp.shape(leaf), jnp.float32), jnp.asarray(leaf)
+        )
+        for k, leaf in zip(keys, leaves, strict=True)
+    ]
+    return jax.tree_util.tree_unflatten(tree, directions)
+
+
+def filter_norms(params: Params) -> Params:
+    """Per-filter L2 norms of every weight matrix (1-D parameters: ``None``)."""
+
+    def norms(x):
+        x = jnp.asarray(x)
+        if x.ndim < 2:
+            return None
+        return jnp.sqrt(jnp.sum(x**2, axis=tuple(range(x.ndim - 1))))
+
+    return jax.tree_util.tree_map(norms, params)
+
+
+def plane_point(
+    centre: Params, first: Params, second: Params, alpha: jax.Array, beta: jax.Array
+) -> Params:
+    """``centre + alpha * first + beta * second``."""
+    return jax.tree_util.tree_map(
+        lambda c, d1, d2: c + alpha * d1 + beta * d2, centre, first, second
+    )
+
+
+def model_loss(config: NetworkConfig, params: Params, batch: Batch) -> jax.Array:
+    """The training loss at ``params`` (training mode, no dropout, no penalty).
+
+    Training mode is what gradient descent sees: hint losses on every step,
+    the model's own soft predictions fed back (teacher forcing 0, the paper's
+    setting).  Randomness only enters with teacher forcing or dropout, so a
+    fixed key makes the landscape deterministic.
+    """
+    key = jax.random.PRNGKey(0)
+    dropout, teacher = jax.random.split(key)
+    with jax.default_matmul_precision("highest"):  # compiled weights need it on GPU
+        out = Network(config).apply(
+            {"params": params},
+            batch,
+            repred=False,
+            rngs={"dropout": dropout, "teacher": teacher},
+        )
+    return total_loss(config, out, batch)[0]
+
+
+@functools.lru_cache(maxsize=16)
+def _grid_evaluator(config: NetworkConfig, chunk: int):
+    def at(centre, first, second, batch, coefficients):
+        def one(ab):
+            return model_loss(
+                config, plane_point(centre, first, second, ab[0], ab[1]), batch
+            )
+
+        return jax.lax.map(one, coefficients, batch_size=chunk)
+
+    return jax.jit(at)
+
+
+def losses_at(
+    config: NetworkConfig,
+    centre: Params,
+    first: Params,
+    second: Params,
+    batch: Batch,
+    coefficients: np.ndarray,
+    chunk: int = 16,
+) -> np.ndarray:
+    """Loss at each ``(alpha, beta)`` row of ``coefficients`` ``[P, 2]`` (one jit)."""
+    evaluator = _grid_evaluator(config, int(chunk))
+    return np.asarray(
+        evaluator(centre, first, second, batch, jnp.asarray(coefficients, jnp.float32))
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Landscape:
+    """A loss surface on a plane through ``centre``.
+
+    Attributes:
+      alphas, betas: grid coordinates along the first and second direction.
+      losses: ``[len(alphas), len(betas)]``.
+      centre_loss: the loss at the centre (``losses`` at alpha = beta = 0).
+    """
+
+    alphas: np.ndarray
+    betas: np.ndarray
+    losses: np.ndarray
+    centre_loss: float
+
+
+def loss_grid(
+    config: NetworkConfig,
+    centre: Params,
+    batch: Batch,
+    key: jax.Array,
+    radius: float = 1.0,
+    points: int = 21,
+    chunk: int = 16,
+) -> tuple[Landscape, tuple[Params, Params]]:
+    """The loss on a ``points x points`` grid over ``[-radius, radius]^2``.
+
+    Returns the landscape and the two directions (reuse them to compare
+    several centres on the same kind of plane).  ``points`` odd puts the
+    centre on the grid.
+    """
+    k1, k2 = jax.random.split(key)
+    first = filter_normalised_direction(k1, centre)
+    second = filter_normalised_direction(k2, centre)
+    axis = np.linspace(-radius, radius, points)
+    alphas, betas = np.meshgrid(axis, axis, indexing="ij")
+    coefficients = np.stack([alphas.ravel(), betas.ravel()], axis=1)
+    losses = losses_at(config, centre, first, second, batch, coefficients, chunk)
+    centre_loss = float(jax.jit(functools.partial(model_loss, config))(centre, batch))
+    landscape = Landscape(axis, axis, losses.reshape(points, points), centre_loss)
+    return landscape, (first, second)
+
+
+def sharpness(
+    config: NetworkConfig,
+    centre: Params,
+    directions: tuple[Params, Params],
+    batch: Batch,
+    radius: float = 0.1,
+    angles: int = 16,
+) -> float:
+    """Mean loss rise on the circle of ``radius`` around the centre, in the plane.
+
+    With filter-normalised directions, radius 0.1 moves every filter by about
+    10 % of its own norm, so the number compares solutions of any scale: a
+    flat minimum barely rises, a sharp one rises a lot.
+    """
+    phi = np.linspace(0.0, 2 * np.pi, angles, endpoint=False)
+    ring = radius * np.stack([np.cos(phi), np.sin(phi)], axis=1)
+    coefficients = np.concatenate([np.zeros((1, 2)), ring])
+    losses = losses_at(config, centre, *directions, batch, coefficients)
+    return float(np.mean(losses[1:]) - losses[0])

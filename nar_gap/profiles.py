@@ -1,0 +1,160 @@
+"""Named sizes for every experiment: ``smoke`` (CI), ``cpu`` (default), ``paper``.
+
+A notebook or script picks a profile by name and never sets sizes itself, so
+the same code runs in CI in seconds, on a 2-core laptop in under an hour, and
+at the paper's sizes on an accelerator.  Every results file records the
+profile that produced it.
+
+The ``cpu`` sizes were chosen so that the paper's qualitative findings can
+show (BFS learns to > 90 % at N = 64 with hidden 16 in a few hundred steps),
+not to reproduce its numbers; ``paper`` is the paper's setting (128 seeds,
+10 000 steps, hidden 128, 1024 minimal seeds) and is meant for a GPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from nar_gap.network import NetworkConfig
+from nar_gap.train import PAPER_TRAIN_LENGTHS, TrainConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class Profile:
+    """Sizes of one profile.
+
+    Attributes:
+      name: ``smoke``, ``cpu`` or ``paper``.
+      seeds: seeds per trained configuration (baselines, faithfulness, ablations).
+      steps: training steps per seed.
+      hidden_size: hidden width of trained models.
+      batch_size: samples per step.
+      train_lengths: training graph sizes.
+      val_num_nodes, test_num_nodes: evaluation graph sizes (16 and 64 are
+        exactly CLRS-30's splits).
+      eval_every: validation period.
+      node_buckets, time_buckets: shape padding (few shapes = few compiles).
+      minimal_seeds: seeds of the hidden-4 "lottery ticket" runs.
+      long_steps: steps of the extended-training (grokking) run.
+      stability_orders: data orders (seeds) when training on from compiled.
+      stability_points: evaluations along that training.
+      landscape_points: grid side of a loss landscape.
+      faithfulness_graphs: graphs of the faithfulness batch (test split: 32).
+    """
+
+    name: str
+    seeds: int
+    steps: int
+    hidden_size: int
+    batch_size: int
+    train_lengths: tuple[int, ...]
+    val_num_nodes: int
+    test_num_nodes: int
+    eval_every: int
+    node_buckets: tuple[int, ...]
+    time_buckets: tuple[int, ...]
+    minimal_seeds: int
+    long_steps: int
+    stability_orders: int
+    stability_points: int
+    landscape_points: int
+    faithfulness_graphs: int
+
+    def seed_list(self, count: int | None = None, first: int = 0) -> tuple[int, ...]:
+        """``count`` (default: ``seeds``) consecutive seeds from ``first``."""
+        return tuple(range(first, first + (self.seeds if count is None else count)))
+
+    def train_config(
+        self,
+        network: NetworkConfig,
+        seeds: tuple[int, ...] | None = None,
+        **changes: Any,
+    ) -> TrainConfig:
+        """A :class:`TrainConfig` at this profile's sizes (``changes`` override)."""
+        fields = {
+            "network": network,
+            "seeds": self.seed_list() if seeds is None else seeds,
+            "steps": self.steps,
+            "batch_size": self.batch_size,
+            "train_lengths": self.train_lengths,
+            "val_num_nodes": self.val_num_nodes,
+            "test_num_nodes": self.test_num_nodes,
+            "eval_every": self.eval_every,
+            "checkpoint_every": self.eval_every,
+            "node_buckets": self.node_buckets,
+            "time_buckets": self.time_buckets,
+        }
+        fields.update(changes)
+        return TrainConfig(**fields)
+
+
+PROFILES: dict[str, Profile] = {
+    "smoke": Profile(
+        name="smoke",
+        seeds=3,
+        steps=16,
+        hidden_size=8,
+        batch_size=8,
+        train_lengths=(4, 8),
+        val_num_nodes=8,
+        test_num_nodes=8,
+        eval_every=8,
+        node_buckets=(8,),
+        time_buckets=(8, 16),
+        minimal_seeds=3,
+        long_steps=24,
+        stability_orders=2,
+        stability_points=2,
+        landscape_points=3,
+        faithfulness_graphs=8,
+    ),
+    "cpu": Profile(
+        name="cpu",
+        seeds=8,
+        steps=400,
+        hidden_size=16,
+        batch_size=32,
+        train_lengths=PAPER_TRAIN_LENGTHS,
+        val_num_nodes=16,
+        test_num_nodes=64,
+        eval_every=100,
+        node_buckets=(8, 16),
+        time_buckets=(),
+        minimal_seeds=16,
+        long_steps=800,
+        stability_orders=4,
+        stability_points=4,
+        landscape_points=11,
+        faithfulness_graphs=32,
+    ),
+    "paper": Profile(
+        name="paper",
+        seeds=128,
+        steps=10_000,
+        hidden_size=128,
+        batch_size=32,
+        train_lengths=PAPER_TRAIN_LENGTHS,
+        val_num_nodes=16,
+        test_num_nodes=64,
+        eval_every=500,
+        node_buckets=(8, 16),
+        time_buckets=(),
+        minimal_seeds=1024,
+        long_steps=40_000,
+        stability_orders=8,
+        stability_points=10,
+        landscape_points=31,
+        faithfulness_graphs=32,
+    ),
+}
+
+
+def get(name: str) -> Profile:
+    """The profile called ``name``; an unknown name lists the known ones."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown profile {name!r}; known profiles: {', '.join(PROFILES)}"
+        ) from None

@@ -1,0 +1,166 @@
+"""Appendix D.8: are compiled minima stable under further training?
+
+Start every seed from the compiled parameters and keep training with Adam; the
+seeds differ only in their data order.  Along the way (at
+``Profile.stability_points`` evenly spaced steps) every seed is evaluated on
+the test graphs: accuracy, internal distance to the compiled attention,
+external faithfulness, and how far its parameters moved (relative L2,
+``‖θ − θ_c‖ / ‖θ_c‖``).  The same architecture trained from its random
+initialisation for the same steps is the "trained" row of Table 16.
+
+Training resumes segment by segment in one run directory (``train`` resumes
+when only ``steps`` changes), so an interrupted study redoes nothing that was
+finished, and every number is a pure function of the seeds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from nar_gap.data import Batch
+from nar_gap.faithfulness import Models, evaluate_models, reference_attention
+from nar_gap.statistics import mean_std_max
+from nar_gap.train import TrainConfig, load_current_params, train
+
+
+def relative_drift(stacked: Any, centre: Any) -> np.ndarray:
+    """``[K]``: ``‖θ_k − θ_c‖₂ / ‖θ_c‖₂`` over all parameters of each seed."""
+    diffs = jax.tree_util.tree_map(
+        lambda s, c: np.sum(
+            (np.asarray(s, np.float64) - np.asarray(c, np.float64)[None]) ** 2,
+            axis=tuple(range(1, np.ndim(s))),
+        ),
+        stacked,
+        centre,
+    )
+    norm = sum(
+        float(np.sum(np.asarray(c, np.float64) ** 2))
+        for c in jax.tree_util.tree_leaves(centre)
+    )
+    total = sum(jax.tree_util.tree_leaves(diffs))
+    return np.sqrt(total / max(norm, 1e-30))
+
+
+def schedule(steps: int, points: int) -> list[int]:
+    """``points`` evaluation steps, evenly spaced, ending at ``steps``."""
+    return sorted({max(1, round(steps * (k + 1) / points)) for k in range(points)})
+
+
+def train_on_from(
+    model: Any,
+    config: TrainConfig,
+    batch: Batch,
+    out_dir: str | os.PathLike,
+    points: int,
+    start: str = "compiled",
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Train ``config.seeds`` on from ``model.params`` (``start="random"``: from init).
+
+    Returns one row per (seed, evaluation step), step 0 included: ``seed``,
+    ``step``, ``accuracy``, ``internal`` (to ``model``'s attention),
+    ``external``, ``param_drift`` (from ``model.params``).
+    """
+    if config.network != model.config:
+        raise ValueError(
+            "the training config's network must be the compiled model's "
+            "(use dataclasses.replace(config, network=model.config))"
+        )
+    ref = reference_attention(model, batch)
+    initial = model.params if start == "compiled" else None
+    rows: list[dict[str, Any]] = []
+
+    def record(step: int, params: Any) -> None:
+        models = Models(config.network, params, tuple(config.seeds))
+        ev = evaluate_models(models, batch, ref)
+        drift = relative_drift(params, model.params)
+        for k, seed in enumerate(config.seeds):
+            rows.append(
+                {
+                    "start": start,
+                    "seed": int(seed),
+                    "step": step,
+                    "accuracy": float(ev.scalars["accuracy"][k]),
+                    "internal": float(ev.scalars["internal"][k]),
+                    "external": float(
+                        ev.scalars.get("external", [np.nan] * len(drift))[k]
+                    ),
+                    "param_drift": float(drift[k]),
+                }
+            )
+
+    if start == "compiled":
+        record(
+            0,
+            jax.tree_util.tree_map(
+                lambda x: np.stack([np.asarray(x)] * len(config.seeds)), model.params
+            ),
+        )
+    for step in schedule(config.steps, points):
+        segment = dataclasses.replace(config, steps=step)
+        train(segment, out_dir, progress=progress, initial_params=initial)
+        record(step, load_current_params(out_dir))
+    return rows
+
+
+def summary_rows(rows: list[dict[str, Any]], algorithm: str) -> list[dict[str, Any]]:
+    """Table 16: per start (compiled / random), at the first and last step."""
+    table = []
+    for start in dict.fromkeys(r["start"] for r in rows):
+        mine = [r for r in rows if r["start"] == start]
+        for step in sorted(
+            {min(r["step"] for r in mine), max(r["step"] for r in mine)}
+        ):
+            at = [r for r in mine if r["step"] == step]
+            accuracy = [r["accuracy"] for r in at]
+            table.append(
+                {
+                    "algorithm": algorithm,
+                    "start": start,
+                    "step": step,
+                    "seeds": len(at),
+                    "performance": mean_std_max(accuracy),
+                    "accuracy_mean": float(np.mean(accuracy)),
+                    "accuracy_std": float(np.std(accuracy)),
+                    "accuracy_max": float(np.max(accuracy)),
+                    "internal_mean": float(np.mean([r["internal"] for r in at])),
+                    "param_drift_mean": float(np.mean([r["param_drift"] for r in at])),
+                }
+            )
+    return table
+
+
+def write_stability(
+    rows: list[dict[str, Any]],
+    algorithm: str,
+    results_dir: str | os.PathLike,
+    figures_dir: str | os.PathLike,
+    metadata: Mapping[str, Any] | None = None,
+) -> list[Path]:
+    """Write every evaluation, Table 16 and the drift figure.
+
+    Files: ``results/stability_<a>.csv``, ``results/table16_stability_<a>.csv``
+    and ``figures/fig_stability_<a>.{png,pdf}``.
+    """
+    from nar_gap import io, plots
+
+    results, figures = Path(results_dir), Path(figures_dir)
+    written = [
+        io.write_table(results / f"stability_{algorithm}.csv", rows, metadata),
+        io.write_table(
+            results / f"table16_stability_{algorithm}.csv",
+            summary_rows(rows, algorithm),
+            metadata,
+        ),
+    ]
+    fig = plots.plot_stability(rows, f"{algorithm}: training on from compiled")
+    written += io.save_figure(fig, figures / f"fig_stability_{algorithm}")
+    plots.close(fig)
+    return written

@@ -1,0 +1,83 @@
+"""Ablation tables at smoke size: columns, bounds, reproducibility, resume."""
+
+from __future__ import annotations
+
+import pytest
+
+from nar_gap import ablations, profiles
+from nar_gap.io import read_table
+
+SMOKE = profiles.get("smoke")
+EXPERIMENTS = ablations.experiments(SMOKE)
+COLUMNS = [
+    "experiment",
+    "variant",
+    "algorithm",
+    "hidden_size",
+    "steps",
+    "seeds",
+    "performance",
+    "mean",
+    "std",
+    "max",
+    "min",
+    "test_num_nodes",
+]
+
+
+@pytest.fixture(scope="session")
+def shared_runs(tmp_path_factory):
+    """One runs directory for the session: later tests resume, never retrain."""
+    return tmp_path_factory.mktemp("runs")
+
+
+def test_every_paper_ablation_is_there():
+    assert set(EXPERIMENTS) == {
+        "table11_edge_info",
+        "table12_pre_att_bias",
+        "table13_length_limited",
+        "table14_no_hints",
+        "d10_sequential",
+        "table15_minimal",
+        "d1_regularisation",
+    }
+    flags = {
+        v.label: v.config.network for v in EXPERIMENTS["table11_edge_info"].variants
+    }
+    assert flags["edge information"].use_edge_info
+    assert not flags["no edge information"].use_edge_info
+    for v in EXPERIMENTS["table14_no_hints"].variants:
+        assert (v.config.network.hint_mode == "none") == v.label.endswith("no hints")
+    for v in EXPERIMENTS["table15_minimal"].variants:
+        assert v.config.network.hidden_size == 4
+        assert len(v.config.seeds) == SMOKE.minimal_seeds
+
+
+def test_paper_profile_has_the_papers_sizes():
+    paper = ablations.experiments(profiles.get("paper"))
+    minimal = paper["table15_minimal"].variants[0].config
+    assert len(minimal.seeds) == 1024 and minimal.steps == 10_000
+    edge = paper["table11_edge_info"].variants[0].config
+    assert edge.network.hidden_size == 128 and len(edge.seeds) == 128
+
+
+@pytest.mark.parametrize("name", sorted(EXPERIMENTS))
+def test_each_table_has_its_columns_sane_values_and_reproduces(
+    name, shared_runs, tmp_path
+):
+    experiment = EXPERIMENTS[name]
+    rows = ablations.run_experiment(experiment, shared_runs, progress=False)
+    path = ablations.write_experiment(experiment, rows, tmp_path, {"profile": "smoke"})
+    table = read_table(path)
+    assert list(table[0]) == COLUMNS
+    assert [r["variant"] for r in table] == [v.label for v in experiment.variants]
+    for row in table:
+        low, mean, high = float(row["min"]), float(row["mean"]), float(row["max"])
+        assert 0.0 <= low <= mean <= high <= 1.0, row
+        assert float(row["std"]) >= 0 and int(row["seeds"]) >= 1
+        assert row["performance"].startswith(f"{mean:.3f} ± ")
+    # same seeds, a fresh directory: the same numbers
+    again = ablations.run_experiment(experiment, tmp_path / "again", progress=False)
+    assert again == rows
+    # the shared directory now holds finished runs: a rerun resumes, same rows
+    assert ablations.run_experiment(experiment, shared_runs, progress=False) == rows

@@ -1,0 +1,94 @@
+"""Loss landscapes: filter normalisation, the centre, the grid, sharpness."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import nar_gap
+from nar_gap import landscape as ls
+from nar_gap.data import sample_batch
+from nar_gap.network import NetworkConfig, init_params
+
+
+@pytest.fixture(scope="module")
+def setting():
+    batch = sample_batch("bfs", 8, 4, seed=2)
+    config = NetworkConfig("bfs", hidden_size=8)
+    return config, init_params(config, batch, seed=3), batch
+
+
+def test_each_filter_of_a_direction_has_the_norm_of_the_centres_filter(setting):
+    _, params, _ = setting
+    direction = ls.filter_normalised_direction(jax.random.PRNGKey(5), params)
+    centre_norms = ls.filter_norms(params)
+    direction_norms = ls.filter_norms(direction)
+    checked = 0
+    for path, c in jax.tree_util.tree_leaves_with_path(centre_norms):
+        d = dict(jax.tree_util.tree_leaves_with_path(direction_norms))[path]
+        np.testing.assert_allclose(np.asarray(d), np.asarray(c), rtol=1e-5, atol=1e-7)
+        checked += 1
+    assert checked > 10
+    # biases and other 1-D parameters do not move
+    for path, leaf in jax.tree_util.tree_leaves_with_path(direction):
+        if leaf.ndim < 2:
+            assert not np.any(np.asarray(leaf)), path
+
+
+def test_zero_filters_of_a_compiled_model_stay_zero():
+    model = nar_gap.compile("bfs", hidden_size=16)  # unused columns are zero
+    direction = ls.filter_normalised_direction(jax.random.PRNGKey(0), model.params)
+    kernel = np.asarray(model.params["net"]["processor"]["value"]["kernel"])
+    moved = np.asarray(direction["net"]["processor"]["value"]["kernel"])
+    zero_columns = ~np.any(kernel, axis=0)
+    assert zero_columns.any() and not np.any(moved[:, zero_columns])
+
+
+def test_the_landscape_at_its_centre_is_the_models_loss(setting):
+    config, params, batch = setting
+    land, _ = ls.loss_grid(config, params, batch, jax.random.PRNGKey(1), points=3)
+    direct = float(ls.model_loss(config, params, batch))
+    assert land.losses.shape == (3, 3)
+    assert land.losses[1, 1] == pytest.approx(direct, rel=1e-5)
+    assert land.centre_loss == pytest.approx(direct, rel=1e-5)
+
+
+def test_grid_points_equal_losses_at_the_moved_parameters(setting):
+    config, params, batch = setting
+    land, (d1, d2) = ls.loss_grid(
+        config, params, batch, jax.random.PRNGKey(1), radius=0.5, points=3
+    )
+    moved = jax.tree_util.tree_map(
+        lambda c, a, b: c + 0.5 * a - 0.5 * b, params, d1, d2
+    )
+    assert land.losses[2, 0] == pytest.approx(
+        float(ls.model_loss(config, moved, batch)), rel=1e-4
+    )
+
+
+def test_the_compiled_minimum_is_sharper_than_a_random_point():
+    batch = sample_batch("bfs", 8, 4, seed=2)
+    model = nar_gap.compile("bfs", hidden_size=None)
+    key = jax.random.PRNGKey(0)
+    dirs = (
+        ls.filter_normalised_direction(key, model.params),
+        ls.filter_normalised_direction(jax.random.PRNGKey(1), model.params),
+    )
+    compiled = ls.sharpness(model.config, model.params, dirs, batch)
+    initial = init_params(model.config, batch, seed=0)
+    init_dirs = tuple(
+        ls.filter_normalised_direction(k, initial) for k in (key, key + 1)
+    )
+    at_init = ls.sharpness(model.config, initial, init_dirs, batch)
+    assert compiled > 10 * abs(at_init)
+    assert float(ls.model_loss(model.config, model.params, batch)) < 1e-6
+
+
+def test_landscapes_are_deterministic(setting):
+    config, params, batch = setting
+    first, _ = ls.loss_grid(config, params, batch, jax.random.PRNGKey(4), points=3)
+    again, _ = ls.loss_grid(config, params, batch, jax.random.PRNGKey(4), points=3)
+    assert np.array_equal(first.losses, again.losses)
+    assert jnp.isfinite(first.centre_loss)

@@ -1,0 +1,122 @@
+"""Training on from compiled parameters (D.8) and the landscape study (D.11)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import nar_gap
+from nar_gap import landscape_study, profiles, stability
+from nar_gap.data import sample_batch
+from nar_gap.io import read_table
+from nar_gap.network import init_params
+
+SMOKE = profiles.get("smoke")
+
+
+@pytest.fixture(scope="module")
+def compiled_bfs():
+    return nar_gap.compile("bfs", hidden_size=None)
+
+
+@pytest.fixture(scope="module")
+def batch():
+    return sample_batch("bfs", SMOKE.test_num_nodes, 8, seed=3)
+
+
+@pytest.fixture(scope="module")
+def stability_rows(compiled_bfs, batch, tmp_path_factory):
+    config = SMOKE.train_config(
+        compiled_bfs.config, seeds=SMOKE.seed_list(SMOKE.stability_orders)
+    )
+    out = tmp_path_factory.mktemp("stability")
+    rows = stability.train_on_from(
+        compiled_bfs, config, batch, out / "c", SMOKE.stability_points, progress=False
+    )
+    rows += stability.train_on_from(
+        compiled_bfs,
+        config,
+        batch,
+        out / "r",
+        SMOKE.stability_points,
+        start="random",
+        progress=False,
+    )
+    return config, rows
+
+
+def test_training_starts_exactly_at_the_compiled_solution(stability_rows):
+    config, rows = stability_rows
+    start = [r for r in rows if r["start"] == "compiled" and r["step"] == 0]
+    assert len(start) == len(config.seeds)
+    for row in start:
+        assert row["accuracy"] == 1.0 and row["external"] == 1.0
+        assert row["param_drift"] == 0.0 and row["internal"] < 1e-6
+
+
+def test_stability_rows_and_table_are_sane(stability_rows, tmp_path):
+    config, rows = stability_rows
+    steps = sorted({r["step"] for r in rows})
+    assert steps == [0, *stability.schedule(config.steps, SMOKE.stability_points)]
+    for row in rows:
+        for key in ("accuracy", "internal", "external"):
+            assert 0.0 <= row[key] <= 1.0 + 1e-6, row
+        assert row["param_drift"] >= 0.0
+    moved = [r for r in rows if r["start"] == "compiled" and r["step"] > 0]
+    assert all(r["param_drift"] > 0 for r in moved)
+    stability.write_stability(rows, "bfs", tmp_path, tmp_path, {"profile": "smoke"})
+    table = read_table(tmp_path / "table16_stability_bfs.csv")
+    assert [(r["start"], int(r["step"])) for r in table] == [
+        ("compiled", 0),
+        ("compiled", config.steps),
+        ("random", steps[1]),
+        ("random", config.steps),
+    ]
+    assert all(" ± " in r["performance"] for r in table)
+    assert (tmp_path / "fig_stability_bfs.png").stat().st_size > 0
+
+
+def test_stability_is_reproducible(stability_rows, compiled_bfs, batch, tmp_path):
+    config, rows = stability_rows
+    again = stability.train_on_from(
+        compiled_bfs, config, batch, tmp_path, SMOKE.stability_points, progress=False
+    )
+    assert again == [r for r in rows if r["start"] == "compiled"]
+
+
+def test_a_config_for_another_network_is_refused(compiled_bfs, batch, tmp_path):
+    config = SMOKE.train_config(dataclasses.replace(compiled_bfs.config, use_ln=True))
+    with pytest.raises(ValueError, match="compiled model's"):
+        stability.train_on_from(compiled_bfs, config, batch, tmp_path, 1)
+
+
+def test_relative_drift_by_hand():
+    centre = {"w": np.array([3.0, 4.0])}
+    stacked = {"w": np.array([[3.0, 4.0], [3.0, 9.0]])}
+    assert np.allclose(stability.relative_drift(stacked, centre), [0.0, 1.0])
+
+
+def test_landscape_table_reports_every_centre_and_reproduces(
+    compiled_bfs, batch, tmp_path
+):
+    centres = [
+        landscape_study.Centre("compiled", compiled_bfs.config, compiled_bfs.params),
+        landscape_study.Centre(
+            "initial",
+            compiled_bfs.config,
+            init_params(compiled_bfs.config, batch, seed=0),
+        ),
+    ]
+    args = dict(points=SMOKE.landscape_points, progress=False)
+    rows, surfaces = landscape_study.landscape_rows_and_surfaces(centres, batch, **args)
+    again, _ = landscape_study.landscape_rows_and_surfaces(centres, batch, **args)
+    assert rows == again
+    landscape_study.write_landscapes(rows, surfaces, "bfs", tmp_path, tmp_path)
+    table = read_table(tmp_path / "landscape_bfs.csv")
+    assert [r["centre"] for r in table] == ["compiled", "initial"]
+    compiled, initial = rows
+    assert compiled["centre_loss"] < 1e-6  # the compiled minimum is exact
+    assert compiled["sharpness_r0.1"] > initial["sharpness_r0.1"]
+    assert (tmp_path / "fig_landscape_bfs_compiled.png").stat().st_size > 0
