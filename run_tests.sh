@@ -13,6 +13,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 scripts/ensure_env.sh
 venv="${NAR_GAP_VENV:-.venv}"
 
+# Compiled XLA executables are cached on disk: the notebook tests' kernels
+# reuse what the module tests compiled, and a rerun compiles almost nothing.
+export JAX_COMPILATION_CACHE_DIR="${JAX_COMPILATION_CACHE_DIR:-$PWD/build/jax-cache}"
+export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="${JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS:-1}"
+
 defaults=(-q)
 has_marker_expr=0
 for arg in "$@"; do

@@ -176,17 +176,19 @@ def sharpness(
     centre: Params,
     directions: tuple[Params, Params],
     batch: Batch,
-    radius: float = 0.1,
-    angles: int = 16,
-) -> float:
-    """Mean loss rise on the circle of ``radius`` around the centre, in the plane.
+    radii: tuple[float, ...] = (0.1,),
+    angles: int = 15,
+) -> dict[float, float]:
+    """Mean loss rise on circles of each radius around the centre, in the plane.
 
     With filter-normalised directions, radius 0.1 moves every filter by about
     10 % of its own norm, so the number compares solutions of any scale: a
-    flat minimum barely rises, a sharp one rises a lot.
+    flat minimum barely rises, a sharp one rises a lot.  All circles are one
+    jitted call.
     """
     phi = np.linspace(0.0, 2 * np.pi, angles, endpoint=False)
-    ring = radius * np.stack([np.cos(phi), np.sin(phi)], axis=1)
-    coefficients = np.concatenate([np.zeros((1, 2)), ring])
+    ring = np.stack([np.cos(phi), np.sin(phi)], axis=1)
+    coefficients = np.concatenate([np.zeros((1, 2))] + [r * ring for r in radii])
     losses = losses_at(config, centre, *directions, batch, coefficients)
-    return float(np.mean(losses[1:]) - losses[0])
+    rings = losses[1:].reshape(len(radii), angles)
+    return {r: float(np.mean(rings[k]) - losses[0]) for k, r in enumerate(radii)}

@@ -59,10 +59,10 @@ def landscape_rows_and_surfaces(
             "hidden_size": centre.config.hidden_size,
             "centre_loss": land.centre_loss,
         }
-        for r in SHARPNESS_RADII:
-            row[f"sharpness_r{r:g}"] = sharpness(
-                centre.config, centre.params, directions, batch, radius=r
-            )
+        rises = sharpness(
+            centre.config, centre.params, directions, batch, radii=SHARPNESS_RADII
+        )
+        row.update({f"sharpness_r{r:g}": rise for r, rise in rises.items()})
         row["max_grid_loss"] = float(np.max(land.losses))
         row["radius"] = radius
         row["points"] = points

@@ -41,6 +41,7 @@ class Profile:
       stability_points: evaluations along that training.
       landscape_points: grid side of a loss landscape.
       faithfulness_graphs: graphs of the faithfulness batch (test split: 32).
+      exactness_sizes: graph sizes of notebook 01's exactness table.
     """
 
     name: str
@@ -60,6 +61,7 @@ class Profile:
     stability_points: int
     landscape_points: int
     faithfulness_graphs: int
+    exactness_sizes: tuple[int, ...]
 
     def seed_list(self, count: int | None = None, first: int = 0) -> tuple[int, ...]:
         """``count`` (default: ``seeds``) consecutive seeds from ``first``."""
@@ -90,24 +92,25 @@ class Profile:
 
 
 PROFILES: dict[str, Profile] = {
-    "smoke": Profile(
+    "smoke": Profile(  # one graph size and one padded trace length: few compiles
         name="smoke",
         seeds=3,
         steps=16,
         hidden_size=8,
         batch_size=8,
-        train_lengths=(4, 8),
-        val_num_nodes=8,
-        test_num_nodes=8,
+        train_lengths=(4,),
+        val_num_nodes=4,
+        test_num_nodes=4,
         eval_every=8,
-        node_buckets=(8,),
-        time_buckets=(8, 16),
+        node_buckets=(4,),
+        time_buckets=(128,),
         minimal_seeds=3,
         long_steps=24,
         stability_orders=2,
         stability_points=2,
         landscape_points=3,
         faithfulness_graphs=8,
+        exactness_sizes=(8, 16),
     ),
     "cpu": Profile(
         name="cpu",
@@ -127,6 +130,7 @@ PROFILES: dict[str, Profile] = {
         stability_points=4,
         landscape_points=11,
         faithfulness_graphs=32,
+        exactness_sizes=(16, 64, 256),
     ),
     "paper": Profile(
         name="paper",
@@ -146,6 +150,7 @@ PROFILES: dict[str, Profile] = {
         stability_points=10,
         landscape_points=31,
         faithfulness_graphs=32,
+        exactness_sizes=(16, 64, 256, 1024),
     ),
 }
 

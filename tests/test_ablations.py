@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nar_gap import ablations, profiles
+from nar_gap import ablations, pipeline, profiles
 from nar_gap.io import read_table
 
 SMOKE = profiles.get("smoke")
@@ -23,12 +23,6 @@ COLUMNS = [
     "min",
     "test_num_nodes",
 ]
-
-
-@pytest.fixture(scope="session")
-def shared_runs(tmp_path_factory):
-    """One runs directory for the session: later tests resume, never retrain."""
-    return tmp_path_factory.mktemp("runs")
 
 
 def test_every_paper_ablation_is_there():
@@ -66,9 +60,8 @@ def test_each_table_has_its_columns_sane_values_and_reproduces(
     name, shared_runs, tmp_path
 ):
     experiment = EXPERIMENTS[name]
-    rows = ablations.run_experiment(experiment, shared_runs, progress=False)
-    path = ablations.write_experiment(experiment, rows, tmp_path, {"profile": "smoke"})
-    table = read_table(path)
+    rows = pipeline.ablation_tables(SMOKE, shared_runs, tmp_path, [name], False)[name]
+    table = read_table(tmp_path / f"{name}.csv")
     assert list(table[0]) == COLUMNS
     assert [r["variant"] for r in table] == [v.label for v in experiment.variants]
     for row in table:
@@ -80,4 +73,12 @@ def test_each_table_has_its_columns_sane_values_and_reproduces(
     again = ablations.run_experiment(experiment, tmp_path / "again", progress=False)
     assert again == rows
     # the shared directory now holds finished runs: a rerun resumes, same rows
-    assert ablations.run_experiment(experiment, shared_runs, progress=False) == rows
+    again = ablations.run_experiment(
+        experiment, shared_runs, progress=False, run_dir=pipeline.run_dir
+    )
+    assert again == rows
+
+
+def test_unknown_ablations_are_named(tmp_path):
+    with pytest.raises(ValueError, match="unknown ablations \\['table99'\\]"):
+        pipeline.ablation_tables(SMOKE, tmp_path, tmp_path, ["table99"])

@@ -165,7 +165,14 @@ def test_training_loss_and_gradients_match_dm_clrs(algorithm, teacher_forcing):
     """Training mode: own soft predictions fed back (tf = 0), or ground truth (tf = 1)."""
     feedback, spec = _feedback(algorithm, NUM_NODES[algorithm], seed=5)
     model = _baseline(
-        algorithm, feedback, spec, scale=1.5, teacher_forcing=teacher_forcing
+        algorithm,
+        feedback,
+        spec,
+        # DFS at dm-clrs's own initialisation, as in test_predict_matches_dm_clrs:
+        # at 1.5x weights float32 reassociation over its 15-step soft-feedback
+        # trace reaches 9e-4 in some gradients (seen with jax 0.10.2 on CPU).
+        scale=1.0 if algorithm == "dfs" else 1.5,
+        teacher_forcing=teacher_forcing,
     )
     their_loss, their_grads = model.compute_grad(jax.random.PRNGKey(0), feedback)
 

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 import nar_gap
-from nar_gap import landscape_study, profiles, stability
-from nar_gap.data import sample_batch
+from nar_gap import landscape_study, pipeline, profiles, stability
 from nar_gap.io import read_table
 from nar_gap.network import init_params
 
@@ -23,26 +22,16 @@ def compiled_bfs():
 
 @pytest.fixture(scope="module")
 def batch():
-    return sample_batch("bfs", SMOKE.test_num_nodes, 8, seed=3)
+    return pipeline.faithfulness_batch(SMOKE, "bfs")
 
 
 @pytest.fixture(scope="module")
-def stability_rows(compiled_bfs, batch, tmp_path_factory):
+def stability_rows(shared_runs, tmp_path_factory):
+    out = tmp_path_factory.mktemp("stability_files")
+    rows = pipeline.stability_study(SMOKE, "bfs", shared_runs, out, out, progress=False)
     config = SMOKE.train_config(
-        compiled_bfs.config, seeds=SMOKE.seed_list(SMOKE.stability_orders)
-    )
-    out = tmp_path_factory.mktemp("stability")
-    rows = stability.train_on_from(
-        compiled_bfs, config, batch, out / "c", SMOKE.stability_points, progress=False
-    )
-    rows += stability.train_on_from(
-        compiled_bfs,
-        config,
-        batch,
-        out / "r",
-        SMOKE.stability_points,
-        start="random",
-        progress=False,
+        nar_gap.compile("bfs", None).config,
+        seeds=SMOKE.seed_list(SMOKE.stability_orders),
     )
     return config, rows
 
