@@ -11,7 +11,8 @@ score's ``mean ± std (max)`` over seeds, one row per variant.
 - ``table13_length_limited`` (Table 13): Bellman-Ford trained and tested at one
   size (16), with both modifications / none;
 - ``table14_no_hints`` (Table 14): BFS, DFS, Bellman-Ford, with / without hints;
-- ``d10_sequential`` (D.10): ``bfs_seq`` and ``dfs_light``;
+- ``d10_sequential`` (D.10): ``bfs_seq`` and ``dfs_light``, tested at N = 16
+  (a ``bfs_seq`` trace has one step per scanned edge: thousands at N = 64);
 - ``table15_minimal`` (Table 15): hidden 4 "lottery tickets", BFS and
   Bellman-Ford, with / without the modifications;
 - ``d1_regularisation`` (D.1): BFS hidden 4, plain, L1 1e-4, and L1 with
@@ -136,8 +137,8 @@ def experiments(profile: Profile) -> dict[str, Experiment]:
             "d10_sequential",
             "Sequential BFS (bfs_seq) against simplified DFS (dfs_light)",
             (
-                variant("bfs_seq", _net("bfs_seq", hidden)),
-                variant("dfs_light", _net("dfs_light", hidden)),
+                variant("bfs_seq", _net("bfs_seq", hidden), **at16),
+                variant("dfs_light", _net("dfs_light", hidden), **at16),
             ),
         ),
         Experiment(

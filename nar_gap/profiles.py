@@ -20,6 +20,9 @@ from nar_gap.network import NetworkConfig
 from nar_gap.train import PAPER_TRAIN_LENGTHS, TrainConfig
 
 
+SEQUENTIAL_ALGORITHMS = ("dfs", "bfs_seq", "dfs_light")
+
+
 @dataclasses.dataclass(frozen=True)
 class Profile:
     """Sizes of one profile.
@@ -42,6 +45,9 @@ class Profile:
       landscape_points: grid side of a loss landscape.
       faithfulness_graphs: graphs of the faithfulness batch (test split: 32).
       exactness_sizes: graph sizes of notebook 01's exactness table.
+      sequential_lengths: training sizes of the sequential algorithms (dfs,
+        bfs_seq, dfs_light), whose traces grow with N (DFS: 3N steps), so a
+        CPU profile trains them on smaller graphs than the parallel ones.
     """
 
     name: str
@@ -62,6 +68,7 @@ class Profile:
     landscape_points: int
     faithfulness_graphs: int
     exactness_sizes: tuple[int, ...]
+    sequential_lengths: tuple[int, ...]
 
     def seed_list(self, count: int | None = None, first: int = 0) -> tuple[int, ...]:
         """``count`` (default: ``seeds``) consecutive seeds from ``first``."""
@@ -74,12 +81,15 @@ class Profile:
         **changes: Any,
     ) -> TrainConfig:
         """A :class:`TrainConfig` at this profile's sizes (``changes`` override)."""
+        sequential = network.algorithm in SEQUENTIAL_ALGORITHMS
         fields = {
             "network": network,
             "seeds": self.seed_list() if seeds is None else seeds,
             "steps": self.steps,
             "batch_size": self.batch_size,
-            "train_lengths": self.train_lengths,
+            "train_lengths": self.sequential_lengths
+            if sequential
+            else self.train_lengths,
             "val_num_nodes": self.val_num_nodes,
             "test_num_nodes": self.test_num_nodes,
             "eval_every": self.eval_every,
@@ -110,27 +120,29 @@ PROFILES: dict[str, Profile] = {
         stability_points=2,
         landscape_points=3,
         faithfulness_graphs=8,
-        exactness_sizes=(8, 16),
+        exactness_sizes=(8,),
+        sequential_lengths=(4,),
     ),
     "cpu": Profile(
         name="cpu",
-        seeds=8,
-        steps=400,
+        seeds=4,
+        steps=250,
         hidden_size=16,
         batch_size=32,
         train_lengths=PAPER_TRAIN_LENGTHS,
         val_num_nodes=16,
         test_num_nodes=64,
-        eval_every=100,
+        eval_every=50,
         node_buckets=(8, 16),
         time_buckets=(),
         minimal_seeds=16,
-        long_steps=800,
+        long_steps=500,
         stability_orders=4,
         stability_points=4,
         landscape_points=11,
         faithfulness_graphs=32,
         exactness_sizes=(16, 64, 256),
+        sequential_lengths=(4, 7, 10),
     ),
     "paper": Profile(
         name="paper",
@@ -151,6 +163,7 @@ PROFILES: dict[str, Profile] = {
         landscape_points=31,
         faithfulness_graphs=32,
         exactness_sizes=(16, 64, 256, 1024),
+        sequential_lengths=PAPER_TRAIN_LENGTHS,
     ),
 }
 

@@ -24,10 +24,13 @@ from typing import Any
 import jax
 import numpy as np
 
+from nar_gap import io
 from nar_gap.data import Batch
 from nar_gap.faithfulness import Models, evaluate_models, reference_attention
 from nar_gap.statistics import mean_std_max
 from nar_gap.train import TrainConfig, load_current_params, train
+
+ROWS_FILE = "stability_rows.json"
 
 
 def relative_drift(stacked: Any, centre: Any) -> np.ndarray:
@@ -76,6 +79,10 @@ def train_on_from(
     ref = reference_attention(model, batch)
     initial = model.params if start == "compiled" else None
     rows: list[dict[str, Any]] = []
+    # Evaluations already made in this run directory, by step: a resumed study
+    # must not evaluate a later checkpoint under an earlier step's name.
+    record_file = Path(out_dir) / ROWS_FILE
+    done = io.read_json(record_file) if record_file.exists() else {}
 
     def record(step: int, params: Any) -> None:
         models = Models(config.network, params, tuple(config.seeds))
@@ -104,9 +111,22 @@ def train_on_from(
             ),
         )
     for step in schedule(config.steps, points):
+        key = f"{start}:{step}:{list(config.seeds)}"
+        if key in done:
+            rows += done[key]
+            continue
         segment = dataclasses.replace(config, steps=step)
-        train(segment, out_dir, progress=progress, initial_params=initial)
+        result = train(segment, out_dir, progress=progress, initial_params=initial)
+        reached = {int(m["steps"]) for m in result.metrics}
+        if reached != {step}:
+            raise ValueError(
+                f"{out_dir} holds a run already trained to {sorted(reached)} "
+                f"steps; step {step} cannot be evaluated there (use a fresh directory)"
+            )
+        before = len(rows)
         record(step, load_current_params(out_dir))
+        done[key] = rows[before:]
+        io.write_json_atomic(record_file, done)
     return rows
 
 

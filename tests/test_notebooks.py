@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from nar_gap import ablations, profiles
 from nar_gap.io import read_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,15 +139,7 @@ def test_03_faithfulness_tables_and_figures(executed):
 
 def test_04_ablation_tables(executed):
     results, _ = _ran(executed, "04_ablations")
-    for name in (
-        "table11_edge_info",
-        "table12_pre_att_bias",
-        "table13_length_limited",
-        "table14_no_hints",
-        "d10_sequential",
-        "table15_minimal",
-        "d1_regularisation",
-    ):
+    for name in ablations.experiments(profiles.get("smoke")):
         rows = read_table(results / f"{name}.csv")
         assert rows, name
         for row in rows:
