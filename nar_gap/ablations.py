@@ -33,11 +33,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from nar_gap.network import NetworkConfig
 from nar_gap.profiles import Profile
-from nar_gap.statistics import mean_std_max
+from nar_gap.statistics import score_summary
 from nar_gap.train import TrainConfig, train
 
 BIAS_NODES = 16  # side of the N x N bias: the largest training graph
@@ -203,7 +201,6 @@ def run_experiment(
             else run_dir(v.config, Path(runs_dir))
         )
         result = train(v.config, out, progress=progress)
-        scores = np.array([m["test_score"] for m in result.metrics], np.float64)
         rows.append(
             {
                 "experiment": experiment.name,
@@ -211,12 +208,7 @@ def run_experiment(
                 "algorithm": v.config.network.algorithm,
                 "hidden_size": v.config.network.hidden_size,
                 "steps": v.config.steps,
-                "seeds": len(scores),
-                "performance": mean_std_max(scores),
-                "mean": float(scores.mean()),
-                "std": float(scores.std()),
-                "max": float(scores.max()),
-                "min": float(scores.min()),
+                **score_summary([m["test_score"] for m in result.metrics]),
                 "test_num_nodes": v.config.test_num_nodes,
             }
         )

@@ -58,6 +58,7 @@ from nar_gap.network import (
     Network,
     NetworkConfig,
 )
+from nar_gap.train import in_seed_chunks
 
 MAX_UNIFORM_BINS = 10  # most bins of the normalised timescale (Figure 4)
 
@@ -465,11 +466,9 @@ def evaluate_models(
     """
     evaluator = _seed_evaluator(models.config, margins, reference is not None)
     ref = jnp.zeros(()) if reference is None else jnp.asarray(reference)
-    pieces = []
-    for start in range(0, len(models), chunk):
-        part = jax.tree_util.tree_map(lambda x: x[start : start + chunk], models.params)
-        pieces.append(jax.device_get(evaluator(part, batch, ref)))
-    joined = {k: np.concatenate([np.asarray(p[k]) for p in pieces]) for k in pieces[0]}
+    joined = in_seed_chunks(
+        lambda part: evaluator(part, batch, ref), models.params, chunk
+    )
     attention = joined.pop("attention")
     valid = np.asarray(external_steps(batch.lengths, attention.shape[1]))
     bins = uniform_bins(valid)

@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 
 from nar_gap import ablations, io
-from nar_gap.data import Batch, clrs_split, sample_batch
+from nar_gap.data import Batch, sample_batch
 from nar_gap.network import NetworkConfig
 from nar_gap.profiles import Profile
-from nar_gap.statistics import mean_std_max
-from nar_gap.train import RunResult, TrainConfig, train
+from nar_gap.statistics import score_summary
+from nar_gap.train import RunResult, TrainConfig, eval_batch, train
 
 BASELINE_ALGORITHMS = ("bfs", "dfs", "bellman_ford")
 
@@ -76,19 +76,13 @@ def baselines(
     for algorithm in algorithms:
         config = baseline_config(profile, algorithm)
         result = train_once(config, runs_dir, progress)
-        scores = np.array([m["test_score"] for m in result.metrics])
         rows.append(
             {
                 "algorithm": algorithm,
                 "hidden_size": config.network.hidden_size,
                 "steps": config.steps,
-                "seeds": len(scores),
                 "test_num_nodes": config.test_num_nodes,
-                "performance": mean_std_max(scores),
-                "mean": float(scores.mean()),
-                "std": float(scores.std()),
-                "max": float(scores.max()),
-                "min": float(scores.min()),
+                **score_summary([m["test_score"] for m in result.metrics]),
             }
         )
     io.write_table(Path(results_dir) / "table9_baselines.csv", rows, metadata(profile))
@@ -101,11 +95,8 @@ def baselines(
 
 
 def faithfulness_batch(profile: Profile, algorithm: str) -> Batch:
-    """The graphs of the faithfulness study: CLRS-30's test split (or its recipe)."""
-    if profile.test_num_nodes == 64:
-        batch = clrs_split(algorithm, "test")
-    else:
-        batch = sample_batch(algorithm, profile.test_num_nodes, 32, seed=3)
+    """The graphs of the faithfulness study: the test graphs training scores on."""
+    batch = eval_batch(algorithm, "test", profile.test_num_nodes)
     return _first(batch, profile.faithfulness_graphs)
 
 

@@ -154,6 +154,19 @@ def cluster_solutions(distances: np.ndarray) -> Clusters:
     return Clusters(linkage, labels, int(len(np.unique(labels))), threshold)
 
 
+def score_summary(scores: Sequence[float]) -> dict[str, Any]:
+    """Columns of a results table over seeds: count, the paper's cell, the numbers."""
+    scores = np.asarray(scores, np.float64)
+    return {
+        "seeds": int(len(scores)),
+        "performance": mean_std_max(scores),
+        "mean": float(scores.mean()),
+        "std": float(scores.std()),
+        "max": float(scores.max()),
+        "min": float(scores.min()),
+    }
+
+
 def mean_std_max(values: Sequence[float]) -> str:
     """The paper's table cell: ``mean ± std (max)`` (population std, 3 decimals)."""
     values = np.asarray(values, np.float64)

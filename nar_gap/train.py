@@ -323,15 +323,31 @@ def evaluate(
     Seeds are evaluated ``chunk`` at a time (vmapped) to bound memory on big
     graphs; the result has a leading seed axis on every entry.
     """
-    num_seeds = jax.tree_util.tree_leaves(stacked_params)[0].shape[0]
     batch = data_lib.pad_batch(batch, num_steps=bucket_steps(batch.num_steps))
-    pieces = []
-    for start in range(0, num_seeds, chunk):
-        part = jax.tree_util.tree_map(
+    return in_seed_chunks(
+        lambda part: _seed_evaluator(config)(part, batch), stacked_params, chunk
+    )
+
+
+def in_seed_chunks(
+    fn: Callable[[Any], dict[str, Any]], stacked_params: Any, chunk: int
+) -> dict[str, np.ndarray]:
+    """``fn`` on ``chunk`` seeds at a time, results joined on the seed axis.
+
+    ``fn`` is a vmapped, jitted evaluation over the leading seed axis; chunks
+    bound its memory on big graphs.
+    """
+    num_seeds = jax.tree_util.tree_leaves(stacked_params)[0].shape[0]
+
+    def seeds_from(start: int) -> Any:
+        return jax.tree_util.tree_map(
             lambda x: x[start : start + chunk], stacked_params
         )
-        pieces.append(jax.device_get(_seed_evaluator(config)(part, batch)))
-    return {k: np.concatenate([p[k] for p in pieces]) for k in pieces[0]}
+
+    pieces = [
+        jax.device_get(fn(seeds_from(start))) for start in range(0, num_seeds, chunk)
+    ]
+    return {k: np.concatenate([np.asarray(p[k]) for p in pieces]) for k in pieces[0]}
 
 
 # --------------------------------------------------------------------------- #
@@ -542,8 +558,8 @@ def train(
         io.write_json_atomic(out / INITIAL_FILE, {"initial_params": fingerprint})
 
     algorithm = config.network.algorithm
-    val_batch = _eval_batch(algorithm, "val", config.val_num_nodes)
-    test_batch = _eval_batch(algorithm, "test", config.test_num_nodes)
+    val_batch = eval_batch(algorithm, "val", config.val_num_nodes)
+    test_batch = eval_batch(algorithm, "test", config.test_num_nodes)
     template = _seed_batches(dataclasses.replace(config, seeds=config.seeds[:1]), 0)
     template = jax.tree_util.tree_map(lambda x: x[0], template)
 
@@ -604,7 +620,7 @@ def train(
     return RunResult(config=config, metrics=details, params=best, out_dir=out)
 
 
-def _eval_batch(algorithm: str, split: str, num_nodes: int) -> Batch:
+def eval_batch(algorithm: str, split: str, num_nodes: int) -> Batch:
     """CLRS-30's val (N = 16) / test (N = 64) split, or the same recipe at N."""
     recipe = clrs.CLRS30[split]
     if num_nodes == recipe["length"]:
