@@ -110,6 +110,15 @@ for index, cell in enumerate(cells):
             print(f"cell {index} ('{source[0][:60]}'): {output.get('ename')}: "
                   f"{output.get('evalue', '')[:200]}")
             sys.exit(0)
+# No error output: the kernel itself died (killed, out of memory, a crash) in
+# the last cell that started.
+started = [i for i, c in enumerate(cells)
+           if c.get("cell_type") == "code"
+           and (c.get("metadata", {}).get("papermill") or {}).get("start_time")]
+if started:
+    source = "".join(cells[started[-1]].get("source", "")).strip().splitlines() or [""]
+    print(f"cell {started[-1]} ('{source[0][:60]}'): the kernel died while running it "
+          "(out of memory? killed?)")
 PY
 }
 before="$(fingerprint)"

@@ -6,8 +6,14 @@ set -euo pipefail
 #   ./run_tests.sh -m slow                only the slow tests
 #   ./run_tests.sh -m ""                  all tests, slow included
 #   ./run_tests.sh tests/test_packaging.py -k executable -x    any pytest arguments
+#   ./run_tests.sh -n 0                   one process (no pytest-xdist workers)
 #
 # -m "not slow" is added only when you pass no -m of your own.
+# Tests run in parallel pytest-xdist workers, as many as the machine has cores
+# up to NAR_GAP_TEST_WORKERS (default 4: each worker holds its own JAX and
+# TensorFlow, about 2 GB), unless you pass -n or -p no:xdist yourself.  Tests
+# that share trained runs (the notebooks resume what the ablation tests
+# trained) carry one xdist_group and run in the same worker, in order.
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
 scripts/ensure_env.sh
@@ -20,10 +26,19 @@ export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="${JAX_PERSISTENT_CACHE_MIN_CO
 
 defaults=(-q)
 has_marker_expr=0
+has_workers=0
 for arg in "$@"; do
     if [[ "$arg" == -m* ]]; then has_marker_expr=1; fi
+    if [[ "$arg" == -n* || "$arg" == --numprocesses* || "$arg" == no:xdist ]]; then
+        has_workers=1
+    fi
 done
 if [[ "$has_marker_expr" == 0 ]]; then defaults+=(-m "not slow"); fi
+if [[ "$has_workers" == 0 ]]; then
+    cores="$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)"
+    workers=$((cores < ${NAR_GAP_TEST_WORKERS:-4} ? cores : ${NAR_GAP_TEST_WORKERS:-4}))
+    if ((workers > 1)); then defaults+=(-n "$workers" --dist loadgroup); fi
+fi
 # In CI, list the slowest tests so the 20-minute budget stays visible.
 if [[ "${CI:-}" == true || "${CI:-}" == 1 ]]; then defaults+=(--durations=10); fi
 

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import jax
 import numpy as np
 
 from nar_gap import ablations, io
@@ -173,6 +174,10 @@ def ablation_tables(
         )
         ablations.write_experiment(experiment, rows, results_dir, metadata(profile))
         tables[name] = rows
+        # A kernel that trains every table holds dozens of configurations'
+        # executables; drop them between tables (the on-disk compilation cache
+        # brings back any one needed again).
+        jax.clear_caches()
     return tables
 
 

@@ -304,15 +304,13 @@ def evaluate_params(config: NetworkConfig, params: Any, batch: Batch) -> dict[st
     return {**output_scores(config, out, batch), **hint_scores(config, out, batch)}
 
 
-_EVAL_CACHE: dict[NetworkConfig, Callable] = {}
-
-
+@functools.lru_cache(maxsize=16)
 def _seed_evaluator(config: NetworkConfig) -> Callable:
-    if config not in _EVAL_CACHE:
-        _EVAL_CACHE[config] = jax.jit(
-            jax.vmap(lambda p, b: evaluate_params(config, p, b), in_axes=(0, None))
-        )
-    return _EVAL_CACHE[config]
+    # Bounded like _train_step: a notebook that trains dozens of configurations
+    # in one kernel must not keep every configuration's executables alive.
+    return jax.jit(
+        jax.vmap(lambda p, b: evaluate_params(config, p, b), in_axes=(0, None))
+    )
 
 
 def evaluate(

@@ -20,8 +20,11 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# RUNS_DIR is where ./run_all.sh keeps the default profile's runs, so a notebook
+# opened in JupyterLab after it reuses them (runs are content-addressed: other
+# profiles' runs can share the folder without clashing).
 COMMON_PARAMETERS = '''PROFILE = "cpu"
-RUNS_DIR = "../build/runs"
+RUNS_DIR = "../build/runs/cpu"
 RESULTS_DIR = "../results"
 FIGURES_DIR = "../figures"'''
 

@@ -7,6 +7,10 @@ import pytest
 from nar_gap import ablations, pipeline, profiles
 from nar_gap.io import read_table
 
+# One pytest-xdist worker for this file and test_notebooks.py, ablations first:
+# the notebook tests resume the runs these tests train.
+pytestmark = pytest.mark.xdist_group("shared_runs")
+
 SMOKE = profiles.get("smoke")
 EXPERIMENTS = ablations.experiments(SMOKE)
 COLUMNS = [

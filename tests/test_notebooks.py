@@ -13,6 +13,10 @@ import pytest
 from nar_gap import ablations, profiles
 from nar_gap.io import read_table
 
+# One pytest-xdist worker for this file and test_ablations.py, ablations first:
+# notebook 04 resumes the runs the ablation tests trained.
+pytestmark = pytest.mark.xdist_group("shared_runs")
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 EXPECTED = [
