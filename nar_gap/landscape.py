@@ -13,8 +13,8 @@ parameters (biases, layer-norm scale and offset) get a zero direction, Li et
 al.'s choice for biases and batch-norm parameters.
 
 :func:`loss_grid` evaluates the whole grid as one jitted computation: the grid
-points are a leading axis mapped with ``lax.map`` in vmapped chunks, not a
-Python loop.  :func:`sharpness` is the number behind "sharper": the mean loss
+points are a leading axis mapped with ``lax.map`` (one point per step by
+default, see :func:`losses_at`), not a Python loop.  :func:`sharpness` is the number behind "sharper": the mean loss
 rise on a circle of fixed radius in the plane.
 """
 
@@ -119,9 +119,18 @@ def losses_at(
     second: Params,
     batch: Batch,
     coefficients: np.ndarray,
-    chunk: int = 16,
+    chunk: int = 1,
 ) -> np.ndarray:
-    """Loss at each ``(alpha, beta)`` row of ``coefficients`` ``[P, 2]`` (one jit)."""
+    """Loss at each ``(alpha, beta)`` row of ``coefficients`` ``[P, 2]`` (one jit).
+
+    ``chunk`` grid points are vmapped together, the chunks run in sequence.
+    The default is 1 because vmapping this network over more than about ten
+    *different* parameter sets gives wrong values in the later lanes on XLA's
+    CPU backend (jax 0.10.2; e.g. BFS hidden 16, 16 graphs of 16 nodes: lanes
+    12-15 off by up to 3x, while each point alone is right), which put the
+    centre of an 11 x 11 grid far above the centre's own loss. Raise it only
+    where ``tests/test_landscape.py``'s lane check passes.
+    """
     evaluator = _grid_evaluator(config, int(chunk))
     return np.asarray(
         evaluator(centre, first, second, batch, jnp.asarray(coefficients, jnp.float32))
@@ -151,7 +160,7 @@ def loss_grid(
     key: jax.Array,
     radius: float = 1.0,
     points: int = 21,
-    chunk: int = 16,
+    chunk: int = 1,
 ) -> tuple[Landscape, tuple[Params, Params]]:
     """The loss on a ``points x points`` grid over ``[-radius, radius]^2``.
 

@@ -298,6 +298,11 @@ def plot_stability(rows: Sequence[dict], title: str) -> Figure:
         ax.set_xlabel("training step", fontsize=8)
         ax.set_ylabel(label, fontsize=8)
         ax.tick_params(labelsize=7)
+    # Compiled weights reach ~1e7, so a run started there drifts by ~1e-6 of
+    # their norm while one from random sits at ~1: only a log axis shows both
+    # (step 0, drift exactly 0, is left off it).
+    if any(r["param_drift"] > 0 for r in rows):
+        axes[2].set_yscale("log")
     axes[0].legend(fontsize=7, frameon=False)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
