@@ -67,7 +67,9 @@ def test_notebooks_are_what_the_generator_writes():
 # --------------------------------------------------------------------------- #
 
 
-@pytest.fixture(scope="module")
+# Session scope: under pytest-xdist the worker may run ablation tests between
+# these, and a module-scoped fixture would then execute all six notebooks again.
+@pytest.fixture(scope="session")
 def executed(shared_runs, tmp_path_factory):
     import papermill
 
