@@ -13,7 +13,8 @@ set -euo pipefail
 # up to NAR_GAP_TEST_WORKERS (default 4: each worker holds its own JAX and
 # TensorFlow, about 2 GB), unless you pass -n or -p no:xdist yourself.  Tests
 # that share trained runs (the notebooks resume what the ablation tests
-# trained) carry one xdist_group and run in the same worker, in order.
+# trained) carry one xdist_group, meant to keep them in one worker; measured
+# in CI, the notebook tests still land on both workers (a known problem).
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
 scripts/ensure_env.sh

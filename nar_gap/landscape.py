@@ -14,8 +14,9 @@ al.'s choice for biases and batch-norm parameters.
 
 :func:`loss_grid` evaluates the whole grid as one jitted computation: the grid
 points are a leading axis mapped with ``lax.map`` (one point per step by
-default, see :func:`losses_at`), not a Python loop.  :func:`sharpness` is the number behind "sharper": the mean loss
-rise on a circle of fixed radius in the plane.
+default, see :func:`losses_at`), not a Python loop.  :func:`sharpness` is the
+number behind "sharper": the mean loss rise on a circle of fixed radius in the
+plane.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ import pytest
 from nar_gap import ablations, pipeline, profiles
 from nar_gap.io import read_table
 
-# One pytest-xdist worker for this file and test_notebooks.py, ablations first:
-# the notebook tests resume the runs these tests train.
+# Meant to keep this file and test_notebooks.py in one pytest-xdist worker
+# (the notebook tests resume the runs these tests train); CI shows the
+# notebook tests still split across workers, a known problem.
 pytestmark = pytest.mark.xdist_group("shared_runs")
 
 SMOKE = profiles.get("smoke")

@@ -68,7 +68,6 @@ def test_grid_points_equal_losses_at_the_moved_parameters(setting):
     )
 
 
-
 def test_every_grid_point_equals_its_loss_computed_alone():
     """25 different parameter sets in one grid, at a size (16 graphs of 16
     nodes, hidden 16) where vmapping this network over more than about ten
@@ -77,7 +76,9 @@ def test_every_grid_point_equals_its_loss_computed_alone():
     batch = sample_batch("bfs", 16, 32, seed=2)
     config = NetworkConfig("bfs", hidden_size=16)
     params = init_params(config, batch, seed=3)
-    land, (d1, d2) = ls.loss_grid(config, params, batch, jax.random.PRNGKey(1), points=5)
+    land, (d1, d2) = ls.loss_grid(
+        config, params, batch, jax.random.PRNGKey(1), points=5
+    )
     alone = jax.jit(lambda p: ls.model_loss(config, p, batch))
     for i, a in enumerate(land.alphas):
         for j, b in enumerate(land.betas):
@@ -86,6 +87,7 @@ def test_every_grid_point_equals_its_loss_computed_alone():
                 i,
                 j,
             )
+
 
 def test_the_compiled_minimum_is_sharper_than_a_random_point():
     batch = sample_batch("bfs", 8, 4, seed=2)

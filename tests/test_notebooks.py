@@ -13,8 +13,9 @@ import pytest
 from nar_gap import ablations, profiles
 from nar_gap.io import read_table
 
-# One pytest-xdist worker for this file and test_ablations.py, ablations first:
-# notebook 04 resumes the runs the ablation tests trained.
+# Meant to keep this file and test_ablations.py in one pytest-xdist worker
+# (notebook 04 resumes the runs the ablation tests trained); CI shows these
+# tests still split across workers, a known problem.
 pytestmark = pytest.mark.xdist_group("shared_runs")
 
 ROOT = Path(__file__).resolve().parent.parent
