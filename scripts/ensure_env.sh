@@ -10,9 +10,11 @@ set -euo pipefail
 #                 path is taken relative to the repo root)
 #   PYTHON        interpreter that creates the venv (default: python3, >= 3.10)
 #
-# Installs the package editable with its test extra and registers the Jupyter
-# kernel "nar-gap" inside the venv, where papermill and JupyterLab look for it.
-# A hash of pyproject.toml is kept in the venv; while it matches, nothing is
+# Installs the package editable with its test extra, every dependency at the
+# exact version of requirements/lock.txt (the environment CI tested; refresh it
+# with scripts/update_lock.sh), and registers the Jupyter kernel "nar-gap"
+# inside the venv, where papermill and JupyterLab look for it.  A hash of
+# pyproject.toml and the lock is kept in the venv; while it matches, nothing is
 # reinstalled (edits to nar_gap/*.py need no reinstall: the install is editable).
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -20,6 +22,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 venv="${NAR_GAP_VENV:-.venv}"
 python="${PYTHON:-python3}"
 stamp="$venv/.nar_gap_installed"
+lock=requirements/lock.txt
 kernel_json="$venv/share/jupyter/kernels/nar-gap/kernel.json"
 force=0
 created=0
@@ -61,11 +64,13 @@ if [[ ! -x "$venv/bin/python" ]]; then
         echo "nar_gap: '$python -m venv' failed (on Debian/Ubuntu: apt install python3-venv)" >&2
         exit 1
     fi
-    pip_quiet install -q --upgrade pip
 fi
 
 want="$("$venv/bin/python" -c 'import hashlib, sys
-print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' pyproject.toml)"
+digest = hashlib.sha256()
+for name in sys.argv[1:]:
+    digest.update(open(name, "rb").read())
+print(digest.hexdigest())' pyproject.toml "$lock")"
 have="$(cat "$stamp" 2>/dev/null || true)"
 
 if [[ "$force" == 1 || "$want" != "$have" ]]; then
@@ -74,11 +79,13 @@ if [[ "$force" == 1 || "$want" != "$have" ]]; then
     elif [[ "$want" == "$have" ]]; then
         echo "nar_gap: reinstalling dependencies (--force)"
     else
-        echo "nar_gap: pyproject.toml changed; updating dependencies"
+        echo "nar_gap: pyproject.toml or requirements/lock.txt changed; updating dependencies"
     fi
     rm -f "$stamp"
     have=""
-    pip_quiet install -q -e ".[test]"
+    # pip itself first, at the locked version, then everything else under the lock.
+    pip_quiet install -q "$(grep -i '^pip==' "$lock")"
+    pip_quiet install -q -c "$lock" -e ".[test]"
     # Re-register the kernel below: its kernel.json names this venv's python.
     rm -f "$kernel_json"
 fi

@@ -1,8 +1,10 @@
 """Packaging and setup: the files a fresh clone needs agree with each other.
 
-pyproject.toml is the one list of dependencies; environment.yml repeats it for
-conda users, and these tests catch the day the two drift. The shell entry points
-must be runnable as the README says, and no committed file may point into one
+pyproject.toml is the one list of dependencies (lower bounds); requirements/lock.txt
+pins the exact environment CI tests, which scripts/ensure_env.sh and
+environment.yml install; these tests catch the day they drift, or the day the
+installed environment is not the locked one. The shell entry points must be
+runnable as the README says, and no committed file may point into one
 developer's machine.
 """
 
@@ -46,7 +48,10 @@ SHELL_ENTRY_POINTS = (
     "run_all.sh",
     ".ci/run",
     "scripts/ensure_env.sh",
+    "scripts/update_lock.sh",
 )
+LOCK = REPO / "requirements" / "lock.txt"
+EXCLUDE = REPO / "requirements" / "exclude.txt"
 
 # Never committed, wherever they appear (mirrors .gitignore).
 _SKIPPED_DIRS = {
@@ -122,19 +127,89 @@ def _committed_text_files() -> list[Path]:
     return [p for p in paths if p.is_file()]
 
 
-def test_environment_yml_pip_list_equals_pyproject_dependencies():
+def _requirement_lines(path: Path) -> list[str]:
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
+    return [line for line in lines if line]
+
+
+def _lock() -> dict[str, str]:
+    """``{canonical name: version}`` of requirements/lock.txt (exact pins only)."""
+    pins = {}
+    for line in _requirement_lines(LOCK):
+        requirement = Requirement(line)
+        (spec,) = requirement.specifier
+        assert spec.operator == "==", f"lock.txt: {line!r} is not an exact pin"
+        pins[canonicalize_name(requirement.name)] = spec.version
+    return pins
+
+
+def _lock_python() -> str:
+    found = re.search(r"Resolved for Python (\d+\.\d+)", LOCK.read_text())
+    assert found, "requirements/lock.txt should say which Python it was resolved for"
+    return found.group(1)
+
+
+def test_environment_yml_installs_the_lock_and_the_package():
     conda = _conda_pip_requirements((REPO / "environment.yml").read_text())
-    assert "-e ." in conda, "environment.yml should install the package itself: '-e .'"
-    conda = [item for item in conda if item != "-e ."]
-    pyproject = _project()["dependencies"]
-    only_conda = sorted(set(conda) - set(pyproject))
-    only_pyproject = sorted(set(pyproject) - set(conda))
-    assert not only_conda and not only_pyproject, (
-        "environment.yml's pip list must repeat pyproject.toml's dependencies "
-        f"verbatim; only in environment.yml: {only_conda}; "
-        f"only in pyproject.toml: {only_pyproject}"
+    assert conda == ["-r requirements/lock.txt", "-e .[test]"], conda
+    text = (REPO / "environment.yml").read_text()
+    found = re.search(r"^\s*-\s*python\s*=\s*([\d.]+)\s*$", text, re.MULTILINE)
+    assert found and found.group(1) == _lock_python(), (
+        "environment.yml's python must be the one the lock was resolved for"
     )
-    assert len(conda) == len(set(conda)), f"duplicates in environment.yml: {conda}"
+
+
+def test_the_lock_pins_every_dependency_within_pyproject_bounds():
+    pins = _lock()
+    project = _project()
+    declared = project["dependencies"] + project["optional-dependencies"]["test"]
+    for text in declared:
+        requirement = Requirement(text)
+        name = canonicalize_name(requirement.name)
+        assert name in pins, f"{requirement.name} is not in requirements/lock.txt"
+        assert requirement.specifier.contains(pins[name]), (
+            f"lock.txt pins {name}=={pins[name]}, outside pyproject's {text!r}"
+        )
+    assert "pip" in pins, "the lock pins pip too (ensure_env.sh installs it first)"
+
+
+def test_the_lock_avoids_every_excluded_version():
+    pins = _lock()
+    for line in _requirement_lines(EXCLUDE):
+        requirement = Requirement(line)
+        name = canonicalize_name(requirement.name)
+        assert requirement.specifier.contains(pins[name]), (
+            f"lock.txt pins {name}=={pins[name]}, which exclude.txt rules out"
+        )
+
+
+def test_the_installed_environment_is_the_locked_one():
+    """What CI runs (ensure_env.sh installs with `-c requirements/lock.txt`)."""
+    from importlib.metadata import distributions
+
+    installed = {
+        canonicalize_name(d.metadata["Name"]): d.version for d in distributions()
+    }
+    differ = {
+        name: (pinned, installed[name])
+        for name, pinned in _lock().items()
+        if name in installed and installed[name] != pinned
+    }
+    missing = sorted(
+        canonicalize_name(Requirement(t).name)
+        for t in _project()["dependencies"]
+        if canonicalize_name(Requirement(t).name) not in installed
+    )
+    assert not differ and not missing, (
+        f"not the locked environment (name: (locked, installed)): {differ}; "
+        f"missing: {missing}; run scripts/ensure_env.sh --force"
+    )
+
+
+def test_ensure_env_installs_under_the_lock():
+    script = (REPO / "scripts" / "ensure_env.sh").read_text()
+    assert 'install -q -c "$lock" -e ".[test]"' in script
+    assert "lock=requirements/lock.txt" in script
 
 
 def test_environment_yml_python_satisfies_requires_python():
