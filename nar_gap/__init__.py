@@ -12,7 +12,15 @@ from typing import Any
 
 __version__ = "0.1.0"
 
+# Before anything imports JAX: XLA reads XLA_FLAGS once, when its backend starts.
+from nar_gap import backend_check as _backend_check  # noqa: E402
+
+_backend_check._install()
+
 _EXPORTS = {
+    # the backend self-check (known XLA miscompiles)
+    "check_backend": "nar_gap.backend_check",
+    "self_check": "nar_gap.backend_check",
     # data
     "Batch": "nar_gap.data",
     "sample_batch": "nar_gap.data",

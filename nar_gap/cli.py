@@ -14,7 +14,8 @@ Subcommands:
   on the spot at the minimal size) on a graph file (see :mod:`nar_gap.graphs`)
   and print its outputs and hints as JSON.  With ``--check`` the JSON says
   whether it matches dm-clrs exactly, and the exit code is 1 if it does not.
-* ``nar-gap info``: versions and devices.
+* ``nar-gap info``: versions, devices, the commit and the backend self-check
+  (:mod:`nar_gap.backend_check`); exit code 1 if the self-check fails.
 
 Bad input (unknown algorithm, nonsense sizes, an unwritable output directory,
 a corrupt checkpoint or compiled-model file, a malformed graph file, a graph
@@ -32,6 +33,7 @@ from typing import Any
 
 EXIT_USAGE = 2
 EXIT_MISMATCH = 1  # ``run --check``: the model's trace differs from dm-clrs's
+EXIT_UNTRUSTED = 1  # ``info``: the backend self-check failed
 COMPILE_HIDDEN_SIZE = 128  # nar_gap.compiler.DEFAULT_HIDDEN_SIZE (not imported: slow)
 
 
@@ -190,7 +192,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "--attention", action="store_true", help="include every step's attention"
     )
 
-    commands.add_parser("info", help="versions and devices")
+    commands.add_parser(
+        "info", help="versions, devices and the backend self-check (known XLA bugs)"
+    )
     return parser
 
 
@@ -341,13 +345,24 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _info() -> int:
-    from nar_gap import __version__
-    from nar_gap.train import versions
+    """Versions, devices, the commit, and the backend self-check's verdict.
 
-    print(f"nar_gap {__version__}")
-    for name, version in versions().items():
+    Exit code 1 when the self-check fails: this JAX computes wrong numbers.
+    """
+    from nar_gap import backend_check, provenance
+
+    print("nar_gap: versions")
+    for name, version in provenance.versions().items():
         print(f"  {name}: {version}")
-    return 0
+    git = provenance.git_state()
+    if git["commit"] is not None:
+        print(f"  commit: {git['commit']}{' (with uncommitted changes)' if git['dirty'] else ''}")
+    verdict = backend_check.self_check(crash_checks=True)
+    print(f"nar_gap: {verdict.message}")
+    for check in verdict.checks:
+        mark = "ok  " if check.ok else "FAIL"
+        print(f"  {mark} {check.name} ({check.upstream}): {check.detail}")
+    return 0 if verdict.ok else EXIT_UNTRUSTED
 
 
 def main(argv: Sequence[str] | None = None) -> int:

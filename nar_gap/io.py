@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from nar_gap.provenance import provenance
+
 
 class OutputError(OSError):
     """An output location cannot be created or written."""
@@ -132,15 +134,15 @@ def write_table(
     """A results table: CSV plus a JSON sidecar ``<path>.json``.
 
     The sidecar records what produced the numbers (``metadata``: profile,
-    configuration, seeds) and the library versions, so a CSV found later can
-    be traced back.  Both files are written atomically, the sidecar first.
+    configuration, seeds) and :func:`nar_gap.provenance.provenance` (commit,
+    library versions, backend, the backend self-check's verdict), so a CSV
+    found later can be traced back.  Both files are written atomically, the
+    sidecar first.
     """
-    from nar_gap.train import versions  # lazy: io stays importable on its own
-
     path = Path(path)
     write_json_atomic(
         path.with_name(path.name + ".json"),
-        {"table": path.name, **dict(metadata or {}), "versions": versions()},
+        {"table": path.name, **dict(metadata or {}), **provenance()},
     )
     return write_csv_atomic(path, rows, columns)
 

@@ -51,6 +51,7 @@ from nar_gap.data import Batch
 from nar_gap.evaluation import hint_scores, output_scores
 from nar_gap.losses import total_loss
 from nar_gap.network import Network, NetworkConfig
+from nar_gap.provenance import provenance, versions  # noqa: F401 (versions: old name)
 
 # run.py's training edge probabilities, 0.1 ... 0.9.
 PAPER_EDGE_PROBABILITIES: tuple[float, ...] = tuple(
@@ -613,7 +614,7 @@ def train(
         io.write_csv_atomic(out / "metrics.csv", rows)
         io.write_json_atomic(
             out / "metrics.json",
-            {"config": config.to_dict(), "versions": versions(), "seeds": details},
+            {"config": config.to_dict(), **provenance(), "seeds": details},
         )
     return RunResult(config=config, metrics=details, params=best, out_dir=out)
 
@@ -783,20 +784,6 @@ def _train_group(
             bar.update(1)
     finally:
         bar.close()
-
-
-def versions() -> dict[str, str]:
-    """Library versions recorded beside every result."""
-    import importlib.metadata as metadata
-
-    found = {}
-    for name in ("nar-gap", "jax", "jaxlib", "flax", "optax", "dm-clrs", "numpy"):
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = "not installed"
-    found["devices"] = ", ".join(sorted({d.platform for d in jax.devices()}))
-    return found
 
 
 def load_current_params(out_dir: str | os.PathLike) -> Any:

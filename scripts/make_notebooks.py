@@ -32,9 +32,10 @@ SETUP = """from pathlib import Path
 
 from IPython.display import Image, display
 
-import nar_gap
+import nar_gap  # first: puts any XLA workaround in force before JAX starts
 from nar_gap import io, pipeline, profiles
 
+print(nar_gap.check_backend().message)  # stops here if this JAX computes wrong numbers
 profile = profiles.get(PROFILE)
 results, figures = Path(RESULTS_DIR), Path(FIGURES_DIR)
 print(profile)"""

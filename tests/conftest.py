@@ -1,8 +1,21 @@
-"""Fixtures shared across test files."""
+"""Fixtures shared across test files, and the backend self-check before any test."""
 
 from __future__ import annotations
 
 import pytest
+
+import nar_gap  # first: puts any XLA workaround in force before a test imports JAX
+
+
+def pytest_report_header(config):
+    return nar_gap.self_check().message
+
+
+def pytest_sessionstart(session):
+    """No test result means anything on a JAX that computes wrong numbers."""
+    verdict = nar_gap.self_check()
+    if not verdict.ok:
+        pytest.exit(verdict.message, returncode=3)
 
 
 @pytest.fixture(scope="session")

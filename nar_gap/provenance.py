@@ -1,0 +1,96 @@
+"""Where a number came from: code, libraries, backend, and the backend's self-check.
+
+Every results sidecar and every run's ``metrics.json`` carries
+:func:`provenance`, so a table found later can be traced to the commit that
+wrote it (and whether that checkout had uncommitted changes), the library
+versions, the JAX backend and devices, and the verdict of
+:mod:`nar_gap.backend_check` in that process.  Nothing here names a path.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from nar_gap import backend_check
+
+LIBRARIES = (
+    "nar-gap",
+    "jax",
+    "jaxlib",
+    "flax",
+    "optax",
+    "dm-clrs",
+    "numpy",
+    "scipy",
+    "scikit-learn",
+)
+# Files whose changes do not change what the code computes: the outputs.
+_OUTPUT_DIRS = ("results", "figures")
+_SOURCE_ROOT = Path(__file__).resolve().parent.parent
+
+
+def versions() -> dict[str, str]:
+    """Library versions recorded beside every result, plus the JAX platforms."""
+    import jax
+
+    found = {}
+    for name in LIBRARIES:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    found["devices"] = ", ".join(sorted({d.platform for d in jax.devices()}))
+    return found
+
+
+def _git(*args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(_SOURCE_ROOT), *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def git_state() -> dict[str, Any]:
+    """``{"commit": sha or None, "dirty": bool or None}`` of nar_gap's checkout.
+
+    ``dirty`` counts uncommitted changes (and untracked files) anywhere but
+    ``results/`` and ``figures/``, which a run itself rewrites.  Both are
+    ``None`` when nar_gap is not installed from a git checkout.
+    """
+    commit = _git("rev-parse", "HEAD")
+    if commit is None:
+        return {"commit": None, "dirty": None}
+    excluded = [f":(exclude){name}" for name in _OUTPUT_DIRS]
+    status = _git("status", "--porcelain", "--", ".", *excluded)
+    return {"commit": commit.strip(), "dirty": None if status is None else bool(status)}
+
+
+def backend() -> dict[str, Any]:
+    """The JAX backend and its devices, by kind and count."""
+    import jax
+
+    devices = jax.devices()
+    return {
+        "platform": jax.default_backend(),
+        "devices": [f"{d.platform}:{d.device_kind}" for d in devices],
+        "device_count": len(devices),
+    }
+
+
+def provenance() -> dict[str, Any]:
+    """Everything a reader needs to tell which code and backend made a result."""
+    return {
+        "git": git_state(),
+        "versions": versions(),
+        "backend": backend(),
+        "self_check": backend_check.self_check().to_dict(),
+    }
