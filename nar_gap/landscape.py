@@ -13,8 +13,8 @@ parameters (biases, layer-norm scale and offset) get a zero direction, Li et
 al.'s choice for biases and batch-norm parameters.
 
 :func:`loss_grid` evaluates the whole grid as one jitted computation: the grid
-points are a leading axis mapped with ``lax.map`` (one point per step by
-default, see :func:`losses_at`), not a Python loop.  :func:`sharpness` is the
+points are a leading axis mapped with ``lax.map`` in vmapped chunks of
+:data:`DEFAULT_CHUNK` points, not a Python loop.  :func:`sharpness` is the
 number behind "sharper": the mean loss rise on a circle of fixed radius in the
 plane.
 """
@@ -34,6 +34,15 @@ from nar_gap.losses import total_loss
 from nar_gap.network import Network, NetworkConfig
 
 Params = Any
+
+# Grid points vmapped together.  Measured on 2 CPU cores (BFS, 32 graphs of 16
+# nodes, an 11 x 11 grid, seconds after compilation, chunk 1 / 4 / 8 / 16 / 32):
+# hidden 16: 0.4 / 0.4 / 0.3 / 0.3 / 0.2; hidden 128: 2.8 / 2.5 / 2.8 / 3.5 / 3.4;
+# compiled BFS: 0.3 / - / 0.2 / 0.2 / 0.2.  Compilation (3-9 s) grows with the
+# chunk, so on the CPU vmapping buys little: notebook 06 at the cpu profile with
+# an empty compilation cache ran 72 s at chunk 4 and 67 s at chunk 1.  Chunk 4
+# is the steady-state best at hidden 128, the size the trained models have.
+DEFAULT_CHUNK = 4
 
 
 def _filter_normalise(direction: jax.Array, centre: jax.Array) -> jax.Array:
@@ -120,17 +129,19 @@ def losses_at(
     second: Params,
     batch: Batch,
     coefficients: np.ndarray,
-    chunk: int = 1,
+    chunk: int = DEFAULT_CHUNK,
 ) -> np.ndarray:
     """Loss at each ``(alpha, beta)`` row of ``coefficients`` ``[P, 2]`` (one jit).
 
     ``chunk`` grid points are vmapped together, the chunks run in sequence.
-    The default is 1 because vmapping this network over more than about ten
-    *different* parameter sets gives wrong values in the later lanes on XLA's
-    CPU backend (jax 0.10.2; e.g. BFS hidden 16, 16 graphs of 16 nodes: lanes
-    12-15 off by up to 3x, while each point alone is right), which put the
-    centre of an 11 x 11 grid far above the centre's own loss. Raise it only
-    where ``tests/test_landscape.py``'s lane check passes.
+    Several parameter sets on one batch is exactly the shape that jaxlib
+    0.10.2's YNN fusion miscompiles on the CPU (jax-ml/jax#39103): the pointer
+    hint loss of lane ``l`` comes out wrong once ``(l + 1) * S * B * N``
+    exceeds 32 768 float32 elements (``S`` hint steps, ``B`` graphs, ``N``
+    nodes).  :mod:`nar_gap.backend_check` keeps that jaxlib out of the lock
+    and switches the fusion off where it is installed anyway, and
+    ``tests/test_landscape.py`` compares chunk 16 with chunk 1 at a size where
+    the bug shows.
     """
     evaluator = _grid_evaluator(config, int(chunk))
     return np.asarray(
@@ -145,13 +156,30 @@ class Landscape:
     Attributes:
       alphas, betas: grid coordinates along the first and second direction.
       losses: ``[len(alphas), len(betas)]``.
-      centre_loss: the loss at the centre (``losses`` at alpha = beta = 0).
+      centre_loss: the loss at the centre (alpha = beta = 0).
+      sharpness: ``{radius: mean loss rise on that circle}`` (see
+        :func:`sharpness`); empty unless radii were asked for.
     """
 
     alphas: np.ndarray
     betas: np.ndarray
     losses: np.ndarray
     centre_loss: float
+    sharpness: dict[float, float] = dataclasses.field(default_factory=dict)
+
+
+def _circles(radii: tuple[float, ...], angles: int) -> np.ndarray:
+    """``[len(radii) * angles, 2]`` points on circles around the origin."""
+    phi = np.linspace(0.0, 2 * np.pi, angles, endpoint=False)
+    ring = np.stack([np.cos(phi), np.sin(phi)], axis=1)
+    return np.concatenate([r * ring for r in radii]) if radii else np.zeros((0, 2))
+
+
+def _rises(
+    ring_losses: np.ndarray, centre_loss: float, radii: tuple[float, ...], angles: int
+) -> dict[float, float]:
+    rings = ring_losses.reshape(len(radii), angles)
+    return {r: float(np.mean(rings[k]) - centre_loss) for k, r in enumerate(radii)}
 
 
 def loss_grid(
@@ -161,24 +189,29 @@ def loss_grid(
     key: jax.Array,
     radius: float = 1.0,
     points: int = 21,
-    chunk: int = 1,
+    chunk: int = DEFAULT_CHUNK,
+    radii: tuple[float, ...] = (),
+    angles: int = 15,
 ) -> tuple[Landscape, tuple[Params, Params]]:
     """The loss on a ``points x points`` grid over ``[-radius, radius]^2``.
 
-    Returns the landscape and the two directions (reuse them to compare
-    several centres on the same kind of plane).  ``points`` odd puts the
-    centre on the grid.
+    The centre, the grid and (with ``radii``) the sharpness circles are one
+    jitted call, so a centre costs one compilation.  Returns the landscape
+    and the two directions (reuse them to compare several centres on the same
+    kind of plane).
     """
     k1, k2 = jax.random.split(key)
     first = filter_normalised_direction(k1, centre)
     second = filter_normalised_direction(k2, centre)
     axis = np.linspace(-radius, radius, points)
     alphas, betas = np.meshgrid(axis, axis, indexing="ij")
-    coefficients = np.stack([alphas.ravel(), betas.ravel()], axis=1)
+    grid = np.stack([alphas.ravel(), betas.ravel()], axis=1)
+    coefficients = np.concatenate([np.zeros((1, 2)), grid, _circles(radii, angles)])
     losses = losses_at(config, centre, first, second, batch, coefficients, chunk)
-    centre_loss = float(jax.jit(functools.partial(model_loss, config))(centre, batch))
-    landscape = Landscape(axis, axis, losses.reshape(points, points), centre_loss)
-    return landscape, (first, second)
+    centre_loss = float(losses[0])
+    on_grid = losses[1 : 1 + grid.shape[0]].reshape(points, points)
+    rises = _rises(losses[1 + grid.shape[0] :], centre_loss, radii, angles)
+    return Landscape(axis, axis, on_grid, centre_loss, rises), (first, second)
 
 
 def sharpness(
@@ -188,17 +221,15 @@ def sharpness(
     batch: Batch,
     radii: tuple[float, ...] = (0.1,),
     angles: int = 15,
+    chunk: int = DEFAULT_CHUNK,
 ) -> dict[float, float]:
     """Mean loss rise on circles of each radius around the centre, in the plane.
 
     With filter-normalised directions, radius 0.1 moves every filter by about
     10 % of its own norm, so the number compares solutions of any scale: a
     flat minimum barely rises, a sharp one rises a lot.  All circles are one
-    jitted call.
+    jitted call (:func:`loss_grid` with ``radii`` computes them with its grid).
     """
-    phi = np.linspace(0.0, 2 * np.pi, angles, endpoint=False)
-    ring = np.stack([np.cos(phi), np.sin(phi)], axis=1)
-    coefficients = np.concatenate([np.zeros((1, 2))] + [r * ring for r in radii])
-    losses = losses_at(config, centre, *directions, batch, coefficients)
-    rings = losses[1:].reshape(len(radii), angles)
-    return {r: float(np.mean(rings[k]) - losses[0]) for k, r in enumerate(radii)}
+    coefficients = np.concatenate([np.zeros((1, 2)), _circles(radii, angles)])
+    losses = losses_at(config, centre, *directions, batch, coefficients, chunk)
+    return _rises(losses[1:], float(losses[0]), radii, angles)

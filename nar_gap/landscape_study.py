@@ -21,7 +21,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from nar_gap.data import Batch
-from nar_gap.landscape import Landscape, loss_grid, sharpness
+from nar_gap.landscape import Landscape, loss_grid
 from nar_gap.network import NetworkConfig
 
 SHARPNESS_RADII = (0.1, 0.5)
@@ -50,8 +50,14 @@ def landscape_rows_and_surfaces(
         tqdm(centres, desc="landscapes", disable=not progress)
     ):
         key = jax.random.fold_in(jax.random.PRNGKey(seed), index)
-        land, directions = loss_grid(
-            centre.config, centre.params, batch, key, radius=radius, points=points
+        land, _ = loss_grid(
+            centre.config,
+            centre.params,
+            batch,
+            key,
+            radius=radius,
+            points=points,
+            radii=SHARPNESS_RADII,
         )
         row = {
             "centre": centre.label,
@@ -59,10 +65,7 @@ def landscape_rows_and_surfaces(
             "hidden_size": centre.config.hidden_size,
             "centre_loss": land.centre_loss,
         }
-        rises = sharpness(
-            centre.config, centre.params, directions, batch, radii=SHARPNESS_RADII
-        )
-        row.update({f"sharpness_r{r:g}": rise for r, rise in rises.items()})
+        row.update({f"sharpness_r{r:g}": rise for r, rise in land.sharpness.items()})
         row["max_grid_loss"] = float(np.max(land.losses))
         row["radius"] = radius
         row["points"] = points
