@@ -7,37 +7,43 @@ set -euo pipefail
 #   ./run_all.sh --profile smoke     minutes: what CI runs
 #   ./run_all.sh --profile paper     the paper's sizes and seeds (meant for a GPU)
 #   ./run_all.sh --only 03           one notebook (or --only 03 --only 04)
+#   ./run_all.sh --out DIR           tables, figures, executed notebooks to DIR/results, ...
 #   ./run_all.sh --force             rerun notebooks whose results are up to date
 #   PROFILE=smoke ./run_all.sh       same as --profile smoke
 #
-# Executed copies go to build/notebooks/ (git-ignored); figures/ and results/
-# receive what the notebooks write, and the files that changed are listed at
-# the end.  Training runs are kept in build/runs/ and resumed, so a rerun or a
-# later notebook never trains a finished seed again.  A notebook is skipped when
-# it ran before with the same profile, the same notebook text and the same
-# nar_gap source (a stamp in build/notebooks/); --force runs it anyway.
+# Each profile writes to its own place: the committed results/ and figures/ are
+# the cpu profile's, and only a cpu run writes them; smoke and paper runs write
+# to build/<profile>/results and build/<profile>/figures (or --out DIR).
+# Executed notebooks go to build/notebooks/<profile>/ (git-ignored), training
+# runs to build/runs/<profile>/ (resumed, so a rerun or a later notebook never
+# trains a finished seed again).  A notebook is skipped when it ran before with
+# the same profile, notebook text, nar_gap source and output folders, and every
+# file it wrote is still there unchanged (a stamp beside its executed copy);
+# --force runs it anyway.  The files that changed are listed at the end.
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
+usage() { awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"; }
 profile="${PROFILE:-cpu}"
 force=0
+out=""
 only=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --profile)
-            [[ $# -ge 2 ]] || { echo "nar_gap: --profile needs a name" >&2; exit 2; }
-            profile="$2"
+        --profile | --only | --out)
+            [[ $# -ge 2 ]] || { echo "nar_gap: $1 needs a value (try --help)" >&2; exit 2; }
+            case "$1" in
+                --profile) profile="$2" ;;
+                --only) only+=("$2") ;;
+                --out) out="$2" ;;
+            esac
             shift 2
             ;;
         --profile=*) profile="${1#--profile=}"; shift ;;
-        --only)
-            [[ $# -ge 2 ]] || { echo "nar_gap: --only needs a number (e.g. 03)" >&2; exit 2; }
-            only+=("$2")
-            shift 2
-            ;;
         --only=*) only+=("${1#--only=}"); shift ;;
+        --out=*) out="${1#--out=}"; shift ;;
         --force) force=1; shift ;;
-        -h | --help) awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"; exit 0 ;;
+        -h | --help) usage; exit 0 ;;
         *) echo "nar_gap: run_all.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -45,6 +51,12 @@ case "$profile" in
     smoke | cpu | paper) ;;
     *) echo "nar_gap: unknown profile '$profile' (smoke, cpu or paper)" >&2; exit 2 ;;
 esac
+for number in "${only[@]}"; do
+    if [[ ! "$number" =~ ^[0-9]{1,2}$ ]]; then
+        echo "nar_gap: --only takes a notebook number such as 03, not '$number'" >&2
+        exit 2
+    fi
+done
 
 shopt -s nullglob
 notebooks=()
@@ -65,34 +77,82 @@ if [[ ${#notebooks[@]} -eq 0 ]]; then
     exit 2
 fi
 
+# Where this profile's files go (nar_gap.profiles.output_dirs says the same).
+if [[ -n "$out" ]]; then
+    results_dir="$out/results"
+    figures_dir="$out/figures"
+elif [[ "$profile" == cpu ]]; then
+    results_dir=results
+    figures_dir=figures
+else
+    results_dir="build/$profile/results"
+    figures_dir="build/$profile/figures"
+fi
+mkdir -p "$results_dir" "$figures_dir"
+results_dir="$(cd "$results_dir" && pwd)"
+figures_dir="$(cd "$figures_dir" && pwd)"
+runs_dir="$PWD/build/runs/$profile"
+executed_dir="build/notebooks/$profile"
+if [[ -n "$out" ]]; then executed_dir="$out/notebooks"; fi
+mkdir -p "$executed_dir" "$runs_dir"
+
 scripts/ensure_env.sh
 venv="${NAR_GAP_VENV:-.venv}"
-out_dir=build/notebooks
-mkdir -p "$out_dir" figures results build/runs
 # Compiled XLA executables are cached on disk, so notebooks (each its own
 # kernel) and reruns do not compile the same training step again.
 export JAX_COMPILATION_CACHE_DIR="${JAX_COMPILATION_CACHE_DIR:-$PWD/build/jax-cache}"
 export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="${JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS:-1}"
+# On some Intel CPUs XLA logs a false ERROR for every executable it loads from
+# that cache ("Target machine feature +prefer-no-gather is not supported ...
+# could lead to ... SIGILL"): prefer-no-gather/-scatter are LLVM tuning hints,
+# not instruction sets, and the entries were compiled on this very machine
+# (openxla/xla#44565).  Hundreds of those lines filled notebook outputs, so XLA's
+# C++ log stops below FATAL here; its real errors still arrive as Python
+# exceptions.  TF_CPP_MIN_LOG_LEVEL=0 shows everything again.
+export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-3}"
 
-# Fingerprint figures/ and results/ before and after, to report what changed.
+# "sha path" of every file under the output folders (newer than $1, if given).
 fingerprint() {
-    "$venv/bin/python" - <<'PY'
-import hashlib, pathlib
-for top in ("figures", "results"):
+    "$venv/bin/python" - "$results_dir" "$figures_dir" "${1:-}" <<'PY'
+import hashlib, os, pathlib, sys
+*tops, newer = sys.argv[1:]
+since = os.stat(newer).st_mtime if newer else None
+for top in tops:
     for path in sorted(pathlib.Path(top).rglob("*")):
-        if path.is_file() and path.name != ".gitkeep" and path.suffix != ".tmp":
-            print(hashlib.sha256(path.read_bytes()).hexdigest(), path)
+        if not path.is_file() or path.suffix == ".tmp" or path.name.startswith("."):
+            continue
+        if since is not None and path.stat().st_mtime < since:
+            continue
+        print(hashlib.sha256(path.read_bytes()).hexdigest(), path)
 PY
 }
-# What a notebook's results depend on: its text, the profile, the package source.
-stamp_of() {
-    "$venv/bin/python" - "$1" "$profile" <<'PY'
+# What a notebook's results depend on: its text, the profile, the package
+# source, the output folders.
+inputs_of() {
+    "$venv/bin/python" - "$1" "$profile" "$results_dir" "$figures_dir" <<'PY'
 import hashlib, pathlib, sys
-digest = hashlib.sha256(sys.argv[2].encode())
-digest.update(pathlib.Path(sys.argv[1]).read_bytes())
+notebook, *settings = sys.argv[1:]
+digest = hashlib.sha256("\0".join(settings).encode())
+digest.update(pathlib.Path(notebook).read_bytes())
 for path in sorted(pathlib.Path("nar_gap").rglob("*.py")):
     digest.update(str(path).encode() + path.read_bytes())
 print(digest.hexdigest())
+PY
+}
+# Up to date: same inputs, and every file the notebook wrote last time is
+# still there with the same content (a smoke or hand-made file in its place,
+# or a deleted one, means it runs again).
+up_to_date() {
+    local stamp_file="$1" inputs="$2"
+    [[ -f "$stamp_file" && "$(head -n 1 "$stamp_file")" == "$inputs" ]] || return 1
+    "$venv/bin/python" - "$stamp_file" <<'PY'
+import hashlib, pathlib, sys
+lines = pathlib.Path(sys.argv[1]).read_text().splitlines()[1:]
+for line in lines:
+    digest, path = line.split(" ", 1)
+    file = pathlib.Path(path)
+    if not file.is_file() or hashlib.sha256(file.read_bytes()).hexdigest() != digest:
+        sys.exit(1)
 PY
 }
 # The first cell with an error in an executed notebook: "cell N: first line".
@@ -123,7 +183,7 @@ PY
 }
 before="$(fingerprint)"
 
-progress=(--no-progress-bar)
+progress=()
 if [[ -t 2 ]]; then progress=(--progress-bar); fi
 
 report_changes() {
@@ -132,21 +192,22 @@ report_changes() {
     changed="$(comm -13 <(sort <<<"$before") <(sort <<<"$after") | cut -d' ' -f2- | sort -u)"
     if [[ -n "$changed" ]]; then
         echo "nar_gap: new or changed files:"
-        while IFS= read -r file; do echo "  $file"; done <<<"$changed"
+        while IFS= read -r file; do echo "  ${file#"$PWD"/}"; done <<<"$changed"
     else
-        echo "nar_gap: no file in figures/ or results/ changed"
+        echo "nar_gap: no file in ${results_dir#"$PWD"/} or ${figures_dir#"$PWD"/} changed"
     fi
 }
 
-echo "nar_gap: running ${#notebooks[@]} notebooks with PROFILE=$profile"
+echo "nar_gap: running ${#notebooks[@]} notebooks with PROFILE=$profile;" \
+    "tables to ${results_dir#"$PWD"/}, figures to ${figures_dir#"$PWD"/}"
 start=$SECONDS
 timings=()
 for notebook in "${notebooks[@]}"; do
     name="$(basename "$notebook" .ipynb)"
-    executed="$out_dir/$name.ipynb"
-    stamp_file="$out_dir/$name.$profile.stamp"
-    stamp="$(stamp_of "$notebook")"
-    if [[ "$force" == 0 && -f "$executed" && "$(cat "$stamp_file" 2>/dev/null)" == "$stamp" ]]; then
+    executed="$executed_dir/$name.ipynb"
+    stamp_file="$executed_dir/$name.stamp"
+    inputs="$(inputs_of "$notebook")"
+    if [[ "$force" == 0 && -f "$executed" ]] && up_to_date "$stamp_file" "$inputs"; then
         echo "nar_gap: $notebook is up to date for profile $profile (skipped; --force reruns it)"
         timings+=("$name: skipped")
         continue
@@ -154,18 +215,20 @@ for notebook in "${notebooks[@]}"; do
     echo "nar_gap: $notebook"
     began=$SECONDS
     rm -f "$stamp_file"
-    if ! "$venv/bin/python" -m papermill "$notebook" "$executed" \
-        --kernel nar-gap --cwd notebooks -p PROFILE "$profile" \
-        -p RUNS_DIR "$PWD/build/runs/$profile" \
-        --log-level WARNING "${progress[@]}"; then
+    marker="$executed_dir/.$name.started"
+    touch "$marker"
+    if ! "$venv/bin/python" -m nar_gap.notebook_runner "$notebook" "$executed" \
+        --cwd notebooks -p PROFILE "$profile" -p RUNS_DIR "$runs_dir" \
+        -p RESULTS_DIR "$results_dir" -p FIGURES_DIR "$figures_dir" "${progress[@]}"; then
         report_changes
         echo "nar_gap: FAILED in $notebook (profile $profile) at $(failed_cell "$executed");" \
             "the executed copy, with the error in place, is $executed" >&2
         exit 1
     fi
-    echo "$stamp" >"$stamp_file"
+    { echo "$inputs"; fingerprint "$marker"; } >"$stamp_file"
+    rm -f "$marker"
     timings+=("$name: $((SECONDS - began)) s")
 done
-echo "nar_gap: all notebooks ran in $((SECONDS - start)) s; executed copies in $out_dir/"
+echo "nar_gap: all notebooks ran in $((SECONDS - start)) s; executed copies in $executed_dir/"
 for line in "${timings[@]}"; do echo "  $line"; done
 report_changes

@@ -24,6 +24,14 @@ venv="${NAR_GAP_VENV:-.venv}"
 # reuse what the module tests compiled, and a rerun compiles almost nothing.
 export JAX_COMPILATION_CACHE_DIR="${JAX_COMPILATION_CACHE_DIR:-$PWD/build/jax-cache}"
 export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="${JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS:-1}"
+# On some Intel CPUs XLA logs a false ERROR for every executable it loads from
+# that cache ("Target machine feature +prefer-no-gather is not supported ...
+# could lead to ... SIGILL"): prefer-no-gather/-scatter are LLVM tuning hints,
+# not instruction sets, and the entries were compiled on this very machine
+# (openxla/xla#44565).  Hundreds of those lines filled notebook outputs, so XLA's
+# C++ log stops below FATAL here; its real errors still arrive as Python
+# exceptions.  TF_CPP_MIN_LOG_LEVEL=0 shows everything again.
+export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-3}"
 
 defaults=(-q)
 has_marker_expr=0

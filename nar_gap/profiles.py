@@ -14,6 +14,7 @@ not to reproduce its numbers; ``paper`` is the paper's setting (128 seeds,
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from nar_gap.network import NetworkConfig
@@ -21,6 +22,8 @@ from nar_gap.train import PAPER_TRAIN_LENGTHS, TrainConfig
 
 
 SEQUENTIAL_ALGORITHMS = ("dfs", "bfs_seq", "dfs_light")
+# The profile whose figures and tables are committed in results/ and figures/.
+DEFAULT_PROFILE = "cpu"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,3 +179,50 @@ def get(name: str) -> Profile:
         raise ValueError(
             f"unknown profile {name!r}; known profiles: {', '.join(PROFILES)}"
         ) from None
+
+
+@dataclasses.dataclass(frozen=True)
+class OutputDirs:
+    """Where one profile's runs, tables and figures go."""
+
+    runs: Path
+    results: Path
+    figures: Path
+
+
+def checkout_root() -> Path:
+    """The repository nar_gap runs from, or the working directory if installed."""
+    root = Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").is_file() and (root / "notebooks").is_dir():
+        return root
+    return Path.cwd()
+
+
+def output_dirs(
+    profile: str, runs: str = "", results: str = "", figures: str = ""
+) -> OutputDirs:
+    """The folders of ``profile``: given ones, or the profile's own ("" each).
+
+    The committed ``results/`` and ``figures/`` hold the default profile's
+    numbers and only that profile writes there; every other profile defaults
+    to ``build/<profile>/``, and is refused the committed folders, so a smoke
+    run can never overwrite what the README shows.  Runs default to
+    ``build/runs/<profile>``.
+    """
+    get(profile)  # an unknown profile is an error here too
+    root = checkout_root()
+    own = root if profile == DEFAULT_PROFILE else root / "build" / profile
+    chosen = OutputDirs(
+        runs=Path(runs) if runs else root / "build" / "runs" / profile,
+        results=Path(results) if results else own / "results",
+        figures=Path(figures) if figures else own / "figures",
+    )
+    if profile != DEFAULT_PROFILE:
+        for name in ("results", "figures"):
+            if getattr(chosen, name).resolve() == (root / name).resolve():
+                raise ValueError(
+                    f"{name}/ holds the {DEFAULT_PROFILE} profile's committed "
+                    f"{name}; the {profile} profile writes to build/{profile}/{name} "
+                    f"(leave the folder empty) or to a folder you name"
+                )
+    return chosen

@@ -20,25 +20,26 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# RUNS_DIR is where ./run_all.sh keeps the default profile's runs, so a notebook
-# opened in JupyterLab after it reuses them (runs are content-addressed: other
-# profiles' runs can share the folder without clashing).
-COMMON_PARAMETERS = '''PROFILE = "cpu"
-RUNS_DIR = "../build/runs/cpu"
-RESULTS_DIR = "../results"
-FIGURES_DIR = "../figures"'''
+# Empty folders mean the profile's own (nar_gap.profiles.output_dirs): the
+# committed results/ and figures/ for cpu, build/<profile>/ for the others, and
+# build/runs/<profile> for training runs, where ./run_all.sh keeps them, so a
+# notebook opened in JupyterLab after it reuses them.
+COMMON_PARAMETERS = '''PROFILE = "cpu"  # smoke, cpu or paper
+RUNS_DIR = ""  # "": build/runs/<profile>
+RESULTS_DIR = ""  # "": results/ for cpu, build/<profile>/results otherwise
+FIGURES_DIR = ""  # "": figures/ for cpu, build/<profile>/figures otherwise'''
 
-SETUP = """from pathlib import Path
-
-from IPython.display import Image, display
+SETUP = """from IPython.display import Image, display
 
 import nar_gap  # first: puts any XLA workaround in force before JAX starts
 from nar_gap import io, pipeline, profiles
 
 print(nar_gap.check_backend().message)  # stops here if this JAX computes wrong numbers
 profile = profiles.get(PROFILE)
-results, figures = Path(RESULTS_DIR), Path(FIGURES_DIR)
-print(profile)"""
+dirs = profiles.output_dirs(PROFILE, RUNS_DIR, RESULTS_DIR, FIGURES_DIR)
+runs, results, figures = dirs.runs, dirs.results, dirs.figures
+print(profile)
+print(f"runs in {runs}, tables in {results}, figures in {figures}")"""
 
 SHOW = '''def show_table(name):
     """Display a results CSV as a table (pandas-free: the CSV's rows)."""
@@ -87,10 +88,8 @@ it keeps its state through the skip path.""",
         (
             "code",
             """bfs = nar_gap.compile("bfs", hidden_size=None)  # the smallest size it fits
-print(bfs.program)
-print("hidden size", bfs.layout.hidden_size)
-for label in bfs.layout.labels():
-    print(" ", label)""",
+display(bfs.program)  # variables, selection criteria, updates, decoders
+display(bfs.layout)  # which dimension of each space holds what""",
         ),
         (
             "md",
@@ -102,7 +101,7 @@ corrections (~1e-2) appear side by side.""",
         ),
         (
             "code",
-            """written = pipeline.compiled_figures(ALGORITHMS, FIGURES_DIR)
+            """written = pipeline.compiled_figures(ALGORITHMS, figures)
 for path in written:
     if path.suffix == ".png" and "weights" in path.name:
         display(Image(filename=str(path)))""",
@@ -136,7 +135,7 @@ trace (pointers and masks exactly, distances within 1e-4).""",
         ),
         (
             "code",
-            """rows = pipeline.exactness_table(profile, ALGORITHMS, RESULTS_DIR)
+            """rows = pipeline.exactness_table(profile, ALGORITHMS, results)
 show_table("compiled_exactness.csv")""",
         ),
         (
@@ -178,13 +177,13 @@ mean ± standard deviation (maximum) over seeds. The profile sets the sizes;
         ("code", SHOW),
         (
             "code",
-            """rows = pipeline.baselines(profile, RUNS_DIR, RESULTS_DIR, ALGORITHMS)
+            """rows = pipeline.baselines(profile, runs, results, ALGORITHMS)
 show_table("table9_baselines.csv")""",
         ),
         (
             "md",
             """BFS, the algorithm GATv2 is best aligned with, is learned best; DFS,
-inherently sequential, worst. The runs stay in `RUNS_DIR` and are reused by
+inherently sequential, worst. The runs stay in `runs` and are reused by
 the next notebooks.""",
         ),
     ],
@@ -205,7 +204,7 @@ Both are computed for every seed of notebook 02, then correlated with accuracy
         (
             "code",
             """reports = {
-    algorithm: pipeline.faithfulness(profile, algorithm, RUNS_DIR, RESULTS_DIR, FIGURES_DIR)
+    algorithm: pipeline.faithfulness(profile, algorithm, runs, results, figures)
     for algorithm in ALGORITHMS
 }
 for algorithm in ALGORITHMS:
@@ -280,7 +279,7 @@ BFS baseline).""",
         ("code", SHOW),
         (
             "code",
-            """tables = pipeline.ablation_tables(profile, RUNS_DIR, RESULTS_DIR, ABLATIONS)
+            """tables = pipeline.ablation_tables(profile, runs, results, ABLATIONS)
 for name in tables:
     print(name)
     show_table(f"{name}.csv")""",
@@ -309,7 +308,7 @@ is the comparison row.""",
         (
             "code",
             """for algorithm in ALGORITHMS:
-    pipeline.stability_study(profile, algorithm, RUNS_DIR, RESULTS_DIR, FIGURES_DIR)
+    pipeline.stability_study(profile, algorithm, runs, results, figures)
     show_table(f"table16_stability_{algorithm}.csv")
     show_figure(f"fig_stability_{algorithm}")""",
         ),
@@ -336,7 +335,7 @@ rise on a circle of radius 0.1 and 0.5.""",
         (
             "code",
             """for algorithm in ALGORITHMS:
-    pipeline.landscapes(profile, algorithm, RUNS_DIR, RESULTS_DIR, FIGURES_DIR)
+    pipeline.landscapes(profile, algorithm, runs, results, figures)
     show_table(f"landscape_{algorithm}.csv")
     for centre in ("compiled", "learned", "initial"):
         show_figure(f"fig_landscape_{algorithm}_{centre}")""",

@@ -72,7 +72,7 @@ def test_notebooks_are_what_the_generator_writes():
 # these, and a module-scoped fixture would then execute all six notebooks again.
 @pytest.fixture(scope="session")
 def executed(shared_runs, tmp_path_factory):
-    import papermill
+    from nar_gap.notebook_runner import execute
 
     out = tmp_path_factory.mktemp("notebooks")
     results, figures = out / "results", out / "figures"
@@ -80,27 +80,29 @@ def executed(shared_runs, tmp_path_factory):
     for path in NOTEBOOKS:
         target = out / path.name
         try:
-            papermill.execute_notebook(
-                str(path),
-                str(target),
+            execute(
+                path,
+                target,
                 parameters={
                     "PROFILE": "smoke",
                     "RUNS_DIR": str(shared_runs),
                     "RESULTS_DIR": str(results),
                     "FIGURES_DIR": str(figures),
                 },
-                kernel_name="nar-gap",
-                cwd=str(path.parent),
-                progress_bar=False,
+                cwd=path.parent,
             )
             done[path.stem] = None
         except Exception as error:  # keep going: each notebook's test reports its own
             done[path.stem] = f"{type(error).__name__}: {error}"[:2000]
-    return done, results, figures
+    return done, results, figures, out
+
+
+def executed_copies(executed) -> list[Path]:
+    return sorted(executed[3].glob("[0-9][0-9]_*.ipynb"))
 
 
 def _ran(executed, name):
-    done, results, figures = executed
+    done, results, figures, _ = executed
     assert done[name] is None, done[name]
     return results, figures
 
@@ -177,9 +179,84 @@ def test_run_all_rejects_bad_arguments():
     for args, words in (
         (["--profile", "huge"], "unknown profile"),
         (["--only", "99"], "no notebook matches"),
+        (["--only", "abc"], "--only takes a notebook number"),
+        (["--out"], "--out needs a value"),
         (["--bogus"], "unknown argument"),
     ):
         done = subprocess.run(
             [str(ROOT / "run_all.sh"), *args], capture_output=True, text=True
         )
         assert done.returncode == 2 and words in done.stderr, done.stderr
+        assert done.stderr.count("\n") == 1, done.stderr  # one line, nothing before
+
+
+def _stderr_lines(notebook: Path) -> list[str]:
+    """What the cells wrote to stderr, progress bars left out."""
+    lines = []
+    for cell in _cells(notebook):
+        for output in cell.get("outputs", []):
+            if output.get("name") == "stderr":
+                text = "".join(output["text"]).replace("\r", "\n")
+                lines += [line for line in text.splitlines() if "|" not in line]
+    return [line for line in lines if line.strip()]
+
+
+def test_the_executed_notebooks_print_no_warning_and_no_error(executed):
+    done = executed[0]
+    for name, failure in done.items():
+        assert failure is None, failure
+    for path in executed_copies(executed):
+        noisy = [
+            line
+            for line in _stderr_lines(path)
+            if any(w in line for w in ("Warning", "WARNING", "Error", "ERROR"))
+        ]
+        assert not noisy, (path.name, noisy[:5])
+
+
+def test_the_notebook_runner_starts_kernels_without_the_tcp_warning(tmp_path):
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {
+        "name": "nar-gap", "display_name": "nar_gap", "language": "python"
+    }
+    cell = nbformat.v4.new_code_cell("X = 1")
+    cell.metadata["tags"] = ["parameters"]
+    notebook.cells = [cell, nbformat.v4.new_code_cell("print(X + \"1\")")]
+    nbformat.write(notebook, tmp_path / "t.ipynb")
+    done = subprocess.run(
+        [sys.executable, "-m", "nar_gap.notebook_runner", "t.ipynb", "out.ipynb"]
+        + ["--cwd", str(tmp_path), "-p", "X", "41"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "without encryption" not in done.stderr and "KeyboardInterrupt" not in done.stderr
+    outputs = _cells(tmp_path / "out.ipynb")[-1]["outputs"]
+    assert "".join(outputs[0]["text"]).strip() == "411"  # papermill passes strings
+
+
+@pytest.mark.slow
+def test_run_all_skips_a_notebook_only_while_its_files_are_current(tmp_path):
+    """Skipped when it ran with the same inputs and its files are unchanged;
+    run again when a file it wrote was replaced (say by another profile's)."""
+
+    def run_01():
+        done = subprocess.run(
+            [str(ROOT / "run_all.sh"), "--profile", "smoke", "--only", "01"]
+            + ["--out", str(tmp_path)],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return "01_compile: skipped" in done.stdout
+
+    assert not run_01()
+    assert run_01()
+    table = tmp_path / "results" / "compiled_exactness.csv"
+    table.write_text(table.read_text().replace("True", "False", 1))
+    assert not run_01()
+    assert "False" not in table.read_text()
+    assert run_01()

@@ -1,0 +1,92 @@
+"""Execute one notebook with papermill, quietly, as ``./run_all.sh`` and the tests do.
+
+``python -m nar_gap.notebook_runner IN OUT --cwd notebooks -p PROFILE smoke``
+
+Why not papermill's own command line: its kernel manager starts the kernel
+over plain TCP, and ipykernel >= 7.3 then warns on every start that the
+traffic is unencrypted.  Kernel and client share this machine; the manager
+here provisions CurveZMQ keys (``transport_encryption="auto"``: used when the
+kernelspec declares support, as ipykernel's does), which is what the warning
+asks for, so nothing is silenced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import default
+
+KERNEL_NAME = "nar-gap"
+
+
+class EncryptedKernelManager(AsyncKernelManager):
+    """nbclient's kernel manager: CurveZMQ transport encryption on, and no
+    interrupt at shutdown.
+
+    jupyter_client's ``shutdown_kernel`` sends SIGINT before it asks the kernel
+    to shut down; papermill shuts a kernel down only once every cell has
+    finished, so the idle kernel logged "KeyboardInterrupt caught in kernel"
+    on successful runs.  Interrupts sent while a cell runs (a timeout) still go.
+    """
+
+    @default("transport_encryption")
+    def _transport_encryption_default(self) -> str:
+        return "auto"
+
+    async def _async_interrupt_kernel(self) -> None:
+        if self.shutting_down:
+            return
+        await super()._async_interrupt_kernel()
+
+
+def execute(
+    notebook: str | Path,
+    output: str | Path,
+    parameters: Mapping[str, object],
+    cwd: str | Path,
+    progress: bool = False,
+) -> None:
+    """Run ``notebook`` with ``parameters`` injected; write the executed copy.
+
+    Raises papermill's ``PapermillExecutionError`` (the failing cell's
+    exception) when a cell fails; the executed copy keeps the error in place.
+    """
+    import papermill
+
+    papermill.execute_notebook(
+        str(notebook),
+        str(output),
+        parameters=dict(parameters),
+        kernel_name=KERNEL_NAME,
+        kernel_manager_class=EncryptedKernelManager,
+        cwd=str(cwd),
+        progress_bar=progress,
+        log_output=False,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; exit code 1 when a cell fails (papermill's message)."""
+    parser = argparse.ArgumentParser(prog="python -m nar_gap.notebook_runner")
+    parser.add_argument("notebook")
+    parser.add_argument("output")
+    parser.add_argument("--cwd", default=".")
+    parser.add_argument(
+        "-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE")
+    )
+    parser.add_argument("--progress-bar", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        execute(args.notebook, args.output, dict(args.p), args.cwd, args.progress_bar)
+    except Exception as error:  # a failing cell: papermill names it
+        print(f"{type(error).__name__}: {error}".strip()[:4000], file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""Where results go, and how they are written: per profile, reproducibly, with the umask."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+
+import pytest
+
+from nar_gap import io, profiles
+
+
+def test_the_default_profile_writes_the_committed_folders():
+    dirs = profiles.output_dirs("cpu")
+    root = profiles.checkout_root()
+    assert (dirs.results, dirs.figures) == (root / "results", root / "figures")
+    assert dirs.runs == root / "build" / "runs" / "cpu"
+
+
+@pytest.mark.parametrize("profile", ["smoke", "paper"])
+def test_other_profiles_write_under_build(profile):
+    dirs = profiles.output_dirs(profile)
+    root = profiles.checkout_root()
+    assert dirs.results == root / "build" / profile / "results"
+    assert dirs.figures == root / "build" / profile / "figures"
+
+
+@pytest.mark.parametrize("which", ["results", "figures"])
+def test_other_profiles_are_refused_the_committed_folders(which):
+    root = profiles.checkout_root()
+    given = {which: str(root / which)}
+    with pytest.raises(ValueError, match=f"{which}/ holds the cpu profile") as caught:
+        profiles.output_dirs("smoke", **given)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_folder_the_user_names_is_used(tmp_path):
+    dirs = profiles.output_dirs("smoke", "", str(tmp_path / "r"), str(tmp_path / "f"))
+    assert (dirs.results, dirs.figures) == (tmp_path / "r", tmp_path / "f")
+
+
+def test_unknown_profiles_are_refused():
+    with pytest.raises(ValueError, match="unknown profile"):
+        profiles.output_dirs("huge")
+
+
+def test_written_files_get_the_umask_not_0600(tmp_path):
+    old = os.umask(0o027)
+    try:
+        path = io.write_text_atomic(tmp_path / "a.txt", "x")
+    finally:
+        os.umask(old)
+    assert oct(path.stat().st_mode & 0o777) == oct(0o640)
+
+
+FIGURE = """
+import sys
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from nar_gap import io
+fig, ax = plt.subplots()
+ax.plot([0, 1, 4], label="a")
+ax.legend()
+io.save_figure(fig, sys.argv[1])
+"""
+
+
+def test_the_same_figure_is_the_same_file_in_two_processes(tmp_path):
+    digests = []
+    for run in ("a", "b"):
+        stem = tmp_path / run
+        subprocess.run([sys.executable, "-c", FIGURE, str(stem)], check=True)
+        digests.append(
+            [
+                hashlib.sha256((tmp_path / f"{run}.{ext}").read_bytes()).hexdigest()
+                for ext in ("png", "pdf")
+            ]
+        )
+    assert digests[0] == digests[1]
