@@ -102,7 +102,7 @@ def faithfulness_study(
       chunk: seeds per vmapped call.
       progress: show a tqdm bar over the stages.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     if reference.config.algorithm != models.config.algorithm:
         raise ValueError(

@@ -42,6 +42,13 @@ def ensure_dir(path: str | os.PathLike) -> Path:
     return path
 
 
+def _umask() -> int:
+    """The process's umask (read by setting it, so set it straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def _atomic_path(path: Path) -> Iterator[Path]:
     ensure_dir(path.parent)
@@ -49,6 +56,8 @@ def _atomic_path(path: Path) -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
+        # mkstemp creates 0600; the result gets the mode any new file would.
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -113,14 +122,33 @@ def write_csv_atomic(
     return write_text_atomic(path, buffer.getvalue())
 
 
+# No creation date, no software version: the same figure is the same file, so
+# a rerun that changes nothing leaves git clean.
+_FIXED_METADATA = {
+    "png": {"Software": None},
+    "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
+    "svg": {"Date": None, "Creator": None},
+}
+
+
 def save_figure(
     fig: Any, path_stem: str | os.PathLike, formats: Sequence[str] = ("png", "pdf")
 ) -> list[Path]:
-    """Save a matplotlib figure as ``<stem>.png`` and ``<stem>.pdf``, atomically."""
+    """Save a matplotlib figure as ``<stem>.png`` and ``<stem>.pdf``, atomically.
+
+    Written reproducibly: the metadata that changes between runs (dates,
+    versions) is left out, so an unchanged figure is a byte-identical file.
+    """
     written = []
     for fmt in formats:
         buffer = io.BytesIO()
-        fig.savefig(buffer, format=fmt, dpi=150, bbox_inches="tight")
+        fig.savefig(
+            buffer,
+            format=fmt,
+            dpi=150,
+            bbox_inches="tight",
+            metadata=_FIXED_METADATA.get(fmt),
+        )
         written.append(write_bytes_atomic(f"{path_stem}.{fmt}", buffer.getvalue()))
     return written
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import jax
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from nar_gap.data import Batch
 from nar_gap.landscape import Landscape, loss_grid

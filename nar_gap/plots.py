@@ -64,42 +64,65 @@ def _blocks(model) -> list[tuple[str, np.ndarray, tuple[str, ...], tuple[str, ..
     return blocks
 
 
+def _shown_block(
+    title: str, matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str]
+) -> tuple[np.ndarray, list[str], list[str]]:
+    """The used part of a block: (matrix, row labels, column labels)."""
+    # The head's single row and the biases' rows (the sub-layers) always show.
+    keep_r = (
+        _used(rows) if title not in ("head a", "biases") else np.ones(len(rows), bool)
+    )
+    keep_c = _used(cols)
+    if title == "biases":
+        keep_c = np.ones(matrix.shape[1], bool) & (np.abs(matrix).sum(0) > 0)
+        col_names = [f"c{k}" for k in np.flatnonzero(keep_c)]
+    else:
+        col_names = list(np.asarray(cols)[keep_c])
+    shown = matrix[np.ix_(keep_r, keep_c)]
+    return shown, list(np.asarray(rows)[keep_r]), col_names
+
+
 def plot_compiled_weights(model, blocks: Sequence[str] | None = None) -> Figure:
     """Heat maps of a compiled model's processor weights, rows and columns named.
+
+    Panels are as wide as their used columns; consecutive panels with the same
+    rows (the ``z`` features) share one set of row labels, drawn once at the
+    left.  A block with nothing used (BFS has no edge features) is left out.
 
     Args:
       model: a :class:`nar_gap.compiler.CompiledModel`.
       blocks: titles to draw (default: all of values, skip, senders,
         receivers, edges, head, biases).
     """
-    chosen = [b for b in _blocks(model) if blocks is None or b[0] in blocks]
+    chosen = []
+    for title, matrix, rows, cols in _blocks(model):
+        if blocks is not None and title not in blocks:
+            continue
+        shown, row_names, col_names = _shown_block(title, matrix, rows, cols)
+        if shown.size:
+            chosen.append((title, shown, row_names, col_names))
     fig, axes = plt.subplots(
-        1, len(chosen), figsize=(3.2 * len(chosen), 4.2), squeeze=False
+        1,
+        max(len(chosen), 1),
+        figsize=(2.0 + 0.42 * sum(m.shape[1] for _, m, _, _ in chosen), 4.6),
+        squeeze=False,
+        layout="constrained",
+        gridspec_kw={"width_ratios": [max(m.shape[1], 1) for _, m, _, _ in chosen]}
+        if chosen
+        else None,
     )
-    values = np.concatenate([np.abs(m).ravel() for _, m, _, _ in chosen])
-    vmax = float(values.max()) if values.size else 1.0
+    values = np.concatenate([np.abs(m).ravel() for _, m, _, _ in chosen] or [[1.0]])
+    vmax = max(float(values.max()), 1e-2)
     norm = SymLogNorm(linthresh=1e-2, vmin=-vmax, vmax=vmax)
     image = None
-    for ax, (title, matrix, rows, cols) in zip(axes[0], chosen, strict=True):
-        # Biases' rows are the sub-layers; label columns with each space's names.
-        keep_r = (
-            _used(rows)
-            if title not in ("head a", "biases")
-            else np.ones(len(rows), bool)
-        )
-        keep_c = _used(cols)
-        if title == "biases":
-            keep_c = np.ones(matrix.shape[1], bool) & (np.abs(matrix).sum(0) > 0)
-        shown = matrix[np.ix_(keep_r, keep_c)]
+    previous_rows: list[str] | None = None
+    for ax, (title, shown, row_names, col_names) in zip(axes[0], chosen, strict=True):
         image = ax.imshow(shown, cmap="RdBu_r", norm=norm, aspect="auto")
         ax.set_title(title, fontsize=9)
-        ax.set_yticks(range(shown.shape[0]), np.asarray(rows)[keep_r], fontsize=6)
-        col_names = (
-            [f"c{k}" for k in np.flatnonzero(keep_c)]
-            if title == "biases"
-            else list(np.asarray(cols)[keep_c])
-        )
-        ax.set_xticks(range(shown.shape[1]), col_names, rotation=90, fontsize=6)
+        same_rows = row_names == previous_rows
+        ax.set_yticks(range(shown.shape[0]), [] if same_rows else row_names, fontsize=7)
+        ax.set_xticks(range(shown.shape[1]), col_names, rotation=90, fontsize=7)
+        previous_rows = row_names
     if image is not None:
         fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label="weight (symlog)")
     fig.suptitle(
