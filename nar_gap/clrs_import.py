@@ -37,6 +37,7 @@ from nar_gap._clrs import clrs, clrs_probing
 from nar_gap.data import Batch
 from nar_gap.network import (
     CATEGORICAL,
+    HINT,
     MASK,
     MASK_ONE,
     OUTPUT,
@@ -221,6 +222,35 @@ def _jitted_apply(config: NetworkConfig, repred: bool):
     return _APPLY_CACHE[key]
 
 
+_HINT_MODE_OF = {  # (hint encoders?, hint decoders?) -> hint_mode
+    (True, True): "encoded_decoded",
+    (False, True): "decoded_only",
+    (False, False): "none",
+}
+_DM_CLRS_FLAGS = {
+    "encoded_decoded": "encode_hints=True, decode_hints=True",
+    "decoded_only": "encode_hints=False, decode_hints=True (dm-clrs's default)",
+    "none": "encode_hints=False, decode_hints=False",
+}
+
+
+def infer_hint_mode(net_params: Mapping[str, Any], algorithm: str) -> str:
+    """The hint mode the converted parameters imply: which hints have layers.
+
+    dm-clrs builds an encoder for each hint only with ``encode_hints=True`` and
+    a decoder only with ``decode_hints=True``, so the parameters say which.
+    """
+    hints = [n for n, (stage, _, _) in get_spec(algorithm).items() if stage == HINT]
+    encoded = any(f"encoder_{name}" in net_params for name in hints)
+    decoded = any(f"decoder_{name}" in net_params for name in hints)
+    if (encoded, decoded) not in _HINT_MODE_OF:
+        raise ClrsImportError(
+            "the parameters encode hints but do not decode them (dm-clrs "
+            "encode_hints=True, decode_hints=False), which nar_gap does not model"
+        )
+    return _HINT_MODE_OF[(encoded, decoded)]
+
+
 def from_clrs(
     params: Mapping[str, Mapping[str, Any]],
     algorithm: str,
@@ -228,7 +258,7 @@ def from_clrs(
     hidden_size: int | None = None,
     nb_heads: int | None = None,
     use_ln: bool | None = None,
-    hint_mode: str = "encoded_decoded",
+    hint_mode: str | None = None,
     hint_repred_mode: str = "soft",
     nb_msg_passing_steps: int = 1,
 ) -> ClrsModel:
@@ -237,16 +267,19 @@ def from_clrs(
     Args:
       params: ``BaselineModel.params`` (Haiku's ``{module path: {w, b}}``).
       algorithm: the algorithm the model was trained on.
-      hidden_size, nb_heads, use_ln: as given to dm-clrs; inferred from the
-        parameters when None, and checked against them when given.
-      hint_mode, hint_repred_mode, nb_msg_passing_steps: as given to dm-clrs
-        (not visible in the parameters).
+      hidden_size, nb_heads, use_ln, hint_mode: as given to dm-clrs; inferred
+        from the parameters when None (the hint mode from which hints have
+        encoders and decoders), and checked against them when given.
+      hint_repred_mode, nb_msg_passing_steps: as given to dm-clrs (not visible
+        in the parameters; the defaults are dm-clrs's).
 
     Raises:
       ClrsImportError: the parameters are not a single-algorithm gatv2 model's,
-        or disagree with the stated sizes.
+        or disagree with a stated option.
     """
     inferred_hidden, inferred_heads, inferred_ln = _infer_shape(params)
+    converted = convert_haiku_params(params)
+    inferred_mode = infer_hint_mode(converted["net"], algorithm)
     for label, given, inferred in (
         ("hidden_size", hidden_size, inferred_hidden),
         ("nb_heads", nb_heads, inferred_heads),
@@ -254,6 +287,13 @@ def from_clrs(
     ):
         if given is not None and given != inferred:
             raise ClrsImportError(f"{label}={given} but the parameters have {inferred}")
+    if hint_mode is not None and hint_mode != inferred_mode:
+        raise ClrsImportError(
+            f"hint_mode={hint_mode!r} but the parameters are those of dm-clrs "
+            f"{_DM_CLRS_FLAGS[inferred_mode]}, i.e. hint_mode={inferred_mode!r} "
+            "(leave hint_mode out to infer it)"
+        )
+    hint_mode = inferred_mode
     config = NetworkConfig(
         algorithm=algorithm,
         hidden_size=inferred_hidden,
@@ -263,7 +303,7 @@ def from_clrs(
         hint_repred_mode=hint_repred_mode,  # type: ignore[arg-type]
         msg_passing_steps=nb_msg_passing_steps,
     )
-    return ClrsModel(config=config, params=convert_haiku_params(params))
+    return ClrsModel(config=config, params=converted)
 
 
 __all__ = ["ClrsImportError", "ClrsModel", "convert_haiku_params", "from_clrs", "clrs"]

@@ -18,7 +18,7 @@ import pytest
 
 import nar_gap
 from nar_gap._clrs import clrs
-from nar_gap.clrs_import import convert_haiku_params, features_to_batch
+from nar_gap.clrs_import import ClrsImportError, convert_haiku_params, features_to_batch
 from nar_gap.losses import total_loss
 from nar_gap.network import Network
 
@@ -133,6 +133,35 @@ def test_predict_matches_dm_clrs_across_options(options):
         hint_mode=options.get("hint_mode", "encoded_decoded"),
         hint_repred_mode=options.get("repred", "soft"),
     )
+
+
+def test_a_baseline_model_with_dm_clrs_defaults_imports_without_options():
+    """dm-clrs's own defaults (encode_hints=False, hidden 32, encoder_init
+    'default'): from_clrs infers the hint mode from which layers exist."""
+    feedback, spec = _feedback("bfs", 6, seed=4)
+    factory = clrs.get_processor_factory(
+        "gatv2", use_ln=True, nb_triplet_fts=0, nb_heads=1
+    )
+    model = clrs.models.BaselineModel(
+        spec=spec, dummy_trajectory=feedback, processor_factory=factory
+    )
+    model.init(feedback.features, 0)
+    model.params = jax.tree_util.tree_map(lambda x: x * 2.0, model.params)
+    assert nar_gap.from_clrs(model.params, "bfs").config.hint_mode == "decoded_only"
+    _assert_predictions_match("bfs", model, feedback)
+
+
+@pytest.mark.parametrize(
+    ("built", "claimed"),
+    [("encoded_decoded", "decoded_only"), ("decoded_only", "encoded_decoded")],
+)
+def test_a_stated_hint_mode_that_the_parameters_contradict_is_one_line(built, claimed):
+    feedback, spec = _feedback("bfs", 5, seed=2)
+    model = _baseline("bfs", feedback, spec, hint_mode=built)
+    with pytest.raises(ClrsImportError) as caught:
+        nar_gap.from_clrs(model.params, "bfs", hint_mode=claimed)
+    message = str(caught.value)
+    assert "\n" not in message and f"hint_mode={built!r}" in message
 
 
 def test_predict_parity_is_sensitive_to_a_single_weight():
