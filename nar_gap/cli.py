@@ -124,7 +124,16 @@ def _build_parser() -> argparse.ArgumentParser:
     train.add_argument("--eval-every", type=_non_negative, default=500)
     train.add_argument("--checkpoint-every", type=_non_negative, default=500)
     train.add_argument(
-        "--test-size", type=_positive, default=64, help="test graph size"
+        "--val-size",
+        type=_positive,
+        default=16,
+        help="validation graph size (default 16, CLRS-30's validation split)",
+    )
+    train.add_argument(
+        "--test-size",
+        type=_positive,
+        default=64,
+        help="test graph size (default 64, CLRS-30's test split)",
     )
     train.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -226,9 +235,12 @@ def _train(args: argparse.Namespace) -> int:
         train_lengths=tuple(args.lengths),
         eval_every=args.eval_every,
         checkpoint_every=args.checkpoint_every,
+        val_num_nodes=args.val_size,
         test_num_nodes=args.test_size,
     )
     result = train(config, args.out, progress=not args.quiet)
+    if args.quiet and result.plan is not None:
+        print(f"nar_gap: {args.out}: {result.plan.describe()}")
     print(f"{'seed':>6} {'test score':>11} {'best val':>9} {'at step':>8}")
     for row in result.metrics:
         print(
@@ -367,7 +379,11 @@ def _info() -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
-    args = _build_parser().parse_args(argv)
+    parser = _build_parser()
+    if not (sys.argv[1:] if argv is None else argv):
+        parser.print_help()  # bare `nar-gap`: the commands, not an error
+        return 0
+    args = parser.parse_args(argv)
     try:
         if args.command == "train":
             return _train(args)

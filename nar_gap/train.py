@@ -42,7 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from nar_gap import data as data_lib
 from nar_gap import io
@@ -151,13 +151,20 @@ class TrainConfig:
         if any(b < 1 for b in self.time_buckets):
             problems.append(f"time_buckets must be >= 1, got {self.time_buckets}")
         net = self.network
-        largest = max([*self._padded_sizes(), self.val_num_nodes, self.test_num_nodes])
-        if net.use_pre_att_bias and largest > net.pre_att_bias_nodes:
-            problems.append(
-                f"use_pre_att_bias with pre_att_bias_nodes={net.pre_att_bias_nodes} "
-                f"cannot run on graphs of {largest} nodes (its N x N bias fixes the "
-                "size: train, validate and test at that size or below)"
-            )
+        if net.use_pre_att_bias:
+            sizes = {
+                "training graphs (train_lengths, --lengths)": max(self._padded_sizes()),
+                "validation graphs (val_num_nodes, --val-size)": self.val_num_nodes,
+                "test graphs (test_num_nodes, --test-size)": self.test_num_nodes,
+            }
+            too_big = [f"{what} of {n}" for what, n in sizes.items() if n > net.pre_att_bias_nodes]
+            if too_big:
+                problems.append(
+                    f"use_pre_att_bias with pre_att_bias_nodes={net.pre_att_bias_nodes} "
+                    f"cannot run on {', '.join(too_big)} nodes: its N x N bias fixes "
+                    f"the size, so train, validate and test at "
+                    f"{net.pre_att_bias_nodes} nodes or below"
+                )
         if problems:
             raise ValueError("invalid TrainConfig: " + "; ".join(problems))
 
@@ -452,6 +459,81 @@ def _load_checkpoint(path: Path, target: dict[str, Any]) -> dict[str, Any]:
         ) from None
 
 
+def _checkpoint_step(path: Path) -> int:
+    """The step a checkpoint holds (0 when there is none)."""
+    if not path.exists():
+        return 0
+    try:
+        return int(flax.serialization.msgpack_restore(path.read_bytes())["step"])
+    except Exception as error:
+        raise CheckpointError(
+            f"checkpoint {path} is corrupt or from another model "
+            f"({type(error).__name__}); delete it or use another --out"
+        ) from None
+
+
+def _seed_ranges(seeds: Sequence[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2, 5"``."""
+    parts, ordered = [], sorted(seeds)
+    start = previous = ordered[0]
+    for seed in [*ordered[1:], None]:
+        if seed is not None and seed == previous + 1:
+            previous = seed
+            continue
+        parts.append(f"{start}" if start == previous else f"{start}-{previous}")
+        if seed is not None:
+            start = previous = seed
+    return ", ".join(parts)
+
+
+@dataclasses.dataclass(frozen=True)
+class ResumePlan:
+    """What :func:`train` will do in a run directory, seed by seed.
+
+    Attributes:
+      steps_done: ``{seed: steps in its checkpoint}`` (0: no checkpoint).
+      target: the steps the configuration asks for.
+    """
+
+    steps_done: dict[int, int]
+    target: int
+
+    @property
+    def nothing_to_train(self) -> bool:
+        return all(done >= self.target for done in self.steps_done.values())
+
+    def describe(self) -> str:
+        """One line, e.g. "seeds 0-3 already at 50 steps: nothing to train"."""
+        by_done: dict[int, list[int]] = {}
+        for seed, done in self.steps_done.items():
+            by_done.setdefault(done, []).append(seed)
+        parts = []
+        for done, seeds in sorted(by_done.items()):
+            who = f"seed{'s' if len(seeds) > 1 else ''} {_seed_ranges(seeds)}"
+            if done == 0:
+                parts.append(f"{who}: training from scratch to {self.target} steps")
+            elif done < self.target:
+                parts.append(f"{who}: extending from {done} to {self.target} steps")
+            elif done == self.target:
+                parts.append(f"{who}: already at {done} steps, nothing to train")
+            else:
+                parts.append(
+                    f"{who}: already at {done} steps, past the {self.target} asked "
+                    f"for; nothing to train (scores are those of the {done}-step run)"
+                )
+        return "; ".join(parts)
+
+
+def resume_plan(config: TrainConfig, out_dir: str | os.PathLike | None) -> ResumePlan:
+    """Read each seed's checkpoint step in ``out_dir`` (none: a fresh start)."""
+    out = Path(out_dir) if out_dir is not None else None
+    steps = {
+        seed: 0 if out is None else _checkpoint_step(_seed_dir(out, seed) / CHECKPOINT_FILE)
+        for seed in config.seeds
+    }
+    return ResumePlan(steps, config.steps)
+
+
 def load_params(path: str | os.PathLike, config: NetworkConfig, template: Batch) -> Any:
     """Parameters saved by :func:`train` (``seed_<k>/params.msgpack``)."""
     target = _init_params(config, template, 0)
@@ -502,6 +584,7 @@ class RunResult:
     metrics: list[dict[str, Any]]
     params: Any  # stacked best-validation parameters, seed axis first
     out_dir: Path | None
+    plan: ResumePlan | None = None  # what this call found and did
 
 
 def _summary_row(seed: int, state: dict[str, Any], test: dict[str, Any], index: int):
@@ -555,6 +638,9 @@ def train(
         _check_initial(out, fingerprint)
         io.write_json_atomic(out / CONFIG_FILE, config.to_dict())
         io.write_json_atomic(out / INITIAL_FILE, {"initial_params": fingerprint})
+    plan = resume_plan(config, out)
+    if progress:
+        tqdm.write(f"nar_gap: {out if out is not None else 'training'}: {plan.describe()}")
 
     algorithm = config.network.algorithm
     val_batch = eval_batch(algorithm, "val", config.val_num_nodes)
@@ -616,7 +702,7 @@ def train(
             out / "metrics.json",
             {"config": config.to_dict(), **provenance(), "seeds": details},
         )
-    return RunResult(config=config, metrics=details, params=best, out_dir=out)
+    return RunResult(config=config, metrics=details, params=best, out_dir=out, plan=plan)
 
 
 def eval_batch(algorithm: str, split: str, num_nodes: int) -> Batch:
@@ -671,10 +757,32 @@ def _check_run_dir(out: Path, config: TrainConfig) -> None:
         raise CheckpointError(f"{path} is not a nar_gap run config ({error})") from None
     same = dataclasses.replace(previous, seeds=config.seeds, steps=config.steps)
     if same != config:
-        raise CheckpointError(
-            f"{out} holds a run with a different configuration; choose another "
-            "output directory (only --seeds and --steps may change on resume)"
+        changed = ", ".join(
+            f"{name} {was!r} -> {now!r}"
+            for name, was, now in config_differences(same, config)
         )
+        raise CheckpointError(
+            f"{out} holds a run with a different configuration ({changed}); choose "
+            "another output directory (only --seeds and --steps may change on resume)"
+        )
+
+
+def config_differences(
+    old: TrainConfig, new: TrainConfig
+) -> list[tuple[str, Any, Any]]:
+    """``(setting, old value, new value)`` for every setting that differs."""
+    found = []
+    for field in dataclasses.fields(TrainConfig):
+        was, now = getattr(old, field.name), getattr(new, field.name)
+        if field.name == "network":
+            found += [
+                (f.name, getattr(was, f.name), getattr(now, f.name))
+                for f in dataclasses.fields(NetworkConfig)
+                if getattr(was, f.name) != getattr(now, f.name)
+            ]
+        elif was != now:
+            found.append((field.name, was, now))
+    return found
 
 
 def _train_group(

@@ -384,3 +384,41 @@ def test_example_graphs_run_exactly(graph, algorithm, capsys):
     code = main(["run", algorithm, "--graph", str(graph), "--source", "0", "--check"])
     assert code == 0, capsys.readouterr().err
     assert json.loads(capsys.readouterr().out)["exact"] is True
+
+
+def test_bare_nar_gap_lists_its_commands(capsys):
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    for command in ("train", "compile", "run", "info"):
+        assert command in out
+
+
+def test_info_prints_the_version_once_and_the_self_check(capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("0.1.0") == 1
+    assert "self-check passed" in out
+
+
+def test_a_rerun_says_what_it_did_and_which_settings_differ(tmp_path, capsys):
+    out = str(tmp_path / "run")
+    assert main(["train", "bfs", "--out", out, *TINY]) == 0
+    capsys.readouterr()
+    assert main(["train", "bfs", "--out", out, *TINY]) == 0
+    assert "seeds 0-1: already at 3 steps, nothing to train" in capsys.readouterr().out
+    fewer = [a if a != "3" else "2" for a in TINY]  # --steps 2 on a 3-step run
+    assert main(["train", "bfs", "--out", out, *fewer]) == 0
+    assert "past the 2 asked for; nothing to train" in capsys.readouterr().out
+    more = [a if a != "3" else "4" for a in TINY]
+    assert main(["train", "bfs", "--out", out, *more]) == 0
+    assert "extending from 3 to 4 steps" in capsys.readouterr().out
+    assert main(["train", "bfs", "--out", out, *TINY, "--hidden-size", "16"]) == 2
+    assert "(hidden_size 8 -> 16)" in _one_line_error(capsys)
+
+
+def test_the_validation_size_can_be_set(tmp_path, capsys):
+    argv = ["train", "bfs", "--out", str(tmp_path / "b"), "--use-pre-att-bias"]
+    argv += ["--lengths", "4", "--test-size", "8", "--steps", "1", "--quiet"]
+    assert main(argv) == 2
+    assert "--val-size" in _one_line_error(capsys)
+    assert main([*argv, "--val-size", "8", "--eval-every", "0"]) == 0
