@@ -384,3 +384,34 @@ def test_saved_models_load_and_run_identically(models, tmp_path):
     batch = cases.SampledCase("bfs", 16, 0.5, seed=4).batch()
     a, b = model.apply(batch), loaded.apply(batch)
     np.testing.assert_array_equal(np.asarray(a.attention), np.asarray(b.attention))
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford"])
+def test_programs_and_layouts_print_as_readable_tables(algorithm, models):
+    model = models[(algorithm, None)]
+    text = str(model.program)
+    for section in ("variables:", "selection", "updates", "decoders:"):
+        assert section in text
+    for variable in model.program.variable_names():
+        assert f"  {variable} " in text
+    lines = text.splitlines()
+    assert len(lines) > 10 and max(map(len, lines)) < 160
+    layout = str(model.layout).splitlines()
+    assert layout[0].split() == ["dim", "hidden", "node", "edge", "pre_attention"]
+    assert len(layout) == model.layout.hidden_size + 2  # minimal: every dim used
+    for shown in (model.program, model.layout):
+        assert "<table>" in shown._repr_html_()
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford"])
+def test_weight_figures_draw_without_warnings(algorithm, models):
+    import warnings
+
+    from nar_gap import plots
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = plots.plot_compiled_weights(models[(algorithm, None)])
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert ("edges W_e" in titles) is (algorithm == "bellman_ford")  # none for BFS
+    plots.close(fig)

@@ -80,6 +80,37 @@ class Layout:
             + tuple(f"h':{h}" for h in self.hidden),
         }
 
+    def table(self) -> list[tuple[str, ...]]:
+        """``(dim, hidden, node, edge, pre_attention)`` for every used dimension."""
+        spaces = (self.hidden, self.node, self.edge, self.pre_attention)
+        used = [
+            k for k in range(self.hidden_size) if any(s[k] != UNUSED for s in spaces)
+        ]
+        return [
+            (str(k), *("" if s[k] == UNUSED else s[k] for s in spaces)) for k in used
+        ]
+
+    def __str__(self) -> str:
+        """The used dimensions of the four spaces, as an aligned table."""
+        header = ("dim", "hidden", "node", "edge", "pre_attention")
+        rows = [header, *self.table()]
+        widths = [max(len(r[k]) for r in rows) for k in range(len(header))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        unused = self.hidden_size - len(rows) + 1
+        lines.append(f"hidden size {self.hidden_size}; {unused} dimensions unused")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        header = ("dim", "hidden", "node", "edge", "pre-attention")
+        head = "".join(f"<th>{h}</th>" for h in header)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
+            for row in self.table()
+        )
+        return f"<table><tr>{head}</tr>{body}</table><p>hidden size {self.hidden_size}</p>"
+
     def minimal_hidden_size(self) -> int:
         return minimal_hidden_size(
             len(self.variables),

@@ -108,14 +108,17 @@ class Expr:
     __rmul__ = __mul__
 
     def __str__(self) -> str:
-        parts = [
-            f"{c:+g}*{n}" if c not in (1.0, -1.0) else f"{'+' if c > 0 else '-'}{n}"
-            for n, c in self.terms
-        ]
-        if self.const or not parts:
-            parts.append(f"{self.const:+g}")
-        text = " ".join(parts)
-        return text[1:] if text.startswith("+") else text
+        """``2*a - b + 0.5``: signs between terms, coefficients 1 left out."""
+        terms = [(c, n) for n, c in self.terms]
+        if self.const or not terms:
+            terms.append((self.const, ""))
+        text = ""
+        for index, (c, name) in enumerate(terms):
+            size = abs(c)
+            body = name if size == 1.0 and name else f"{size:g}*{name}" if name else f"{size:g}"
+            sign = "-" if c < 0 else "+"
+            text += (("-" if c < 0 else "") if index == 0 else f" {sign} ") + body
+        return text
 
 
 def var(name: str) -> Expr:
@@ -145,6 +148,9 @@ class Eligible:
 
     flag: Expr
 
+    def __str__(self) -> str:
+        return f"eligible senders first: {self.flag} = 1"
+
 
 @dataclasses.dataclass(frozen=True)
 class Minimise:
@@ -156,6 +162,10 @@ class Minimise:
     value: Expr
     among: Expr
     edge: str | None = None
+
+    def __str__(self) -> str:
+        value = f"{self.value} + {self.edge}_ij" if self.edge else str(self.value)
+        return f"smallest {value}, among senders with {self.among} = 1"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,6 +183,14 @@ class LowestId:
     unless_receiver: Expr | None = None
     resolution: Literal["nodes", "ties"] = "nodes"
 
+    def __str__(self) -> str:
+        text = "lowest sender id (pos)"
+        if self.among is not None:
+            text += f", among senders with {self.among} = 1"
+        if self.unless_receiver is not None:
+            text += f", at receivers with {self.unless_receiver} = 0"
+        return f"{text} (resolves {self.resolution})"
+
 
 @dataclasses.dataclass(frozen=True)
 class Prefer:
@@ -181,6 +199,9 @@ class Prefer:
     """
 
     receiver_id: Expr
+
+    def __str__(self) -> str:
+        return f"the sender whose id is the receiver's {self.receiver_id}"
 
 
 Criterion = Eligible | Minimise | LowestId | Prefer
@@ -210,6 +231,17 @@ class Update:
     own: Expr = ZERO
     selected: Expr = ZERO
     edge: str | None = None
+
+    def __str__(self) -> str:
+        """``x' = relu((own)_i + (selected)_j* + A_ij*)``, zero parts left out."""
+        parts = [
+            f"({expr})_{where}"
+            for expr, where in ((self.own, "i"), (self.selected, "j*"))
+            if expr != ZERO
+        ]
+        if self.edge:
+            parts.append(f"{self.edge}_ij*")
+        return f"{self.target}' = relu({' + '.join(parts) or '0'})"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -270,3 +302,42 @@ class GraphProgram:
             if isinstance(c, Minimise) and c.edge:
                 names.add(c.edge)
         return tuple(sorted(names))
+
+    def sections(self) -> dict[str, list[tuple[str, ...]]]:
+        """The program as rows of text, section by section (for printing)."""
+        return {
+            "variables": [(v.name, v.kind, v.doc) for v in self.variables],
+            "selection (the first criterion that differs decides)": [
+                (f"{k}.", str(c)) for k, c in enumerate(self.selection.criteria, 1)
+            ],
+            "updates (i: the receiver, j*: the sender it selected)": [
+                (str(u),) for u in self.updates
+            ],
+            "decoders": [
+                (", ".join(d.probes), d.kind, str(d.expr)) for d in self.decoders
+            ],
+        }
+
+    def __str__(self) -> str:
+        """A readable listing: one line per variable, criterion, update, decoder."""
+        lines = [f"graph program {self.name!r} (CLRS algorithm {self.algorithm!r})"]
+        for title, rows in self.sections().items():
+            lines.append(f"{title}:")
+            widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]) - 1)]
+            for row in rows:
+                cells = [cell.ljust(w) for cell, w in zip(row, widths)] + [row[-1]]
+                lines.append("  " + "  ".join(cells).rstrip())
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """The same listing as HTML tables (JupyterLab shows this)."""
+        from html import escape
+
+        parts = [f"<p><b>graph program {escape(self.name)}</b></p>"]
+        for title, rows in self.sections().items():
+            body = "".join(
+                "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
+                for row in rows
+            )
+            parts.append(f"<p>{escape(title)}</p><table>{body}</table>")
+        return "".join(parts)
