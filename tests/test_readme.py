@@ -1,0 +1,55 @@
+"""The README's Python examples run as written, each on its own.
+
+Every ```python block is executed in a fresh namespace (self-contained: it
+imports and builds what it uses), all in one child process whose working
+directory is a temporary folder, so examples that write files write there.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCK = re.compile(r"^```python\n(.*?)^```", re.M | re.S)
+
+RUNNER = """
+import json, sys, traceback
+blocks = json.load(sys.stdin)
+for index, code in enumerate(blocks):
+    try:
+        exec(compile(code, f"README block {index + 1}", "exec"), {"__name__": "__main__"})
+    except Exception:
+        print(json.dumps({"block": index + 1, "error": traceback.format_exc()}))
+        sys.exit(1)
+print(json.dumps({"ran": len(blocks)}))
+"""
+
+
+def _blocks() -> list[str]:
+    return BLOCK.findall(README.read_text())
+
+
+def test_the_readme_has_python_examples():
+    assert len(_blocks()) >= 6
+
+
+@pytest.mark.timeout(600)
+def test_every_python_block_of_the_readme_runs_on_its_own(tmp_path):
+    blocks = _blocks()
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER],
+        input=json.dumps(blocks),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "{}"
+    report = json.loads(last) if last.startswith("{") else {}
+    assert done.returncode == 0, report.get("error") or done.stderr[-3000:]
+    assert report == {"ran": len(blocks)}
