@@ -77,7 +77,7 @@ if [[ ${#notebooks[@]} -eq 0 ]]; then
     exit 2
 fi
 
-# Where this profile's files go (nar_gap.profiles.output_dirs says the same).
+# Where this profile's files go (nar_gap.experiments.profiles.output_dirs says the same).
 if [[ -n "$out" ]]; then
     results_dir="$out/results"
     figures_dir="$out/figures"
@@ -162,6 +162,7 @@ import json, sys
 try:
     cells = json.load(open(sys.argv[1]))["cells"]
 except Exception:
+    print("start (no cell ran: see the error above)")
     sys.exit(0)
 for index, cell in enumerate(cells):
     for output in cell.get("outputs", []):
@@ -217,7 +218,7 @@ for notebook in "${notebooks[@]}"; do
     rm -f "$stamp_file"
     marker="$executed_dir/.$name.started"
     touch "$marker"
-    if ! "$venv/bin/python" -m nar_gap.notebook_runner "$notebook" "$executed" \
+    if ! "$venv/bin/python" -m nar_gap.experiments.notebook_runner "$notebook" "$executed" \
         --cwd notebooks -p PROFILE "$profile" -p RUNS_DIR "$runs_dir" \
         -p RESULTS_DIR "$results_dir" -p FIGURES_DIR "$figures_dir" "${progress[@]}"; then
         report_changes

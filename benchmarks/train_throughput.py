@@ -1,4 +1,4 @@
-"""Training throughput: nar_gap (all seeds at once) against dm-clrs (one seed after another).
+"""Training throughput: nar_gap (seeds at once) against dm-clrs (one after another).
 
 Both sides train the same configuration -- the paper's by default: BFS, hidden
 128, one head, batch 32, train lengths 4..16, run.py's edge-probability grid
@@ -8,7 +8,7 @@ include everything a user waits for: sampling, JIT compiles and training.
 * dm-clrs: for each seed, run.py's recipe -- ``make_multi_sampler``-style
   on-the-fly samplers (``track_max_steps`` on, as ``build_sampler`` defaults),
   ``BaselineModel`` with the ``gatv2`` processor, ``feedback`` once per step.
-* nar_gap: ``nar_gap.train`` with every seed stacked on one vmapped step.  Its
+* nar_gap: ``nar_gap.training.loop`` with every seed stacked on one vmapped step.  Its
   clock also includes the final validation and test-set evaluation that
   ``train`` always does (dm-clrs's loop here does none), so the ratio is
   conservative.
@@ -32,9 +32,10 @@ import time
 import jax
 import numpy as np
 
-from nar_gap._clrs import clrs
-from nar_gap.network import NetworkConfig
-from nar_gap.train import PAPER_EDGE_PROBABILITIES, TrainConfig, train
+from nar_gap.benchmark._clrs import clrs
+from nar_gap.benchmark.defaults import TRAIN_P
+from nar_gap.model.config import NetworkConfig
+from nar_gap.training import TrainConfig, train
 
 
 def time_dm_clrs(args: argparse.Namespace) -> float:
@@ -49,11 +50,11 @@ def time_dm_clrs(args: argparse.Namespace) -> float:
                 seed=rng.randint(2**32),
                 num_samples=-1,
                 length=length,
-                p=PAPER_EDGE_PROBABILITIES,
+                p=TRAIN_P,
             )
             samplers.append(sampler)
 
-        def batches():
+        def batches(samplers=samplers):
             while True:
                 for sampler in samplers:
                     yield sampler.next(args.batch_size)
@@ -78,7 +79,7 @@ def time_dm_clrs(args: argparse.Namespace) -> float:
         model.init(first.features, seed + 1)
         key = jax.random.PRNGKey(seed)
         feedback = first
-        for step in range(args.steps):
+        for _ in range(args.steps):
             key, step_key = jax.random.split(key)
             loss = model.feedback(step_key, feedback)
             feedback = next(stream)
@@ -109,6 +110,7 @@ def time_nar_gap(args: argparse.Namespace) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run both sides, print seed-steps per second and their ratio."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--algorithm", default="bfs")
     parser.add_argument("--steps", type=int, default=1000)

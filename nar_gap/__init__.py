@@ -1,72 +1,76 @@
 """nar_gap: neural compilation of graph algorithms into GATv2, and the mechanistic gap.
 
+The package is layered; each folder imports only from those below it
+(checked by import-linter in CI; README, "How the code is laid out"):
+
+    cli  >  experiments  >  analysis  >  compiler | training  >  programs
+         >  model  >  benchmark  >  system
+
 The public verbs are re-exported here and imported lazily: dm-clrs brings
 TensorFlow with it, and ``nar-gap --help`` or a one-line input error should
-not wait for that.
+not wait for that.  Modules of the flat layout that moved say where they went
+(:mod:`nar_gap._moved`); ``nar_gap.train``, ``nar_gap.data`` and
+``nar_gap.faithfulness`` keep working as before.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 __version__ = "0.1.0"
 
 # Before anything imports JAX: XLA reads XLA_FLAGS once, when its backend starts.
-from nar_gap import backend_check as _backend_check  # noqa: E402
+from nar_gap.system import backend_check as _backend_check  # noqa: E402
 
 _backend_check._install()
 
+from nar_gap import _moved  # noqa: E402
+from nar_gap.system.lazy import lazy_exports  # noqa: E402
+
+_moved.install()
+
 _EXPORTS = {
     # the backend self-check (known XLA miscompiles)
-    "check_backend": "nar_gap.backend_check",
-    "self_check": "nar_gap.backend_check",
+    "check_backend": "nar_gap.system.backend_check",
+    "self_check": "nar_gap.system.backend_check",
     # data
-    "Batch": "nar_gap.data",
-    "sample_batch": "nar_gap.data",
-    "clrs_split": "nar_gap.data",
-    "batch_from_graph": "nar_gap.data",
-    "pad_batch": "nar_gap.data",
-    "TrainStream": "nar_gap.data",
+    "Batch": "nar_gap.benchmark.batch",
+    "pad_batch": "nar_gap.benchmark.batch",
+    "sample_batch": "nar_gap.benchmark.sampling",
+    "clrs_split": "nar_gap.benchmark.sampling",
+    "TrainStream": "nar_gap.benchmark.sampling",
+    "batch_from_graph": "nar_gap.benchmark.graphs",
     # algorithms
-    "ALGORITHMS": "nar_gap.specs",
-    "get_spec": "nar_gap.specs",
-    "UnknownAlgorithmError": "nar_gap.specs",
+    "ALGORITHMS": "nar_gap.benchmark.specs",
+    "get_spec": "nar_gap.benchmark.specs",
+    "UnknownAlgorithmError": "nar_gap.benchmark.specs",
+    "compare_with_clrs": "nar_gap.benchmark.exactness",
     # network
-    "NetworkConfig": "nar_gap.network",
-    "Network": "nar_gap.network",
-    "NetOutput": "nar_gap.network",
-    "init_params": "nar_gap.network",
+    "NetworkConfig": "nar_gap.model.config",
+    "NetOutput": "nar_gap.model.config",
+    "Network": "nar_gap.model.network",
+    "init_params": "nar_gap.model.network",
+    "Model": "nar_gap.model.model",
     # dm-clrs import
-    "from_clrs": "nar_gap.clrs_import",
-    "ClrsModel": "nar_gap.clrs_import",
-    # neural compiler
+    "from_clrs": "nar_gap.model.from_dmclrs",
+    "ClrsModel": "nar_gap.model.from_dmclrs",
+    # graph programs and the neural compiler
+    "get_program": "nar_gap.programs",
+    "run_program": "nar_gap.programs.interpreter",
     "compile": "nar_gap.compiler",
     "compile_program": "nar_gap.compiler",
     "CompiledModel": "nar_gap.compiler",
     "CompilerConfig": "nar_gap.compiler",
     "load_compiled": "nar_gap.compiler",
     "save_compiled": "nar_gap.compiler",
-    "get_program": "nar_gap.programs",
-    "run_program": "nar_gap.interpreter",
-    "compare_with_clrs": "nar_gap.exactness",
     # training
-    "TrainConfig": "nar_gap.train",
-    "train": "nar_gap.train",
-    "evaluate": "nar_gap.train",
-    "load_run": "nar_gap.train",
+    "TrainConfig": "nar_gap.training",
+    "load_run": "nar_gap.training",
 }
+# The old flat layout's verb ``evaluate`` is ``score_seeds`` now.
+_EXPORTS["evaluate"] = "nar_gap.model.seeds:score_seeds"
+# Submodules reachable as attributes of a bare ``import nar_gap``; ``train`` is
+# the callable module that is also the function (nar_gap/train.py).
+for _name in ("data", "train", "faithfulness", "experiments", "analysis"):
+    _EXPORTS[_name] = f"nar_gap.{_name}:"
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'nar_gap' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__, _public = lazy_exports(__name__, globals(), _EXPORTS)
+__all__ = [*_public, "__version__"]

@@ -11,11 +11,11 @@ Subcommands:
   as JSON.
 * ``nar-gap run ALGO --graph FILE --source S [--params FILE] [--check]
   [--attention]``: run a compiled model (loaded from ``--params``, or compiled
-  on the spot at the minimal size) on a graph file (see :mod:`nar_gap.graphs`)
+  on the spot at the minimal size) on a graph file (see :mod:`nar_gap.benchmark.graphs`)
   and print its outputs and hints as JSON.  With ``--check`` the JSON says
   whether it matches dm-clrs exactly, and the exit code is 1 if it does not.
 * ``nar-gap info``: versions, devices, the commit and the backend self-check
-  (:mod:`nar_gap.backend_check`); exit code 1 if the self-check fails.
+  (:mod:`nar_gap.system.backend_check`); exit code 1 if the self-check fails.
 
 Bad input (unknown algorithm, nonsense sizes, an unwritable output directory,
 a corrupt checkpoint or compiled-model file, a malformed graph file, a graph
@@ -26,6 +26,8 @@ stderr and exit code 2; no traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
 import json
 import sys
 from collections.abc import Sequence
@@ -34,7 +36,6 @@ from typing import Any
 EXIT_USAGE = 2
 EXIT_MISMATCH = 1  # ``run --check``: the model's trace differs from dm-clrs's
 EXIT_UNTRUSTED = 1  # ``info``: the backend self-check failed
-COMPILE_HIDDEN_SIZE = 128  # nar_gap.compiler.DEFAULT_HIDDEN_SIZE (not imported: slow)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -63,49 +64,44 @@ _positive = _int_at_least(1, "a positive integer")
 _non_negative = _int_at_least(0, "an integer >= 0")
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="nar-gap",
-        description="Neural compilation of graph algorithms into GATv2, and the "
-        "mechanistic gap to trained models.",
-    )
-    commands = parser.add_subparsers(
-        dest="command", required=True, parser_class=_Parser
-    )
+def _default(config_class: type, name: str) -> Any:
+    """A configuration field's default: the CLI states no default of its own."""
+    return {f.name: f.default for f in dataclasses.fields(config_class)}[name]
 
+
+def _add_train_parser(commands: Any) -> None:
+    from nar_gap.benchmark.vocabulary import ALGORITHMS
+    from nar_gap.model.config import HINT_MODES, REPRED_MODES, NetworkConfig
+    from nar_gap.training.config import TrainConfig
+
+    net = functools.partial(_default, NetworkConfig)
+    run = functools.partial(_default, TrainConfig)
     train = commands.add_parser(
         "train",
         help="train GATv2 models on CLRS data, many seeds at once",
-        description="Train K seeds of the CLRS GATv2 together (one vmapped step). "
-        "Defaults are the paper's: hidden 128, 1 head, batch 32, lengths 4-16, "
-        "Adam 1e-3, clipping 1.0, 10000 steps.",
+        description="Train K seeds of the CLRS GATv2 together (one jitted step). "
+        "Every default is TrainConfig's / NetworkConfig's, i.e. the paper's.",
     )
-    train.add_argument("algorithm", help="bfs, bfs_seq, bellman_ford, dfs or dfs_light")
-    train.add_argument(
-        "--seeds", type=_positive, default=1, help="number of seeds (default 1)"
-    )
+    train.add_argument("algorithm", help=", ".join(ALGORITHMS))
+    train.add_argument("--seeds", type=_positive, default=1, help="number of seeds")
     train.add_argument(
         "--first-seed", type=_non_negative, default=0, help="seeds are FIRST..FIRST+K-1"
     )
-    train.add_argument("--steps", type=_non_negative, default=10_000)
+    train.add_argument("--steps", type=_non_negative, default=run("steps"))
     train.add_argument(
         "--out", required=True, help="run directory (resumed if it exists)"
     )
-    train.add_argument("--hidden-size", type=_positive, default=128)
-    train.add_argument("--heads", type=_positive, default=1)
-    train.add_argument("--batch-size", type=_positive, default=32)
-    train.add_argument("--learning-rate", type=float, default=1e-3)
-    train.add_argument("--grad-clip", type=float, default=1.0)
+    train.add_argument("--hidden-size", type=_positive, default=net("hidden_size"))
+    train.add_argument("--heads", type=_positive, default=net("num_heads"))
+    train.add_argument("--batch-size", type=_positive, default=run("batch_size"))
+    train.add_argument("--learning-rate", type=float, default=run("learning_rate"))
+    train.add_argument("--grad-clip", type=float, default=run("grad_clip_norm"))
     train.add_argument(
-        "--l1", type=float, default=0.0, help="L1 penalty weight (paper: 1e-4)"
+        "--l1", type=float, default=run("l1_weight"), help="L1 penalty (paper: 1e-4)"
     )
+    train.add_argument("--hint-mode", choices=HINT_MODES, default=net("hint_mode"))
     train.add_argument(
-        "--hint-mode",
-        choices=("encoded_decoded", "decoded_only", "none"),
-        default="encoded_decoded",
-    )
-    train.add_argument(
-        "--hint-repred-mode", choices=("soft", "hard", "hard_on_eval"), default="soft"
+        "--hint-repred-mode", choices=REPRED_MODES, default=net("hint_repred_mode")
     )
     train.add_argument(
         "--use-edge-info", action="store_true", help="paper: edge values"
@@ -118,25 +114,32 @@ def _build_parser() -> argparse.ArgumentParser:
         "--lengths",
         type=_positive,
         nargs="+",
-        default=[4, 7, 11, 13, 16],
+        default=list(run("train_lengths")),
         help="train sizes",
     )
-    train.add_argument("--eval-every", type=_non_negative, default=500)
-    train.add_argument("--checkpoint-every", type=_non_negative, default=500)
+    train.add_argument("--eval-every", type=_non_negative, default=run("eval_every"))
+    train.add_argument(
+        "--checkpoint-every", type=_non_negative, default=run("checkpoint_every")
+    )
     train.add_argument(
         "--val-size",
         type=_positive,
-        default=16,
-        help="validation graph size (default 16, CLRS-30's validation split)",
+        default=run("val_num_nodes"),
+        help="validation graph size (16: CLRS-30's validation split)",
     )
     train.add_argument(
         "--test-size",
         type=_positive,
-        default=64,
-        help="test graph size (default 64, CLRS-30's test split)",
+        default=run("test_num_nodes"),
+        help="test graph size (64: CLRS-30's test split)",
     )
     train.add_argument("--quiet", action="store_true", help="no progress bar")
 
+
+def _add_compile_parser(commands: Any) -> None:
+    from nar_gap.compiler.config import DEFAULT_HIDDEN_SIZE, CompilerConfig
+
+    compiler = functools.partial(_default, CompilerConfig)
     compile_ = commands.add_parser(
         "compile",
         help="compile a graph program into GATv2 parameters and save them",
@@ -150,7 +153,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--hidden-size",
         type=_positive,
         default=None,
-        help=f"hidden size D (default {COMPILE_HIDDEN_SIZE}, the CLRS benchmark's)",
+        help=f"hidden size D (default {DEFAULT_HIDDEN_SIZE}, the CLRS benchmark's)",
     )
     size.add_argument(
         "--minimal", action="store_true", help="the smallest hidden size that fits"
@@ -159,12 +162,15 @@ def _build_parser() -> argparse.ArgumentParser:
         "-o", "--output", required=True, help="the compiled-model file to write"
     )
     compile_.add_argument(
-        "--max-weight", type=float, help="largest edge weight accepted (default 1)"
+        "--max-weight",
+        type=float,
+        help=f"largest edge weight accepted (default {compiler('max_weight'):g})",
     )
     compile_.add_argument(
         "--max-distance",
         type=float,
-        help="largest shortest-path distance accepted (bellman_ford)",
+        help="largest shortest-path distance accepted (bellman_ford; default "
+        f"{compiler('max_distance'):g})",
     )
     compile_.add_argument(
         "--pre-att-bias-nodes",
@@ -173,12 +179,14 @@ def _build_parser() -> argparse.ArgumentParser:
         "nodes (bfs only)",
     )
 
+
+def _add_run_parser(commands: Any) -> None:
     run = commands.add_parser(
         "run",
         help="run a compiled model on a graph file",
         description="Run a compiled model on one graph (an edge-list file, see "
-        "nar_gap.graphs) from a source node; prints outputs and hints as JSON. "
-        "The model is --params if given, else ALGO compiled on the spot.",
+        "nar_gap.benchmark.graphs) from a source node; prints outputs and hints "
+        "as JSON. The model is --params if given, else ALGO compiled on the spot.",
     )
     run.add_argument("algorithm", help="bfs or bellman_ford")
     run.add_argument(
@@ -201,6 +209,19 @@ def _build_parser() -> argparse.ArgumentParser:
         "--attention", action="store_true", help="include every step's attention"
     )
 
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="nar-gap",
+        description="Neural compilation of graph algorithms into GATv2, and the "
+        "mechanistic gap to trained models.",
+    )
+    commands = parser.add_subparsers(
+        dest="command", required=True, parser_class=_Parser
+    )
+    _add_train_parser(commands)
+    _add_compile_parser(commands)
+    _add_run_parser(commands)
     commands.add_parser(
         "info", help="versions, devices and the backend self-check (known XLA bugs)"
     )
@@ -208,11 +229,11 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from nar_gap.network import NetworkConfig
-    from nar_gap.train import TrainConfig, bucket_nodes, train
+    from nar_gap.benchmark.shapes import bucket_nodes
+    from nar_gap.model.config import NetworkConfig
+    from nar_gap.training import TrainConfig, train
 
-    buckets = TrainConfig.__dataclass_fields__["node_buckets"].default
-
+    buckets = _default(TrainConfig, "node_buckets")
     network = NetworkConfig(
         algorithm=args.algorithm,
         hidden_size=args.hidden_size,
@@ -243,16 +264,14 @@ def _train(args: argparse.Namespace) -> int:
         print(f"nar_gap: {args.out}: {result.plan.describe()}")
     print(f"{'seed':>6} {'test score':>11} {'best val':>9} {'at step':>8}")
     for row in result.metrics:
-        print(
-            f"{row['seed']:>6} {row['test_score']:>11.4f} {row['best_val_score']:>9.4f} "
-            f"{row['best_val_step']:>8}"
-        )
+        score, best = row["test_score"], row["best_val_score"]
+        print(f"{row['seed']:>6} {score:>11.4f} {best:>9.4f} {row['best_val_step']:>8}")
     print(f"wrote {args.out}/metrics.csv, metrics.json and seed_*/ checkpoints")
     return 0
 
 
 def _compile_model(algorithm: str, hidden_size: int | None, **options: Any):
-    """``nar_gap.compiler.compile``, with a CompileError's problems on one line."""
+    """``nar_gap.compiler.compiling``, with a CompileError's problems on one line."""
     from nar_gap.compiler import CompileError
     from nar_gap.compiler import compile as compile_algorithm
 
@@ -279,7 +298,9 @@ def _compile(args: argparse.Namespace) -> int:
         )
         if value is not None
     }
-    hidden_size = None if args.minimal else (args.hidden_size or COMPILE_HIDDEN_SIZE)
+    from nar_gap.compiler.config import DEFAULT_HIDDEN_SIZE
+
+    hidden_size = None if args.minimal else (args.hidden_size or DEFAULT_HIDDEN_SIZE)
     model = _compile_model(args.algorithm, hidden_size, **options)
     path = save_compiled(model, args.output)
     parameters = sum(int(np.size(leaf)) for leaf in jax.tree.leaves(model.params))
@@ -323,9 +344,9 @@ def _as_json(values: Any, typ: str) -> list:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from nar_gap.graphs import read_edge_list
+    from nar_gap.benchmark.graphs import read_edge_list
+    from nar_gap.benchmark.specs import get_spec
     from nar_gap.programs.registry import get_program
-    from nar_gap.specs import get_spec
 
     get_program(args.algorithm)  # an unknown name fails before any file is read
     weights = read_edge_list(args.graph)
@@ -361,14 +382,15 @@ def _info() -> int:
 
     Exit code 1 when the self-check fails: this JAX computes wrong numbers.
     """
-    from nar_gap import backend_check, provenance
+    from nar_gap.system import backend_check, provenance
 
     print("nar_gap: versions")
     for name, version in provenance.versions().items():
         print(f"  {name}: {version}")
     git = provenance.git_state()
     if git["commit"] is not None:
-        print(f"  commit: {git['commit']}{' (with uncommitted changes)' if git['dirty'] else ''}")
+        dirty = " (with uncommitted changes)" if git["dirty"] else ""
+        print(f"  commit: {git['commit']}{dirty}")
     verdict = backend_check.self_check(crash_checks=True)
     print(f"nar_gap: {verdict.message}")
     for check in verdict.checks:

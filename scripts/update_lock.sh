@@ -8,7 +8,7 @@ set -euo pipefail
 # In a throw-away venv it installs nar_gap with its test extra from
 # pyproject.toml's lower bounds, newest versions allowed, except what
 # requirements/exclude.txt rules out.  It writes the lock only if the backend
-# self-check (nar_gap.backend_check, crash checks included) passes there, then
+# self-check (nar_gap.system.backend_check, crash checks included) passes there, then
 # you run ./run_tests.sh (which installs the new lock) before committing.
 # The lock is for the Python that CI uses (python3, 3.11); PYTHON picks another.
 

@@ -13,13 +13,9 @@ import dataclasses
 
 import numpy as np
 
-from nar_gap.data import (
-    Batch,
-    batch_from_graph,
-    concat_batches,
-    pad_batch,
-    sample_batch,
-)
+from nar_gap.benchmark.batch import Batch, concat_batches, pad_batch
+from nar_gap.benchmark.graphs import batch_from_graph
+from nar_gap.benchmark.sampling import sample_batch
 
 COMPILED_ALGORITHMS = ("bfs", "bellman_ford")
 

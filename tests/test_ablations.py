@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from nar_gap import ablations, pipeline, profiles
-from nar_gap.io import read_table
+from nar_gap import experiments
+from nar_gap.experiments import ablations, profiles
+from nar_gap.experiments.profiles import OutputDirs
+from nar_gap.system.files import read_table
 
 # Meant to keep this file and test_notebooks.py in one pytest-xdist worker
 # (the notebook tests resume the runs these tests train); CI shows the
@@ -66,6 +68,10 @@ def test_paper_profile_has_the_papers_sizes():
 REPRODUCED_IN_CI = "table12_pre_att_bias"
 
 
+def _dirs(runs, out):
+    return OutputDirs(runs=runs, results=out, figures=out)
+
+
 @pytest.mark.parametrize(
     "name",
     [
@@ -75,7 +81,9 @@ REPRODUCED_IN_CI = "table12_pre_att_bias"
 )
 def test_each_table_reproduces_in_a_fresh_directory(name, shared_runs, tmp_path):
     experiment = EXPERIMENTS[name]
-    rows = pipeline.ablation_tables(SMOKE, shared_runs, tmp_path, [name], False)[name]
+    rows = experiments.run_ablations(
+        SMOKE, _dirs(shared_runs, tmp_path), [name], False
+    )[name]
     again = ablations.run_experiment(experiment, tmp_path / "again", progress=False)
     assert again == rows
 
@@ -85,7 +93,9 @@ def test_each_table_has_its_columns_and_sane_values_and_resumes(
     name, shared_runs, tmp_path
 ):
     experiment = EXPERIMENTS[name]
-    rows = pipeline.ablation_tables(SMOKE, shared_runs, tmp_path, [name], False)[name]
+    rows = experiments.run_ablations(
+        SMOKE, _dirs(shared_runs, tmp_path), [name], False
+    )[name]
     table = read_table(tmp_path / f"{name}.csv")
     assert list(table[0]) == COLUMNS
     assert [r["variant"] for r in table] == [v.label for v in experiment.variants]
@@ -95,12 +105,10 @@ def test_each_table_has_its_columns_and_sane_values_and_resumes(
         assert float(row["std"]) >= 0 and int(row["seeds"]) >= 1
         assert row["performance"].startswith(f"{mean:.3f} ± ")
     # the shared directory now holds finished runs: a rerun resumes, same rows
-    again = ablations.run_experiment(
-        experiment, shared_runs, progress=False, run_dir=pipeline.run_dir
-    )
+    again = ablations.run_experiment(experiment, shared_runs, progress=False)
     assert again == rows
 
 
 def test_unknown_ablations_are_named(tmp_path):
     with pytest.raises(ValueError, match="unknown ablations \\['table99'\\]"):
-        pipeline.ablation_tables(SMOKE, tmp_path, tmp_path, ["table99"])
+        experiments.run_ablations(SMOKE, _dirs(tmp_path, tmp_path), ["table99"])

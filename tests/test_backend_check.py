@@ -16,7 +16,7 @@ import warnings
 import pytest
 
 import nar_gap
-from nar_gap import backend_check as bc
+from nar_gap.system import backend_check as bc
 
 
 def test_the_installed_backend_passes_every_check_crashes_included():
@@ -48,7 +48,8 @@ def test_check_backend_raises_one_line_naming_version_and_issue(monkeypatch):
 
 def test_the_lane_check_catches_a_vmap_that_returns_an_earlier_lane(monkeypatch):
     """A broken backend, simulated: vmap hands lanes 10.. the values of lanes 0..,
-    exactly what jaxlib 0.10.2 does; the check must say which lanes."""
+    exactly what jaxlib 0.10.2 does; the check must say which lanes.
+    """
     import jax
 
     real_vmap = jax.vmap
@@ -69,7 +70,9 @@ def test_the_lane_check_catches_a_vmap_that_returns_an_earlier_lane(monkeypatch)
 
 
 def test_a_crashing_child_is_reported_not_fatal(monkeypatch):
-    monkeypatch.setattr(bc, "_RANK7_CRASH", "import os, signal; os.kill(os.getpid(), 11)")
+    monkeypatch.setattr(
+        bc, "_RANK7_CRASH", "import os, signal; os.kill(os.getpid(), 11)"
+    )
     result = bc.rank7_reduce_crash()
     assert not result.ok and "signal 11" in result.detail
 
@@ -114,13 +117,17 @@ def test_importing_nar_gap_first_puts_the_workaround_in_force_in_a_new_process()
     """On the affected jaxlib the flag must reach XLA: import nar_gap, then JAX."""
     code = (
         "import os, nar_gap, jax; jax.numpy.ones(1).block_until_ready();"
-        "from nar_gap import backend_check as bc;"
+        "from nar_gap.system import backend_check as bc;"
         "print(bc.WORKAROUND.affected, bc.WORKAROUND.in_force,"
         " bc.workaround_in_env(os.environ))"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", bc.SWITCH)}
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     ).stdout.split()
     affected = bc.installed_jaxlib() in bc.AFFECTED_JAXLIB
     assert out == [str(affected), str(affected), str(affected)]

@@ -17,10 +17,14 @@ import numpy as np
 import pytest
 
 import nar_gap
-from nar_gap._clrs import clrs
-from nar_gap.clrs_import import ClrsImportError, convert_haiku_params, features_to_batch
-from nar_gap.losses import total_loss
-from nar_gap.network import Network
+from nar_gap.benchmark._clrs import clrs
+from nar_gap.model.from_dmclrs import (
+    ClrsImportError,
+    convert_haiku_params,
+    features_to_batch,
+)
+from nar_gap.model.losses import total_loss
+from nar_gap.model.network import Network
 
 pytestmark = pytest.mark.parity
 
@@ -87,7 +91,7 @@ def _assert_predictions_match(algorithm, model, feedback, **import_kwargs):
         assert all(not step for step in our_hints)
         return
     assert len(our_hints) == len(theirs_hints)
-    for step, (mine, theirs) in enumerate(zip(our_hints, theirs_hints)):
+    for step, (mine, theirs) in enumerate(zip(our_hints, theirs_hints, strict=True)):
         assert set(mine) == set(theirs)
         for name in theirs:
             np.testing.assert_allclose(
@@ -137,7 +141,8 @@ def test_predict_matches_dm_clrs_across_options(options):
 
 def test_a_baseline_model_with_dm_clrs_defaults_imports_without_options():
     """dm-clrs's own defaults (encode_hints=False, hidden 32, encoder_init
-    'default'): from_clrs infers the hint mode from which layers exist."""
+    'default'): from_clrs infers the hint mode from which layers exist.
+    """
     feedback, spec = _feedback("bfs", 6, seed=4)
     factory = clrs.get_processor_factory(
         "gatv2", use_ln=True, nb_triplet_fts=0, nb_heads=1
@@ -179,7 +184,7 @@ def test_predict_parity_is_sensitive_to_a_single_weight():
     _, our_hints = ours.predict(feedback.features)
     worst = max(
         float(np.max(np.abs(mine[n] - np.asarray(theirs[n]))))
-        for mine, theirs in zip(our_hints, theirs_hints)
+        for mine, theirs in zip(our_hints, theirs_hints, strict=True)
         for n in theirs
     )
     assert worst > TOLERANCE
@@ -191,7 +196,7 @@ def test_predict_parity_is_sensitive_to_a_single_weight():
     ids=["bfs", "bellman_ford", "dfs", "bfs_teacher_forced"],
 )
 def test_training_loss_and_gradients_match_dm_clrs(algorithm, teacher_forcing):
-    """Training mode: own soft predictions fed back (tf = 0), or ground truth (tf = 1)."""
+    """Training mode: own soft predictions fed back (tf 0) or ground truth (tf 1)."""
     feedback, spec = _feedback(algorithm, NUM_NODES[algorithm], seed=5)
     model = _baseline(
         algorithm,

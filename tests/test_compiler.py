@@ -15,6 +15,8 @@ import jax
 import numpy as np
 import pytest
 
+from nar_gap.benchmark.exactness import compare_with_clrs, format_mismatches
+from nar_gap.benchmark.graphs import GraphInputError, batch_from_graph
 from nar_gap.compiler import (
     CompileError,
     CompilerConfig,
@@ -25,10 +27,7 @@ from nar_gap.compiler import (
 )
 from nar_gap.compiler.selection import LEAK
 from nar_gap.compiler.validate import validate
-from nar_gap.data import GraphInputError, batch_from_graph
-from nar_gap.exactness import compare_with_clrs, format_mismatches
-from nar_gap.interpreter import run_program
-from nar_gap.network import init_params
+from nar_gap.model.network import init_params
 from nar_gap.programs import get_program
 from nar_gap.programs.dsl import (
     Decoder,
@@ -40,6 +39,7 @@ from nar_gap.programs.dsl import (
     inp,
     var,
 )
+from nar_gap.programs.interpreter import run_program
 from nar_gap.programs.registry import UnknownProgramError
 
 SIZES = (None, 128)  # minimal, and the benchmark's hidden size
@@ -152,7 +152,8 @@ def test_a_corrupted_attention_head_is_reported(models):
 
 def test_margins_are_a_resolution_not_a_size_limit():
     """Beyond resolution_nodes the id margins shrink as resolution / N: with a
-    resolution of 2 nodes, BFS's parent choice on 64 nodes mixes neighbours."""
+    resolution of 2 nodes, BFS's parent choice on 64 nodes mixes neighbours.
+    """
     model = compile("bfs", hidden_size=None, resolution_nodes=2, margin=2.0)
     batch = cases.SampledCase("bfs", 64, 0.5, seed=3).batch()
     assert model.check(batch)
@@ -181,7 +182,8 @@ def test_parameters_have_the_trained_networks_tree(algorithm, size, models):
 @pytest.mark.parametrize("algorithm", cases.COMPILED_ALGORITHMS)
 def test_no_parameter_depends_on_the_graph_size(algorithm, models):
     """The default compiled model has no N x N bias: every array's shape is
-    a function of the hidden size only, and one model runs every size."""
+    a function of the hidden size only, and one model runs every size.
+    """
     model = models[(algorithm, None)]
     assert not model.config.use_pre_att_bias
     d = model.layout.hidden_size
@@ -407,7 +409,7 @@ def test_programs_and_layouts_print_as_readable_tables(algorithm, models):
 def test_weight_figures_draw_without_warnings(algorithm, models):
     import warnings
 
-    from nar_gap import plots
+    from nar_gap.experiments import plots
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -415,3 +417,30 @@ def test_weight_figures_draw_without_warnings(algorithm, models):
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     assert ("edges W_e" in titles) is (algorithm == "bellman_ford")  # none for BFS
     plots.close(fig)
+
+
+def test_every_kind_of_criterion_has_a_meaning_a_check_and_a_lowering():
+    """Adding a criterion to the language takes all three tables."""
+    import typing
+
+    from nar_gap.compiler.selection import LOWERINGS
+    from nar_gap.compiler.validate import CRITERION_CHECKS
+    from nar_gap.programs.dsl import Criterion
+    from nar_gap.programs.interpreter import SORT_KEYS
+
+    kinds = set(typing.get_args(Criterion))
+    assert kinds and set(SORT_KEYS) == kinds
+    assert set(CRITERION_CHECKS) == kinds
+    assert set(LOWERINGS) == kinds
+
+
+def test_moved_modules_say_where_they_went_and_old_paths_still_work():
+    import importlib
+
+    with pytest.raises(ModuleNotFoundError, match="nar_gap.experiments"):
+        importlib.import_module("nar_gap.pipeline")
+    import nar_gap
+    from nar_gap.train import TrainConfig, load_run  # noqa: F401
+
+    assert callable(nar_gap.train) and nar_gap.data.sample_batch
+    assert importlib.import_module("nar_gap.faithfulness").Models

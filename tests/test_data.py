@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from nar_gap import data
-from nar_gap._clrs import clrs
-from nar_gap.specs import ALGORITHMS, UnknownAlgorithmError, get_spec
+from nar_gap.benchmark import sampling
+from nar_gap.benchmark._clrs import clrs
+from nar_gap.benchmark.specs import ALGORITHMS, UnknownAlgorithmError, get_spec
 
 GROUPS = ("inputs", "hints", "outputs")
 
@@ -97,7 +98,7 @@ def test_variant_lengths_follow_their_formulas(batches):
 def test_round_trip_through_clrs_feedback_gives_dm_clrs_arrays(algorithm):
     # The sampler sample_batch uses (equal to build_sampler's, tested above); the
     # variants have no dm-clrs sampler of their own.
-    sampler = data._make_sampler(algorithm, 4, 7, 3, None)
+    sampler = sampling._make_sampler(algorithm, 4, 7, 3, None)
     feedback = sampler.next()
     back = data.to_clrs_feedback(data.from_clrs_feedback(feedback, algorithm))
     pairs = [
@@ -207,7 +208,7 @@ def test_random_pos_keeps_node_order_changes_values_and_nothing_else():
     )
     # process_random_pos semantics: N sorted uniforms per sample, from a seeded
     # RandomState that is not the sampler's own stream.
-    stream = np.random.RandomState([2, data._RANDOM_POS_STREAM])
+    stream = np.random.RandomState([2, sampling._RANDOM_POS_STREAM])
     expected = np.sort(stream.uniform(size=(6, 10)), axis=1).astype(np.float32)
     np.testing.assert_array_equal(pos, expected)
     for group in GROUPS:
@@ -409,7 +410,7 @@ def test_batch_from_graph_equals_the_sampled_sample(batches, algorithm):
     for index in range(batch.batch_size):
         weights = batch.inputs["A"][index].astype(np.float64)
         if algorithm == "bellman_ford":  # keep the float64 weights the sampler made
-            sampler = data._make_sampler(algorithm, 5, 6, 7, (0.5,))
+            sampler = sampling._make_sampler(algorithm, 5, 6, 7, (0.5,))
             weights = sampler.next().features.inputs[2].data[index]
         source = int(batch.inputs["s"][index].argmax()) if "s" in batch.inputs else None
         mine = data.batch_from_graph(algorithm, weights, source)

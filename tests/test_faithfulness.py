@@ -11,13 +11,14 @@ import pytest
 from scipy import stats
 
 import nar_gap
-from nar_gap import faithfulness as fa
-from nar_gap import faithfulness_study as fs
-from nar_gap import statistics as st
-from nar_gap.data import sample_batch
-from nar_gap.io import read_table
-from nar_gap.network import NetworkConfig
-from nar_gap import pipeline, profiles
+from nar_gap.analysis import faithfulness as fa
+from nar_gap.analysis import models as models_lib
+from nar_gap.analysis import stats as st
+from nar_gap.benchmark.sampling import sample_batch
+from nar_gap.experiments import faithfulness_study as fs
+from nar_gap.experiments import profiles, runs
+from nar_gap.model.config import NetworkConfig
+from nar_gap.system.files import read_table
 
 ALGORITHMS = ("bfs", "bellman_ford")
 
@@ -49,8 +50,10 @@ def test_the_compiled_model_against_itself_is_distance_0_and_faithfulness_1(
     algorithm, compiled, batches
 ):
     model, batch = compiled[algorithm], batches[algorithm]
-    ref = fa.reference_attention(model, batch)
-    result = fa.evaluate_models(fa.Models.from_models([model]), batch, ref)
+    ref = models_lib.reference_attention(model, batch)
+    result = models_lib.measure_models(
+        models_lib.Models.from_models([model]), batch, ref
+    )
     assert result.scalars["internal"][0] == 0.0
     assert result.scalars["external"][0] == 1.0
     assert result.scalars["external_strict"][0] == 1.0
@@ -70,7 +73,7 @@ def _uniform_model(model):
             jnp.zeros_like, processor["pre_att_bias"]
         )
     net["processor"] = processor
-    return fa.Models(
+    return models_lib.Models(
         model.config,
         jax.tree_util.tree_map(lambda x: x[None], {**params, "net": net}),
         (0,),
@@ -86,9 +89,9 @@ def test_uniform_attention_has_the_hand_derived_distance(compiled, batches):
     # pointer prediction links (the soft pi_h joins the adjacency), so k is read
     # off the uniform model's own attention.
     model, batch = compiled["bfs"], batches["bfs"]
-    ref = fa.reference_attention(model, batch)
+    ref = models_lib.reference_attention(model, batch)
     assert np.allclose(ref.max(-1), 1.0)  # one-hot, as the derivation assumes
-    uniform = fa.evaluate_models(_uniform_model(model), batch, ref)
+    uniform = models_lib.measure_models(_uniform_model(model), batch, ref)
     att = uniform.attention[0].astype(np.float64)  # [S, B, N, N]
     support = att > 0
     k = support.sum(-1)
@@ -107,7 +110,7 @@ def test_uniform_attention_has_the_hand_derived_distance(compiled, batches):
 
 def test_permuted_attention_is_disjoint_and_a_half_mix_is_halfway(compiled, batches):
     model, batch = compiled["bellman_ford"], batches["bellman_ford"]
-    ref = fa.reference_attention(model, batch)  # [S, B, N, N] one-hot rows
+    ref = models_lib.reference_attention(model, batch)  # [S, B, N, N] one-hot rows
     shifted = np.roll(ref, 1, axis=-1)  # every receiver attends one id higher
     args = (batch.lengths, batch.node_mask)
     assert float(fa.internal_distance(ref, shifted, *args)["distance"]) == 1.0
@@ -156,7 +159,7 @@ def test_distances_stay_in_their_bounds(seed):
 
 def test_pairwise_distances_are_symmetric_with_zero_diagonal(compiled, batches):
     model, batch = compiled["bfs"], batches["bfs"]
-    ref = fa.reference_attention(model, batch)
+    ref = models_lib.reference_attention(model, batch)
     stack = np.stack([ref, np.roll(ref, 1, -1), 0.5 * ref + 0.5 * np.roll(ref, 1, -1)])
     matrix = fa.pairwise_internal_distances(stack, batch.lengths, batch.node_mask)
     assert np.allclose(matrix, matrix.T) and np.all(np.diag(matrix) == 0)
@@ -273,7 +276,7 @@ def test_fit_band_is_scipys_line_and_contains_it():
 def _three_groups(rng, sizes=(5, 4, 6)):
     centres = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])
     points = np.concatenate(
-        [c + rng.normal(0, 0.1, (k, 2)) for c, k in zip(centres, sizes)]
+        [c + rng.normal(0, 0.1, (k, 2)) for c, k in zip(centres, sizes, strict=True)]
     )
     return np.linalg.norm(points[:, None] - points[None], axis=-1)
 
@@ -298,13 +301,13 @@ def test_identical_solutions_are_one_cluster():
 
 def test_models_need_one_config_and_a_seed_axis(compiled):
     with pytest.raises(ValueError, match="one NetworkConfig"):
-        fa.Models.from_models([compiled["bfs"], compiled["bellman_ford"]])
+        models_lib.Models.from_models([compiled["bfs"], compiled["bellman_ford"]])
     with pytest.raises(ValueError, match="leading axis"):
-        fa.Models(compiled["bfs"].config, compiled["bfs"].params, (0, 1))
+        models_lib.Models(compiled["bfs"].config, compiled["bfs"].params, (0, 1))
 
 
 def test_a_reference_of_another_algorithm_is_refused(compiled, batches):
-    models = fa.Models.from_models([compiled["bfs"]])
+    models = models_lib.Models.from_models([compiled["bfs"]])
     with pytest.raises(ValueError, match="reference is a 'bellman_ford' model"):
         fs.faithfulness_study(
             models, compiled["bellman_ford"], batches["bfs"], progress=False
@@ -320,23 +323,25 @@ def test_a_reference_of_another_algorithm_is_refused(compiled, batches):
 def test_a_dm_clrs_model_is_measured_like_any_other(compiled, batches):
     from test_clrs_parity import _baseline
 
-    from nar_gap.data import to_clrs_feedback
-    from nar_gap.specs import get_spec
+    from nar_gap.benchmark.feedback import to_clrs_feedback
+    from nar_gap.benchmark.specs import get_spec
 
     batch = batches["bfs"]
     model = _baseline("bfs", to_clrs_feedback(batch), get_spec("bfs"))
     imported = nar_gap.from_clrs(model.params, "bfs")
-    ref = fa.reference_attention(compiled["bfs"], batch)
-    result = fa.evaluate_models(fa.Models.from_models([imported]), batch, ref)
+    ref = models_lib.reference_attention(compiled["bfs"], batch)
+    result = models_lib.measure_models(
+        models_lib.Models.from_models([imported]), batch, ref
+    )
     assert 0.0 < result.scalars["internal"][0] <= 1.0
     assert 0.0 <= result.scalars["external"][0] <= 1.0
     # the same numbers as for the same parameters handed over directly
-    direct = fa.Models(
+    direct = models_lib.Models(
         imported.config,
         jax.tree_util.tree_map(lambda x: jnp.asarray(x)[None], imported.params),
         (0,),
     )
-    again = fa.evaluate_models(direct, batch, ref)
+    again = models_lib.measure_models(direct, batch, ref)
     assert again.scalars["internal"][0] == result.scalars["internal"][0]
 
 
@@ -345,14 +350,14 @@ def test_a_dm_clrs_model_is_measured_like_any_other(compiled, batches):
 # --------------------------------------------------------------------------- #
 
 # The smoke profile's BFS baseline: the run the notebook tests reuse.
-SMOKE_SWEEP = pipeline.baseline_config(profiles.get("smoke"), "bfs")
+SMOKE_SWEEP = runs.baseline_config(profiles.get("smoke"), "bfs")
 
 
 @pytest.fixture(scope="module")
 def smoke_report(shared_runs, compiled):
-    run = pipeline.train_once(SMOKE_SWEEP, shared_runs, progress=False)
+    run = runs.train_once(SMOKE_SWEEP, shared_runs, progress=False)
     batch = sample_batch("bfs", 8, 8, seed=3)
-    models = fa.Models.from_run(run.out_dir)
+    models = models_lib.Models.from_run(run.out_dir)
     report = fs.faithfulness_study(
         models, nar_gap.compile("bfs"), batch, progress=False
     )
@@ -412,7 +417,10 @@ def test_the_chain_agrees_with_the_training_metrics(smoke_report):
 def test_the_chain_is_reproducible(smoke_report):
     run, report, batch = smoke_report
     again = fs.faithfulness_study(
-        fa.Models.from_run(run.out_dir), nar_gap.compile("bfs"), batch, progress=False
+        models_lib.Models.from_run(run.out_dir),
+        nar_gap.compile("bfs"),
+        batch,
+        progress=False,
     )
     assert again.seed_rows() == report.seed_rows()
     assert again.summary == report.summary
@@ -422,6 +430,6 @@ def test_the_chain_is_reproducible(smoke_report):
 def test_runs_trained_apart_join_into_one_sweep(smoke_report):
     run, _, _ = smoke_report
     with pytest.raises(ValueError, match="repeated seeds"):
-        fa.Models.from_runs([run.out_dir, run.out_dir])
-    single = fa.Models.from_runs([run.out_dir])
+        models_lib.Models.from_runs([run.out_dir, run.out_dir])
+    single = models_lib.Models.from_runs([run.out_dir])
     assert single.seeds == run.config.seeds

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 import nar_gap
-from nar_gap import landscape as ls
-from nar_gap.data import sample_batch
-from nar_gap.network import NetworkConfig, init_params
+from nar_gap.analysis import landscape as ls
+from nar_gap.benchmark.sampling import sample_batch
+from nar_gap.model.config import NetworkConfig
+from nar_gap.model.network import init_params
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +77,9 @@ FAILING_SIZE = {"num_nodes": 16, "batch_size": 32}
 
 @pytest.fixture(scope="module")
 def failing_size_setting():
-    batch = sample_batch("bfs", FAILING_SIZE["num_nodes"], FAILING_SIZE["batch_size"], 2)
+    batch = sample_batch(
+        "bfs", FAILING_SIZE["num_nodes"], FAILING_SIZE["batch_size"], 2
+    )
     config = NetworkConfig("bfs", hidden_size=16)
     return config, init_params(config, batch, seed=3), batch
 

@@ -1,4 +1,4 @@
-"""Where results go, and how they are written: per profile, reproducibly, with the umask."""
+"""Where results go and how they are written: per profile, reproducibly, umask."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from nar_gap import io, profiles
+from nar_gap.experiments import profiles
+from nar_gap.system import files
 
 
 def test_the_default_profile_writes_the_committed_folders():
@@ -49,7 +50,7 @@ def test_unknown_profiles_are_refused():
 def test_written_files_get_the_umask_not_0600(tmp_path):
     old = os.umask(0o027)
     try:
-        path = io.write_text_atomic(tmp_path / "a.txt", "x")
+        path = files.write_text_atomic(tmp_path / "a.txt", "x")
     finally:
         os.umask(old)
     assert oct(path.stat().st_mode & 0o777) == oct(0o640)
@@ -60,11 +61,11 @@ import sys
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-from nar_gap import io
+from nar_gap.system import files
 fig, ax = plt.subplots()
 ax.plot([0, 1, 4], label="a")
 ax.legend()
-io.save_figure(fig, sys.argv[1])
+files.save_figure(fig, sys.argv[1])
 """
 
 

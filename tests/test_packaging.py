@@ -11,6 +11,7 @@ developer's machine.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import re
 import subprocess
@@ -49,6 +50,7 @@ SHELL_ENTRY_POINTS = (
     ".ci/run",
     "scripts/ensure_env.sh",
     "scripts/update_lock.sh",
+    "scripts/lint.sh",
 )
 LOCK = REPO / "requirements" / "lock.txt"
 EXCLUDE = REPO / "requirements" / "exclude.txt"
@@ -288,3 +290,23 @@ def test_readme_quick_start_shows_both_commands():
     commands = [line.strip() for line in block.group(1).splitlines()]
     for command in ("./run_all.sh", "./run_tests.sh"):
         assert command in commands, f"README.md's Quick start should show {command}"
+
+
+SHELL_ENTRY_POINTS = [
+    "run_all.sh",
+    "run_tests.sh",
+    ".ci/run",
+    *sorted(str(p.relative_to(REPO)) for p in (REPO / "scripts").glob("*.sh")),
+]
+
+
+@pytest.mark.parametrize("name", SHELL_ENTRY_POINTS)
+def test_every_module_a_shell_script_runs_exists(name):
+    """``python -m nar_gap.X`` in a script must name a module that is there.
+
+    run_all.sh is only run whole by a slow test, so a module that moved would
+    otherwise break ``./run_all.sh`` with every fast test passing.
+    """
+    text = (REPO / name).read_text()
+    for module in re.findall(r"-m\s+(nar_gap(?:\.\w+)*)", text):
+        assert importlib.util.find_spec(module) is not None, f"{name}: {module}"

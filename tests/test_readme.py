@@ -23,7 +23,8 @@ import json, sys, traceback
 blocks = json.load(sys.stdin)
 for index, code in enumerate(blocks):
     try:
-        exec(compile(code, f"README block {index + 1}", "exec"), {"__name__": "__main__"})
+        program = compile(code, f"README block {index + 1}", "exec")
+        exec(program, {"__name__": "__main__"})
     except Exception:
         print(json.dumps({"block": index + 1, "error": traceback.format_exc()}))
         sys.exit(1)

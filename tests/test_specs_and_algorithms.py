@@ -1,4 +1,4 @@
-"""The registry (nar_gap.specs) and the fork's variants (nar_gap.algorithms).
+"""The registry (benchmark.specs) and the fork's variants (benchmark.algorithms).
 
 The variants are checked against dm-clrs's own bfs and dfs on many random graphs
 plus hand-made edge cases, and against hand-traced examples of their cadence.
@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nar_gap import algorithms, specs
-from nar_gap._clrs import clrs, clrs_algorithms, clrs_samplers, clrs_specs
+from nar_gap.benchmark import algorithms, specs
+from nar_gap.benchmark._clrs import clrs, clrs_algorithms, clrs_samplers, clrs_specs
 
 
 def _hint(probes: dict, name: str) -> np.ndarray:
@@ -100,7 +100,7 @@ def test_unknown_algorithm_error_names_the_bad_name_and_lists_the_known_ones(bad
     for function in (
         specs.get_spec,
         specs.has_source,
-        specs.reference_algorithm,
+        algorithms.reference_algorithm,
         specs.sampler_class,
     ):
         with pytest.raises(specs.UnknownAlgorithmError) as error:
@@ -121,11 +121,13 @@ def test_has_source_only_for_bfs_family_and_bellman_ford():
 
 
 def test_reference_algorithm_is_dm_clrs_own_or_ours_for_the_variants():
-    assert specs.reference_algorithm("bfs") is clrs_algorithms.bfs
-    assert specs.reference_algorithm("bellman_ford") is clrs_algorithms.bellman_ford
-    assert specs.reference_algorithm("dfs") is clrs_algorithms.dfs
-    assert specs.reference_algorithm("bfs_seq") is algorithms.bfs_seq
-    assert specs.reference_algorithm("dfs_light") is algorithms.dfs_light
+    assert algorithms.reference_algorithm("bfs") is clrs_algorithms.bfs
+    assert (
+        algorithms.reference_algorithm("bellman_ford") is clrs_algorithms.bellman_ford
+    )
+    assert algorithms.reference_algorithm("dfs") is clrs_algorithms.dfs
+    assert algorithms.reference_algorithm("bfs_seq") is algorithms.bfs_seq
+    assert algorithms.reference_algorithm("dfs_light") is algorithms.dfs_light
 
 
 def test_variants_use_the_sampler_of_the_algorithm_they_vary():

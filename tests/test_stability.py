@@ -8,9 +8,13 @@ import numpy as np
 import pytest
 
 import nar_gap
-from nar_gap import landscape_study, pipeline, profiles, stability
-from nar_gap.io import read_table
-from nar_gap.network import init_params
+from nar_gap import experiments
+from nar_gap.experiments import landscapes as landscape_study
+from nar_gap.experiments import profiles, runs, stability
+from nar_gap.experiments.profiles import OutputDirs
+from nar_gap.model.model import Model
+from nar_gap.model.network import init_params
+from nar_gap.system.files import read_table
 
 SMOKE = profiles.get("smoke")
 
@@ -22,13 +26,15 @@ def compiled_bfs():
 
 @pytest.fixture(scope="module")
 def batch():
-    return pipeline.faithfulness_batch(SMOKE, "bfs")
+    return runs.faithfulness_batch(SMOKE, "bfs")
 
 
 @pytest.fixture(scope="module")
 def stability_rows(shared_runs, tmp_path_factory):
     out = tmp_path_factory.mktemp("stability_files")
-    rows = pipeline.stability_study(SMOKE, "bfs", shared_runs, out, out, progress=False)
+    rows = experiments.run_stability(
+        SMOKE, "bfs", OutputDirs(shared_runs, out, out), progress=False
+    )
     config = SMOKE.train_config(
         nar_gap.compile("bfs", None).config,
         seeds=SMOKE.seed_list(SMOKE.stability_orders),
@@ -90,14 +96,12 @@ def test_relative_drift_by_hand():
 def test_landscape_table_reports_every_centre_and_reproduces(
     compiled_bfs, batch, tmp_path
 ):
-    centres = [
-        landscape_study.Centre("compiled", compiled_bfs.config, compiled_bfs.params),
-        landscape_study.Centre(
-            "initial",
-            compiled_bfs.config,
-            init_params(compiled_bfs.config, batch, seed=0),
+    centres = {
+        "compiled": compiled_bfs,
+        "initial": Model(
+            compiled_bfs.config, init_params(compiled_bfs.config, batch, seed=0)
         ),
-    ]
+    }
     args = dict(points=SMOKE.landscape_points, progress=False)
     rows, surfaces = landscape_study.landscape_rows_and_surfaces(centres, batch, **args)
     again, _ = landscape_study.landscape_rows_and_surfaces(centres, batch, **args)

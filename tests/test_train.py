@@ -14,18 +14,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from nar_gap.network import NetworkConfig
-from nar_gap.train import (
-    CheckpointError,
-    TrainConfig,
-    bucket_nodes,
-    bucket_steps,
-    load_run,
-    make_optimizer,
-    make_train_step,
-    seed_sharding,
-    train,
-)
+from nar_gap.benchmark.shapes import bucket_nodes, bucket_steps
+from nar_gap.model.config import NetworkConfig
+from nar_gap.model.seeds import init_stacked, stack_trees, unstack_tree
+from nar_gap.training import CheckpointError, TrainConfig, load_run, train
+from nar_gap.training.devices import seed_sharding
+from nar_gap.training.feed import seed_batches
+from nar_gap.training.step import make_optimizer, make_train_step, step_key
 
 # The CI smoke setting: small, one node shape (16) and two trace-length shapes,
 # so the whole file compiles the train step about twice.
@@ -87,18 +82,19 @@ def test_run_directory_holds_checkpoints_and_metrics(smoke_run):
     for mine, theirs in zip(
         jax.tree_util.tree_leaves(loaded.params),
         jax.tree_util.tree_leaves(result.params),
+        strict=True,
     ):
         np.testing.assert_array_equal(mine, theirs)
 
 
 def test_a_finished_run_is_not_trained_again(smoke_run, monkeypatch):
     result, out = smoke_run
-    import nar_gap.train as train_module
+    import nar_gap.training.loop as train_module
 
     def refuse(*args, **kwargs):
         raise AssertionError("finished seeds were trained again")
 
-    monkeypatch.setattr(train_module, "_train_group", refuse)
+    monkeypatch.setattr(train_module, "train_group", refuse)
     again = train(SMOKE, out, progress=False)
     assert [r["test_score"] for r in again.metrics] == [
         r["test_score"] for r in result.metrics
@@ -114,7 +110,7 @@ def test_an_interrupted_run_resumes_to_the_same_numbers(tmp_path):
     # "Interrupted" after 10 steps: the checkpoint at step 10 is all that is left.
     train(dataclasses.replace(config, steps=10), tmp_path / "resumed", progress=False)
     resumed = train(config, tmp_path / "resumed", progress=False)
-    for a, b in zip(straight.metrics, resumed.metrics):
+    for a, b in zip(straight.metrics, resumed.metrics, strict=True):
         assert a["test_score"] == b["test_score"]
         assert a["final_loss"] == b["final_loss"]
         assert a["best_val_step"] == b["best_val_step"]
@@ -139,24 +135,26 @@ def test_another_configuration_in_the_same_directory_is_refused(tmp_path):
 
 
 def test_a_non_finite_loss_skips_the_update_for_that_seed_only():
-    from nar_gap.train import _seed_batches, _stack, _step_key, _unstack, init_stacked
-
     seeds = SMOKE.seeds
-    batch = _seed_batches(SMOKE, 0)
+    batch = seed_batches(SMOKE, 0)
     poisoned = batch.inputs["A"].copy()
     poisoned[1, 0, 0, 0] = np.nan  # seed 1's data only
     batch = dataclasses.replace(batch, inputs={**batch.inputs, "A": poisoned})
     template = jax.tree_util.tree_map(lambda x: x[0], batch)
     params = init_stacked(SMOKE.network, template, seeds)
-    singles = [_unstack(params, i) for i in range(len(seeds))]
-    opt_state = _stack([make_optimizer(SMOKE).init(p) for p in singles])
+    singles = [unstack_tree(params, i) for i in range(len(seeds))]
+    opt_state = stack_trees([make_optimizer(SMOKE).init(p) for p in singles])
     before = jax.tree_util.tree_map(np.array, params)
-    keys = jnp.stack([_step_key(s, 0) for s in seeds])
+    keys = jnp.stack([step_key(s, 0) for s in seeds])
     new_params, _, loss, finite = make_train_step(SMOKE)(params, opt_state, batch, keys)
     assert np.asarray(finite).tolist() == [True, False, True, True]
     assert not np.isfinite(np.asarray(loss)[1])
     pairs = list(
-        zip(jax.tree_util.tree_leaves(before), jax.tree_util.tree_leaves(new_params))
+        zip(
+            jax.tree_util.tree_leaves(before),
+            jax.tree_util.tree_leaves(new_params),
+            strict=True,
+        )
     )
     for old, new in pairs:
         np.testing.assert_array_equal(old[1], np.asarray(new)[1])  # seed 1 kept
@@ -222,15 +220,17 @@ def test_seed_sharding_uses_devices_that_divide_the_seed_count():
 
 @pytest.mark.slow
 def test_seeds_shard_over_two_devices_with_the_same_numbers(tmp_path):
-    """Two (forced) CPU devices split the seed axis and reproduce one device's metrics."""
+    """Two (forced) CPU devices split the seed axis and give one device's numbers."""
     script = textwrap.dedent(
         """
         import dataclasses, json, sys
         import jax
-        from nar_gap.network import NetworkConfig
-        from nar_gap.train import TrainConfig, train, seed_sharding
+        from nar_gap.model.config import NetworkConfig
+        from nar_gap.training import TrainConfig, train
+        from nar_gap.training.devices import seed_sharding
         config = TrainConfig(network=NetworkConfig("bfs", hidden_size=8), seeds=(0, 1),
-                             steps=6, eval_every=3, checkpoint_every=0, test_num_nodes=8,
+                             steps=6, eval_every=3, checkpoint_every=0,
+                             test_num_nodes=8,
                              node_buckets=(16,), time_buckets=(8, 16))
         result = train(config, None, progress=False)
         print(json.dumps({"devices": len(jax.devices()),

@@ -25,40 +25,47 @@ identical attention, 1 for disjoint supports**.  The steps that count are
 of a one-hint trace (whose output the network still returns).  Per-step series
 (Figure 2) use the same normalisation at each step.
 
-Across seeds, :func:`evaluate_models` runs a stack of parameter sets (one
-leading seed axis) as one vmapped, jitted computation in chunks, and
+:func:`measure_one` computes both for one parameter set (pure, unjitted);
+:func:`nar_gap.analysis.models.measure_models` runs it over a stack of
+parameter sets as one vmapped, jitted computation in chunks, and
 :func:`pairwise_internal_distances` compares every pair of learned solutions
-(Figure 5).  :mod:`nar_gap.statistics` (correlations, fitted line, clusters)
-and :mod:`nar_gap.faithfulness_study` (the whole study, its files) build on it.
+(Figure 5).  :mod:`nar_gap.analysis.stats` (correlations, fitted line,
+clusters) and :mod:`nar_gap.experiments.faithfulness_study` (the whole study,
+its files) build on it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import os
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from nar_gap.data import Batch
-from nar_gap.evaluation import output_scores
-from nar_gap.losses import MASKED
-from nar_gap.network import (
-    CATEGORICAL,
-    HINT,
-    MASK,
-    MASK_ONE,
-    NODE,
-    POINTER,
-    SCALAR,
-    Network,
-    NetworkConfig,
-)
-from nar_gap.train import in_seed_chunks
+from nar_gap.benchmark.batch import Batch
+from nar_gap.benchmark.vocabulary import MASKED, Location, Stage, Type
+from nar_gap.model.config import NetworkConfig
+from nar_gap.model.network import Network
+from nar_gap.model.scores import output_scores
+
+__all__ = [
+    "DEFAULT_MARGINS",
+    "MAX_UNIFORM_BINS",
+    "Margins",
+    "external_steps",
+    "head_averaged",
+    "internal_distance",
+    "internal_steps",
+    "measure_one",
+    "pairwise_internal_distances",
+    "receiver_l1",
+    "step_matches",
+    "uniform_bins",
+    "uniform_timescale",
+]
 
 MAX_UNIFORM_BINS = 10  # most bins of the normalised timescale (Figure 4)
 
@@ -88,14 +95,7 @@ class Margins:
             )
 
 
-class HasParams(Protocol):
-    """Anything with a network config and its parameters.
-
-    A compiled model, an imported dm-clrs model (``from_clrs``), a trained one.
-    """
-
-    config: NetworkConfig
-    params: Any
+DEFAULT_MARGINS = Margins()
 
 
 # --------------------------------------------------------------------------- #
@@ -124,14 +124,14 @@ def _element_matches(
     typ: str, pred: jax.Array, truth: jax.Array, margins: Margins
 ) -> tuple[jax.Array, jax.Array]:
     """(match, valid) per element of one step: ``[B, N]`` or ``[B]``."""
-    if typ == POINTER:
+    if typ == Type.POINTER:
         return jnp.argmax(pred, -1) == truth, jnp.ones(truth.shape, bool)
-    if typ == SCALAR:
+    if typ == Type.SCALAR:
         return jnp.abs(pred - truth) <= margins.scalar, jnp.ones(truth.shape, bool)
-    if typ == MASK:
+    if typ == Type.MASK:
         logit_threshold = np.log(margins.mask_threshold / (1 - margins.mask_threshold))
         return (pred > logit_threshold) == (truth > 0.5), truth != MASKED
-    if typ in (MASK_ONE, CATEGORICAL):
+    if typ in (Type.MASK_ONE, Type.CATEGORICAL):
         valid = jnp.all(truth != MASKED, axis=-1)
         return jnp.argmax(pred, -1) == jnp.argmax(truth, -1), valid
     raise NotImplementedError(f"no external-faithfulness margin for type {typ!r}")
@@ -141,7 +141,7 @@ def step_matches(
     config: NetworkConfig,
     hint_preds: Mapping[str, jax.Array],
     batch: Batch,
-    margins: Margins = Margins(),
+    margins: Margins = DEFAULT_MARGINS,
 ) -> dict[str, tuple[jax.Array, jax.Array]]:
     """Per hint: ``(node_fraction, all_match)``, each ``[S, B]``, and NaN-free.
 
@@ -152,7 +152,7 @@ def step_matches(
     """
     result = {}
     for name, stage, loc, typ in config.spec_entries():
-        if stage != HINT:
+        if stage != Stage.HINT:
             continue
         preds = hint_preds[name]  # [S, B, ...]
         num_steps = preds.shape[0]
@@ -163,7 +163,7 @@ def step_matches(
         match, valid = jax.vmap(
             lambda p, t, typ=typ: _element_matches(typ, p, t, margins)
         )(preds, truth)
-        if loc == NODE:  # [S, B, N]: real nodes only
+        if loc == Location.NODE:  # [S, B, N]: real nodes only
             valid = valid & jnp.asarray(batch.node_mask)[None]
             count = jnp.sum(valid, -1)
             hits = jnp.sum(match & valid, -1)
@@ -242,30 +242,21 @@ def internal_distance(
     }
 
 
-# --------------------------------------------------------------------------- #
-# One model, then many.
-# --------------------------------------------------------------------------- #
-
-
-def _forward(config: NetworkConfig, params: Any, batch: Batch):
-    with jax.default_matmul_precision("highest"):  # compiled models need it on GPUs
-        return Network(config).apply({"params": params}, batch, repred=True)
-
-
-def evaluate_one(
+def measure_one(
     config: NetworkConfig,
     params: Any,
     batch: Batch,
     reference_attention: jax.Array | None,
-    margins: Margins = Margins(),
+    margins: Margins = DEFAULT_MARGINS,
 ) -> dict[str, Any]:
     """Accuracy, external and internal faithfulness of one parameter set.
 
-    Unjitted and pure: :func:`evaluate_models` vmaps and jits it over seeds.
+    Unjitted and pure: :func:`~nar_gap.analysis.models.measure_models` vmaps
+    and jits it over seeds.
     ``reference_attention`` is the compiled model's head-averaged attention on
     the same batch (``[S, B, N, N]``); None skips the internal measure.
     """
-    out = _forward(config, params, batch)
+    out = Network(config).apply({"params": params}, batch, repred=True)
     attention = head_averaged(out.attention)
     result: dict[str, Any] = {
         "accuracy": output_scores(config, out, batch)["score"],
@@ -298,127 +289,6 @@ def evaluate_one(
     return result
 
 
-@functools.lru_cache(maxsize=16)
-def _seed_evaluator(config: NetworkConfig, margins: Margins, with_reference: bool):
-    def one(params, batch, reference):
-        return evaluate_one(
-            config, params, batch, reference if with_reference else None, margins
-        )
-
-    return jax.jit(jax.vmap(one, in_axes=(0, None, None)))
-
-
-@dataclasses.dataclass(frozen=True)
-class Models:
-    """Many parameter sets of one architecture, stacked on a leading seed axis.
-
-    Attributes:
-      config: the architecture shared by all.
-      params: the parameter tree with a leading axis of ``len(seeds)``.
-      seeds: one label per parameter set (training seeds, or any integers).
-      source: where they came from, for results files (``trained``, ``compiled``...).
-    """
-
-    config: NetworkConfig
-    params: Any
-    seeds: tuple[int, ...]
-    source: str = "trained"
-
-    def __post_init__(self) -> None:
-        leading = {x.shape[0] for x in jax.tree_util.tree_leaves(self.params)}
-        if leading != {len(self.seeds)}:
-            raise ValueError(
-                f"Models: every parameter needs a leading axis of {len(self.seeds)} "
-                f"(one per seed), found leading sizes {sorted(leading)}"
-            )
-
-    @classmethod
-    def from_run(cls, run: Any) -> Models:
-        """From :func:`nar_gap.train` 's result, or a run directory."""
-        if isinstance(run, str | os.PathLike):
-            from nar_gap.train import load_run
-
-            run = load_run(run)
-        return cls(run.config.network, run.params, tuple(run.config.seeds))
-
-    @classmethod
-    def from_runs(cls, runs: Sequence[Any]) -> Models:
-        """Join runs of one architecture trained apart (e.g. seed groups per job).
-
-        Raises:
-          ValueError: the runs differ in architecture or repeat a seed.
-        """
-        parts = [cls.from_run(run) for run in runs]
-        if not parts:
-            raise ValueError("Models.from_runs needs at least one run")
-        if len({p.config for p in parts}) != 1:
-            raise ValueError(
-                "Models.from_runs: the runs have different NetworkConfigs; "
-                "compare one architecture at a time"
-            )
-        seeds = tuple(s for p in parts for s in p.seeds)
-        if len(set(seeds)) != len(seeds):
-            raise ValueError(f"Models.from_runs: repeated seeds in {seeds}")
-        params = jax.tree_util.tree_map(
-            lambda *xs: np.concatenate([np.asarray(x) for x in xs]),
-            *[p.params for p in parts],
-        )
-        return cls(parts[0].config, params, seeds)
-
-    @classmethod
-    def from_models(
-        cls,
-        models: Sequence[HasParams],
-        seeds: Sequence[int] | None = None,
-        source: str = "given",
-    ) -> Models:
-        """Stack single models (compiled, ``from_clrs``-imported, ...) of one config."""
-        if not models:
-            raise ValueError("Models.from_models needs at least one model")
-        configs = {m.config for m in models}
-        if len(configs) != 1:
-            raise ValueError(
-                "Models.from_models: all models must share one NetworkConfig "
-                f"(found {len(configs)}); evaluate different architectures apart"
-            )
-        params = jax.tree_util.tree_map(
-            lambda *xs: jnp.stack(xs), *[m.params for m in models]
-        )
-        labels = tuple(range(len(models))) if seeds is None else tuple(seeds)
-        return cls(models[0].config, params, labels, source)
-
-    def __len__(self) -> int:
-        return len(self.seeds)
-
-
-@dataclasses.dataclass(frozen=True)
-class SeedEvaluation:
-    """Per-seed measures of :class:`Models` on one batch (numpy, seed axis first).
-
-    Attributes:
-      seeds: the seed labels.
-      scalars: ``{name: [K]}``: ``accuracy``, ``external``, ``external_strict``,
-        ``external_<hint>``, ``external_<hint>_strict`` and ``internal``.
-      series: ``{name: [K, S]}``: ``internal_along_time``,
-        ``external_<hint>_along_time``, and ``{name: [K, bins]}``
-        ``external_<hint>_uniform`` (the normalised timescale).
-      attention: ``[K, S, B, N, N]`` head-averaged attention of every seed.
-      lengths: ``[B]`` hint lengths of the batch.
-    """
-
-    seeds: tuple[int, ...]
-    scalars: dict[str, np.ndarray]
-    series: dict[str, np.ndarray]
-    attention: np.ndarray
-    lengths: np.ndarray
-
-
-def reference_attention(model: HasParams, batch: Batch) -> np.ndarray:
-    """The head-averaged attention ``[S, B, N, N]`` of one model on ``batch``."""
-    out = jax.jit(functools.partial(_forward, model.config))(model.params, batch)
-    return np.asarray(head_averaged(out.attention))
-
-
 def uniform_bins(valid: np.ndarray) -> int:
     """Bins of the normalised timescale: the longest counted trace, at most 10.
 
@@ -449,47 +319,6 @@ def uniform_timescale(values: np.ndarray, valid: np.ndarray, bins: int) -> np.nd
     np.add.at(count, index[valid], 1)
     with np.errstate(invalid="ignore"):
         return np.where(count > 0, total / np.maximum(count, 1), np.nan)
-
-
-def evaluate_models(
-    models: Models,
-    batch: Batch,
-    reference: np.ndarray | None = None,
-    margins: Margins = Margins(),
-    chunk: int = 8,
-) -> SeedEvaluation:
-    """Every seed's accuracy, external and internal faithfulness on ``batch``.
-
-    Seeds run ``chunk`` at a time as one vmapped, jitted call (a Python loop
-    runs over chunks only, to bound memory on large graphs).  ``reference``
-    is :func:`reference_attention` of the compiled model on the same batch.
-    """
-    evaluator = _seed_evaluator(models.config, margins, reference is not None)
-    ref = jnp.zeros(()) if reference is None else jnp.asarray(reference)
-    joined = in_seed_chunks(
-        lambda part: evaluator(part, batch, ref), models.params, chunk
-    )
-    attention = joined.pop("attention")
-    valid = np.asarray(external_steps(batch.lengths, attention.shape[1]))
-    bins = uniform_bins(valid)
-    scalars, series = {}, {}
-    for name, values in joined.items():
-        if name.endswith("_steps"):
-            hint = name[: -len("_steps")]
-            series[f"{hint}_uniform"] = np.stack(
-                [uniform_timescale(v, valid, bins) for v in values]
-            )
-        elif values.ndim == 1:
-            scalars[name] = values.astype(np.float64)
-        else:
-            series[name] = values.astype(np.float64)
-    return SeedEvaluation(
-        seeds=models.seeds,
-        scalars=scalars,
-        series=series,
-        attention=attention,
-        lengths=np.asarray(batch.lengths),
-    )
 
 
 @functools.partial(jax.jit, static_argnames=())

@@ -29,9 +29,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from nar_gap.data import Batch
-from nar_gap.losses import total_loss
-from nar_gap.network import Network, NetworkConfig
+from nar_gap.benchmark.batch import Batch
+from nar_gap.model.config import NetworkConfig
+from nar_gap.model.losses import total_loss
+from nar_gap.model.network import Network
 
 Params = Any
 
@@ -138,7 +139,7 @@ def losses_at(
     0.10.2's YNN fusion miscompiles on the CPU (jax-ml/jax#39103): the pointer
     hint loss of lane ``l`` comes out wrong once ``(l + 1) * S * B * N``
     exceeds 32 768 float32 elements (``S`` hint steps, ``B`` graphs, ``N``
-    nodes).  :mod:`nar_gap.backend_check` keeps that jaxlib out of the lock
+    nodes).  :mod:`nar_gap.system.backend_check` keeps that jaxlib out of the lock
     and switches the fusion off where it is installed anyway, and
     ``tests/test_landscape.py`` compares chunk 16 with chunk 1 at a size where
     the bug shows.

@@ -3,7 +3,7 @@
 Table 1's correlations, the fitted line of Figures 1 and 10, the Ward clusters
 of learned solutions (Figure 5), and the paper's ``mean ± std (max)`` cells.
 
-numpy and scipy only, on per-seed numbers that :mod:`nar_gap.faithfulness`
+numpy and scipy only, on per-seed numbers that :mod:`nar_gap.analysis.faithfulness`
 computed; nothing here runs a network.
 """
 

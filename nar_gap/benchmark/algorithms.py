@@ -5,7 +5,7 @@ graphs.py``, head ``e686e21``), which adds them inside dm-clrs. Here they live
 outside the library, so dm-clrs stays unmodified, and follow dm-clrs's
 ``graphs.py`` line for line where they agree with it: same loops, same
 tie-breaking by node index, same ``probing.initialize / push / finalize`` calls,
-with the spec taken from :func:`nar_gap.specs.get_spec`.
+with the spec taken from :func:`nar_gap.benchmark.specs.get_spec`.
 
 - :func:`bfs_seq` makes BFS *sequential*: instead of one snapshot per round it
   emits one per scanned edge, so a model must update one pointer per step.
@@ -18,12 +18,16 @@ sampler (``BfsSampler`` / ``DfsSampler``) in place of the library's functions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
-from nar_gap._clrs import clrs_probing, clrs_specs
-from nar_gap.specs import get_spec
+from nar_gap.benchmark._clrs import clrs_algorithms, clrs_probing
+from nar_gap.benchmark.specs import Stage, check_algorithm, get_spec
 
-_Stage = clrs_specs.Stage
+ReferenceAlgorithm = Callable[..., tuple[Any, dict]]
+"""A dm-clrs probing function: ``(A, s) -> (pi, probes)`` or ``(A,) -> ...``."""
 
 
 def _check_adjacency(A: np.ndarray) -> None:
@@ -82,7 +86,7 @@ def bfs_seq(A: np.ndarray, s: int) -> tuple[np.ndarray, dict]:
 
     clrs_probing.push(
         probes,
-        _Stage.INPUT,
+        Stage.INPUT,
         next_probe={"s": clrs_probing.mask_one(s, num_nodes), **_graph_inputs(A)},
     )
 
@@ -90,7 +94,7 @@ def bfs_seq(A: np.ndarray, s: int) -> tuple[np.ndarray, dict]:
     pi = np.arange(num_nodes)
     reach[s] = 1
     clrs_probing.push(
-        probes, _Stage.HINT, next_probe={"reach_h": np.copy(reach), "pi_h": np.copy(pi)}
+        probes, Stage.HINT, next_probe={"reach_h": np.copy(reach), "pi_h": np.copy(pi)}
     )
     while True:
         prev_reach = np.copy(reach)
@@ -102,7 +106,7 @@ def bfs_seq(A: np.ndarray, s: int) -> tuple[np.ndarray, dict]:
                     reach[j] = 1
                     clrs_probing.push(
                         probes,
-                        _Stage.HINT,
+                        Stage.HINT,
                         next_probe={
                             "reach_h": np.copy(prev_reach),
                             "pi_h": np.copy(pi),
@@ -111,7 +115,7 @@ def bfs_seq(A: np.ndarray, s: int) -> tuple[np.ndarray, dict]:
         if np.all(reach == prev_reach):
             break
 
-    clrs_probing.push(probes, _Stage.OUTPUT, next_probe={"pi": np.copy(pi)})
+    clrs_probing.push(probes, Stage.OUTPUT, next_probe={"pi": np.copy(pi)})
     clrs_probing.finalize(probes)
     return pi, probes
 
@@ -145,7 +149,7 @@ def dfs_light(A: np.ndarray) -> tuple[np.ndarray, dict]:
     probes = clrs_probing.initialize(get_spec("dfs_light"))
     num_nodes = A.shape[0]
 
-    clrs_probing.push(probes, _Stage.INPUT, next_probe=_graph_inputs(A))
+    clrs_probing.push(probes, Stage.INPUT, next_probe=_graph_inputs(A))
 
     color = np.zeros(num_nodes, dtype=np.int32)
     pi = np.arange(num_nodes)
@@ -159,11 +163,11 @@ def dfs_light(A: np.ndarray) -> tuple[np.ndarray, dict]:
             continue
         s_last = s  # top of the stack
         u = s
-        clrs_probing.push(probes, _Stage.HINT, next_probe=snapshot())
+        clrs_probing.push(probes, Stage.HINT, next_probe=snapshot())
         while True:
             if color[u] == 0:  # only roots are still white here
                 color[u] = 1
-                clrs_probing.push(probes, _Stage.HINT, next_probe=snapshot())
+                clrs_probing.push(probes, Stage.HINT, next_probe=snapshot())
 
             for v in range(num_nodes):
                 if A[u, v] != 0 and color[v] == 0:
@@ -171,12 +175,12 @@ def dfs_light(A: np.ndarray) -> tuple[np.ndarray, dict]:
                     color[v] = 1
                     s_prev[v] = s_last
                     s_last = v
-                    clrs_probing.push(probes, _Stage.HINT, next_probe=snapshot())
+                    clrs_probing.push(probes, Stage.HINT, next_probe=snapshot())
                     break
 
             if s_last == u:  # nothing pushed: u is finished
                 color[u] = 2
-                clrs_probing.push(probes, _Stage.HINT, next_probe=snapshot())
+                clrs_probing.push(probes, Stage.HINT, next_probe=snapshot())
                 if s_prev[u] == u:  # u was the bottom of the stack: root done
                     break
                 below = s_prev[s_last]
@@ -185,6 +189,24 @@ def dfs_light(A: np.ndarray) -> tuple[np.ndarray, dict]:
 
             u = s_last
 
-    clrs_probing.push(probes, _Stage.OUTPUT, next_probe={"pi": np.copy(pi)})
+    clrs_probing.push(probes, Stage.OUTPUT, next_probe={"pi": np.copy(pi)})
     clrs_probing.finalize(probes)
     return pi, probes
+
+
+_VARIANTS: dict[str, ReferenceAlgorithm] = {"bfs_seq": bfs_seq, "dfs_light": dfs_light}
+
+
+def reference_algorithm(algorithm: str) -> ReferenceAlgorithm:
+    """The numpy probing function that defines ``algorithm``'s data.
+
+    dm-clrs's own function for ``bfs``, ``bellman_ford`` and ``dfs``; ours from
+    :mod:`nar_gap.benchmark.algorithms` for the fork's variants.
+
+    Raises:
+        UnknownAlgorithmError: if ``algorithm`` is not known.
+    """
+    check_algorithm(algorithm)
+    if algorithm in _VARIANTS:
+        return _VARIANTS[algorithm]
+    return getattr(clrs_algorithms, algorithm)

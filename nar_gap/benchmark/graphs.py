@@ -1,4 +1,11 @@
-"""Read a graph from an edge-list file into a weight matrix.
+"""A user's graph: an edge-list file -> a weight matrix -> a batch with its trace.
+
+:func:`read_edge_list` reads a graph file; :func:`batch_from_graph` runs the
+algorithm's reference implementation on a weight matrix and returns the
+batch of one, hints and outputs included, ready for a compiled or trained
+model.
+
+The edge-list format is plain UTF-8 text, one edge per line::
 
 The format is plain UTF-8 text, one edge per line::
 
@@ -25,11 +32,24 @@ message naming the file and, where there is one, the line.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+from nar_gap.benchmark._clrs import clrs, clrs_probing
+from nar_gap.benchmark.algorithms import reference_algorithm
+from nar_gap.benchmark.batch import UNWEIGHTED, Batch
+from nar_gap.benchmark.feedback import from_clrs_feedback
+from nar_gap.benchmark.specs import (
+    check_algorithm,
+    get_spec,
+    has_source,
+)
+from nar_gap.benchmark.vocabulary import NODE_AXES, Type
 
 DEFAULT_WEIGHT = 1.0
 # A guard against a typo such as ``0 10000000`` allocating a huge matrix:
@@ -227,3 +247,142 @@ __all__ = [
     "parse_edge_list",
     "read_edge_list",
 ]
+
+
+# ----------------------------------------------------------------- a user's graph
+
+
+class GraphInputError(ValueError):
+    """A user's graph or source that the reference algorithm cannot run on."""
+
+
+def _check_weights(weights: Any) -> np.ndarray:
+    """The weight matrix as float64, or a GraphInputError naming the problem."""
+    try:
+        matrix = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise GraphInputError(
+            f"expected a numeric (n, n) weight matrix, found {type(weights).__name__} "
+            f"that numpy cannot read as numbers: {error}"
+        ) from error
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+        raise GraphInputError(
+            f"expected a square (n, n) weight matrix, found shape {matrix.shape}"
+        )
+    if matrix.shape[0] == 0:
+        raise GraphInputError(
+            "expected at least one node, found an empty 0x0 weight matrix"
+        )
+    bad = np.argwhere(~np.isfinite(matrix))
+    if len(bad):
+        i, j = bad[0]
+        raise GraphInputError(
+            f"expected finite weights, found {matrix[i, j]} at ({i}, {j}) "
+            f"({len(bad)} non-finite entries)"
+        )
+    negative = np.argwhere(matrix < 0)
+    if len(negative):
+        i, j = negative[0]
+        raise GraphInputError(
+            f"expected non-negative weights (0 = no edge), found {matrix[i, j]} at "
+            f"({i}, {j}) ({len(negative)} negative entries): BFS counts only A > 0 as "
+            "edges while adj counts A != 0, and Bellman-Ford never stops on a negative "
+            "cycle (an undirected negative edge is one)"
+        )
+    return matrix
+
+
+def _check_source(algorithm: str, source: Any, num_nodes: int) -> int | None:
+    """The source node for algorithms that take one; None for those that do not."""
+    if not has_source(algorithm):
+        if source is not None:
+            raise GraphInputError(
+                f"{algorithm} takes no source node (it starts from every unvisited "
+                f"node in index order), found source={source!r}"
+            )
+        return None
+    if source is None:
+        raise GraphInputError(
+            f"{algorithm} needs a source node: pass source=<0..{num_nodes - 1}>"
+        )
+    if isinstance(source, bool) or not isinstance(source, numbers.Integral):
+        raise GraphInputError(f"expected an integer source node, found {source!r}")
+    if not 0 <= source < num_nodes:
+        raise GraphInputError(
+            f"source {source} is out of range: expected 0..{num_nodes - 1} for a graph "
+            f"of {num_nodes} nodes"
+        )
+    return int(source)
+
+
+def _restore_batch_shape(point: Any, num_nodes: int) -> Any:
+    """Undoes dm-clrs's squeeze of size-1 axes in inputs/outputs of one-node graphs.
+
+    ``probing.finalize`` squeezes every size-1 axis of inputs and outputs, which for
+    N = 1 also removes the node axes; reshape to ``[1, N...(, C)]`` by location.
+    """
+    prefix = (1,) + (num_nodes,) * NODE_AXES[point.location]
+    data = np.asarray(point.data)
+    shape = prefix + (
+        (data.size // math.prod(prefix),) if point.type_ == Type.CATEGORICAL else ()
+    )
+    return clrs_probing.DataPoint(
+        point.name, point.location, point.type_, data.reshape(shape)
+    )
+
+
+def batch_from_graph(algorithm: str, weights: Any, source: int | None = None) -> Batch:
+    """A user's graph as a batch of one, with hints and outputs from the reference.
+
+    Inputs are built as dm-clrs's probing does (``pos = i / n``, ``s`` one-hot,
+    ``A``, ``adj = [A + I != 0]``) by running the reference probing function
+    itself (:func:`nar_gap.benchmark.algorithms.reference_algorithm`), so hints
+    and outputs are dm-clrs's. On a sampled graph and source this equals that sample of
+    :func:`sample_batch` (with hints cut to its length).
+
+    - ``bfs``, ``bfs_seq``, ``dfs``, ``dfs_light`` are unweighted: their samplers
+      give 0/1 matrices, so ``A`` becomes ``[weights != 0]`` (every nonzero weight
+      is an edge of weight 1), matching the training distribution.
+    - ``bellman_ford`` keeps the weights as ``A``.
+    - ``A[u, v]`` is the edge u -> v; directed (asymmetric) input is accepted and
+      run as given, although the bfs/bellman_ford samplers only draw symmetric
+      graphs. Diagonal entries are self loops, as in the samplers.
+
+    Args:
+        algorithm: one of :data:`nar_gap.benchmark.specs.ALGORITHMS`.
+        weights: (n, n) array-like; 0 = no edge, nonzero = edge weight.
+        source: the source node for bfs, bfs_seq and bellman_ford; must be None
+            for dfs and dfs_light (rejected rather than ignored, so a caller who
+            expects a search from that node finds out).
+
+    Returns:
+        A batch of one sample with ``N = n`` and ``T`` = its own hint length.
+
+    Raises:
+        UnknownAlgorithmError: if ``algorithm`` is not known.
+        GraphInputError: (a ValueError) if ``weights`` is not a square non-empty
+            numeric matrix, has NaN/inf or negative entries, or ``source`` is
+            missing, not an integer, out of range, or given to dfs/dfs_light.
+    """
+    check_algorithm(algorithm)
+    matrix = _check_weights(weights)
+    num_nodes = matrix.shape[0]
+    source = _check_source(algorithm, source, num_nodes)
+    if algorithm in UNWEIGHTED:
+        adjacency = (matrix != 0).astype(np.int64)
+    else:
+        adjacency = matrix
+    args = (adjacency,) if source is None else (adjacency, source)
+    _, probes = reference_algorithm(algorithm)(*args)
+    inputs, outputs, hints = clrs_probing.split_stages(probes, get_spec(algorithm))
+    lengths = np.array([hints[0].data.shape[0]], dtype=np.float64)
+    features = clrs.Features(
+        inputs=[_restore_batch_shape(point, num_nodes) for point in inputs],
+        hints=hints,
+        lengths=lengths,
+    )
+    feedback = clrs.Feedback(
+        features=features,
+        outputs=[_restore_batch_shape(point, num_nodes) for point in outputs],
+    )
+    return from_clrs_feedback(feedback, algorithm)

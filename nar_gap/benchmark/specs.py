@@ -2,21 +2,36 @@
 
 Three algorithms come from dm-clrs unchanged (``bfs``, ``bellman_ford``, ``dfs``);
 two are the paper's variants from the author's fork ``LSaldyt/clrs``
-(``bfs_seq``, ``dfs_light``), implemented in :mod:`nar_gap.algorithms`. Every other
+(``bfs_seq``, ``dfs_light``), implemented in :mod:`nar_gap.benchmark.algorithms`
+(which also says which function defines each algorithm's data). Every other
 module asks this one for a spec, so the names and their order are decided once.
 
-A spec maps each probe name to ``(stage, location, type)`` using dm-clrs's own
-string constants (``clrs.Stage.INPUT == "input"``), in dm-clrs's dict order:
-inputs, then outputs, then hints.
+A spec maps each probe name to ``(stage, location, type)`` in the vocabulary of
+:mod:`nar_gap.benchmark.vocabulary` (dm-clrs's own strings), in dm-clrs's dict
+order: inputs, then outputs, then hints.
 """
 
 from __future__ import annotations
 
 import types
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
-from nar_gap._clrs import clrs_algorithms, clrs_samplers, clrs_specs
+from nar_gap.benchmark._clrs import clrs_samplers, clrs_specs
+from nar_gap.benchmark.vocabulary import ALGORITHMS, Location, Stage, Type
+
+__all__ = [  # the vocabulary is re-exported: one import for a spec and its words
+    "ALGORITHMS",
+    "Location",
+    "ProbeSpec",
+    "Spec",
+    "Stage",
+    "Type",
+    "UnknownAlgorithmError",
+    "check_algorithm",
+    "get_spec",
+    "has_source",
+    "sampler_class",
+]
 
 ProbeSpec = tuple[str, str, str]
 """``(stage, location, type)`` of one probe, e.g. ``("hint", "node", "pointer")``."""
@@ -24,10 +39,6 @@ ProbeSpec = tuple[str, str, str]
 Spec = dict[str, ProbeSpec]
 """Probe name -> :data:`ProbeSpec`, in dm-clrs order (inputs, outputs, hints)."""
 
-ReferenceAlgorithm = Callable[..., tuple[Any, dict]]
-"""A dm-clrs probing function: ``(A, s) -> (pi, probes)`` or ``(A,) -> ...``."""
-
-ALGORITHMS: tuple[str, ...] = ("bfs", "bfs_seq", "bellman_ford", "dfs", "dfs_light")
 
 # The hints dfs_light keeps from dfs (the fork drops times, stack, u/v and s).
 _DFS_LIGHT_HINTS = ("pi_h", "color")
@@ -50,11 +61,10 @@ def _dfs_light_spec() -> Spec:
     Filtering dm-clrs's DFS spec (rather than writing the dict out) keeps the
     order and the types identical to DFS's, as in the fork's ``specs.py``.
     """
-    stage_hint = clrs_specs.Stage.HINT
     return {
         name: probe
         for name, probe in clrs_specs.SPECS["dfs"].items()
-        if probe[0] != stage_hint or name in _DFS_LIGHT_HINTS
+        if probe[0] != Stage.HINT or name in _DFS_LIGHT_HINTS
     }
 
 
@@ -127,24 +137,6 @@ def has_source(algorithm: str) -> bool:
         UnknownAlgorithmError: if ``algorithm`` is not known.
     """
     return _HAS_SOURCE[check_algorithm(algorithm)]
-
-
-def reference_algorithm(algorithm: str) -> ReferenceAlgorithm:
-    """The numpy probing function that defines ``algorithm``'s data.
-
-    dm-clrs's own function for ``bfs``, ``bellman_ford`` and ``dfs``; ours from
-    :mod:`nar_gap.algorithms` for the fork's variants.
-
-    Raises:
-        UnknownAlgorithmError: if ``algorithm`` is not known.
-    """
-    check_algorithm(algorithm)
-    if algorithm in ("bfs_seq", "dfs_light"):
-        # Imported here because nar_gap.algorithms imports this module for its specs.
-        from nar_gap import algorithms
-
-        return getattr(algorithms, algorithm)
-    return getattr(clrs_algorithms, algorithm)
 
 
 def sampler_class(algorithm: str) -> type[clrs_samplers.Sampler]:

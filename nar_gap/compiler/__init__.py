@@ -1,36 +1,34 @@
-"""The neural compiler: graph program -> GATv2 parameters (see compile.py)."""
+"""The neural compiler: graph program -> GATv2 parameters.
 
-from nar_gap.compiler.compile import (
-    DEFAULT_HIDDEN_SIZE,
-    CompiledModel,
-    RunResult,
-    compile,
-    compile_program,
-    decode_output,
-)
-from nar_gap.compiler.config import CompilerConfig
-from nar_gap.compiler.layout import Layout, lay_out
-from nar_gap.compiler.parameters import assign_parameters
-from nar_gap.compiler.selection import lower_selection
-from nar_gap.compiler.storage import CompiledFileError, load_compiled, save_compiled
-from nar_gap.compiler.validate import CompileError, Problem, validate
+The stages, in ``compiling.py``'s :func:`compile_program`: ``validate.py``
+(every problem at once) -> ``selection.py`` (criteria to pre-attention
+channels) -> ``layout.py`` (a name for every dimension) -> ``parameters.py``
+(the weight blocks).  ``compiled_model.py`` runs the result, ``storage.py``
+saves and loads it, ``config.py`` holds the constants.  Names are imported on
+first use (``nar-gap compile --help`` reads only the constants).
+"""
 
-__all__ = [
-    "DEFAULT_HIDDEN_SIZE",
-    "CompileError",
-    "CompiledFileError",
-    "CompiledModel",
-    "CompilerConfig",
-    "Layout",
-    "Problem",
-    "RunResult",
-    "assign_parameters",
-    "compile",
-    "compile_program",
-    "decode_output",
-    "lay_out",
-    "load_compiled",
-    "save_compiled",
-    "lower_selection",
-    "validate",
-]
+from __future__ import annotations
+
+from nar_gap.system.lazy import lazy_exports
+
+_EXPORTS = {
+    "DEFAULT_HIDDEN_SIZE": "nar_gap.compiler.config",
+    "CompilerConfig": "nar_gap.compiler.config",
+    "CompiledModel": "nar_gap.compiler.compiled_model",
+    "CompiledRun": "nar_gap.compiler.compiled_model",
+    "decode_trace": "nar_gap.compiler.compiled_model",
+    "compile": "nar_gap.compiler.compiling",
+    "compile_program": "nar_gap.compiler.compiling",
+    "Layout": "nar_gap.compiler.layout",
+    "lay_out": "nar_gap.compiler.layout",
+    "assign_parameters": "nar_gap.compiler.parameters",
+    "lower_selection": "nar_gap.compiler.selection",
+    "CompiledFileError": "nar_gap.compiler.storage",
+    "load_compiled": "nar_gap.compiler.storage",
+    "save_compiled": "nar_gap.compiler.storage",
+    "CompileError": "nar_gap.compiler.validate",
+    "Problem": "nar_gap.compiler.validate",
+    "validate": "nar_gap.compiler.validate",
+}
+__getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), _EXPORTS)

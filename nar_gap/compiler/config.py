@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 
+DEFAULT_HIDDEN_SIZE = 128  # the CLRS benchmark's size, used for faithfulness
+
 # Largest score logit lambda * (d + A) allowed, and the default one: float32
 # rounds it to ~4 (ulp at 3.6e7), far below the margin of 24.
 MAX_SCORE_LOGIT = 4e7
@@ -95,7 +97,9 @@ class CompilerConfig:
 
     @property
     def pointer_scale(self) -> float:
-        """Decoder logits ``-scale |x_i - pos_j|``: neighbouring ids (1/N
+        """The pointer decoders' logit scale.
+
+        Decoder logits are ``-scale |x_i - pos_j|``: neighbouring ids (1/N
         apart) differ by ``margin`` up to ``resolution_nodes``.
         """
         return self.margin * self.resolution_nodes

@@ -39,16 +39,20 @@ class Layout:
     channels: tuple[Channel, ...]
 
     def hidden_index(self, name: str) -> int:
+        """The hidden dimension that holds variable ``name``."""
         return self.hidden.index(name)
 
     def node_index(self, name: str) -> int:
+        """The encoded node-input dimension of input ``name``."""
         return self.node.index(name)
 
     def edge_index(self, name: str) -> int:
+        """The encoded edge-input dimension of input ``name``."""
         return self.edge.index(name)
 
     @property
     def variables(self) -> tuple[str, ...]:
+        """The program's variables, in hidden-layout order."""
         return tuple(n for n in self.hidden if n != UNUSED)
 
     def encode(self, values: dict[str, np.ndarray]) -> np.ndarray:
@@ -65,8 +69,10 @@ class Layout:
         return {name: hidden[..., self.hidden_index(name)] for name in self.variables}
 
     def labels(self) -> dict[str, tuple[str, ...]]:
-        """Row/column labels: ``z`` (= node + hidden), ``h_t`` (decoder input:
-        node, previous hidden, new hidden), and the four spaces.
+        """Row and column labels of every weight block and state.
+
+        ``z`` (= node + hidden), ``h_t`` (decoder input: node, previous hidden,
+        new hidden), and the four spaces.
         """
         return {
             "hidden": self.hidden,
@@ -95,7 +101,10 @@ class Layout:
         header = ("dim", "hidden", "node", "edge", "pre_attention")
         rows = [header, *self.table()]
         widths = [max(len(r[k]) for r in rows) for k in range(len(header))]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        lines = [
+            "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+            for r in rows
+        ]
         unused = self.hidden_size - len(rows) + 1
         lines.append(f"hidden size {self.hidden_size}; {unused} dimensions unused")
         return "\n".join(lines)
@@ -109,9 +118,12 @@ class Layout:
             "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
             for row in self.table()
         )
-        return f"<table><tr>{head}</tr>{body}</table><p>hidden size {self.hidden_size}</p>"
+        return (
+            f"<table><tr>{head}</tr>{body}</table><p>hidden size {self.hidden_size}</p>"
+        )
 
     def minimal_hidden_size(self) -> int:
+        """The smallest hidden size this layout's names fit in."""
         return minimal_hidden_size(
             len(self.variables),
             sum(n != UNUSED for n in self.node),

@@ -15,10 +15,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler.config import CompilerConfig
 from nar_gap.compiler.layout import Layout
-from nar_gap.data import sample_batch
-from nar_gap.network import NetworkConfig, init_params
+from nar_gap.model.config import NetworkConfig
+from nar_gap.model.network import init_params
 from nar_gap.programs.dsl import NODE_INPUTS, Expr, GraphProgram
 
 Params = dict[str, Any]
@@ -39,8 +40,9 @@ def _z_row(layout: Layout, ref: str) -> int:
 
 
 def _new_state_row(layout: Layout, ref: str) -> int:
-    """Row of ``h_t = [n ; h_prev ; h_new]`` (decoder input) holding ``ref``
-    (variables are read from the new state, inputs from ``n``).
+    """Row of ``h_t = [n ; h_prev ; h_new]`` (decoder input) holding ``ref``.
+
+    Variables are read from the new state, inputs from ``n``.
     """
     if ref in NODE_INPUTS:
         return layout.node_index(ref)
@@ -62,9 +64,11 @@ def _fill_encoders(net: Params, program: GraphProgram, layout: Layout) -> None:
 
 
 def _fill_updates(proc: Params, program: GraphProgram, layout: Layout) -> None:
-    """Values carry what the selected sender contributes, skip what the
-    receiver keeps; their sum (+ the selected edge's ``e_ij[0]`` on channel 0
-    with edge information) goes through the ReLU: ``relu(own + selected)``.
+    """Write every update: ``relu(own + selected)``.
+
+    Values carry what the selected sender contributes, skip what the receiver
+    keeps; their sum (+ the selected edge's ``e_ij[0]`` on channel 0 with edge
+    information) goes through the ReLU.
     """
     z_row = lambda ref: _z_row(layout, ref)  # noqa: E731
     for update in program.updates:
@@ -125,6 +129,10 @@ def assign_parameters(
     """Compiled parameters in the tree of ``Network(network_config)``.
 
     Args:
+      program: the validated program.
+      layout: where each variable, input and channel lives.
+      network_config: the architecture the parameters are for.
+      config: the compiler's constants.
       bias: ``(beta, mu)`` of the paper's pre-attention bias variant
         (``B = beta I + mu (1 - j / N_B)``), or None.
 

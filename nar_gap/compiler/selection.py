@@ -30,6 +30,7 @@ candidates by its margin plus the *span* of all later criteria.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from nar_gap.compiler.config import CompilerConfig
 from nar_gap.programs.dsl import (
@@ -72,7 +73,9 @@ def _one_minus_pos(mu: float) -> Expr:
     return mu - mu * inp("pos")
 
 
-def _lower_eligible(c: Eligible, needed: float) -> tuple[list[Channel], CriterionScale]:
+def _lower_eligible(
+    c: Eligible, needed: float, config: CompilerConfig
+) -> tuple[list[Channel], CriterionScale]:
     scale = needed
     channels = [Channel("eligible", 1.0, sender=scale * c.flag)]
     return channels, CriterionScale(
@@ -152,6 +155,16 @@ def _lower_prefer(c: Prefer, needed: float, config: CompilerConfig):
     )
 
 
+# One lowering per criterion kind; tests/test_compiler.py checks every kind of
+# the language is here.
+LOWERINGS: dict[type, Callable[..., tuple[list[Channel], CriterionScale]]] = {
+    Eligible: _lower_eligible,
+    LowestId: _lower_lowest_id,
+    Minimise: _lower_minimise,
+    Prefer: _lower_prefer,
+}
+
+
 def lower_selection(
     selection: Selection, config: CompilerConfig
 ) -> tuple[tuple[Channel, ...], tuple[CriterionScale, ...]]:
@@ -170,16 +183,10 @@ def lower_selection(
         c = criteria[k]
         margin = config.tie_margin if k > first_minimise else config.margin
         needed = margin + span_after
-        if isinstance(c, Eligible):
-            result = _lower_eligible(c, needed)
-        elif isinstance(c, LowestId):
-            result = _lower_lowest_id(c, needed, config)
-        elif isinstance(c, Minimise):
-            result = _lower_minimise(c, needed, config)
-        elif isinstance(c, Prefer):
-            result = _lower_prefer(c, needed, config)
-        else:
+        lower = LOWERINGS.get(type(c))
+        if lower is None:
             raise TypeError(f"unknown criterion {c!r}")
+        result = lower(c, needed, config)
         lowered.append(result)
         span_after += result[1].span
     lowered.reverse()

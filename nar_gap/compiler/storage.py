@@ -18,9 +18,10 @@ import jax.numpy as jnp
 import numpy as np
 from flax import serialization
 
-from nar_gap import io
-from nar_gap.compiler.compile import CompiledModel, compile
+from nar_gap.compiler.compiled_model import CompiledModel
+from nar_gap.compiler.compiling import compile
 from nar_gap.compiler.config import CompilerConfig
+from nar_gap.system import files
 
 FORMAT = "nar_gap.compiled/1"
 
@@ -43,7 +44,7 @@ def save_compiled(model: CompiledModel, path: str | os.PathLike) -> Path:
         },
         "params": jax.tree.map(np.asarray, model.params),
     }
-    return io.write_bytes_atomic(path, serialization.msgpack_serialize(payload))
+    return files.write_bytes_atomic(path, serialization.msgpack_serialize(payload))
 
 
 def _fail(path: Path, why: str) -> CompiledFileError:

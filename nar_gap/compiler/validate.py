@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import Any
 
+from nar_gap.benchmark.specs import Location, Stage, Type, get_spec
 from nar_gap.programs.dsl import (
     EDGE_INPUTS,
     NODE_INPUTS,
@@ -14,9 +17,9 @@ from nar_gap.programs.dsl import (
     Minimise,
     Prefer,
 )
-from nar_gap.specs import get_spec
 
-_DECODER_TYPES = {"mask": "mask", "scalar": "scalar", "pointer": "pointer"}
+# A program's decoder kind -> the CLRS type it produces.
+_DECODER_TYPES = {"mask": Type.MASK, "scalar": Type.SCALAR, "pointer": Type.POINTER}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,11 +60,9 @@ def _check_node_expr(expr: Expr, where: str, names: set[str]) -> list[Problem]:
     return problems
 
 
-def validate(program: GraphProgram) -> list[Problem]:
-    """Every problem of ``program``; an empty list means it can be compiled."""
-    problems: list[Problem] = []
+def _check_variables(program: GraphProgram) -> list[Problem]:
     names = [v.name for v in program.variables]
-    known = set(names)
+    problems = []
     if not names:
         problems.append(Problem(program.name, "a program needs at least one variable"))
     for name in sorted({n for n in names if names.count(n) > 1}):
@@ -69,30 +70,40 @@ def validate(program: GraphProgram) -> list[Problem]:
     for name in names:
         if name in NODE_INPUTS or name in EDGE_INPUTS:
             problems.append(Problem(name, "a variable cannot take an input's name"))
+    return problems
 
+
+def _check_updates(program: GraphProgram) -> list[Problem]:
+    names = [v.name for v in program.variables]
+    known = set(names)
     targets = [u.target for u in program.updates]
+    problems = []
     for name in names:
         if targets.count(name) == 0:
             problems.append(Problem(name, "variable has no update rule"))
         elif targets.count(name) > 1:
             problems.append(Problem(name, "variable has more than one update rule"))
-    edge_targets = []
     for update in program.updates:
         where = update.target
         if update.target not in known:
             problems.append(Problem(where, "update of an undeclared variable"))
         problems += _check_node_expr(update.own, f"{where} (own)", known)
         problems += _check_node_expr(update.selected, f"{where} (selected)", known)
-        if update.edge is not None:
-            edge_targets.append(update.target)
-            if update.edge not in EDGE_INPUTS:
-                problems.append(
-                    Problem(
-                        where,
-                        f"unknown edge input {update.edge!r}; known: "
-                        f"{list(EDGE_INPUTS)}",
-                    )
+        if update.edge is not None and update.edge not in EDGE_INPUTS:
+            problems.append(
+                Problem(
+                    where,
+                    f"unknown edge input {update.edge!r}; known: {list(EDGE_INPUTS)}",
                 )
+            )
+    return problems
+
+
+def _check_edge_channel(program: GraphProgram) -> list[Problem]:
+    """Edge values reach only hidden channel 0 (the paper's edge information)."""
+    names = [v.name for v in program.variables]
+    edge_targets = [u.target for u in program.updates if u.edge is not None]
+    problems = []
     if len(edge_targets) > 1:
         problems.append(
             Problem(
@@ -109,42 +120,71 @@ def validate(program: GraphProgram) -> list[Problem]:
                 "edge information feeds channel 0 of each head)",
             )
         )
+    return problems
 
+
+def _eligible(c: Eligible) -> tuple[list[Expr], list[str]]:
+    return [c.flag], []
+
+
+def _minimise(c: Minimise) -> tuple[list[Expr], list[str]]:
+    wrong = [] if c.edge is None or c.edge in EDGE_INPUTS else [c.edge]
+    return [c.value, c.among], [f"unknown edge input {e!r}" for e in wrong]
+
+
+def _lowest_id(c: LowestId) -> tuple[list[Expr], list[str]]:
+    exprs = [e for e in (c.among, c.unless_receiver) if e is not None]
+    ok = c.resolution in ("nodes", "ties")
+    return exprs, [] if ok else ["resolution must be 'nodes' or 'ties'"]
+
+
+def _prefer(c: Prefer) -> tuple[list[Expr], list[str]]:
+    return [c.receiver_id], []
+
+
+# One checker per criterion kind: (the node expressions it reads, its own
+# problems).  tests/test_compiler.py checks every kind of the language is here.
+CRITERION_CHECKS: dict[type, Callable[[Any], tuple[list[Expr], list[str]]]] = {
+    Eligible: _eligible,
+    Minimise: _minimise,
+    LowestId: _lowest_id,
+    Prefer: _prefer,
+}
+
+
+def _check_selection(program: GraphProgram) -> list[Problem]:
+    known = {v.name for v in program.variables}
     criteria = program.selection.criteria
-    if not criteria:
-        problems.append(Problem("selection", "needs at least one criterion"))
+    problems = (
+        [] if criteria else [Problem("selection", "needs at least one criterion")]
+    )
     for k, criterion in enumerate(criteria):
         where = f"selection[{k}] {type(criterion).__name__}"
-        exprs: list[Expr] = []
-        if isinstance(criterion, Eligible):
-            exprs = [criterion.flag]
-        elif isinstance(criterion, Minimise):
-            exprs = [criterion.value, criterion.among]
-            if criterion.edge is not None and criterion.edge not in EDGE_INPUTS:
-                problems.append(
-                    Problem(where, f"unknown edge input {criterion.edge!r}")
-                )
-        elif isinstance(criterion, LowestId):
-            exprs = [e for e in (criterion.among, criterion.unless_receiver) if e]
-            if criterion.resolution not in ("nodes", "ties"):
-                problems.append(Problem(where, "resolution must be 'nodes' or 'ties'"))
-        elif isinstance(criterion, Prefer):
-            exprs = [criterion.receiver_id]
-        else:
+        check = CRITERION_CHECKS.get(type(criterion))
+        if check is None:
             problems.append(Problem(where, f"unknown criterion {criterion!r}"))
+            continue
+        exprs, messages = check(criterion)
+        problems += [Problem(where, message) for message in messages]
         for expr in exprs:
             problems += _check_node_expr(expr, where, known)
+    return problems
 
+
+def _check_decoders(program: GraphProgram) -> list[Problem]:
+    """Every CLRS hint and output decoded once, as its type, from node values."""
+    known = {v.name for v in program.variables}
     try:
         spec = get_spec(program.algorithm)
     except ValueError as error:
-        return problems + [Problem(program.name, str(error))]
+        return [Problem(program.name, str(error))]
+    problems: list[Problem] = []
     decoded: list[str] = []
     for decoder in program.decoders:
         problems += _check_node_expr(decoder.expr, f"decoder {decoder.probes}", known)
         for probe in decoder.probes:
             decoded.append(probe)
-            if probe not in spec or spec[probe][0] == "input":
+            if probe not in spec or spec[probe][0] == Stage.INPUT:
                 problems.append(
                     Problem(probe, f"not a hint or output of {program.algorithm!r}")
                 )
@@ -155,11 +195,25 @@ def validate(program: GraphProgram) -> list[Problem]:
                         f"decoded as {decoder.kind} but CLRS type is {spec[probe][2]}",
                     )
                 )
-            elif spec[probe][1] != "node":
+            elif spec[probe][1] != Location.NODE:
                 problems.append(Problem(probe, "only node probes can be decoded"))
     for probe, (stage, _, _) in spec.items():
-        if stage in ("hint", "output") and probe not in decoded:
+        if stage in (Stage.HINT, Stage.OUTPUT) and probe not in decoded:
             problems.append(Problem(probe, f"CLRS {stage} has no decoder"))
     for probe in sorted({p for p in decoded if decoded.count(p) > 1}):
         problems.append(Problem(probe, "decoded more than once"))
     return problems
+
+
+_CHECKS = (
+    _check_variables,
+    _check_updates,
+    _check_edge_channel,
+    _check_selection,
+    _check_decoders,
+)
+
+
+def validate(program: GraphProgram) -> list[Problem]:
+    """Every problem of ``program``; an empty list means it can be compiled."""
+    return [problem for check in _CHECKS for problem in check(program)]

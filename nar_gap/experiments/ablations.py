@@ -1,7 +1,7 @@
 """Appendix D ablations: each a set of training configurations, one table each.
 
 Every experiment is a tuple of :class:`Variant` (a label and a
-:class:`~nar_gap.train.TrainConfig`), built from a profile's sizes by
+:class:`~nar_gap.training.loop.TrainConfig`), built from a profile's sizes by
 :func:`experiments`, trained by :func:`run_experiment` (resuming: finished
 seeds are never retrained) and reported as the paper reports them, the test
 score's ``mean ± std (max)`` over seeds, one row per variant.
@@ -29,14 +29,18 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from nar_gap.network import NetworkConfig
-from nar_gap.profiles import Profile
-from nar_gap.statistics import score_summary
-from nar_gap.train import TrainConfig, train
+import jax
+
+from nar_gap.analysis.stats import score_summary
+from nar_gap.experiments.profiles import OutputDirs, Profile
+from nar_gap.experiments.runs import metadata, run_dir
+from nar_gap.model.config import NetworkConfig
+from nar_gap.system import files
+from nar_gap.training import TrainConfig, train
 
 BIAS_NODES = 16  # side of the N x N bias: the largest training graph
 
@@ -64,130 +68,156 @@ def _net(algorithm: str, hidden: int, **flags: Any) -> NetworkConfig:
     return NetworkConfig(algorithm, hidden_size=hidden, **flags)
 
 
+def _variant(
+    profile: Profile, label: str, network: NetworkConfig, seeds=None, **changes: Any
+) -> Variant:
+    return Variant(label, profile.train_config(network, seeds, **changes))
+
+
+def _at_16(profile: Profile) -> dict[str, int]:
+    """Test at N = 16 (or the profile's smaller test size): the bias's size."""
+    return {"test_num_nodes": min(profile.test_num_nodes, BIAS_NODES)}
+
+
+def _edge_info(p: Profile) -> Experiment:
+    return Experiment(
+        "table11_edge_info",
+        "Bellman-Ford: edge information in the selected values",
+        (
+            _variant(p, "no edge information", _net("bellman_ford", p.hidden_size)),
+            _variant(
+                p,
+                "edge information",
+                _net("bellman_ford", p.hidden_size, use_edge_info=True),
+            ),
+        ),
+    )
+
+
+def _pre_att_bias(p: Profile) -> Experiment:
+    return Experiment(
+        "table12_pre_att_bias",
+        "BFS: learned N x N pre-attention bias (tested at N = 16)",
+        (
+            _variant(p, "no bias", _net("bfs", p.hidden_size), **_at_16(p)),
+            _variant(
+                p,
+                "pre-attention bias",
+                _net("bfs", p.hidden_size, use_pre_att_bias=True),
+                **_at_16(p),
+            ),
+        ),
+    )
+
+
+def _length_limited(p: Profile) -> Experiment:
+    at16 = _at_16(p)
+    one_size = {"train_lengths": (at16["test_num_nodes"],), **at16}
+    both = _net(
+        "bellman_ford", p.hidden_size, use_edge_info=True, use_pre_att_bias=True
+    )
+    return Experiment(
+        "table13_length_limited",
+        "Bellman-Ford trained and tested at one size: both modifications",
+        (
+            _variant(p, "unmodified", _net("bellman_ford", p.hidden_size), **one_size),
+            _variant(p, "edge information + bias", both, **one_size),
+        ),
+    )
+
+
+def _no_hints(p: Profile) -> Experiment:
+    return Experiment(
+        "table14_no_hints",
+        "Training with and without hints",
+        tuple(
+            _variant(
+                p,
+                f"{algorithm}, {label}",
+                _net(algorithm, p.hidden_size, hint_mode=mode),
+            )
+            for algorithm in ("bfs", "dfs", "bellman_ford")
+            for label, mode in (("hints", "encoded_decoded"), ("no hints", "none"))
+        ),
+    )
+
+
+def _sequential(p: Profile) -> Experiment:
+    return Experiment(
+        "d10_sequential",
+        "Sequential BFS (bfs_seq) against simplified DFS (dfs_light)",
+        tuple(
+            _variant(p, name, _net(name, p.hidden_size), **_at_16(p))
+            for name in ("bfs_seq", "dfs_light")
+        ),
+    )
+
+
+def _minimal(p: Profile) -> Experiment:
+    seeds, at16 = p.seed_list(p.minimal_seeds), _at_16(p)
+    return Experiment(
+        "table15_minimal",
+        "Minimal models (hidden 4) over many seeds: lottery tickets",
+        (
+            _variant(p, "bfs", _net("bfs", 4), seeds, **at16),
+            _variant(
+                p, "bfs + bias", _net("bfs", 4, use_pre_att_bias=True), seeds, **at16
+            ),
+            _variant(p, "bellman_ford", _net("bellman_ford", 4), seeds, **at16),
+            _variant(
+                p,
+                "bellman_ford + edge information + bias",
+                _net("bellman_ford", 4, use_edge_info=True, use_pre_att_bias=True),
+                seeds,
+                **at16,
+            ),
+        ),
+    )
+
+
+def _regularisation(p: Profile) -> Experiment:
+    return Experiment(
+        "d1_regularisation",
+        "BFS hidden 4: L1 regularisation and extended training (grokking)",
+        (
+            _variant(p, "plain", _net("bfs", 4)),
+            _variant(p, "L1 1e-4", _net("bfs", 4), l1_weight=1e-4),
+            _variant(
+                p,
+                f"L1 1e-4, {p.long_steps} steps",
+                _net("bfs", 4),
+                l1_weight=1e-4,
+                steps=p.long_steps,
+            ),
+        ),
+    )
+
+
+# One builder per table, in the order notebook 04 shows them.
+_TABLES = (
+    _edge_info,
+    _pre_att_bias,
+    _length_limited,
+    _no_hints,
+    _sequential,
+    _minimal,
+    _regularisation,
+)
+
+
 def experiments(profile: Profile) -> dict[str, Experiment]:
     """Every ablation at ``profile``'s sizes, by name."""
-    p = profile
-    hidden = p.hidden_size
-    at16 = {"test_num_nodes": min(p.test_num_nodes, BIAS_NODES)}
-    minimal = p.seed_list(p.minimal_seeds)
-
-    def variant(label: str, network: NetworkConfig, seeds=None, **changes) -> Variant:
-        return Variant(label, p.train_config(network, seeds, **changes))
-
-    table = [
-        Experiment(
-            "table11_edge_info",
-            "Bellman-Ford: edge information in the selected values",
-            (
-                variant("no edge information", _net("bellman_ford", hidden)),
-                variant(
-                    "edge information", _net("bellman_ford", hidden, use_edge_info=True)
-                ),
-            ),
-        ),
-        Experiment(
-            "table12_pre_att_bias",
-            "BFS: learned N x N pre-attention bias (tested at N = 16)",
-            (
-                variant("no bias", _net("bfs", hidden), **at16),
-                variant(
-                    "pre-attention bias",
-                    _net("bfs", hidden, use_pre_att_bias=True),
-                    **at16,
-                ),
-            ),
-        ),
-        Experiment(
-            "table13_length_limited",
-            "Bellman-Ford trained and tested at one size: both modifications",
-            (
-                variant(
-                    "unmodified",
-                    _net("bellman_ford", hidden),
-                    train_lengths=(at16["test_num_nodes"],),
-                    **at16,
-                ),
-                variant(
-                    "edge information + bias",
-                    _net(
-                        "bellman_ford",
-                        hidden,
-                        use_edge_info=True,
-                        use_pre_att_bias=True,
-                    ),
-                    train_lengths=(at16["test_num_nodes"],),
-                    **at16,
-                ),
-            ),
-        ),
-        Experiment(
-            "table14_no_hints",
-            "Training with and without hints",
-            tuple(
-                variant(
-                    f"{algorithm}, {label}", _net(algorithm, hidden, hint_mode=mode)
-                )
-                for algorithm in ("bfs", "dfs", "bellman_ford")
-                for label, mode in (("hints", "encoded_decoded"), ("no hints", "none"))
-            ),
-        ),
-        Experiment(
-            "d10_sequential",
-            "Sequential BFS (bfs_seq) against simplified DFS (dfs_light)",
-            (
-                variant("bfs_seq", _net("bfs_seq", hidden), **at16),
-                variant("dfs_light", _net("dfs_light", hidden), **at16),
-            ),
-        ),
-        Experiment(
-            "table15_minimal",
-            "Minimal models (hidden 4) over many seeds: lottery tickets",
-            (
-                variant("bfs", _net("bfs", 4), minimal, **at16),
-                variant(
-                    "bfs + bias", _net("bfs", 4, use_pre_att_bias=True), minimal, **at16
-                ),
-                variant("bellman_ford", _net("bellman_ford", 4), minimal, **at16),
-                variant(
-                    "bellman_ford + edge information + bias",
-                    _net("bellman_ford", 4, use_edge_info=True, use_pre_att_bias=True),
-                    minimal,
-                    **at16,
-                ),
-            ),
-        ),
-        Experiment(
-            "d1_regularisation",
-            "BFS hidden 4: L1 regularisation and extended training (grokking)",
-            (
-                variant("plain", _net("bfs", 4)),
-                variant("L1 1e-4", _net("bfs", 4), l1_weight=1e-4),
-                variant(
-                    f"L1 1e-4, {p.long_steps} steps",
-                    _net("bfs", 4),
-                    l1_weight=1e-4,
-                    steps=p.long_steps,
-                ),
-            ),
-        ),
-    ]
-    return {e.name: e for e in table}
-
-
-def _slug(label: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in label).strip("_")
+    built = (build(profile) for build in _TABLES)
+    return {experiment.name: experiment for experiment in built}
 
 
 def run_experiment(
-    experiment: Experiment,
-    runs_dir: str | os.PathLike,
-    progress: bool = True,
-    run_dir: Callable[[TrainConfig, Path], Path] | None = None,
+    experiment: Experiment, runs_dir: str | os.PathLike, progress: bool = True
 ) -> list[dict[str, Any]]:
-    """Train every variant (resuming in ``runs_dir/<name>/<variant>``); one row each.
+    """Train every variant (resuming its content-addressed run); one row each.
 
-    ``run_dir(config, runs_dir)`` overrides where a variant trains
-    (:func:`nar_gap.pipeline.run_dir` shares runs between tables).
+    Variants train in :func:`nar_gap.experiments.runs.run_dir`, so a
+    configuration two tables share (the baselines, say) trains once.
 
     Columns: ``experiment``, ``variant``, ``algorithm``, ``hidden_size``,
     ``steps``, ``seeds``, ``performance`` (``mean ± std (max)`` of the test
@@ -195,12 +225,7 @@ def run_experiment(
     """
     rows = []
     for v in experiment.variants:
-        out = (
-            Path(runs_dir) / experiment.name / _slug(v.label)
-            if run_dir is None
-            else run_dir(v.config, Path(runs_dir))
-        )
-        result = train(v.config, out, progress=progress)
+        result = train(v.config, run_dir(v.config, runs_dir), progress=progress)
         rows.append(
             {
                 "experiment": experiment.name,
@@ -219,16 +244,40 @@ def write_experiment(
     experiment: Experiment,
     rows: Sequence[Mapping[str, Any]],
     results_dir: str | os.PathLike,
-    metadata: Mapping[str, Any] | None = None,
+    sidecar: Mapping[str, Any] | None = None,
 ) -> Path:
     """``results/<name>.csv`` with its sidecar (configs of every variant)."""
-    from nar_gap import io
-
     meta = {
-        **(metadata or {}),
+        **(sidecar or {}),
         "title": experiment.title,
         "variants": {v.label: v.config.to_dict() for v in experiment.variants},
     }
-    return io.write_table(
+    return files.write_table(
         Path(results_dir) / f"{experiment.name}.csv", list(rows), meta
     )
+
+
+def run_ablations(
+    profile: Profile,
+    dirs: OutputDirs,
+    names: Sequence[str] | None = None,
+    progress: bool = True,
+) -> dict[str, list[dict[str, Any]]]:
+    """Every ablation table (or ``names``), each written to ``results/<name>.csv``."""
+    known = experiments(profile)
+    unknown = sorted(set(names or ()) - set(known))
+    if unknown:
+        raise ValueError(
+            f"unknown ablations {unknown}; known: {', '.join(sorted(known))}"
+        )
+    tables = {}
+    for name in names or list(known):
+        experiment = known[name]
+        rows = run_experiment(experiment, dirs.runs, progress=progress)
+        write_experiment(experiment, rows, dirs.results, metadata(profile))
+        tables[name] = rows
+        # A kernel that trains every table holds dozens of configurations'
+        # executables; drop them between tables (the on-disk compilation cache
+        # brings back any one needed again).
+        jax.clear_caches()
+    return tables

@@ -1,5 +1,7 @@
-"""The faithfulness study of Section 4: evaluate many learned solutions against
-the compiled one, correlate, cluster, and write the tables and figures.
+"""The faithfulness study of Section 4: learned solutions against the compiled one.
+
+Evaluate many learned solutions against the compiled one, correlate, cluster,
+and write the tables and figures.
 
 :func:`faithfulness_study` computes a :class:`FaithfulnessReport` (pure, no
 files); :func:`write_report` writes it: CSV tables with JSON sidecars and an
@@ -16,23 +18,37 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
-from nar_gap.data import Batch
-from nar_gap.faithfulness import (
-    HasParams,
+from nar_gap.analysis.faithfulness import (
+    DEFAULT_MARGINS,
     Margins,
+    pairwise_internal_distances,
+)
+from nar_gap.analysis.models import (
     Models,
     SeedEvaluation,
-    evaluate_models,
-    pairwise_internal_distances,
+    measure_models,
     reference_attention,
 )
-from nar_gap.statistics import (
+from nar_gap.analysis.stats import (
     Clusters,
     cluster_solutions,
     correlation_table,
     linear_fit_band,
 )
+from nar_gap.benchmark.batch import Batch
+from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile
+from nar_gap.experiments import plots
+from nar_gap.experiments.profiles import OutputDirs, Profile
+from nar_gap.experiments.runs import (
+    baseline_config,
+    faithfulness_batch,
+    metadata,
+    train_once,
+)
+from nar_gap.model.model import Model
+from nar_gap.system import files
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,9 +102,9 @@ class FaithfulnessReport:
 
 def faithfulness_study(
     models: Models,
-    reference: HasParams,
+    reference: Model,
     batch: Batch,
-    margins: Margins = Margins(),
+    margins: Margins = DEFAULT_MARGINS,
     chunk: int = 8,
     progress: bool = True,
 ) -> FaithfulnessReport:
@@ -102,8 +118,6 @@ def faithfulness_study(
       chunk: seeds per vmapped call.
       progress: show a tqdm bar over the stages.
     """
-    from tqdm import tqdm
-
     if reference.config.algorithm != models.config.algorithm:
         raise ValueError(
             f"reference is a {reference.config.algorithm!r} model, the learned "
@@ -112,9 +126,9 @@ def faithfulness_study(
     stages = tqdm(total=4, desc=f"faithfulness {batch.algorithm}", disable=not progress)
     ref_att = reference_attention(reference, batch)
     own = Models.from_models([reference], seeds=[-1], source="compiled")
-    ref_eval = evaluate_models(own, batch, ref_att, margins, chunk=1)
+    ref_eval = measure_models(own, batch, ref_att, margins, chunk=1)
     stages.update(1)
-    evaluation = evaluate_models(models, batch, ref_att, margins, chunk=chunk)
+    evaluation = measure_models(models, batch, ref_att, margins, chunk=chunk)
     stages.update(1)
     distances = pairwise_internal_distances(
         evaluation.attention, batch.lengths, batch.node_mask
@@ -173,54 +187,35 @@ def hint_names(report: FaithfulnessReport) -> list[str]:
     ]
 
 
-def write_report(
-    report: FaithfulnessReport,
-    results_dir: str | os.PathLike,
-    figures_dir: str | os.PathLike,
-    metadata: Mapping[str, Any] | None = None,
-    sample: int = 0,
-) -> list[Path]:
-    """Write the tables (CSV + JSON sidecar), the arrays (npz) and the figures.
+def _report_arrays(report: FaithfulnessReport, sample: int) -> dict[str, np.ndarray]:
+    """The arrays of a report's ``.npz``.
 
-    Files, with ``<a>`` the algorithm: ``results/faithfulness_<a>.csv`` (per
-    seed), ``results/table1_correlations_<a>.csv``,
-    ``results/faithfulness_summary_<a>.csv``, ``results/faithfulness_<a>.npz``
-    (series, distances, linkage, and sample ``sample``'s compiled and closest
-    attention), and ``figures/fig{1,2,3,4,5,10,11}_<a>_*.{png,pdf}``.
+    Series, distances, linkage, and one sample's compiled and closest-seed
+    attention (its real nodes and counted steps).
     """
-    from nar_gap import io, plots
-
-    a = report.algorithm
-    results = Path(results_dir)
-    figures = Path(figures_dir)
-    meta = {**(metadata or {}), "seeds": list(report.evaluation.seeds)}
-    written = [
-        io.write_table(results / f"faithfulness_{a}.csv", report.seed_rows(), meta),
-        io.write_table(
-            results / f"table1_correlations_{a}.csv", report.correlations, meta
-        ),
-        io.write_table(
-            results / f"faithfulness_summary_{a}.csv", [report.summary], meta
-        ),
-    ]
     ev = report.evaluation
     closest = report.closest_seed_index
-    arrays = {f"series_{k}": v for k, v in ev.series.items()}
     n_real = int(report.num_nodes[sample])
     steps = int(max(1, ev.lengths[sample] - 1))
-    arrays.update(
-        seeds=np.asarray(ev.seeds),
-        distances=report.distances,
-        linkage=report.clusters.linkage,
-        lengths=ev.lengths,
-        compiled_attention=report.reference_attention[:steps, sample, :n_real, :n_real],
-        closest_attention=ev.attention[closest, :steps, sample, :n_real, :n_real],
-    )
-    written.append(io.write_npz_atomic(results / f"faithfulness_{a}.npz", arrays))
+    return {
+        **{f"series_{k}": v for k, v in ev.series.items()},
+        "seeds": np.asarray(ev.seeds),
+        "distances": report.distances,
+        "linkage": report.clusters.linkage,
+        "lengths": ev.lengths,
+        "compiled_attention": report.reference_attention[
+            :steps, sample, :n_real, :n_real
+        ],
+        "closest_attention": ev.attention[closest, :steps, sample, :n_real, :n_real],
+    }
 
-    scalars = ev.scalars
+
+def _internal_figures(report: FaithfulnessReport, arrays: Mapping) -> dict:
+    """Figures 1, 2, 3 and 5: the internal measure and the clusters."""
+    a, ev = report.algorithm, report.evaluation
+    scalars, closest = ev.scalars, report.closest_seed_index
     label = f"{a} ({len(ev.seeds)} seeds)"
-    figs = {
+    return {
         f"fig1_{a}_internal_vs_accuracy": plots.plot_measure_vs_accuracy(
             scalars["internal"],
             scalars["accuracy"],
@@ -247,30 +242,93 @@ def write_report(
             f"{label}: {report.clusters.count} clusters",
         ),
     }
+
+
+def _external_figures(report: FaithfulnessReport) -> dict:
+    """Figures 10, 4 and 11: the external measure (none without decoded hints)."""
+    a, ev = report.algorithm, report.evaluation
     hints = hint_names(report)
-    if hints:
-        figs[f"fig10_{a}_external_vs_accuracy"] = plots.plot_measure_vs_accuracy(
-            scalars["external"],
-            scalars["accuracy"],
-            linear_fit_band(scalars["external"], scalars["accuracy"]),
+    if not hints:
+        return {}
+    label = f"{a} ({len(ev.seeds)} seeds)"
+    bins = ev.series[f"external_{hints[0]}_uniform"].shape[1]
+    return {
+        f"fig10_{a}_external_vs_accuracy": plots.plot_measure_vs_accuracy(
+            ev.scalars["external"],
+            ev.scalars["accuracy"],
+            linear_fit_band(ev.scalars["external"], ev.scalars["accuracy"]),
             "external faithfulness (Eq. 25, 1 = exact trace)",
             label,
-        )
-        bins = ev.series[f"external_{hints[0]}_uniform"].shape[1]
-        figs[f"fig4_{a}_trace_uniform_time"] = plots.plot_series_over_time(
+        ),
+        f"fig4_{a}_trace_uniform_time": plots.plot_series_over_time(
             {h: ev.series[f"external_{h}_uniform"] for h in hints},
             "fraction of the trace",
             "trace accuracy",
             label,
             x=(np.arange(bins) + 0.5) / bins,
-        )
-        figs[f"fig11_{a}_trace_over_time"] = plots.plot_series_over_time(
+        ),
+        f"fig11_{a}_trace_over_time": plots.plot_series_over_time(
             {h: ev.series[f"external_{h}_along_time"] for h in hints},
             "step",
             "trace accuracy",
             label,
-        )
+        ),
+    }
+
+
+def write_report(
+    report: FaithfulnessReport,
+    results_dir: str | os.PathLike,
+    figures_dir: str | os.PathLike,
+    metadata: Mapping[str, Any] | None = None,
+    sample: int = 0,
+) -> list[Path]:
+    """Write the tables (CSV + JSON sidecar), the arrays (npz) and the figures.
+
+    Files, with ``<a>`` the algorithm: ``results/faithfulness_<a>.csv`` (per
+    seed), ``results/table1_correlations_<a>.csv``,
+    ``results/faithfulness_summary_<a>.csv``, ``results/faithfulness_<a>.npz``
+    (series, distances, linkage, and sample ``sample``'s compiled and closest
+    attention), and ``figures/fig{1,2,3,4,5,10,11}_<a>_*.{png,pdf}``.
+    """
+    a = report.algorithm
+    results, figures = Path(results_dir), Path(figures_dir)
+    meta = {**(metadata or {}), "seeds": list(report.evaluation.seeds)}
+    tables = {
+        f"faithfulness_{a}.csv": report.seed_rows(),
+        f"table1_correlations_{a}.csv": report.correlations,
+        f"faithfulness_summary_{a}.csv": [report.summary],
+    }
+    written = [files.write_table(results / n, r, meta) for n, r in tables.items()]
+    arrays = _report_arrays(report, sample)
+    written.append(files.write_npz_atomic(results / f"faithfulness_{a}.npz", arrays))
+    figs = {**_internal_figures(report, arrays), **_external_figures(report)}
     for stem, fig in figs.items():
-        written += io.save_figure(fig, figures / stem)
+        written += files.save_figure(fig, figures / stem)
         plots.close(fig)
     return written
+
+
+def run_faithfulness(
+    profile: Profile,
+    algorithm: str,
+    dirs: OutputDirs,
+    progress: bool = True,
+):
+    """Section 4 for one algorithm: the baseline seeds against compiled (hidden 128)."""
+    config = baseline_config(profile, algorithm)
+    run = train_once(config, dirs.runs, progress)
+    compiled = compile(algorithm, hidden_size=DEFAULT_HIDDEN_SIZE)
+    batch = faithfulness_batch(profile, algorithm)
+    report = faithfulness_study(
+        Models.from_run(run), compiled, batch, progress=progress
+    )
+    write_report(
+        report,
+        dirs.results,
+        dirs.figures,
+        metadata(
+            profile, config=config.to_dict(), compiled_hidden_size=DEFAULT_HIDDEN_SIZE
+        ),
+    )
+    return report

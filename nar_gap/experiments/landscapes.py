@@ -10,7 +10,6 @@ then a comparison of two columns.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,34 +19,32 @@ import jax
 import numpy as np
 from tqdm import tqdm
 
-from nar_gap.data import Batch
-from nar_gap.landscape import Landscape, loss_grid
-from nar_gap.network import NetworkConfig
+from nar_gap.analysis.landscape import Landscape, loss_grid
+from nar_gap.benchmark.batch import Batch
+from nar_gap.benchmark.sampling import sample_batch
+from nar_gap.compiler import compile
+from nar_gap.experiments import plots
+from nar_gap.experiments.profiles import OutputDirs, Profile
+from nar_gap.experiments.runs import baseline_config, metadata, train_once
+from nar_gap.model.model import Model
+from nar_gap.model.seeds import init_stacked, unstack_tree
+from nar_gap.system import files
 
 SHARPNESS_RADII = (0.1, 0.5)
 
 
-@dataclasses.dataclass(frozen=True)
-class Centre:
-    """A point in some network's parameter space, with a name for the tables."""
-
-    label: str
-    config: NetworkConfig
-    params: Any
-
-
 def landscape_rows_and_surfaces(
-    centres: list[Centre],
+    centres: Mapping[str, Model],
     batch: Batch,
     seed: int = 0,
     radius: float = 1.0,
     points: int = 21,
     progress: bool = True,
 ) -> tuple[list[dict[str, Any]], dict[str, Landscape]]:
-    """One table row and one landscape per centre (directions seeded by ``seed``)."""
+    """One table row and one landscape per named centre (directions from ``seed``)."""
     rows, surfaces = [], {}
-    for index, centre in enumerate(
-        tqdm(centres, desc="landscapes", disable=not progress)
+    for index, (label, centre) in enumerate(
+        tqdm(centres.items(), desc="landscapes", disable=not progress)
     ):
         key = jax.random.fold_in(jax.random.PRNGKey(seed), index)
         land, _ = loss_grid(
@@ -60,7 +57,7 @@ def landscape_rows_and_surfaces(
             radii=SHARPNESS_RADII,
         )
         row = {
-            "centre": centre.label,
+            "centre": label,
             "algorithm": batch.algorithm,
             "hidden_size": centre.config.hidden_size,
             "centre_loss": land.centre_loss,
@@ -70,7 +67,7 @@ def landscape_rows_and_surfaces(
         row["radius"] = radius
         row["points"] = points
         rows.append(row)
-        surfaces[centre.label] = land
+        surfaces[label] = land
     return rows, surfaces
 
 
@@ -87,18 +84,54 @@ def write_landscapes(
     Files: ``results/landscape_<a>.csv`` (+ sidecar, + ``.npz`` of the grids)
     and ``figures/fig_landscape_<a>_<centre>.{png,pdf}``.
     """
-    from nar_gap import io, plots
-
     results, figures = Path(results_dir), Path(figures_dir)
-    written = [io.write_table(results / f"landscape_{algorithm}.csv", rows, metadata)]
+    written = [
+        files.write_table(results / f"landscape_{algorithm}.csv", rows, metadata)
+    ]
     arrays = {f"{label}_losses": land.losses for label, land in surfaces.items()}
     if surfaces:
         arrays["axis"] = next(iter(surfaces.values())).alphas
-    written.append(io.write_npz_atomic(results / f"landscape_{algorithm}.npz", arrays))
+    written.append(
+        files.write_npz_atomic(results / f"landscape_{algorithm}.npz", arrays)
+    )
     for label, land in surfaces.items():
         fig = plots.plot_landscape(
             land.alphas, land.betas, land.losses, f"{algorithm}: {label} parameters"
         )
-        written += io.save_figure(fig, figures / f"fig_landscape_{algorithm}_{label}")
+        written += files.save_figure(
+            fig, figures / f"fig_landscape_{algorithm}_{label}"
+        )
         plots.close(fig)
     return written
+
+
+def run_landscapes(
+    profile: Profile,
+    algorithm: str,
+    dirs: OutputDirs,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """D.11: compiled (minimal), learned (best baseline seed) and initial parameters."""
+    compiled = compile(algorithm, hidden_size=None)
+    config = baseline_config(profile, algorithm)
+    run = train_once(config, dirs.runs, progress)
+    best = int(np.argmax([m["test_score"] for m in run.metrics]))
+    batch = sample_batch(algorithm, profile.val_num_nodes, profile.batch_size, seed=2)
+    initial = init_stacked(config.network, batch, (int(config.seeds[best]),))
+    centres = {
+        "compiled": compiled,
+        "learned": Model(config.network, unstack_tree(run.params, best)),
+        "initial": Model(config.network, unstack_tree(initial, 0)),  # its start
+    }
+    rows, surfaces = landscape_rows_and_surfaces(
+        centres, batch, points=profile.landscape_points, progress=progress
+    )
+    write_landscapes(
+        rows,
+        surfaces,
+        algorithm,
+        dirs.results,
+        dirs.figures,
+        metadata(profile, learned_seed=int(config.seeds[best])),
+    )
+    return rows

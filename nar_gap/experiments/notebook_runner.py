@@ -1,6 +1,6 @@
-"""Execute one notebook with papermill, quietly, as ``./run_all.sh`` and the tests do.
+"""Execute one notebook with papermill, quietly, as ``run_all.sh`` and the tests do.
 
-``python -m nar_gap.notebook_runner IN OUT --cwd notebooks -p PROFILE smoke``
+``python -m nar_gap.experiments.notebook_runner IN OUT --cwd notebooks -p NAME VALUE``
 
 Why not papermill's own command line: its kernel manager starts the kernel
 over plain TCP, and ipykernel >= 7.3 then warns on every start that the
@@ -24,8 +24,7 @@ KERNEL_NAME = "nar-gap"
 
 
 class EncryptedKernelManager(AsyncKernelManager):
-    """nbclient's kernel manager: CurveZMQ transport encryption on, and no
-    interrupt at shutdown.
+    """nbclient's kernel manager: transport encryption on, no interrupt at shutdown.
 
     jupyter_client's ``shutdown_kernel`` sends SIGINT before it asks the kernel
     to shut down; papermill shuts a kernel down only once every cell has
@@ -71,7 +70,9 @@ def execute(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; exit code 1 when a cell fails (papermill's message)."""
-    parser = argparse.ArgumentParser(prog="python -m nar_gap.notebook_runner")
+    parser = argparse.ArgumentParser(
+        prog="python -m nar_gap.experiments.notebook_runner"
+    )
     parser.add_argument("notebook")
     parser.add_argument("output")
     parser.add_argument("--cwd", default=".")

@@ -163,7 +163,7 @@ def plot_measure_vs_accuracy(
 ) -> Figure:
     """Figures 1 and 10: one point per seed, the fitted line and its 95 % band.
 
-    ``band`` is a :class:`nar_gap.faithfulness.FitBand` computed beforehand.
+    ``band`` is a :class:`nar_gap.analysis.faithfulness.FitBand` computed beforehand.
     """
     fig, ax = plt.subplots(figsize=(4.6, 3.4))
     ax.fill_between(band.x, band.lower, band.upper, color="C0", alpha=0.2, lw=0)

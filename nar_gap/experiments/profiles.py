@@ -17,9 +17,9 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from nar_gap.network import NetworkConfig
-from nar_gap.train import PAPER_TRAIN_LENGTHS, TrainConfig
-
+from nar_gap.benchmark.sampling import TRAIN_LENGTHS
+from nar_gap.model.config import NetworkConfig
+from nar_gap.training import TrainConfig
 
 SEQUENTIAL_ALGORITHMS = ("dfs", "bfs_seq", "dfs_light")
 # The profile whose figures and tables are committed in results/ and figures/.
@@ -104,71 +104,68 @@ class Profile:
         return TrainConfig(**fields)
 
 
-PROFILES: dict[str, Profile] = {
-    "smoke": Profile(  # one graph size and one padded trace length: few compiles
-        name="smoke",
-        seeds=3,
-        steps=16,
-        hidden_size=8,
-        batch_size=8,
-        train_lengths=(4,),
-        val_num_nodes=4,
-        test_num_nodes=4,
-        eval_every=8,
-        node_buckets=(4,),
-        time_buckets=(128,),
-        minimal_seeds=3,
-        long_steps=24,
-        stability_orders=2,
-        stability_points=2,
-        landscape_points=3,
-        faithfulness_graphs=8,
-        exactness_sizes=(8,),
-        sequential_lengths=(4,),
-    ),
-    "cpu": Profile(
-        name="cpu",
-        seeds=4,
-        steps=250,
-        hidden_size=16,
-        batch_size=32,
-        train_lengths=PAPER_TRAIN_LENGTHS,
-        val_num_nodes=16,
-        test_num_nodes=64,
-        eval_every=50,
-        node_buckets=(8, 16),
-        time_buckets=(),
-        minimal_seeds=8,
-        long_steps=500,
-        stability_orders=4,
-        stability_points=4,
-        landscape_points=11,
-        faithfulness_graphs=32,
-        exactness_sizes=(16, 64, 256),
-        sequential_lengths=(4, 7),
-    ),
-    "paper": Profile(
-        name="paper",
-        seeds=128,
-        steps=10_000,
-        hidden_size=128,
-        batch_size=32,
-        train_lengths=PAPER_TRAIN_LENGTHS,
-        val_num_nodes=16,
-        test_num_nodes=64,
-        eval_every=500,
-        node_buckets=(8, 16),
-        time_buckets=(),
-        minimal_seeds=1024,
-        long_steps=40_000,
-        stability_orders=8,
-        stability_points=10,
-        landscape_points=31,
-        faithfulness_graphs=32,
-        exactness_sizes=(16, 64, 256, 1024),
-        sequential_lengths=PAPER_TRAIN_LENGTHS,
-    ),
-}
+SMOKE = Profile(  # one graph size and one padded trace length: few compiles
+    name="smoke",
+    seeds=3,
+    steps=16,
+    hidden_size=8,
+    batch_size=8,
+    train_lengths=(4,),
+    val_num_nodes=4,
+    test_num_nodes=4,
+    eval_every=8,
+    node_buckets=(4,),
+    time_buckets=(128,),
+    minimal_seeds=3,
+    long_steps=24,
+    stability_orders=2,
+    stability_points=2,
+    landscape_points=3,
+    faithfulness_graphs=8,
+    exactness_sizes=(8,),
+    sequential_lengths=(4,),
+)
+
+CPU = Profile(
+    name="cpu",
+    seeds=4,
+    steps=250,
+    hidden_size=16,
+    batch_size=32,
+    train_lengths=TRAIN_LENGTHS,
+    val_num_nodes=16,
+    test_num_nodes=64,
+    eval_every=50,
+    node_buckets=(8, 16),
+    time_buckets=(),
+    minimal_seeds=8,
+    long_steps=500,
+    stability_orders=4,
+    stability_points=4,
+    landscape_points=11,
+    faithfulness_graphs=32,
+    exactness_sizes=(16, 64, 256),
+    sequential_lengths=(4, 7),
+)
+
+# The paper's sizes: the cpu profile's evaluation and shapes, scaled up.
+PAPER = dataclasses.replace(
+    CPU,
+    name="paper",
+    seeds=128,
+    steps=10_000,
+    hidden_size=128,
+    eval_every=500,
+    minimal_seeds=1024,
+    long_steps=40_000,
+    stability_orders=8,
+    stability_points=10,
+    landscape_points=31,
+    exactness_sizes=(16, 64, 256, 1024),
+    sequential_lengths=TRAIN_LENGTHS,
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (SMOKE, CPU, PAPER)}
 
 
 def get(name: str) -> Profile:

@@ -24,11 +24,15 @@ from typing import Any
 import jax
 import numpy as np
 
-from nar_gap import io
-from nar_gap.data import Batch
-from nar_gap.faithfulness import Models, evaluate_models, reference_attention
-from nar_gap.statistics import mean_std_max
-from nar_gap.train import TrainConfig, load_current_params, train
+from nar_gap.analysis.models import Models, measure_models, reference_attention
+from nar_gap.analysis.stats import mean_std_max
+from nar_gap.benchmark.batch import Batch
+from nar_gap.compiler import compile
+from nar_gap.experiments import plots
+from nar_gap.experiments.profiles import OutputDirs, Profile
+from nar_gap.experiments.runs import faithfulness_batch, metadata, run_dir
+from nar_gap.system import files
+from nar_gap.training import TrainConfig, load_current_params, train
 
 ROWS_FILE = "stability_rows.json"
 
@@ -82,11 +86,11 @@ def train_on_from(
     # Evaluations already made in this run directory, by step: a resumed study
     # must not evaluate a later checkpoint under an earlier step's name.
     record_file = Path(out_dir) / ROWS_FILE
-    done = io.read_json(record_file) if record_file.exists() else {}
+    done = files.read_json(record_file) if record_file.exists() else {}
 
     def record(step: int, params: Any) -> None:
         models = Models(config.network, params, tuple(config.seeds))
-        ev = evaluate_models(models, batch, ref)
+        ev = measure_models(models, batch, ref)
         drift = relative_drift(params, model.params)
         for k, seed in enumerate(config.seeds):
             rows.append(
@@ -126,7 +130,7 @@ def train_on_from(
         before = len(rows)
         record(step, load_current_params(out_dir))
         done[key] = rows[before:]
-        io.write_json_atomic(record_file, done)
+        files.write_json_atomic(record_file, done)
     return rows
 
 
@@ -169,18 +173,44 @@ def write_stability(
     Files: ``results/stability_<a>.csv``, ``results/table16_stability_<a>.csv``
     and ``figures/fig_stability_<a>.{png,pdf}``.
     """
-    from nar_gap import io, plots
-
     results, figures = Path(results_dir), Path(figures_dir)
     written = [
-        io.write_table(results / f"stability_{algorithm}.csv", rows, metadata),
-        io.write_table(
+        files.write_table(results / f"stability_{algorithm}.csv", rows, metadata),
+        files.write_table(
             results / f"table16_stability_{algorithm}.csv",
             summary_rows(rows, algorithm),
             metadata,
         ),
     ]
     fig = plots.plot_stability(rows, f"{algorithm}: training on from compiled")
-    written += io.save_figure(fig, figures / f"fig_stability_{algorithm}")
+    written += files.save_figure(fig, figures / f"fig_stability_{algorithm}")
     plots.close(fig)
     return written
+
+
+def run_stability(
+    profile: Profile,
+    algorithm: str,
+    dirs: OutputDirs,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """D.8: the minimal compiled model trained on, against the same from random."""
+    compiled = compile(algorithm, hidden_size=None)
+    config = profile.train_config(
+        compiled.config, seeds=profile.seed_list(profile.stability_orders)
+    )
+    batch = faithfulness_batch(profile, algorithm)
+    rows = []
+    for start in ("compiled", "random"):
+        out = dirs.runs / f"stability_{start}_{run_dir(config, dirs.runs).name}"
+        rows += train_on_from(
+            compiled, config, batch, out, profile.stability_points, start, progress
+        )
+    write_stability(
+        rows,
+        algorithm,
+        dirs.results,
+        dirs.figures,
+        metadata(profile, config=config.to_dict()),
+    )
+    return rows

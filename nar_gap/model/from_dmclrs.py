@@ -1,6 +1,6 @@
 """Import dm-clrs ``BaselineModel`` (gatv2) parameters into a nar_gap model.
 
-This is two things at once: the proof that :mod:`nar_gap.network` has dm-clrs's
+This is two things at once: the proof that :mod:`nar_gap.model.network` has dm-clrs's
 semantics (the parity tests compare ``predict`` outputs to 1e-4), and a feature:
 a researcher who trained with dm-clrs can analyse that model's attention,
 faithfulness and loss landscape here.
@@ -16,7 +16,7 @@ dm-clrs (Haiku)                                        nar_gap (Flax, under ``ne
 ``.../linear_3`` (receiver, ``W_2``)                   ``processor/receiver``
 ``.../linear_4`` / ``linear_5``                        ``processor/edge`` / ``graph``
 ``.../linear_{6+h}``                                   ``processor/head_<h>``
-``.../layer_norm`` ``{scale, offset}``                 ``processor/layer_norm`` ``{scale, bias}``
+``.../layer_norm`` ``{scale, offset}``                 ``processor/layer_norm``
 ``~_construct_encoders_decoders/algo_0_<x>_enc_linear``  ``encoder_<x>``
 ``~_construct_encoders_decoders/algo_0_<x>_dec_linear[_k]``  ``decoder_<x>/linear_<k>``
 ====================================================  =================================
@@ -33,20 +33,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from nar_gap._clrs import clrs, clrs_probing
-from nar_gap.data import Batch
-from nar_gap.network import (
-    CATEGORICAL,
-    HINT,
-    MASK,
-    MASK_ONE,
-    OUTPUT,
-    POINTER,
-    NetOutput,
-    Network,
-    NetworkConfig,
-)
-from nar_gap.specs import get_spec
+from nar_gap.benchmark._clrs import clrs, clrs_probing
+from nar_gap.benchmark.batch import Batch
+from nar_gap.benchmark.specs import get_spec
+from nar_gap.benchmark.vocabulary import Stage, Type
+from nar_gap.model.config import NetworkConfig
+from nar_gap.model.decoders import postprocess
+from nar_gap.model.model import Model
 
 _PROCESSOR_LAYERS = {
     "linear": "value",
@@ -134,7 +127,7 @@ def features_to_batch(features: Any, algorithm: str) -> Batch:
 
     def convert(dp) -> np.ndarray:
         typ = spec[dp.name][2]
-        dtype = np.int32 if typ == POINTER else np.float32
+        dtype = np.int32 if typ == Type.POINTER else np.float32
         return np.asarray(dp.data).astype(dtype)
 
     inputs = {dp.name: convert(dp) for dp in features.inputs}
@@ -154,27 +147,9 @@ def features_to_batch(features: Any, algorithm: str) -> Batch:
     )
 
 
-def hard_postprocess(typ: str, logits: jax.Array) -> jax.Array:
-    """dm-clrs ``decoders.postprocess(..., hard=True)`` for outputs."""
-    if typ == POINTER:
-        return jnp.argmax(logits, -1).astype(jnp.float32)
-    if typ == MASK:
-        return (logits > 0.0).astype(jnp.float32)
-    if typ in (MASK_ONE, CATEGORICAL):
-        return jax.nn.one_hot(jnp.argmax(logits, -1), logits.shape[-1])
-    return logits
-
-
 @dataclasses.dataclass(frozen=True)
-class ClrsModel:
-    """A nar_gap network that answers like dm-clrs's ``BaselineModel.predict``."""
-
-    config: NetworkConfig
-    params: Any
-
-    def apply(self, batch: Batch, repred: bool = True) -> NetOutput:
-        """The nar_gap forward pass (attention, hiddens and all)."""
-        return _apply(self.config, self.params, batch, repred)
+class ClrsModel(Model):
+    """A nar_gap :class:`Model` that also answers like ``BaselineModel.predict``."""
 
     def predict(self, features: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """``(outputs, hint_preds)`` in dm-clrs's formats.
@@ -189,9 +164,11 @@ class ClrsModel:
         spec = get_spec(self.config.algorithm)
         outputs = {}
         for name, (stage, loc, typ) in spec.items():
-            if stage != OUTPUT:
+            if stage != Stage.OUTPUT:
                 continue
-            data = np.asarray(hard_postprocess(typ, out.outputs[name]))
+            # dm-clrs hands pointers back as float node indices.
+            data = np.asarray(postprocess(typ, out.outputs[name], hard=True))
+            data = data.astype(np.float32) if typ == Type.POINTER else data
             outputs[name] = clrs_probing.DataPoint(
                 name=name, location=loc, type_=typ, data=data
             )
@@ -201,25 +178,6 @@ class ClrsModel:
             for t in range(num_steps)
         ]
         return outputs, hint_preds
-
-
-def _apply(config: NetworkConfig, params: Any, batch: Batch, repred: bool) -> NetOutput:
-    return _jitted_apply(config, repred)(params, batch)
-
-
-_APPLY_CACHE: dict[tuple[NetworkConfig, bool], Any] = {}
-
-
-def _jitted_apply(config: NetworkConfig, repred: bool):
-    key = (config, repred)
-    if key not in _APPLY_CACHE:
-        network = Network(config)
-        _APPLY_CACHE[key] = jax.jit(
-            lambda params, batch: network.apply(
-                {"params": params}, batch, repred=repred
-            )
-        )
-    return _APPLY_CACHE[key]
 
 
 _HINT_MODE_OF = {  # (hint encoders?, hint decoders?) -> hint_mode
@@ -240,7 +198,9 @@ def infer_hint_mode(net_params: Mapping[str, Any], algorithm: str) -> str:
     dm-clrs builds an encoder for each hint only with ``encode_hints=True`` and
     a decoder only with ``decode_hints=True``, so the parameters say which.
     """
-    hints = [n for n, (stage, _, _) in get_spec(algorithm).items() if stage == HINT]
+    hints = [
+        n for n, (stage, _, _) in get_spec(algorithm).items() if stage == Stage.HINT
+    ]
     encoded = any(f"encoder_{name}" in net_params for name in hints)
     decoded = any(f"decoder_{name}" in net_params for name in hints)
     if (encoded, decoded) not in _HINT_MODE_OF:
@@ -267,11 +227,15 @@ def from_clrs(
     Args:
       params: ``BaselineModel.params`` (Haiku's ``{module path: {w, b}}``).
       algorithm: the algorithm the model was trained on.
-      hidden_size, nb_heads, use_ln, hint_mode: as given to dm-clrs; inferred
-        from the parameters when None (the hint mode from which hints have
-        encoders and decoders), and checked against them when given.
-      hint_repred_mode, nb_msg_passing_steps: as given to dm-clrs (not visible
-        in the parameters; the defaults are dm-clrs's).
+      hidden_size: as given to dm-clrs; inferred from the parameters when
+        None, checked against them when given (so are the next three).
+      nb_heads: as given to dm-clrs.
+      use_ln: as given to dm-clrs.
+      hint_mode: as given to dm-clrs; inferred from which hints have encoders
+        and decoders.
+      hint_repred_mode: as given to dm-clrs (not visible in the parameters;
+        the default is dm-clrs's).
+      nb_msg_passing_steps: as given to dm-clrs (likewise).
 
     Raises:
       ClrsImportError: the parameters are not a single-algorithm gatv2 model's,

@@ -106,6 +106,7 @@ class FactorisedDense(nn.Module):
 
     @nn.compact
     def __call__(self, edges: EdgeFeatures) -> jax.Array:
+        """The factorised edge features projected to ``[B, N, N, out]``."""
         in_features = edges.kernel.shape[-1]
         kernel = self.param("kernel", self.kernel_init, (in_features, self.features))
         bias = self.param("bias", nn.initializers.zeros_init(), (self.features,))
@@ -125,6 +126,7 @@ class VectorHead(nn.Module):
 
     @nn.compact
     def contract(self, x: jax.Array) -> jax.Array:
+        """``x . a`` over the last axis, with this head's parameters."""
         kernel = self.param("kernel", self.kernel_init, (x.shape[-1], 1))
         bias = self.param("bias", nn.initializers.zeros_init(), (1,))
         return jnp.sum(x * kernel[:, 0], axis=-1) + bias[0]
@@ -165,6 +167,7 @@ class GATv2(nn.Module):
     kernel_init: nn.initializers.Initializer = nn.initializers.lecun_normal()
 
     def setup(self) -> None:
+        """Create the processor's layers (named as dm-clrs's, see the table above)."""
         if self.hidden_size % self.num_heads:
             raise ValueError(
                 f"num_heads={self.num_heads} must divide hidden_size={self.hidden_size}"
@@ -203,6 +206,7 @@ class GATv2(nn.Module):
         adjacency: jax.Array,  # [B, N, N], 1 on edges and self loops
         hidden: jax.Array,  # [B, N, D]
     ) -> ProcessorOutput:
+        """One message-passing step: new hidden state and the attention used."""
         batch, num_nodes, _ = node_fts.shape
         heads, width = self.num_heads, self.hidden_size // self.num_heads
         z = jnp.concatenate([node_fts, hidden], axis=-1)  # [B, N, 2D]

@@ -12,21 +12,10 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from nar_gap.data import Batch
-from nar_gap.network import (
-    CATEGORICAL,
-    HINT,
-    MASK,
-    MASK_ONE,
-    NODE,
-    OUTPUT,
-    POINTER,
-    SCALAR,
-    NetOutput,
-    NetworkConfig,
-)
+from nar_gap.benchmark.batch import Batch
+from nar_gap.benchmark.vocabulary import MASKED, Location, Stage, Type
+from nar_gap.model.config import NetOutput, NetworkConfig
 
-MASKED = -1.0  # dm-clrs OutputClass.MASKED
 EPS = 1e-12  # dm-clrs losses.EPS
 
 
@@ -38,17 +27,17 @@ def _bce_with_logits(logits: jax.Array, truth: jax.Array) -> jax.Array:
 
 def _elementwise(typ: str, pred: jax.Array, truth: jax.Array, num_nodes: int):
     """Per-element loss and the type's own validity mask (dm-clrs ``_hint_loss``)."""
-    if typ == SCALAR:
+    if typ == Type.SCALAR:
         return (pred - truth) ** 2, jnp.ones_like(pred)
-    if typ == MASK:
+    if typ == Type.MASK:
         return _bce_with_logits(pred, truth), (truth != MASKED).astype(jnp.float32)
-    if typ == MASK_ONE:
+    if typ == Type.MASK_ONE:
         loss = -jnp.sum(truth * jax.nn.log_softmax(pred), axis=-1, keepdims=True)
         return loss, jnp.ones_like(loss)
-    if typ == CATEGORICAL:
+    if typ == Type.CATEGORICAL:
         loss = -jnp.sum(truth * jax.nn.log_softmax(pred), axis=-1)
         return loss, jnp.any(truth == 1, axis=-1).astype(jnp.float32)
-    if typ == POINTER:
+    if typ == Type.POINTER:
         one_hot = jax.nn.one_hot(truth, num_nodes)
         loss = -jnp.sum(one_hot * jax.nn.log_softmax(pred), axis=-1)
         return loss, jnp.ones_like(loss)
@@ -60,8 +49,12 @@ def output_loss(
 ) -> jax.Array:
     """dm-clrs ``output_loss`` for one output (means over real nodes only)."""
     num_nodes = node_mask.shape[1]
-    real = node_mask.astype(jnp.float32) if loc == NODE else jnp.ones(truth.shape[:1])
-    if typ in (MASK_ONE, CATEGORICAL):
+    real = (
+        node_mask.astype(jnp.float32)
+        if loc == Location.NODE
+        else jnp.ones(truth.shape[:1])
+    )
+    if typ in (Type.MASK_ONE, Type.CATEGORICAL):
         masked_truth = truth * (truth != MASKED)
         total = -jnp.sum(masked_truth * jax.nn.log_softmax(pred))
         return total / jnp.sum(truth == 1)
@@ -86,7 +79,11 @@ def hint_loss(
     steps = jnp.arange(targets.shape[0])[:, None]
     not_done = (lengths[None, :] > steps + 1).astype(jnp.float32)  # [S, B]
     weight = not_done.reshape(not_done.shape + (1,) * (loss.ndim - 2))
-    if loc == NODE and loss.shape[-1] == node_mask.shape[1] and typ != MASK_ONE:
+    if (
+        loc == Location.NODE
+        and loss.shape[-1] == node_mask.shape[1]
+        and typ != Type.MASK_ONE
+    ):
         weight = weight * node_mask[None].astype(jnp.float32).reshape(
             (1,) + node_mask.shape + (1,) * (loss.ndim - 3)
         )
@@ -100,11 +97,11 @@ def total_loss(
     """Σ output losses + Σ hint losses (if decoded); also each term by name."""
     terms = {}
     for name, stage, loc, typ in config.spec_entries():
-        if stage == OUTPUT:
+        if stage == Stage.OUTPUT:
             terms[name] = output_loss(
                 typ, loc, out.outputs[name], batch.outputs[name], batch.node_mask
             )
-        elif stage == HINT and config.decode_hints:
+        elif stage == Stage.HINT and config.decode_hints:
             terms[name] = hint_loss(
                 typ,
                 loc,

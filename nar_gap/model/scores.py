@@ -16,23 +16,15 @@ dm-clrs.
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 
-from nar_gap.data import Batch
-from nar_gap.losses import MASKED
-from nar_gap.network import (
-    CATEGORICAL,
-    HINT,
-    MASK,
-    MASK_ONE,
-    NODE,
-    OUTPUT,
-    POINTER,
-    SCALAR,
-    NetOutput,
-    NetworkConfig,
-)
+from nar_gap.benchmark.batch import Batch
+from nar_gap.benchmark.vocabulary import MASKED, Location, Stage, Type
+from nar_gap.model.config import NetOutput, NetworkConfig
+from nar_gap.model.network import Network
 
 
 def _f1(pred_on: jax.Array, truth: jax.Array, weight: jax.Array) -> jax.Array:
@@ -46,7 +38,7 @@ def _f1(pred_on: jax.Array, truth: jax.Array, weight: jax.Array) -> jax.Array:
     return jnp.where(denom > 0, 2 * precision * recall / jnp.maximum(denom, 1e-30), 0.0)
 
 
-def score_one(
+def probe_score(
     typ: str,
     loc: str,
     pred: jax.Array,
@@ -57,26 +49,27 @@ def score_one(
     """The dm-clrs score of one prediction (raw logits) on weighted samples.
 
     Args:
-      typ, loc: the CLRS type and location.
+      typ: the CLRS type.
+      loc: the CLRS location.
       pred: raw decoder output ``[B, ...]``.
       truth: CLRS-encoded target ``[B, ...]``.
       node_mask: ``[B, N]`` real nodes.
       sample_weight: ``[B]`` 1 for samples that count, 0 otherwise.
     """
     weight = sample_weight.astype(jnp.float32)
-    if loc == NODE and typ != MASK_ONE:
+    if loc == Location.NODE and typ != Type.MASK_ONE:
         weight = weight[:, None] * node_mask.astype(jnp.float32)  # [B, N]
 
     def mean(values: jax.Array, w: jax.Array) -> jax.Array:
         return jnp.sum(values * w) / jnp.maximum(jnp.sum(w), 1e-30)
 
-    if typ == POINTER:
+    if typ == Type.POINTER:
         return mean((jnp.argmax(pred, -1) == truth).astype(jnp.float32), weight)
-    if typ == SCALAR:
+    if typ == Type.SCALAR:
         return mean((pred - truth) ** 2, weight)
-    if typ == MASK:
+    if typ == Type.MASK:
         return _f1((pred > 0).astype(jnp.float32), truth, weight)
-    if typ in (MASK_ONE, CATEGORICAL):
+    if typ in (Type.MASK_ONE, Type.CATEGORICAL):
         valid = jnp.all(truth != MASKED, axis=-1).astype(jnp.float32) * weight
         hit = (jnp.argmax(pred, -1) == jnp.argmax(truth, -1)).astype(jnp.float32)
         return mean(hit, valid)
@@ -87,11 +80,11 @@ def output_scores(config: NetworkConfig, out: NetOutput, batch: Batch) -> dict:
     """Per-output scores and ``score`` (their mean), as ``clrs.evaluate``."""
     everyone = jnp.ones(batch.lengths.shape)
     scores = {
-        name: score_one(
+        name: probe_score(
             typ, loc, out.outputs[name], batch.outputs[name], batch.node_mask, everyone
         )
         for name, stage, loc, typ in config.spec_entries()
-        if stage == OUTPUT
+        if stage == Stage.OUTPUT
     }
     scores["score"] = sum(scores.values()) / len(scores)
     return scores
@@ -104,7 +97,7 @@ def hint_scores(config: NetworkConfig, out: NetOutput, batch: Batch) -> dict:
         return results
     lengths = batch.lengths
     for name, stage, loc, typ in config.spec_entries():
-        if stage != HINT:
+        if stage != Stage.HINT:
             continue
         truth, preds = batch.hints[name], out.hint_preds[name]
         num_steps = preds.shape[0]
@@ -116,7 +109,7 @@ def hint_scores(config: NetworkConfig, out: NetOutput, batch: Batch) -> dict:
         steps = jnp.arange(num_steps)
         valid = (lengths[None, :] > steps[:, None] + 1).astype(jnp.float32)  # [S, B]
         along_time = jax.vmap(
-            lambda p, t, w, typ=typ, loc=loc: score_one(
+            lambda p, t, w, typ=typ, loc=loc: probe_score(
                 typ, loc, p, t, batch.node_mask, w
             )
         )(preds, targets, valid)
@@ -125,3 +118,12 @@ def hint_scores(config: NetworkConfig, out: NetOutput, batch: Batch) -> dict:
         results[name] = total
         results[f"{name}_along_time"] = along_time
     return results
+
+
+def scores(config: NetworkConfig, params: Any, batch: Batch) -> dict[str, jax.Array]:
+    """Output and hint scores of one parameter set, evaluation mode (unjitted).
+
+    :func:`nar_gap.model.seeds.score_seeds` jits and vmaps it over seeds.
+    """
+    out = Network(config).apply({"params": params}, batch, repred=True)
+    return {**output_scores(config, out, batch), **hint_scores(config, out, batch)}

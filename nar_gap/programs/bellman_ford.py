@@ -1,5 +1,6 @@
-"""Bellman-Ford as a graph program (CLRS ``bellman_ford``: hints ``pi_h``,
-``d``, ``msk``; output ``pi``).
+"""Bellman-Ford as a graph program.
+
+CLRS ``bellman_ford``: hints ``pi_h``, ``d``, ``msk``; output ``pi``.
 
 One CLRS round: every node ``v`` looks at its neighbours ``u`` reached at the
 start of the round and takes ``d[v] = min_u d[u] + A[u, v]`` if ``v`` was not
@@ -33,6 +34,7 @@ selected value can carry ``d_u + A_uv``):
 
 from __future__ import annotations
 
+from nar_gap.programs.common import REACHED_NOT_SOURCE, reached, reached_update
 from nar_gap.programs.dsl import (
     Decoder,
     Eligible,
@@ -64,7 +66,7 @@ def make_bellman_ford(max_weight: float = 1.0) -> GraphProgram:
       max_weight: the largest edge weight the program accepts; sets the gate
         that zeroes a distance when nothing reached was selected.
     """
-    msk = var("reached_not_source") + inp("s")
+    msk = reached()
     pi = inp("pos") + var("pi_up") - var("pi_down")
     distance_gate = max(DISTANCE_GATE, 2.0 * float(max_weight))
     return GraphProgram(
@@ -72,7 +74,7 @@ def make_bellman_ford(max_weight: float = 1.0) -> GraphProgram:
         algorithm="bellman_ford",
         variables=(
             Variable("d", "distance", "distance from the source (CLRS d)"),
-            Variable("reached_not_source", "flag", "reached, not counting the source"),
+            REACHED_NOT_SOURCE,
             Variable("pi_up", "id", "predecessor id minus own id, if positive"),
             Variable("pi_down", "id", "own id minus predecessor id, if positive"),
         ),
@@ -91,7 +93,7 @@ def make_bellman_ford(max_weight: float = 1.0) -> GraphProgram:
                 selected=var("d") + distance_gate * msk - distance_gate,
                 edge="A",
             ),
-            Update("reached_not_source", own=-inp("s"), selected=msk),
+            reached_update(),
             Update(
                 "pi_up",
                 own=-inp("pos") - ID_GATE * inp("s"),

@@ -25,6 +25,7 @@ How one GATv2 step does it:
 
 from __future__ import annotations
 
+from nar_gap.programs.common import REACHED_NOT_SOURCE, reached, reached_update
 from nar_gap.programs.dsl import (
     Decoder,
     Eligible,
@@ -44,25 +45,27 @@ ID_GATE = 2.0
 
 def make_bfs() -> GraphProgram:
     """The BFS program: 3 hidden variables, one round per GATv2 step."""
-    reached = var("reached_not_source") + inp("s")
+    is_reached = reached()
     pi = var("pi_open") + var("pi_closed")
     return GraphProgram(
         name="bfs",
         algorithm="bfs",
         variables=(
-            Variable("reached_not_source", "flag", "reached, not counting the source"),
+            REACHED_NOT_SOURCE,
             Variable("pi_open", "id", "selected id until the node is reached"),
             Variable("pi_closed", "id", "predecessor id once reached"),
         ),
         selection=Selection(
             (
-                Eligible(reached),
-                LowestId(among=reached, unless_receiver=reached, resolution="nodes"),
+                Eligible(is_reached),
+                LowestId(
+                    among=is_reached, unless_receiver=is_reached, resolution="nodes"
+                ),
                 Prefer(inp("pos")),
             )
         ),
         updates=(
-            Update("reached_not_source", own=-inp("s"), selected=reached),
+            reached_update(),
             Update(
                 "pi_open",
                 own=-ID_GATE * var("reached_not_source"),
@@ -74,9 +77,9 @@ def make_bfs() -> GraphProgram:
             ),
         ),
         decoders=(
-            Decoder(("reach_h",), "mask", reached),
+            Decoder(("reach_h",), "mask", is_reached),
             Decoder(("pi_h", "pi"), "pointer", pi),
         ),
-        definitions=(("reach_h", reached), ("pi", pi)),
+        definitions=(("reach_h", is_reached), ("pi", pi)),
         doc=__doc__ or "",
     )

@@ -26,7 +26,7 @@ state changes in one round of an algorithm (one CLRS hint step):
 
 Everything here is a frozen dataclass without numpy: a program is a value,
 checked by :func:`nar_gap.compiler.validate`, run by
-:func:`nar_gap.interpreter.run_program` and compiled by
+:func:`nar_gap.programs.interpreter.run_program` and compiled by
 :func:`nar_gap.compiler.compile_program`.
 """
 
@@ -74,13 +74,16 @@ class Expr:
 
     @staticmethod
     def of(coefs: Mapping[str, float], const: float = 0.0) -> Expr:
+        """The expression ``const + Σ coefs[name] * name`` (zero terms dropped)."""
         merged = {name: float(c) for name, c in coefs.items() if c != 0.0}
         return Expr(tuple(sorted(merged.items())), float(const))
 
     def coefficients(self) -> dict[str, float]:
+        """``{reference: coefficient}``."""
         return dict(self.terms)
 
     def refs(self) -> tuple[str, ...]:
+        """The names this expression reads."""
         return tuple(name for name, _ in self.terms)
 
     def __add__(self, other: Expr | float) -> Expr:
@@ -115,7 +118,13 @@ class Expr:
         text = ""
         for index, (c, name) in enumerate(terms):
             size = abs(c)
-            body = name if size == 1.0 and name else f"{size:g}*{name}" if name else f"{size:g}"
+            body = (
+                name
+                if size == 1.0 and name
+                else f"{size:g}*{name}"
+                if name
+                else f"{size:g}"
+            )
             sign = "-" if c < 0 else "+"
             text += (("-" if c < 0 else "") if index == 0 else f" {sign} ") + body
         return text
@@ -154,9 +163,10 @@ class Eligible:
 
 @dataclasses.dataclass(frozen=True)
 class Minimise:
-    """Among senders with ``among == 1``: the smallest ``value_j (+ A_ij)``
-    first.  Senders outside ``among`` rank above all scored ones within this
-    criterion (they were already ordered by an earlier :class:`Eligible`).
+    """Among senders with ``among == 1``: the smallest ``value_j (+ A_ij)`` first.
+
+    Senders outside ``among`` rank above all scored ones within this criterion
+    (they were already ordered by an earlier :class:`Eligible`).
     """
 
     value: Expr
@@ -194,8 +204,9 @@ class LowestId:
 
 @dataclasses.dataclass(frozen=True)
 class Prefer:
-    """The sender whose id equals the receiver's ``receiver_id`` first
-    (``pos_i``: self-selection; a stored predecessor id: keep the parent).
+    """The sender whose id equals the receiver's ``receiver_id`` first.
+
+    ``pos_i``: self-selection; a stored predecessor id: keep the parent.
     """
 
     receiver_id: Expr
@@ -284,9 +295,11 @@ class GraphProgram:
     doc: str = ""
 
     def variable_names(self) -> tuple[str, ...]:
+        """The variables' names, in layout order."""
         return tuple(v.name for v in self.variables)
 
     def update_for(self, name: str) -> Update:
+        """The update rule of variable ``name``."""
         for update in self.updates:
             if update.target == name:
                 return update
@@ -294,9 +307,11 @@ class GraphProgram:
 
     @property
     def uses_edge_values(self) -> bool:
+        """Whether an update adds an edge input (needs the paper's edge information)."""
         return any(u.edge is not None for u in self.updates)
 
     def edge_inputs(self) -> tuple[str, ...]:
+        """The edge inputs the program reads, in updates and criteria."""
         names = {u.edge for u in self.updates if u.edge}
         for c in self.selection.criteria:
             if isinstance(c, Minimise) and c.edge:
@@ -325,7 +340,9 @@ class GraphProgram:
             lines.append(f"{title}:")
             widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]) - 1)]
             for row in rows:
-                cells = [cell.ljust(w) for cell, w in zip(row, widths)] + [row[-1]]
+                cells = [
+                    cell.ljust(w) for cell, w in zip(row, widths, strict=False)
+                ] + [row[-1]]
                 lines.append("  " + "  ".join(cells).rstrip())
         return "\n".join(lines)
 

@@ -11,10 +11,11 @@ so tests compare interpreter, compiled network and dm-clrs on the same keys.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
-from nar_gap.data import Batch
+from nar_gap.benchmark.batch import Batch
 from nar_gap.programs.dsl import (
     Criterion,
     Eligible,
@@ -65,34 +66,56 @@ def _read(expr: Expr, columns: dict[str, np.ndarray]) -> np.ndarray:
     return out
 
 
+def _eligible_key(c: Eligible, i: int, cand, node, weights) -> np.ndarray:
+    return (_read(c.flag, node)[cand] <= 0.5).astype(np.float64)
+
+
+def _minimise_key(c: Minimise, i: int, cand, node, weights) -> np.ndarray:
+    score = _read(c.value, node)[cand]
+    if c.edge is not None:
+        score = score + weights[i, cand]
+    among = _read(c.among, node)[cand] > 0.5
+    if not among.any():
+        return np.zeros(len(cand))
+    # Scores equal up to the float64 rounding of the gates are ties.
+    best = score[among].min()
+    score = np.where(score <= best + SCORE_TOLERANCE, best, score)
+    return np.where(among, score, -np.inf)
+
+
+def _prefer_key(c: Prefer, i: int, cand, node, weights) -> np.ndarray:
+    wanted = _read(c.receiver_id, node)[i]
+    return (np.abs(node["pos"][cand] - wanted) > ID_TOLERANCE).astype(np.float64)
+
+
+def _lowest_id_key(c: LowestId, i: int, cand, node, weights) -> np.ndarray:
+    violations = np.zeros(len(cand))
+    if c.among is not None:
+        violations += _read(c.among, node)[cand] < 0.5
+    if c.unless_receiver is not None:
+        violations += _read(c.unless_receiver, node)[i] > 0.5
+    return np.where(violations == 0, node["pos"][cand], 1.0 + violations)
+
+
+# What each criterion kind means: a sort key over receiver i's candidates,
+# smaller is better (tracr's evaluation table).  tests/test_compiler.py checks
+# every kind of the language is here, in the validator and in the lowering.
+SORT_KEYS: dict[type, Callable[..., np.ndarray]] = {
+    Eligible: _eligible_key,
+    Minimise: _minimise_key,
+    Prefer: _prefer_key,
+    LowestId: _lowest_id_key,
+}
+
+
 def _sort_key(
     criterion: Criterion, i: int, cand: np.ndarray, node: dict, weights: np.ndarray
 ) -> np.ndarray:
     """Smaller is better, for candidates ``cand`` of receiver ``i``."""
-    if isinstance(criterion, Eligible):
-        return (_read(criterion.flag, node)[cand] <= 0.5).astype(np.float64)
-    if isinstance(criterion, Minimise):
-        score = _read(criterion.value, node)[cand]
-        if criterion.edge is not None:
-            score = score + weights[i, cand]
-        among = _read(criterion.among, node)[cand] > 0.5
-        if not among.any():
-            return np.zeros(len(cand))
-        # Scores equal up to the float64 rounding of the gates are ties.
-        best = score[among].min()
-        score = np.where(score <= best + SCORE_TOLERANCE, best, score)
-        return np.where(among, score, -np.inf)
-    if isinstance(criterion, Prefer):
-        wanted = _read(criterion.receiver_id, node)[i]
-        return (np.abs(node["pos"][cand] - wanted) > ID_TOLERANCE).astype(np.float64)
-    if isinstance(criterion, LowestId):
-        violations = np.zeros(len(cand))
-        if criterion.among is not None:
-            violations += _read(criterion.among, node)[cand] < 0.5
-        if criterion.unless_receiver is not None:
-            violations += _read(criterion.unless_receiver, node)[i] > 0.5
-        return np.where(violations == 0, node["pos"][cand], 1.0 + violations)
-    raise TypeError(f"unknown selection criterion {criterion!r}")
+    key = SORT_KEYS.get(type(criterion))
+    if key is None:
+        raise TypeError(f"unknown selection criterion {criterion!r}")
+    return key(criterion, i, cand, node, weights)
 
 
 def select(
@@ -104,6 +127,7 @@ def select(
     """The sender each receiver selects: ``[N]`` indices.
 
     Args:
+      program: the program whose selection criteria decide.
       node: ``[N]`` arrays of every variable and node input, by name.
       weights: ``[N, N]`` the edge input ``A``.
       attend: ``[N, N]`` bool, whom each receiver may attend to (its

@@ -1,4 +1,4 @@
-"""Known XLA:CPU miscompiles: the workaround in force before JAX starts, and a self-check.
+"""Known XLA:CPU miscompiles: a workaround in force before JAX starts, a self-check.
 
 jax/jaxlib 0.10.2 on the CPU hands some reductions to a YNNPACK fusion
 (``__ynn_fusion`` in the optimised HLO) that computes wrong numbers without a
@@ -62,7 +62,7 @@ class UntrustedBackendWarning(UserWarning):
 
 
 def installed_jaxlib() -> str | None:
-    """jaxlib's version from its metadata (no import, so no backend starts)."""
+    """Jaxlib's version from its metadata (no import, so no backend starts)."""
     try:
         return importlib.metadata.version("jaxlib")
     except importlib.metadata.PackageNotFoundError:
@@ -101,6 +101,7 @@ class Workaround:
     reason: str
 
     def to_dict(self) -> dict[str, object]:
+        """Plain JSON for results sidecars."""
         return dataclasses.asdict(self)
 
 
@@ -193,6 +194,7 @@ class Verdict:
         )
 
     def to_dict(self) -> dict[str, object]:
+        """Plain JSON for results sidecars."""
         return {
             "ok": self.ok,
             "jax": self.jax,
@@ -230,9 +232,7 @@ def vmapped_log_softmax_reduction(
         return jnp.sum(jnp.sum(c1 * jax.nn.log_softmax(logits), axis=-1) * c2)
 
     got = np.asarray(jax.jit(jax.vmap(weighted))(x), np.float64)
-    want = np.array(
-        [np.sum(np.sum(c1 * _log_softmax64(xl), axis=-1) * c2) for xl in x]
-    )
+    want = np.array([np.sum(np.sum(c1 * _log_softmax64(xl), axis=-1) * c2) for xl in x])
     error = np.abs(got - want) / np.abs(want)
     wrong = np.flatnonzero(error > 1e-4)
     detail = (
@@ -241,7 +241,9 @@ def vmapped_log_softmax_reduction(
         else f"lanes {wrong.tolist()} of {lanes} wrong (relative error up to "
         f"{error.max():.1e})"
     )
-    return CheckResult("vmapped log-softmax reduction", UPSTREAM, wrong.size == 0, detail)
+    return CheckResult(
+        "vmapped log-softmax reduction", UPSTREAM, wrong.size == 0, detail
+    )
 
 
 def vmapped_matvec_sum(rows: int = 32_769) -> CheckResult:

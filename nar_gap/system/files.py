@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from nar_gap.provenance import provenance
+from nar_gap.system.provenance import provenance
 
 
 class OutputError(OSError):
@@ -77,6 +77,7 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` as UTF-8 to ``path`` atomically."""
     return write_bytes_atomic(path, text.encode("utf-8"))
 
 
@@ -97,11 +98,13 @@ def to_jsonable(value: Any) -> Any:
 
 
 def write_json_atomic(path: str | os.PathLike, payload: Any) -> Path:
+    """Write ``payload`` as indented JSON atomically (numpy values made plain)."""
     text = json.dumps(to_jsonable(payload), indent=2, sort_keys=False)
     return write_text_atomic(path, text + "\n")
 
 
 def read_json(path: str | os.PathLike) -> Any:
+    """Read a JSON file."""
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)
 
@@ -162,7 +165,7 @@ def write_table(
     """A results table: CSV plus a JSON sidecar ``<path>.json``.
 
     The sidecar records what produced the numbers (``metadata``: profile,
-    configuration, seeds) and :func:`nar_gap.provenance.provenance` (commit,
+    configuration, seeds) and :func:`nar_gap.system.provenance.provenance` (commit,
     library versions, backend, the backend self-check's verdict), so a CSV
     found later can be traced back.  Both files are written atomically, the
     sidecar first.

@@ -4,7 +4,7 @@ Every results sidecar and every run's ``metrics.json`` carries
 :func:`provenance`, so a table found later can be traced to the commit that
 wrote it (and whether that checkout had uncommitted changes), the library
 versions, the JAX backend and devices, and the verdict of
-:mod:`nar_gap.backend_check` in that process.  Nothing here names a path.
+:mod:`nar_gap.system.backend_check` in that process.  Nothing here names a path.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from nar_gap import backend_check
+from nar_gap.system import backend_check
 
 LIBRARIES = (
     "nar-gap",

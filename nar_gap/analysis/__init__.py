@@ -1,0 +1,1 @@
+"""How far models are from each other: faithfulness, statistics, loss landscapes."""

@@ -1,0 +1,193 @@
+"""Many parameter sets of one architecture, measured together against a reference.
+
+:class:`Models` is the stack (a training run, runs trained apart, compiled
+or imported models); :func:`measure_models` runs
+:func:`~nar_gap.analysis.faithfulness.measure_one` over it as one vmapped,
+jitted computation in chunks and returns a :class:`SeedEvaluation`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from nar_gap.analysis.faithfulness import (
+    DEFAULT_MARGINS,
+    Margins,
+    external_steps,
+    head_averaged,
+    measure_one,
+    uniform_bins,
+    uniform_timescale,
+)
+from nar_gap.benchmark.batch import Batch
+from nar_gap.model.config import NetworkConfig
+from nar_gap.model.model import Model
+from nar_gap.model.seeds import in_seed_chunks, stack_trees
+from nar_gap.training.run_dir import TrainResult, load_run
+
+__all__ = ["Models", "SeedEvaluation", "measure_models", "reference_attention"]
+
+
+@functools.lru_cache(maxsize=16)
+def _seed_evaluator(config: NetworkConfig, margins: Margins, with_reference: bool):
+    def one(params, batch, reference):
+        return measure_one(
+            config, params, batch, reference if with_reference else None, margins
+        )
+
+    return jax.jit(jax.vmap(one, in_axes=(0, None, None)))
+
+
+@dataclasses.dataclass(frozen=True)
+class Models:
+    """Many parameter sets of one architecture, stacked on a leading seed axis.
+
+    Attributes:
+      config: the architecture shared by all.
+      params: the parameter tree with a leading axis of ``len(seeds)``.
+      seeds: one label per parameter set (training seeds, or any integers).
+      source: where they came from, for results files (``trained``, ``compiled``...).
+    """
+
+    config: NetworkConfig
+    params: Any
+    seeds: tuple[int, ...]
+    source: str = "trained"
+
+    def __post_init__(self) -> None:
+        leading = {x.shape[0] for x in jax.tree_util.tree_leaves(self.params)}
+        if leading != {len(self.seeds)}:
+            raise ValueError(
+                f"Models: every parameter needs a leading axis of {len(self.seeds)} "
+                f"(one per seed), found leading sizes {sorted(leading)}"
+            )
+
+    @classmethod
+    def from_run(cls, run: TrainResult | str | os.PathLike) -> Models:
+        """From :func:`nar_gap.train`'s result, or a run directory."""
+        if isinstance(run, str | os.PathLike):
+            run = load_run(run)
+        return cls(run.config.network, run.params, tuple(run.config.seeds))
+
+    @classmethod
+    def from_runs(cls, runs: Sequence[Any]) -> Models:
+        """Join runs of one architecture trained apart (e.g. seed groups per job).
+
+        Raises:
+          ValueError: the runs differ in architecture or repeat a seed.
+        """
+        parts = [cls.from_run(run) for run in runs]
+        if not parts:
+            raise ValueError("Models.from_runs needs at least one run")
+        if len({p.config for p in parts}) != 1:
+            raise ValueError(
+                "Models.from_runs: the runs have different NetworkConfigs; "
+                "compare one architecture at a time"
+            )
+        seeds = tuple(s for p in parts for s in p.seeds)
+        if len(set(seeds)) != len(seeds):
+            raise ValueError(f"Models.from_runs: repeated seeds in {seeds}")
+        params = jax.tree_util.tree_map(
+            lambda *xs: np.concatenate([np.asarray(x) for x in xs]),
+            *[p.params for p in parts],
+        )
+        return cls(parts[0].config, params, seeds)
+
+    @classmethod
+    def from_models(
+        cls,
+        models: Sequence[Model],
+        seeds: Sequence[int] | None = None,
+        source: str = "given",
+    ) -> Models:
+        """Stack single models (compiled, ``from_clrs``-imported, ...) of one config."""
+        if not models:
+            raise ValueError("Models.from_models needs at least one model")
+        configs = {m.config for m in models}
+        if len(configs) != 1:
+            raise ValueError(
+                "Models.from_models: all models must share one NetworkConfig "
+                f"(found {len(configs)}); evaluate different architectures apart"
+            )
+        params = stack_trees([m.params for m in models])
+        labels = tuple(range(len(models))) if seeds is None else tuple(seeds)
+        return cls(models[0].config, params, labels, source)
+
+    def __len__(self) -> int:
+        return len(self.seeds)
+
+
+@dataclasses.dataclass(frozen=True)
+class SeedEvaluation:
+    """Per-seed measures of :class:`Models` on one batch (numpy, seed axis first).
+
+    Attributes:
+      seeds: the seed labels.
+      scalars: ``{name: [K]}``: ``accuracy``, ``external``, ``external_strict``,
+        ``external_<hint>``, ``external_<hint>_strict`` and ``internal``.
+      series: ``{name: [K, S]}``: ``internal_along_time``,
+        ``external_<hint>_along_time``, and ``{name: [K, bins]}``
+        ``external_<hint>_uniform`` (the normalised timescale).
+      attention: ``[K, S, B, N, N]`` head-averaged attention of every seed.
+      lengths: ``[B]`` hint lengths of the batch.
+    """
+
+    seeds: tuple[int, ...]
+    scalars: dict[str, np.ndarray]
+    series: dict[str, np.ndarray]
+    attention: np.ndarray
+    lengths: np.ndarray
+
+
+def reference_attention(model: Model, batch: Batch) -> np.ndarray:
+    """The head-averaged attention ``[S, B, N, N]`` of one model on ``batch``."""
+    return np.asarray(head_averaged(model.apply(batch).attention))
+
+
+def measure_models(
+    models: Models,
+    batch: Batch,
+    reference: np.ndarray | None = None,
+    margins: Margins = DEFAULT_MARGINS,
+    chunk: int = 8,
+) -> SeedEvaluation:
+    """Every seed's accuracy, external and internal faithfulness on ``batch``.
+
+    Seeds run ``chunk`` at a time as one vmapped, jitted call (a Python loop
+    runs over chunks only, to bound memory on large graphs).  ``reference``
+    is :func:`reference_attention` of the compiled model on the same batch.
+    """
+    evaluator = _seed_evaluator(models.config, margins, reference is not None)
+    ref = jnp.zeros(()) if reference is None else jnp.asarray(reference)
+    joined = in_seed_chunks(
+        lambda part: evaluator(part, batch, ref), models.params, chunk
+    )
+    attention = joined.pop("attention")
+    valid = np.asarray(external_steps(batch.lengths, attention.shape[1]))
+    bins = uniform_bins(valid)
+    scalars, series = {}, {}
+    for name, values in joined.items():
+        if name.endswith("_steps"):
+            hint = name[: -len("_steps")]
+            series[f"{hint}_uniform"] = np.stack(
+                [uniform_timescale(v, valid, bins) for v in values]
+            )
+        elif values.ndim == 1:
+            scalars[name] = values.astype(np.float64)
+        else:
+            series[name] = values.astype(np.float64)
+    return SeedEvaluation(
+        seeds=models.seeds,
+        scalars=scalars,
+        series=series,
+        attention=attention,
+        lengths=np.asarray(batch.lengths),
+    )

@@ -1,0 +1,176 @@
+"""A compiled model: its parameters, how they were made, and running them on graphs.
+
+:class:`CompiledModel` is a :class:`~nar_gap.model.model.Model` (a network
+configuration with its parameters) that also carries its program, layout and
+the scale of every selection criterion.  It runs at the highest matmul
+precision (so a GPU cannot quietly use TF32: compiled weights reach 1e7),
+decodes every step into CLRS form (:func:`decode_trace`) and compares it with
+dm-clrs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import jax
+import numpy as np
+
+from nar_gap.benchmark.batch import Batch
+from nar_gap.benchmark.exactness import Mismatch, compare_with_clrs
+from nar_gap.benchmark.graphs import GraphInputError, batch_from_graph
+from nar_gap.benchmark.specs import Type, get_spec
+from nar_gap.compiler.config import CompilerConfig
+from nar_gap.compiler.layout import Layout
+from nar_gap.compiler.parameters import Params
+from nar_gap.compiler.selection import CriterionScale
+from nar_gap.model.config import NetOutput
+from nar_gap.model.decoders import postprocess
+from nar_gap.model.model import Model
+from nar_gap.model.seeds import forward
+from nar_gap.programs.dsl import GraphProgram
+from nar_gap.programs.interpreter import Trace
+
+
+@dataclasses.dataclass(frozen=True)
+class CompiledRun:
+    """A compiled model's run on one graph, in CLRS encoding.
+
+    Attributes:
+      outputs: ``{name: (n,)}`` decoded outputs (pointers as node indices).
+      hints: ``{name: (T, n)}``; row 0 is the initial hint as CLRS feeds it,
+        rows 1.. the network's decoded predictions; T the reference length.
+      attention: ``(S, n, n)`` attention of every step (rows receivers,
+        columns senders), ``S = max(1, T - 1)``.
+      reference: dm-clrs's hints and outputs for the same graph.
+      mismatches: differences from the reference (empty when exact).
+    """
+
+    outputs: dict[str, np.ndarray]
+    hints: dict[str, np.ndarray]
+    attention: np.ndarray
+    reference: Batch
+    mismatches: list[Mismatch]
+
+
+def decode_trace(out: NetOutput, layout: Layout, algorithm: str) -> Trace:
+    """A network's raw output as a :class:`Trace` in CLRS encoding.
+
+    Hints and outputs are hard post-processed (pointers as node indices, masks
+    thresholded), the hidden state is read through the layout, and each
+    receiver's selected sender is its attention's argmax.
+    """
+    spec = get_spec(algorithm)
+
+    def clrs_value(name: str, raw: jax.Array) -> np.ndarray:
+        value = np.asarray(postprocess(spec[name][2], raw, hard=True))
+        return value if spec[name][2] == Type.POINTER else value.astype(np.float64)
+
+    hiddens = np.asarray(out.hiddens)
+    return Trace(
+        variables=layout.variables,
+        state=np.stack(
+            [hiddens[..., layout.hidden_index(v)] for v in layout.variables], -1
+        ),
+        selected=np.argmax(np.asarray(out.attention)[:, :, 0], axis=-1),
+        hint_preds={n: clrs_value(n, v) for n, v in out.hint_preds.items()},
+        outputs={n: clrs_value(n, v) for n, v in out.outputs.items()},
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class CompiledModel(Model):
+    """A compiled program: parameters in a nar_gap Network's tree, and their making.
+
+    Attributes:
+      config: the ``NetworkConfig`` the parameters are for.
+      params: the parameter tree (float32), as ``init_params`` returns it.
+      program: the graph program.
+      layout: the name of every dimension.
+      scales: the logit scale of every selection criterion, with its reason.
+      compiler_config: the constants used.
+    """
+
+    program: GraphProgram
+    layout: Layout
+    scales: tuple[CriterionScale, ...]
+    compiler_config: CompilerConfig
+
+    precision: ClassVar[str | None] = "highest"
+
+    def trace(self, batch: Batch, params: Params | None = None) -> Trace:
+        """Run on ``batch`` and decode every step into CLRS encoding.
+
+        ``params`` replaces the compiled parameters (a perturbed copy, say).
+        """
+        weights = self.params if params is None else params
+        out = forward(self.config, True, self.precision)(weights, batch)
+        return decode_trace(out, self.layout, self.program.algorithm)
+
+    def check(self, batch: Batch, params: Params | None = None) -> list[Mismatch]:
+        """Every difference from dm-clrs's hints and outputs on ``batch``."""
+        trace = self.trace(batch, params)
+        return compare_with_clrs(trace.hint_preds, trace.outputs, batch)
+
+    def graph_batch(self, weights: Any, source: int) -> Batch:
+        """A user's graph as a batch, refused if the program cannot run it."""
+        matrix = (
+            np.asarray(weights, dtype=np.float64) if _is_numeric(weights) else weights
+        )
+        batch = batch_from_graph(self.program.algorithm, matrix, source)
+        a = np.asarray(batch.inputs["A"][0], np.float64)
+        if not np.array_equal(a, a.T):
+            raise GraphInputError(
+                "compiled models run undirected graphs (A == A.T), as the CLRS "
+                "samplers draw them; give every edge in both directions"
+            )
+        if self.program.edge_inputs():
+            cfg = self.compiler_config
+            if a.max() > cfg.max_weight:
+                raise GraphInputError(
+                    f"edge weight {a.max():g} exceeds max_weight={cfg.max_weight:g} "
+                    "of this compiled model; compile with a larger max_weight"
+                )
+            if "d" in batch.hints:
+                longest = float(np.max(batch.hints["d"]))
+                if longest > cfg.max_distance:
+                    raise GraphInputError(
+                        f"a shortest distance of {longest:g} exceeds max_distance="
+                        f"{cfg.max_distance:g} of this compiled model; compile with "
+                        "a larger max_distance"
+                    )
+        return batch
+
+    def run(self, weights: Any, source: int) -> CompiledRun:
+        """Run on one graph: ``weights`` (n, n), 0 = no edge; ``source`` a node.
+
+        The number of steps is the reference trace's (as CLRS evaluation
+        does), so dm-clrs's probing runs alongside and the result carries the
+        comparison.
+        """
+        batch = self.graph_batch(weights, source)
+        out = self.apply(batch)
+        trace = decode_trace(out, self.layout, self.program.algorithm)
+        num_hints = int(batch.lengths[0])
+        spec = get_spec(self.program.algorithm)
+        hints = {}
+        for name, truth in batch.hints.items():
+            rows = [np.asarray(truth[0, 0], np.float64)]
+            rows += [trace.hint_preds[name][t, 0] for t in range(num_hints - 1)]
+            dtype = np.int64 if spec[name][2] == Type.POINTER else np.float64
+            hints[name] = np.stack(rows).astype(dtype)
+        return CompiledRun(
+            outputs={n: v[0] for n, v in trace.outputs.items()},
+            hints=hints,
+            attention=np.asarray(out.attention)[:, 0, 0],
+            reference=batch,
+            mismatches=compare_with_clrs(trace.hint_preds, trace.outputs, batch),
+        )
+
+
+def _is_numeric(weights: Any) -> bool:
+    try:
+        np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return True

@@ -1,0 +1,42 @@
+"""The paper's experiments, one module per notebook, and what they share.
+
+Each notebook calls one function here, which trains or resumes, measures and
+writes its tables and figures:
+
+==================  ========================================  =======================
+notebook            function                                  module
+==================  ========================================  =======================
+01_compile          ``compiled_figures``, ``exactness_table``  ``compilation.py``
+02_baselines        ``run_baselines``                         ``baselines.py``
+03_faithfulness     ``run_faithfulness``                      ``faithfulness_study.py``
+04_ablations        ``run_ablations``                         ``ablations.py``
+05_stability        ``run_stability``                         ``stability.py``
+06_loss_landscapes  ``run_landscapes``                        ``landscapes.py``
+==================  ========================================  =======================
+
+``profiles.py`` names the sizes, ``runs.py`` addresses shared training runs,
+``plots.py`` draws, ``notebook.py`` displays in a notebook and
+``notebook_runner.py`` executes one with papermill.
+"""
+
+from nar_gap.experiments.ablations import run_ablations
+from nar_gap.experiments.baselines import run_baselines
+from nar_gap.experiments.compilation import (
+    compiled_figures,
+    exactness_table,
+    example_graph,
+)
+from nar_gap.experiments.faithfulness_study import run_faithfulness
+from nar_gap.experiments.landscapes import run_landscapes
+from nar_gap.experiments.stability import run_stability
+
+__all__ = [
+    "compiled_figures",
+    "example_graph",
+    "exactness_table",
+    "run_ablations",
+    "run_baselines",
+    "run_faithfulness",
+    "run_landscapes",
+    "run_stability",
+]

@@ -1,0 +1,135 @@
+"""The network's options (:class:`NetworkConfig`) and what one forward pass returns."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Literal
+
+import jax
+
+HintMode = Literal["encoded_decoded", "decoded_only", "none"]
+Reprediction = Literal["soft", "hard", "hard_on_eval"]
+EncoderInit = Literal["default", "xavier_on_scalars"]
+
+HINT_MODES: tuple[str, ...] = ("encoded_decoded", "decoded_only", "none")
+REPRED_MODES: tuple[str, ...] = ("soft", "hard", "hard_on_eval")
+
+SpecEntry = tuple[str, str, str, str]  # (name, stage, location, type)
+
+
+@dataclasses.dataclass(frozen=True)
+class NetworkConfig:
+    """Architecture and hint-loop options; defaults are the paper's (run.py's).
+
+    Attributes:
+      algorithm: one of :data:`nar_gap.benchmark.specs.ALGORITHMS`.
+      hidden_size: D (benchmark 128; the paper's minimal models use 4).
+      num_heads: H attention heads; must divide ``hidden_size``.
+      use_ln: layer norm at the end of the processor.
+      hint_mode: ``encoded_decoded`` | ``decoded_only`` | ``none``.
+      hint_repred_mode: ``soft`` | ``hard`` | ``hard_on_eval``.
+      hint_teacher_forcing: probability of feeding ground-truth hints in training.
+      msg_passing_steps: processor applications per hint step (shared weights).
+      dropout_prob: dropout on the processor output, training only.
+      use_edge_info: the paper's edge information in the selected values.
+      use_pre_att_bias: the paper's learned ``N x N`` pre-attention bias.
+      pre_att_bias_nodes: side of that bias (largest graph it accepts).
+      encoder_init: ``xavier_on_scalars`` (run.py) or ``default``.
+    """
+
+    algorithm: str
+    hidden_size: int = 128
+    num_heads: int = 1
+    use_ln: bool = True
+    hint_mode: HintMode = "encoded_decoded"
+    hint_repred_mode: Reprediction = "soft"
+    hint_teacher_forcing: float = 0.0
+    msg_passing_steps: int = 1
+    dropout_prob: float = 0.0
+    use_edge_info: bool = False
+    use_pre_att_bias: bool = False
+    pre_att_bias_nodes: int = 16
+    encoder_init: EncoderInit = "xavier_on_scalars"
+
+    def __post_init__(self) -> None:
+        problems = []
+        self.spec_entries()  # raises UnknownAlgorithmError with the known names
+        if self.hidden_size < 1:
+            problems.append(f"hidden_size must be >= 1, got {self.hidden_size}")
+        if self.num_heads < 1 or self.hidden_size % max(self.num_heads, 1):
+            problems.append(
+                f"num_heads must be >= 1 and divide hidden_size={self.hidden_size},"
+                f" got {self.num_heads}"
+            )
+        if self.hint_mode not in HINT_MODES:
+            problems.append(
+                f"hint_mode must be one of {HINT_MODES}, got {self.hint_mode!r}"
+            )
+        if self.hint_repred_mode not in REPRED_MODES:
+            problems.append(
+                f"hint_repred_mode must be one of {REPRED_MODES}, got "
+                f"{self.hint_repred_mode!r}"
+            )
+        if not 0.0 <= self.hint_teacher_forcing <= 1.0:
+            problems.append(
+                "hint_teacher_forcing must be in [0, 1], got "
+                f"{self.hint_teacher_forcing}"
+            )
+        if self.msg_passing_steps < 1:
+            problems.append(
+                f"msg_passing_steps must be >= 1, got {self.msg_passing_steps}"
+            )
+        if not 0.0 <= self.dropout_prob < 1.0:
+            problems.append(f"dropout_prob must be in [0, 1), got {self.dropout_prob}")
+        if self.pre_att_bias_nodes < 1:
+            problems.append(
+                f"pre_att_bias_nodes must be >= 1, got {self.pre_att_bias_nodes}"
+            )
+        if self.encoder_init not in ("default", "xavier_on_scalars"):
+            problems.append(f"unknown encoder_init {self.encoder_init!r}")
+        if problems:
+            raise ValueError("invalid NetworkConfig: " + "; ".join(problems))
+
+    @property
+    def encode_hints(self) -> bool:
+        """Whether hints are encoded (fed back) at every step."""
+        return self.hint_mode == "encoded_decoded"
+
+    @property
+    def decode_hints(self) -> bool:
+        """Whether hints are decoded (predicted) at every step."""
+        return self.hint_mode in ("encoded_decoded", "decoded_only")
+
+    def spec_entries(self) -> tuple[SpecEntry, ...]:
+        """The spec as a hashable tuple, in dm-clrs's order.
+
+        The spec registry is imported here, not at the top: it loads dm-clrs
+        (and TensorFlow), which a configuration -- and ``nar-gap --help``, whose
+        defaults are read from this class -- should not wait for.
+        """
+        from nar_gap.benchmark.specs import get_spec
+
+        return tuple(
+            (name, stage, loc, typ)
+            for name, (stage, loc, typ) in get_spec(self.algorithm).items()
+        )
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class NetOutput:
+    """Everything one forward pass produces, per step where it varies in time.
+
+    Attributes:
+      outputs: raw logits/values of each output, frozen at step ``L_b - 2``.
+      hint_preds: raw decoder outputs per step, ``[S, B, ...]`` (step t
+        predicts ``hint[t + 1]``).
+      attention: ``[S, B, H, N, N]`` attention of the last message-passing
+        step of every hint step (rows receivers, columns senders).
+      hiddens: ``[S, B, N, D]`` processor output of every step.
+    """
+
+    outputs: dict[str, jax.Array]
+    hint_preds: dict[str, jax.Array]
+    attention: jax.Array
+    hiddens: jax.Array

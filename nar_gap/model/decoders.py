@@ -1,0 +1,199 @@
+"""Decoders: the hidden state back to CLRS data, and that data back as feedback.
+
+One decoder per probe, as dm-clrs builds them (``decoders.py``): node pointers
+``l_ij = w4 . max(W1 h_i, W2 h_j + W3 e_ji) + b4``, per-node scalars, masks
+and categoricals, and graph-level values from max-pooled nodes.
+:func:`decode` picks the decoder for a probe; :func:`postprocess` is the one
+post-processing (hard or soft) of raw decoder outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from nar_gap.benchmark.vocabulary import Location, Type
+from nar_gap.model.config import SpecEntry
+from nar_gap.model.gatv2 import EdgeFeatures, VectorHead
+from nar_gap.model.layers import Linear, haiku_linear_init
+
+# Logit given to padded nodes in node-axis softmaxes: exp underflows to exactly 0
+# against any real logit, yet stays finite so the output blend never makes NaN.
+PADDED_LOGIT = -1e9
+
+
+def to_dense(data: jax.Array, typ: str, num_nodes: int) -> jax.Array:
+    """CLRS data -> what encoders read (pointer indices become one-hot rows)."""
+    if typ == Type.POINTER:
+        return jax.nn.one_hot(data, num_nodes, dtype=jnp.float32)
+    return data.astype(jnp.float32)
+
+
+def postprocess(typ: str, logits: jax.Array, hard: bool) -> jax.Array:
+    """dm-clrs ``decoders.postprocess``: a decoder's raw output as CLRS data.
+
+    The one post-processing of nar_gap: fed-back hints (:func:`feedback`),
+    outputs handed back in dm-clrs's form, and compiled models' decoded traces
+    all go through it.  Hard: masks thresholded at 0, pointers as their argmax
+    node index, ``mask_one`` and categoricals one-hot; soft: sigmoid and
+    softmax.  Scalars pass through.
+    """
+    if typ == Type.SCALAR:
+        return logits
+    if typ == Type.MASK:
+        return (logits > 0.0).astype(jnp.float32) if hard else jax.nn.sigmoid(logits)
+    if typ == Type.POINTER:
+        return jnp.argmax(logits, -1) if hard else jax.nn.softmax(logits, axis=-1)
+    if typ in (Type.MASK_ONE, Type.CATEGORICAL):
+        if hard:
+            return jax.nn.one_hot(jnp.argmax(logits, -1), logits.shape[-1])
+        return jax.nn.softmax(logits, axis=-1)
+    raise NotImplementedError(f"no post-processing rule for type {typ!r}")
+
+
+def feedback(logits: jax.Array, typ: str, hard: bool) -> jax.Array:
+    """A hint prediction as the next step's encoder reads it (dense form).
+
+    Hard feedback carries no gradient (dm-clrs stops it), soft feedback does.
+    """
+    data = postprocess(typ, logits, hard)
+    if typ == Type.POINTER and hard:
+        data = jax.nn.one_hot(data, logits.shape[-1])
+    return jax.lax.stop_gradient(data) if hard else data
+
+
+def mask_nodes_last_axis(logits: jax.Array, node_mask: jax.Array) -> jax.Array:
+    """Give padded nodes ``PADDED_LOGIT`` along the last (node) axis."""
+    mask = node_mask.reshape(
+        node_mask.shape[:1] + (1,) * (logits.ndim - 2) + node_mask.shape[1:]
+    )
+    return jnp.where(mask, logits, PADDED_LOGIT)
+
+
+def expand_like(x: jax.Array, like: jax.Array) -> jax.Array:
+    """``x`` with trailing unit axes, to broadcast against ``like``."""
+    return x.reshape(x.shape + (1,) * (like.ndim - x.ndim))
+
+
+class PointerDecoder(nn.Module):
+    """``l_ij = w4 . max(W1 h_i, W2 h_j + W3 e_ji) + b4`` (dm-clrs node pointer)."""
+
+    hidden_size: int
+
+    @nn.compact
+    def __call__(self, h_t: jax.Array, edges: EdgeFeatures) -> jax.Array:
+        """Pointer logits ``[B, N, N]`` (receiver i, candidate j)."""
+        p_1 = Linear(self.hidden_size, name="linear_0")(h_t)  # [B, N, D]
+        p_2 = Linear(self.hidden_size, name="linear_1")(h_t)  # [B, N, D]
+        kernel, bias = Linear(self.hidden_size, name="linear_2").weights(
+            edges.kernel.shape[-1]
+        )
+        # W3 e_ji at [i, j]: transpose the K edge scalars, not the D-wide tensor.
+        p_3 = edges.transposed().project(kernel, bias)  # [B, N, N, D]
+        p_m = jnp.maximum(p_1[:, :, None, :], p_2[:, None, :, :] + p_3)  # [B, i, j, D]
+        return VectorHead(kernel_init=haiku_linear_init, name="linear_3").contract(p_m)
+
+
+class NodeDecoder(nn.Module):
+    """scalar / mask / mask_one (one logit) or categorical (C logits) per node."""
+
+    features: int
+    squeeze: bool
+
+    @nn.compact
+    def __call__(self, h_t: jax.Array) -> jax.Array:
+        """One value (or C logits) per node."""
+        out = Linear(self.features, name="linear_0")(h_t)
+        return out[..., 0] if self.squeeze else out
+
+
+class GraphDecoder(nn.Module):
+    """``L1(max_i h_i) + L2(g)``: graph scalar / mask / categorical."""
+
+    features: int
+    squeeze: bool
+
+    @nn.compact
+    def __call__(
+        self, h_t: jax.Array, graph_fts: jax.Array, node_mask: jax.Array
+    ) -> jax.Array:
+        """One value (or C logits) per graph, from max-pooled real nodes."""
+        pooled = jnp.max(jnp.where(node_mask[..., None], h_t, -jnp.inf), axis=1)
+        out = Linear(self.features, name="linear_0")(pooled) + Linear(
+            self.features, name="linear_1"
+        )(graph_fts)
+        return out[..., 0] if self.squeeze else out
+
+
+def placeholder_preds(
+    spec: tuple[SpecEntry, ...],
+    stage_wanted: str,
+    batch: int,
+    num_nodes: int,
+    class_sizes: Mapping[str, int],
+) -> dict[str, jax.Array]:
+    """Zero logits with each decoder's output shape (the scan's initial carry)."""
+    shapes = {}
+    for name, stage, loc, typ in spec:
+        if stage != stage_wanted:
+            continue
+        if loc == Location.NODE and typ == Type.POINTER:
+            shape = (batch, num_nodes, num_nodes)
+        elif loc == Location.NODE and typ == Type.CATEGORICAL:
+            shape = (batch, num_nodes, class_sizes[name])
+        elif loc == Location.NODE:
+            shape = (batch, num_nodes)
+        elif loc == Location.GRAPH and typ == Type.CATEGORICAL:
+            shape = (batch, class_sizes[name])
+        elif loc == Location.GRAPH:
+            shape = (batch,)
+        else:
+            raise NotImplementedError(
+                f"nar_gap does not decode {loc} {typ} ({name!r}) yet"
+            )
+        shapes[name] = jnp.zeros(shape, jnp.float32)
+    return shapes
+
+
+def decode(
+    name: str,
+    loc: str,
+    typ: str,
+    h_t: jax.Array,
+    edges: EdgeFeatures,
+    graph_fts: jax.Array,
+    node_mask: jax.Array,
+    class_sizes: Mapping[str, int],
+    hidden_size: int,
+) -> jax.Array:
+    """Raw output of probe ``name``'s decoder (called inside a Flax module).
+
+    ``h_t = [node features; previous hidden; new hidden]``, ``[B, N, 3D]``.
+    Padded nodes get :data:`PADDED_LOGIT` wherever a softmax runs over nodes.
+    """
+    module = f"decoder_{name}"
+    if loc == Location.NODE and typ == Type.POINTER:
+        logits = PointerDecoder(hidden_size, name=module)(h_t, edges)
+        return mask_nodes_last_axis(logits, node_mask)
+    if loc == Location.NODE and typ in (Type.SCALAR, Type.MASK, Type.MASK_ONE):
+        logits = NodeDecoder(1, True, name=module)(h_t)
+        if typ == Type.MASK_ONE:
+            logits = mask_nodes_last_axis(logits, node_mask)
+        return logits
+    if loc == Location.NODE and typ == Type.CATEGORICAL:
+        return NodeDecoder(class_sizes[name], False, name=module)(h_t)
+    if loc == Location.GRAPH and typ in (
+        Type.SCALAR,
+        Type.MASK,
+        Type.MASK_ONE,
+        Type.CATEGORICAL,
+    ):
+        size = class_sizes.get(name, 1)
+        squeeze = typ != Type.CATEGORICAL
+        return GraphDecoder(size, squeeze, name=module)(h_t, graph_fts, node_mask)
+    raise NotImplementedError(
+        f"nar_gap does not decode {loc} {typ} data ({name!r}) yet"
+    )

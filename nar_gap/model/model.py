@@ -1,0 +1,33 @@
+"""A network configuration with its parameters: what is compiled, trained, compared.
+
+A :class:`Model` is what every layer above passes around when it means "this
+network": an imported dm-clrs model (:class:`~nar_gap.model.from_dmclrs.ClrsModel`),
+a compiled one (:class:`~nar_gap.compiler.compiled_model.CompiledModel`), one
+seed of a training run, the centre of a loss landscape.  Many seeds of one
+configuration travel as one stacked tree instead
+(:class:`~nar_gap.analysis.models.Models`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+from nar_gap.benchmark.batch import Batch
+from nar_gap.model.config import NetOutput, NetworkConfig
+from nar_gap.model.seeds import forward
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    """``config`` and ``params``, with the jitted forward pass of the pair."""
+
+    config: NetworkConfig
+    params: Any
+
+    # The matmul precision of apply(); compiled models need "highest".
+    precision: ClassVar[str | None] = None
+
+    def apply(self, batch: Batch, repred: bool = True) -> NetOutput:
+        """The forward pass (evaluation mode unless ``repred=False``)."""
+        return forward(self.config, repred, self.precision)(self.params, batch)

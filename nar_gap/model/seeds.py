@@ -1,0 +1,119 @@
+"""Parameter sets as arrays: stacking, initialising, one cache of jitted passes.
+
+A run of many seeds keeps one parameter tree whose leaves have a leading seed
+axis.  This module holds the few operations on such trees that every layer
+above needs, each said once:
+
+* :func:`stack_trees` / :func:`unstack_tree`: seeds in and out of that axis;
+* :func:`init_stacked`: every seed's initial parameters in one vmapped trace
+  (:func:`nar_gap.model.network.init_params` is its one-seed case);
+* :func:`forward`: *the* jitted evaluation-mode forward pass, one bounded
+  cache per ``(config, repred, precision)`` -- a notebook that measures dozens
+  of configurations must not keep every executable alive, and must not
+  recompile on every call either;
+* :func:`score_seeds`: the CLRS scores of every seed, vmapped in chunks.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from nar_gap.benchmark.batch import Batch
+from nar_gap.model.config import NetOutput, NetworkConfig
+from nar_gap.model.network import Network, init_rngs
+from nar_gap.model.scores import scores
+
+Params = Any
+
+
+def stack_trees(trees: Sequence[Params]) -> Params:
+    """Parameter trees -> one tree with a leading seed axis (host arrays)."""
+    return jax.tree_util.tree_map(lambda *xs: np.stack(xs), *trees)
+
+
+def unstack_tree(tree: Params, index: int) -> Params:
+    """Seed ``index`` of a stacked tree (host arrays)."""
+    return jax.tree_util.tree_map(lambda x: np.asarray(x[index]), tree)
+
+
+def num_seeds(tree: Params) -> int:
+    """The length of a stacked tree's seed axis."""
+    return int(jax.tree_util.tree_leaves(tree)[0].shape[0])
+
+
+@functools.lru_cache(maxsize=16)
+def _initializer(config: NetworkConfig) -> Callable:
+    network = Network(config)
+
+    def init_one(key: jax.Array, batch: Batch) -> Params:
+        return network.init(init_rngs(key), batch, repred=False)["params"]
+
+    return jax.jit(jax.vmap(init_one, in_axes=(0, None)))
+
+
+def init_stacked(config: NetworkConfig, batch: Batch, seeds: Sequence[int]) -> Params:
+    """Initial parameters of every seed, stacked on axis 0 (one vmapped trace)."""
+    keys = jnp.stack([jax.random.PRNGKey(seed) for seed in seeds])
+    return jax.device_get(_initializer(config)(keys, batch))
+
+
+@functools.lru_cache(maxsize=32)
+def forward(
+    config: NetworkConfig, repred: bool = True, precision: str | None = None
+) -> Callable[[Params, Batch], NetOutput]:
+    """The jitted ``(params, batch) -> NetOutput`` of ``Network(config)``.
+
+    ``repred=True`` is evaluation mode (the model's own predictions fed back);
+    ``precision="highest"`` keeps a GPU from using TF32 (compiled models need
+    it: their weights reach 1e7).
+    """
+    network = Network(config)
+
+    def apply(params: Params, batch: Batch) -> NetOutput:
+        with jax.default_matmul_precision(precision):
+            return network.apply({"params": params}, batch, repred=repred)
+
+    return jax.jit(apply)
+
+
+def in_seed_chunks(
+    fn: Callable[[Params], dict[str, Any]], stacked_params: Params, chunk: int
+) -> dict[str, np.ndarray]:
+    """``fn`` on ``chunk`` seeds at a time, results joined on the seed axis.
+
+    ``fn`` is a vmapped, jitted evaluation over the leading seed axis; chunks
+    bound its memory on big graphs.
+    """
+    total = num_seeds(stacked_params)
+
+    def seeds_from(start: int) -> Params:
+        return jax.tree_util.tree_map(
+            lambda x: x[start : start + chunk], stacked_params
+        )
+
+    pieces = [jax.device_get(fn(seeds_from(s))) for s in range(0, total, chunk)]
+    return {k: np.concatenate([np.asarray(p[k]) for p in pieces]) for k in pieces[0]}
+
+
+@functools.lru_cache(maxsize=16)
+def _seed_scorer(config: NetworkConfig) -> Callable:
+    return jax.jit(jax.vmap(lambda p, b: scores(config, p, b), in_axes=(0, None)))
+
+
+def score_seeds(
+    config: NetworkConfig, stacked_params: Params, batch: Batch, chunk: int = 8
+) -> dict[str, np.ndarray]:
+    """Scores of every seed in ``stacked_params`` (leading seed axis) on one batch.
+
+    Seeds are scored ``chunk`` at a time (vmapped) to bound memory on big
+    graphs; the result has a leading seed axis on every entry.
+    """
+    return in_seed_chunks(
+        lambda part: _seed_scorer(config)(part, batch), stacked_params, chunk
+    )

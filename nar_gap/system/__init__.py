@@ -1,0 +1,1 @@
+"""The machine and the files: backend self-check, provenance, atomic writers."""

@@ -1,0 +1,28 @@
+"""Training many seeds of the CLRS GATv2 at once, with dm-clrs's recipe.
+
+:func:`train` (``loop.py``) is the entry point; :class:`TrainConfig`
+(``config.py``) says what a run is; the jitted step (``step.py``), the seed
+axis over devices (``devices.py``), the data feed (``feed.py``), bucketed
+shapes (``shapes.py``) and the run directory (``run_dir.py``) are its parts.
+
+The names below are imported on first use, so reading a :class:`TrainConfig`
+(the CLI's defaults) does not load dm-clrs and TensorFlow.
+"""
+
+from __future__ import annotations
+
+from nar_gap.system.lazy import lazy_exports
+
+_EXPORTS = {
+    "TrainConfig": "nar_gap.training.config",
+    "train": "nar_gap.training.loop",
+    "CheckpointError": "nar_gap.training.run_dir",
+    "ResumePlan": "nar_gap.training.run_dir",
+    "TrainResult": "nar_gap.training.run_dir",
+    "load_current_params": "nar_gap.training.run_dir",
+    "load_params": "nar_gap.training.run_dir",
+    "load_run": "nar_gap.training.run_dir",
+    "load_run_config": "nar_gap.training.run_dir",
+    "resume_plan": "nar_gap.training.run_dir",
+}
+__getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), _EXPORTS)

@@ -1,0 +1,135 @@
+"""What determines a training run: :class:`TrainConfig`, the paper's as defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from nar_gap.benchmark.defaults import TRAIN_LENGTHS, TRAIN_P
+from nar_gap.benchmark.shapes import bucket_nodes
+from nar_gap.model.config import NetworkConfig
+from nar_gap.system import files
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """Everything that determines a training run; defaults are the paper's.
+
+    Attributes:
+      network: the architecture and hint-loop options.
+      seeds: one model per seed, trained together.
+      steps: optimiser steps per seed (paper: 10 000).
+      batch_size: samples per step and seed (paper: 32).
+      learning_rate: Adam's (paper: 1e-3).
+      grad_clip_norm: global-norm clipping (paper: 1.0; 0 disables).
+      train_lengths: graph sizes cycled one batch each (paper: 4, 7, 11, 13, 16).
+      edge_probabilities: Erdős–Rényi p grid for training (run.py's 0.1..0.9).
+      random_pos: randomise ``pos`` in training (run.py: True).
+      l1_weight: weight of the L1 penalty Σ|θ| (the paper's minimal models).
+      eval_every: validation period in steps (0: only at the end).
+      checkpoint_every: checkpoint period in steps (0: only at the end).
+      val_num_nodes, test_num_nodes: sizes of the evaluation splits; at 16 and
+        64 these are exactly CLRS-30's val and test sets.
+      node_buckets: graph sizes are padded up to the smallest bucket that fits
+        (sizes above every bucket stay as they are; empty: no node padding, one
+        compile per size).  Padded nodes are masked out exactly, so this trades
+        some compute on small graphs for fewer compiles: with the paper's sizes
+        4..16, (8, 16) compiles about a third as often as no buckets.
+      time_buckets: trace lengths are padded up to the smallest bucket that
+        fits; lengths above every bucket (all of them when empty) go up the
+        ladder 2, 3, 4, 6, 8, 12, 16, ... .  Padded steps are masked exactly.
+        Few coarse buckets mean few compiles (each costs ~10 s on a CPU) but
+        more padded compute: right for short runs and tests.
+    """
+
+    network: NetworkConfig
+    seeds: tuple[int, ...] = (0,)
+    steps: int = 10_000
+    batch_size: int = 32
+    learning_rate: float = 1e-3
+    grad_clip_norm: float = 1.0
+    train_lengths: tuple[int, ...] = TRAIN_LENGTHS
+    edge_probabilities: tuple[float, ...] = TRAIN_P
+    random_pos: bool = True
+    l1_weight: float = 0.0
+    eval_every: int = 500
+    checkpoint_every: int = 500
+    val_num_nodes: int = 16
+    test_num_nodes: int = 64
+    node_buckets: tuple[int, ...] = (8, 16)
+    time_buckets: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not self.seeds:
+            problems.append("at least one seed is needed")
+        if len(set(self.seeds)) != len(self.seeds):
+            problems.append(f"seeds must be distinct, got {self.seeds}")
+        if any(not 0 <= s < 2**31 for s in self.seeds):
+            problems.append("seeds must be in [0, 2**31)")
+        for label, value, low in (
+            ("steps", self.steps, 0),
+            ("batch_size", self.batch_size, 1),
+            ("eval_every", self.eval_every, 0),
+            ("checkpoint_every", self.checkpoint_every, 0),
+            ("val_num_nodes", self.val_num_nodes, 2),
+            ("test_num_nodes", self.test_num_nodes, 2),
+        ):
+            if value < low:
+                problems.append(f"{label} must be >= {low}, got {value}")
+        if not self.train_lengths or min(self.train_lengths) < 2:
+            problems.append(
+                f"train_lengths must be sizes >= 2, got {self.train_lengths}"
+            )
+        if not self.learning_rate > 0:
+            problems.append(f"learning_rate must be > 0, got {self.learning_rate}")
+        if self.grad_clip_norm < 0 or self.l1_weight < 0:
+            problems.append("grad_clip_norm and l1_weight must be >= 0")
+        if any(b < 2 for b in self.node_buckets):
+            problems.append(f"node_buckets must be sizes >= 2, got {self.node_buckets}")
+        if any(b < 1 for b in self.time_buckets):
+            problems.append(f"time_buckets must be >= 1, got {self.time_buckets}")
+        net = self.network
+        if net.use_pre_att_bias:
+            sizes = {
+                "training graphs (train_lengths, --lengths)": max(self._padded_sizes()),
+                "validation graphs (val_num_nodes, --val-size)": self.val_num_nodes,
+                "test graphs (test_num_nodes, --test-size)": self.test_num_nodes,
+            }
+            too_big = [
+                f"{what} of {n}"
+                for what, n in sizes.items()
+                if n > net.pre_att_bias_nodes
+            ]
+            if too_big:
+                problems.append(
+                    f"use_pre_att_bias with pre_att_bias_nodes="
+                    f"{net.pre_att_bias_nodes} "
+                    f"cannot run on {', '.join(too_big)} nodes: its N x N bias fixes "
+                    f"the size, so train, validate and test at "
+                    f"{net.pre_att_bias_nodes} nodes or below"
+                )
+        if problems:
+            raise ValueError("invalid TrainConfig: " + "; ".join(problems))
+
+    def _padded_sizes(self) -> list[int]:
+        return [bucket_nodes(n, self.node_buckets) for n in self.train_lengths]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON (for ``config.json`` and results sidecars)."""
+        return files.to_jsonable(dataclasses.asdict(self))
+
+    @classmethod
+    def from_dict(cls, payload: dict[str, Any]) -> TrainConfig:
+        """The inverse of :meth:`to_dict`."""
+        fields = dict(payload)
+        fields["network"] = NetworkConfig(**fields["network"])
+        for name in (
+            "seeds",
+            "train_lengths",
+            "edge_probabilities",
+            "node_buckets",
+            "time_buckets",
+        ):
+            fields[name] = tuple(fields[name])
+        return cls(**fields)

@@ -1,0 +1,297 @@
+"""A run directory: its files, checkpoints, what a rerun will do, and loading it back.
+
+Layout of ``<out>/``: ``config.json`` (the :class:`TrainConfig`),
+``initial.json`` (the fingerprint of shared starting parameters, if any),
+``metrics.csv`` / ``metrics.json`` (one row per seed, with provenance) and
+``seed_<k>/{checkpoint.msgpack, params.msgpack, metrics.json}``.  Every file
+is written atomically, so an interrupted run leaves the last checkpoint, and
+a rerun resumes from it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import flax.serialization
+import jax
+import numpy as np
+
+from nar_gap.benchmark.batch import Batch
+from nar_gap.benchmark.sampling import sample_batch
+from nar_gap.model.config import NetworkConfig
+from nar_gap.model.network import init_params
+from nar_gap.model.seeds import stack_trees
+from nar_gap.system import files
+from nar_gap.training.config import TrainConfig
+
+CHECKPOINT_FILE = "checkpoint.msgpack"
+
+
+PARAMS_FILE = "params.msgpack"
+
+
+INITIAL_FILE = "initial.json"
+
+
+CONFIG_FILE = "config.json"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint or run directory cannot be used (corrupt, or another config)."""
+
+
+@dataclasses.dataclass
+class TrainResult:
+    """What :func:`train` returns: per-seed metrics and the best parameters."""
+
+    config: TrainConfig
+    metrics: list[dict[str, Any]]
+    params: Any  # stacked best-validation parameters, seed axis first
+    out_dir: Path | None
+    plan: ResumePlan | None = None  # what this call found and did
+
+
+def seed_dir(out_dir: Path, seed: int) -> Path:
+    """The directory of one seed's files."""
+    return out_dir / f"seed_{seed}"
+
+
+def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
+    """Write one seed's state atomically (msgpack)."""
+    files.write_bytes_atomic(path, flax.serialization.to_bytes(state))
+
+
+def load_checkpoint(path: Path, target: dict[str, Any]) -> dict[str, Any]:
+    """One seed's state restored into ``target``'s structure, or a clear error."""
+    try:
+        return flax.serialization.from_bytes(target, path.read_bytes())
+    except Exception as error:  # msgpack / structure errors all mean "unusable"
+        raise CheckpointError(
+            f"checkpoint {path} is corrupt or from another model "
+            f"({type(error).__name__}); delete it or use another --out"
+        ) from None
+
+
+def _checkpoint_step(path: Path) -> int:
+    """The step a checkpoint holds (0 when there is none)."""
+    if not path.exists():
+        return 0
+    try:
+        return int(flax.serialization.msgpack_restore(path.read_bytes())["step"])
+    except Exception as error:
+        raise CheckpointError(
+            f"checkpoint {path} is corrupt or from another model "
+            f"({type(error).__name__}); delete it or use another --out"
+        ) from None
+
+
+def _seed_ranges(seeds: Sequence[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2, 5"``."""
+    parts, ordered = [], sorted(seeds)
+    start = previous = ordered[0]
+    for seed in [*ordered[1:], None]:
+        if seed is not None and seed == previous + 1:
+            previous = seed
+            continue
+        parts.append(f"{start}" if start == previous else f"{start}-{previous}")
+        if seed is not None:
+            start = previous = seed
+    return ", ".join(parts)
+
+
+@dataclasses.dataclass(frozen=True)
+class ResumePlan:
+    """What :func:`train` will do in a run directory, seed by seed.
+
+    Attributes:
+      steps_done: ``{seed: steps in its checkpoint}`` (0: no checkpoint).
+      target: the steps the configuration asks for.
+    """
+
+    steps_done: dict[int, int]
+    target: int
+
+    @property
+    def nothing_to_train(self) -> bool:
+        """Whether every seed already reached the target."""
+        return all(done >= self.target for done in self.steps_done.values())
+
+    def describe(self) -> str:
+        """One line, e.g. "seeds 0-3 already at 50 steps: nothing to train"."""
+        by_done: dict[int, list[int]] = {}
+        for seed, done in self.steps_done.items():
+            by_done.setdefault(done, []).append(seed)
+        parts = []
+        for done, seeds in sorted(by_done.items()):
+            who = f"seed{'s' if len(seeds) > 1 else ''} {_seed_ranges(seeds)}"
+            if done == 0:
+                parts.append(f"{who}: training from scratch to {self.target} steps")
+            elif done < self.target:
+                parts.append(f"{who}: extending from {done} to {self.target} steps")
+            elif done == self.target:
+                parts.append(f"{who}: already at {done} steps, nothing to train")
+            else:
+                parts.append(
+                    f"{who}: already at {done} steps, past the {self.target} asked "
+                    f"for; nothing to train (scores are those of the {done}-step run)"
+                )
+        return "; ".join(parts)
+
+
+def resume_plan(config: TrainConfig, out_dir: str | os.PathLike | None) -> ResumePlan:
+    """Read each seed's checkpoint step in ``out_dir`` (none: a fresh start)."""
+    out = Path(out_dir) if out_dir is not None else None
+    steps = {
+        seed: 0
+        if out is None
+        else _checkpoint_step(seed_dir(out, seed) / CHECKPOINT_FILE)
+        for seed in config.seeds
+    }
+    return ResumePlan(steps, config.steps)
+
+
+def load_params(path: str | os.PathLike, config: NetworkConfig, template: Batch) -> Any:
+    """Parameters saved by :func:`train` (``seed_<k>/params.msgpack``)."""
+    target = init_params(config, template, 0)
+    path = Path(path)
+    try:
+        return flax.serialization.from_bytes(target, path.read_bytes())
+    except FileNotFoundError:
+        raise CheckpointError(f"no parameters at {path}") from None
+    except Exception as error:
+        raise CheckpointError(
+            f"parameter file {path} is corrupt or does not fit this network "
+            f"({type(error).__name__})"
+        ) from None
+
+
+def fingerprint(params: Any) -> str:
+    """A hash of a parameter tree's structure and values."""
+    digest = hashlib.sha256()
+    for path, leaf in jax.tree_util.tree_leaves_with_path(params):
+        digest.update(jax.tree_util.keystr(path).encode())
+        digest.update(np.ascontiguousarray(np.asarray(leaf, np.float32)).tobytes())
+    return digest.hexdigest()
+
+
+def check_initial(out: Path, digest: str) -> None:
+    """Refuse a directory that started from other initial parameters."""
+    path = out / INITIAL_FILE
+    if not path.exists():
+        return
+    previous = files.read_json(path).get("initial_params", "")
+    if previous != digest:
+        raise CheckpointError(
+            f"{out} holds a run that started from other initial parameters; "
+            "choose another output directory"
+        )
+
+
+def check_tree(given: Any, expected: Any) -> None:
+    """Refuse initial parameters that do not fit the network's tree."""
+    shapes = lambda tree: jax.tree_util.tree_map(np.shape, tree)  # noqa: E731
+    if jax.tree_util.tree_structure(given) != jax.tree_util.tree_structure(
+        expected
+    ) or shapes(given) != shapes(expected):
+        raise ValueError(
+            "initial_params do not fit this network: build them for the same "
+            "NetworkConfig (compiled models: use model.config as the network)"
+        )
+
+
+def check_run_dir(out: Path, config: TrainConfig) -> None:
+    """Refuse a directory holding another configuration, naming what differs."""
+    path = out / CONFIG_FILE
+    if not path.exists():
+        return
+    try:
+        previous = TrainConfig.from_dict(files.read_json(path))
+    except Exception as error:
+        raise CheckpointError(f"{path} is not a nar_gap run config ({error})") from None
+    same = dataclasses.replace(previous, seeds=config.seeds, steps=config.steps)
+    if same != config:
+        changed = ", ".join(
+            f"{name} {was!r} -> {now!r}"
+            for name, was, now in config_differences(same, config)
+        )
+        raise CheckpointError(
+            f"{out} holds a run with a different configuration ({changed}); choose "
+            "another output directory (only --seeds and --steps may change on resume)"
+        )
+
+
+def config_differences(
+    old: TrainConfig, new: TrainConfig
+) -> list[tuple[str, Any, Any]]:
+    """``(setting, old value, new value)`` for every setting that differs."""
+    found = []
+    for field in dataclasses.fields(TrainConfig):
+        was, now = getattr(old, field.name), getattr(new, field.name)
+        if field.name == "network":
+            found += [
+                (f.name, getattr(was, f.name), getattr(now, f.name))
+                for f in dataclasses.fields(NetworkConfig)
+                if getattr(was, f.name) != getattr(now, f.name)
+            ]
+        elif was != now:
+            found.append((field.name, was, now))
+    return found
+
+
+def load_current_params(out_dir: str | os.PathLike) -> Any:
+    """Every seed's *latest* parameters (from its checkpoint), stacked.
+
+    :func:`load_run` returns the best-validation parameters; studies of how
+    parameters move during training (stability) need the current ones.
+    """
+    out = Path(out_dir)
+    config = load_run_config(out)
+    template = sample_batch(config.network.algorithm, 4, 1, 0)
+    target = init_params(config.network, template, 0)
+    params = []
+    for seed in config.seeds:
+        path = seed_dir(out, seed) / CHECKPOINT_FILE
+        try:
+            state = flax.serialization.msgpack_restore(path.read_bytes())
+            params.append(flax.serialization.from_state_dict(target, state["params"]))
+        except FileNotFoundError:
+            raise CheckpointError(f"no checkpoint at {path}") from None
+        except Exception as error:
+            raise CheckpointError(
+                f"checkpoint {path} is corrupt or from another model "
+                f"({type(error).__name__})"
+            ) from None
+    return stack_trees(params)
+
+
+def load_run_config(out_dir: str | os.PathLike) -> TrainConfig:
+    """The :class:`TrainConfig` of a run directory, or a clear error."""
+    out = Path(out_dir)
+    if not (out / CONFIG_FILE).exists():
+        raise CheckpointError(
+            f"{out} is not a nar_gap run directory (no {CONFIG_FILE})"
+        )
+    try:
+        return TrainConfig.from_dict(files.read_json(out / CONFIG_FILE))
+    except Exception as error:
+        raise CheckpointError(f"{out / CONFIG_FILE} is unreadable ({error})") from None
+
+
+def load_run(out_dir: str | os.PathLike) -> TrainResult:
+    """Read a finished run back: config, per-seed metrics and stacked params."""
+    out = Path(out_dir)
+    config = load_run_config(out)
+    template = sample_batch(config.network.algorithm, 4, 1, 0)
+    params, metrics = [], []
+    for seed in config.seeds:
+        directory = seed_dir(out, seed)
+        params.append(load_params(directory / PARAMS_FILE, config.network, template))
+        metrics.append(files.read_json(directory / "metrics.json"))
+    return TrainResult(
+        config=config, metrics=metrics, params=stack_trees(params), out_dir=out
+    )

@@ -1,0 +1,95 @@
+"""One optimiser step for every seed at once: dm-clrs's optimiser, CLRS's loss, jitted.
+
+Optimiser: dm-clrs's ``clip_by_global_norm -> scale_by_adam -> scale(-lr)``.
+A step whose loss or gradient is not finite is skipped for that seed (its
+parameters are kept) and reported, so one diverging seed never spoils the
+others.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from nar_gap.benchmark.batch import Batch
+from nar_gap.model.losses import total_loss
+from nar_gap.model.network import Network
+from nar_gap.training.config import TrainConfig
+
+
+def make_optimizer(config: TrainConfig) -> optax.GradientTransformation:
+    """dm-clrs BaselineModel's optimiser (clip, Adam, scale by -lr)."""
+    if config.grad_clip_norm > 0:
+        return optax.chain(
+            optax.clip_by_global_norm(config.grad_clip_norm),
+            optax.scale_by_adam(),
+            optax.scale(-config.learning_rate),
+        )
+    return optax.adam(config.learning_rate)
+
+
+def step_key(seed: int, step: int) -> jax.Array:
+    """The PRNG key of ``seed`` at ``step`` (dropout, teacher forcing)."""
+    return jax.random.fold_in(jax.random.PRNGKey(seed), step)
+
+
+def _rngs(key: jax.Array) -> dict[str, jax.Array]:
+    dropout, teacher = jax.random.split(key)
+    return {"dropout": dropout, "teacher": teacher}
+
+
+def loss_fn(
+    config: TrainConfig, params: Any, batch: Batch, key: jax.Array
+) -> tuple[jax.Array, dict[str, jax.Array]]:
+    """The CLRS training loss of one seed (plus the optional L1 penalty)."""
+    out = Network(config.network).apply(
+        {"params": params}, batch, repred=False, rngs=_rngs(key)
+    )
+    loss, terms = total_loss(config.network, out, batch)
+    if config.l1_weight > 0:
+        l1 = sum(jnp.sum(jnp.abs(p)) for p in jax.tree_util.tree_leaves(params))
+        terms = {**terms, "l1": l1}
+        loss = loss + config.l1_weight * l1
+    return loss, terms
+
+
+def make_train_step(config: TrainConfig) -> Callable:
+    """``(params, opt_state, batch, keys) -> (params, opt_state, loss, finite)``.
+
+    One jitted function per network and optimiser setting (not per seed list),
+    so runs and tests that share them share compiled executables.
+    """
+    return _train_step(
+        dataclasses.replace(
+            config, seeds=(0,), steps=0, eval_every=0, checkpoint_every=0
+        )
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _train_step(config: TrainConfig) -> Callable:
+    optimizer = make_optimizer(config)
+
+    def single(params, opt_state, batch, key):
+        (loss, _), grads = jax.value_and_grad(
+            lambda p: loss_fn(config, p, batch, key), has_aux=True
+        )(params)
+        finite = jnp.isfinite(loss) & jnp.all(
+            jnp.stack(
+                [jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grads)]
+            )
+        )
+        updates, new_opt_state = optimizer.update(grads, opt_state, params)
+        new_params = optax.apply_updates(params, updates)
+        keep = lambda new, old: jnp.where(finite, new, old)  # noqa: E731
+        params = jax.tree_util.tree_map(keep, new_params, params)
+        opt_state = jax.tree_util.tree_map(keep, new_opt_state, opt_state)
+        return params, opt_state, loss, finite
+
+    return jax.jit(jax.vmap(single), donate_argnums=(0, 1))
