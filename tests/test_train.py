@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from nar_gap.benchmark.shapes import bucket_nodes, bucket_steps
+from nar_gap.benchmark.shapes import bucket_nodes, bucket_shape, bucket_steps
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.seeds import init_stacked, stack_trees, unstack_tree
 from nar_gap.training import CheckpointError, TrainConfig, load_run, train
@@ -33,7 +33,13 @@ SMOKE = TrainConfig(
     test_num_nodes=16,
     node_buckets=(16,),
     time_buckets=(8, 16),
+    shape_buckets=(),
 )
+
+
+# The tests that read the smoke run share one xdist worker: a module fixture is
+# built once per worker that needs it, and this one trains for ~80 s.
+SMOKE_RUN_GROUP = pytest.mark.xdist_group("smoke_run")
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +48,7 @@ def smoke_run(tmp_path_factory):
     return train(SMOKE, out, progress=False), out
 
 
+@SMOKE_RUN_GROUP
 def test_smoke_bfs_reaches_the_acceptance_score_at_n16(smoke_run):
     result, _ = smoke_run
     scores = [row["test_score"] for row in result.metrics]
@@ -49,6 +56,7 @@ def test_smoke_bfs_reaches_the_acceptance_score_at_n16(smoke_run):
     assert np.mean(scores) >= 0.9, scores
 
 
+@SMOKE_RUN_GROUP
 def test_same_seeds_give_identical_metrics(smoke_run, tmp_path):
     first, _ = smoke_run
     again = train(SMOKE, tmp_path, progress=False)
@@ -60,12 +68,14 @@ def test_same_seeds_give_identical_metrics(smoke_run, tmp_path):
     ]
 
 
+@SMOKE_RUN_GROUP
 def test_seeds_are_different_models(smoke_run):
     result, _ = smoke_run
     params = jax.tree_util.tree_leaves(result.params)[0]
     assert not np.allclose(params[0], params[1])
 
 
+@SMOKE_RUN_GROUP
 def test_run_directory_holds_checkpoints_and_metrics(smoke_run):
     result, out = smoke_run
     header = (out / "metrics.csv").read_text().splitlines()[0].split(",")
@@ -87,6 +97,7 @@ def test_run_directory_holds_checkpoints_and_metrics(smoke_run):
         np.testing.assert_array_equal(mine, theirs)
 
 
+@SMOKE_RUN_GROUP
 def test_a_finished_run_is_not_trained_again(smoke_run, monkeypatch):
     result, out = smoke_run
     import nar_gap.training.loop as train_module
@@ -169,6 +180,8 @@ def test_a_non_finite_loss_skips_the_update_for_that_seed_only():
         (dict(batch_size=0), "batch_size"),
         (dict(learning_rate=0.0), "learning_rate"),
         (dict(train_lengths=(1, 4)), "train_lengths"),
+        (dict(seed_strategy="pmap"), "seed_strategy must be one of"),
+        (dict(shape_buckets=((16,),)), "shape_buckets must be"),
     ],
 )
 def test_invalid_training_configs_say_what_is_wrong(changes, message):
@@ -210,6 +223,94 @@ def test_shape_buckets():
     assert [bucket_steps(t, (8, 16)) for t in (1, 8, 9, 17)] == [8, 8, 16, 24]
 
 
+def test_a_batch_takes_the_cheapest_shape_bucket_that_holds_it():
+    paper = TrainConfig(network=NetworkConfig("bfs")).shape_buckets
+    assert [bucket_shape(n, t, paper) for n, t in [(4, 4), (7, 7), (11, 9)]] == [
+        (8, 8),
+        (8, 8),
+        (16, 12),
+    ]
+    assert bucket_shape(8, 9, paper) == (16, 12)  # too long for (8, 8)
+    assert bucket_shape(16, 13, paper) == (16, 16)
+    # Held by none: nodes and steps padded on their own.
+    assert bucket_shape(20, 5, paper, (8, 16)) == (20, 6)
+    assert bucket_shape(16, 17, paper, (8, 16), (8, 16)) == (16, 24)
+    # The cheaper of two that hold it, whatever their order.
+    assert bucket_shape(6, 10, ((16, 12), (12, 16))) == (12, 16)
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford"])
+def test_the_paper_configuration_trains_on_at_most_three_shapes(algorithm):
+    """Sampled like a run of 8 seeds (no training): at most 3 padded shapes.
+
+    The policy rests on traces of BFS and Bellman-Ford at N <= 16 having at
+    most N steps, which this also checks on the sampled batches.
+    """
+    config = TrainConfig(
+        network=NetworkConfig(algorithm, hidden_size=8), seeds=tuple(range(8))
+    )
+    shapes = set()
+    for step in range(40):
+        batch = seed_batches(config, step)
+        shapes.add((batch.num_nodes, batch.num_steps))
+        lengths = np.asarray(batch.lengths)
+        real_nodes = np.asarray(batch.node_mask).sum(-1)
+        assert (lengths <= real_nodes).all()
+    assert len(shapes) <= 3, shapes
+    assert shapes <= set(config.shape_buckets)
+
+
+@pytest.mark.parametrize("strategy", ["map", "vmap"])
+def test_every_seed_strategy_trains_each_seed_as_if_it_were_alone(strategy, tmp_path):
+    """Seeds stacked in one step give each seed what it gets trained on its own.
+
+    Tolerance: float32 reassociation only (batched and single matmuls may sum
+    in another order): rtol 1e-4 on losses and parameters after 4 steps.
+    """
+    config = dataclasses.replace(
+        SMOKE,
+        seeds=(3, 5, 8),
+        steps=4,
+        eval_every=0,
+        checkpoint_every=0,
+        seed_strategy=strategy,
+    )
+    together = train(config, None, progress=False)
+    for index, seed in enumerate(config.seeds):
+        alone = train(dataclasses.replace(config, seeds=(seed,)), None, progress=False)
+        np.testing.assert_allclose(
+            together.metrics[index]["final_loss"],
+            alone.metrics[0]["final_loss"],
+            rtol=1e-4,
+        )
+        for mine, its in zip(
+            jax.tree_util.tree_leaves(unstack_tree(together.params, index)),
+            jax.tree_util.tree_leaves(unstack_tree(alone.params, 0)),
+            strict=True,
+        ):
+            np.testing.assert_allclose(mine, its, rtol=1e-4, atol=1e-6)
+
+
+def test_a_run_resumes_under_another_seed_strategy(tmp_path):
+    config = dataclasses.replace(
+        SMOKE, seeds=(0,), steps=2, eval_every=0, checkpoint_every=0
+    )
+    train(dataclasses.replace(config, seed_strategy="vmap"), tmp_path, progress=False)
+    again = train(
+        dataclasses.replace(config, steps=3, seed_strategy="map"),
+        tmp_path,
+        progress=False,
+    )
+    assert again.metrics[0]["steps"] == 3
+
+
+def test_runs_written_before_shape_buckets_load_without_them():
+    payload = TrainConfig(network=NetworkConfig("bfs")).to_dict()
+    del payload["shape_buckets"], payload["seed_strategy"]
+    loaded = TrainConfig.from_dict(payload)
+    assert loaded.shape_buckets == () and loaded.seed_strategy == "auto"
+
+
 def test_seed_sharding_uses_devices_that_divide_the_seed_count():
     devices = jax.devices()
     sharding = seed_sharding(4)
@@ -231,7 +332,8 @@ def test_seeds_shard_over_two_devices_with_the_same_numbers(tmp_path):
         config = TrainConfig(network=NetworkConfig("bfs", hidden_size=8), seeds=(0, 1),
                              steps=6, eval_every=3, checkpoint_every=0,
                              test_num_nodes=8,
-                             node_buckets=(16,), time_buckets=(8, 16))
+                             node_buckets=(16,), time_buckets=(8, 16),
+                             shape_buckets=())
         result = train(config, None, progress=False)
         print(json.dumps({"devices": len(jax.devices()),
                           "mesh": int(seed_sharding(2).mesh.devices.size),

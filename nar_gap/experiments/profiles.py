@@ -40,7 +40,9 @@ class Profile:
       val_num_nodes, test_num_nodes: evaluation graph sizes (16 and 64 are
         exactly CLRS-30's splits).
       eval_every: validation period.
-      node_buckets, time_buckets: shape padding (few shapes = few compiles).
+      node_buckets, time_buckets, shape_buckets: shape padding (few shapes =
+        few compiles; see :class:`~nar_gap.training.TrainConfig`).  smoke and
+        cpu keep the ladder they were measured with.
       minimal_seeds: seeds of the hidden-4 "lottery ticket" runs.
       long_steps: steps of the extended-training (grokking) run.
       stability_orders: data orders (seeds) when training on from compiled.
@@ -64,6 +66,7 @@ class Profile:
     eval_every: int
     node_buckets: tuple[int, ...]
     time_buckets: tuple[int, ...]
+    shape_buckets: tuple[tuple[int, int], ...]
     minimal_seeds: int
     long_steps: int
     stability_orders: int
@@ -99,6 +102,7 @@ class Profile:
             "checkpoint_every": self.eval_every,
             "node_buckets": self.node_buckets,
             "time_buckets": self.time_buckets,
+            "shape_buckets": self.shape_buckets,
         }
         fields.update(changes)
         return TrainConfig(**fields)
@@ -116,6 +120,7 @@ SMOKE = Profile(  # one graph size and one padded trace length: few compiles
     eval_every=8,
     node_buckets=(4,),
     time_buckets=(128,),
+    shape_buckets=(),
     minimal_seeds=3,
     long_steps=24,
     stability_orders=2,
@@ -138,6 +143,7 @@ CPU = Profile(
     eval_every=50,
     node_buckets=(8, 16),
     time_buckets=(),
+    shape_buckets=(),
     minimal_seeds=8,
     long_steps=500,
     stability_orders=4,

@@ -19,6 +19,7 @@ from nar_gap.benchmark.vocabulary import Location, Type
 from nar_gap.model.config import SpecEntry
 from nar_gap.model.gatv2 import EdgeFeatures, VectorHead
 from nar_gap.model.layers import Linear, haiku_linear_init
+from nar_gap.model.pair_ops import pointer_logits
 
 # Logit given to padded nodes in node-axis softmaxes: exp underflows to exactly 0
 # against any real logit, yet stays finite so the output blend never makes NaN.
@@ -91,10 +92,18 @@ class PointerDecoder(nn.Module):
         kernel, bias = Linear(self.hidden_size, name="linear_2").weights(
             edges.kernel.shape[-1]
         )
+        head, head_bias = VectorHead(
+            kernel_init=haiku_linear_init, name="linear_3"
+        ).weights(self.hidden_size)
         # W3 e_ji at [i, j]: transpose the K edge scalars, not the D-wide tensor.
-        p_3 = edges.transposed().project(kernel, bias)  # [B, N, N, D]
-        p_m = jnp.maximum(p_1[:, :, None, :], p_2[:, None, :, :] + p_3)  # [B, i, j, D]
-        return VectorHead(kernel_init=haiku_linear_init, name="linear_3").contract(p_m)
+        logits = pointer_logits(
+            p_1,
+            p_2 + edges.bias @ kernel + bias,
+            jnp.swapaxes(edges.scalars, 1, 2),
+            edges.kernel @ kernel,
+            head,
+        )  # [B, i, j]
+        return logits + head_bias
 
 
 class NodeDecoder(nn.Module):

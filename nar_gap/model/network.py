@@ -6,20 +6,23 @@ The network mirrors dm-clrs's ``nets.Net`` step for step (reference:
 * ``S = max(1, T - 1)`` steps run for every sample, ``T`` the hint time axis of
   the batch (also in hint mode ``none``).  Step ``t`` encodes the inputs and
   (``encoded_decoded``) the hint for time ``t``, runs the processor, and decodes
-  the predictions of hint ``t + 1`` and a candidate output.
+  the predictions of hint ``t + 1`` (and, in dm-clrs, a candidate output).
 * Step 0 always encodes the ground-truth ``hint[0]``.  Later steps encode the
   network's own post-processed predictions (``repred=True``, evaluation), or in
   training a per-sample Bernoulli(``hint_teacher_forcing``) mix of ground truth
   and predictions.  ``hint_repred_mode`` chooses soft (sigmoid / softmax, with
   gradients) or hard (threshold / argmax) feedback.
 * The returned output of sample ``b`` is the candidate of step
-  ``max(0, L_b - 2)`` (later steps are blended out with ``[L_b > t + 1]``).
+  ``clip(L_b - 2, 0, S - 1)``: dm-clrs blends later candidates out with
+  ``[L_b > t + 1]``.  nar_gap decodes outputs once, at that step, after the
+  loop (:func:`output_steps`): same values, same gradients, one output decoder
+  instead of ``S``.
 
 :class:`Step` is dm-clrs's ``_one_step_pred`` taken apart: which hints to feed
 (:func:`~nar_gap.model.encoders.hints_to_encode`), encode
 (:func:`~nar_gap.model.encoders.encode`), process
-(:class:`~nar_gap.model.gatv2.GATv2`), decode
-(:func:`~nar_gap.model.decoders.decode`), and the output blend.
+(:class:`~nar_gap.model.gatv2.GATv2`), decode the hints
+(:func:`~nar_gap.model.decoders.decode`); the outputs are decoded after it.
 
 Unlike dm-clrs, step 0 runs inside the same ``scan`` as the others (one trace,
 one compile), and everything honours ``Batch.node_mask``: padded nodes are cut
@@ -44,12 +47,12 @@ import jax.numpy as jnp
 from nar_gap.benchmark.batch import Batch
 from nar_gap.benchmark.vocabulary import Stage, Type
 from nar_gap.model.config import NetOutput, NetworkConfig
-from nar_gap.model.decoders import decode, expand_like, placeholder_preds, to_dense
+from nar_gap.model.decoders import decode, placeholder_preds, to_dense
 from nar_gap.model.encoders import encode, hints_to_encode
-from nar_gap.model.gatv2 import GATv2
+from nar_gap.model.gatv2 import EdgeFeatures, GATv2
 from nar_gap.model.layers import haiku_linear_init
 
-Carry = tuple[jax.Array, dict[str, jax.Array], dict[str, jax.Array]]
+Carry = tuple[jax.Array, dict[str, jax.Array]]
 
 
 @jax.tree_util.register_dataclass
@@ -63,21 +66,6 @@ class _Constants:
     class_sizes: tuple[tuple[str, int], ...] = dataclasses.field(
         metadata=dict(static=True)
     )
-
-
-def _blend_outputs(
-    step: jax.Array,
-    lengths: jax.Array,
-    outputs: dict[str, jax.Array],
-    previous: dict[str, jax.Array],
-) -> dict[str, jax.Array]:
-    """Freeze each sample's output at step ``L_b - 2`` (dm-clrs's blend)."""
-    not_done = ((lengths > step + 1) | (step == 0)).astype(jnp.float32)
-    return {
-        name: expand_like(not_done, out) * out
-        + (1.0 - expand_like(not_done, out)) * previous[name]
-        for name, out in outputs.items()
-    }
 
 
 class Step(nn.Module):
@@ -123,10 +111,16 @@ class Step(nn.Module):
 
     @nn.compact
     def __call__(self, carry: Carry, xs: tuple[jax.Array, dict], consts: _Constants):
-        """One step of the scan: ``(carry, xs) -> (carry, per-step outputs)``."""
+        """One step of the scan: ``(carry, xs) -> (carry, per-step outputs)``.
+
+        Outputs are not decoded here (see :class:`Network`); the step hands out
+        what their decoders read instead (:class:`DecoderInputs`).  At
+        initialisation it does decode them once, so their parameters are
+        created under this module's name, where dm-clrs keeps them.
+        """
         cfg = self.config
         step, hints_now = xs  # scalar step index; dense ground-truth hint[t]
-        hidden, previous_preds, previous_outputs = carry
+        hidden, previous_preds = carry
         spec = cfg.spec_entries()
         coins = self._teacher_coins(consts.node_mask.shape[0])
         fed = hints_to_encode(
@@ -134,26 +128,95 @@ class Step(nn.Module):
         )
         encoded = encode(cfg, spec, consts.inputs, fed, consts.node_mask)
         new_hidden, attention = self._process(encoded, hidden)
-
-        h_t = jnp.concatenate([encoded.node_fts, hidden, new_hidden], -1)  # [B, N, 3D]
-        outputs, hint_preds = {}, {}
+        inputs = DecoderInputs(
+            jnp.concatenate([encoded.node_fts, hidden, new_hidden], -1),
+            encoded.edges,
+            encoded.graph_fts,
+        )
+        class_sizes = dict(consts.class_sizes)
+        hint_preds = {}
         for name, stage, loc, typ in spec:
-            if stage == Stage.INPUT or (stage == Stage.HINT and not cfg.decode_hints):
-                continue
-            preds = decode(
-                name,
-                loc,
-                typ,
-                h_t,
-                encoded.edges,
-                encoded.graph_fts,
-                consts.node_mask,
-                dict(consts.class_sizes),
-                cfg.hidden_size,
+            wanted = (stage == Stage.HINT and cfg.decode_hints) or (
+                stage == Stage.OUTPUT and self.is_initializing()
             )
-            (outputs if stage == Stage.OUTPUT else hint_preds)[name] = preds
-        outputs = _blend_outputs(step, consts.lengths, outputs, previous_outputs)
-        return (new_hidden, hint_preds, outputs), (hint_preds, attention, new_hidden)
+            if wanted:
+                preds = inputs.decode(
+                    name, loc, typ, consts.node_mask, class_sizes, cfg
+                )
+                if stage == Stage.HINT:
+                    hint_preds[name] = preds
+        return (new_hidden, hint_preds), (hint_preds, attention, new_hidden, inputs)
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class DecoderInputs:
+    """What a step's decoders read.
+
+    Attributes:
+      h_t: ``[B, N, 3D]``, ``[node features; previous hidden; new hidden]``.
+      edges: the step's factorised edge features.
+      graph_fts: ``[B, D]``.
+    """
+
+    h_t: jax.Array
+    edges: EdgeFeatures
+    graph_fts: jax.Array
+
+    def decode(self, name, loc, typ, node_mask, class_sizes, cfg) -> jax.Array:
+        """Probe ``name``'s raw decoder output (inside a Flax module)."""
+        return decode(
+            name,
+            loc,
+            typ,
+            self.h_t,
+            self.edges,
+            self.graph_fts,
+            node_mask,
+            class_sizes,
+            cfg.hidden_size,
+        )
+
+    def at_steps(self, steps: jax.Array) -> DecoderInputs:
+        """Per sample ``b``, the inputs of step ``steps[b]`` (from ``[S, B, ...]``)."""
+        batch = jnp.arange(steps.shape[0])
+        pick = lambda x: x[steps, batch]  # noqa: E731
+        edges = EdgeFeatures(
+            pick(self.edges.scalars), self.edges.kernel[0], self.edges.bias[0]
+        )
+        return DecoderInputs(pick(self.h_t), edges, pick(self.graph_fts))
+
+
+class _OutputDecoders(nn.Module):
+    """The output decoders, applied once to each sample's output step."""
+
+    config: NetworkConfig
+
+    @nn.compact
+    def __call__(
+        self, inputs: DecoderInputs, consts: _Constants
+    ) -> dict[str, jax.Array]:
+        """Raw outputs, named as :class:`Step` names their decoders."""
+        class_sizes = dict(consts.class_sizes)
+        return {
+            name: inputs.decode(
+                name, loc, typ, consts.node_mask, class_sizes, self.config
+            )
+            for name, stage, loc, typ in self.config.spec_entries()
+            if stage == Stage.OUTPUT
+        }
+
+
+def output_steps(lengths: jax.Array, num_steps: int) -> jax.Array:
+    """The step whose candidate output each sample returns: ``clip(L_b - 2, 0, S - 1)``.
+
+    dm-clrs decodes a candidate output at every step and blends it in while
+    ``L_b > t + 1`` (and always at ``t = 0``), so the candidate of this step is
+    what survives.  Decoding only that step gives the same values and
+    gradients, and saves an output decoder (one ``[B, N, N, D]`` pointer
+    decoder for BFS) per step.
+    """
+    return jnp.clip(lengths - 2, 0, num_steps - 1)
 
 
 class Network(nn.Module):
@@ -202,7 +265,6 @@ class Network(nn.Module):
         carry = (
             jnp.zeros((batch_size, num_nodes, cfg.hidden_size)),
             placeholder_preds(spec, Stage.HINT, *sizes) if cfg.decode_hints else {},
-            placeholder_preds(spec, Stage.OUTPUT, *sizes),
         )
         scanned = nn.scan(
             Step,
@@ -212,7 +274,15 @@ class Network(nn.Module):
             length=num_steps,
         )(cfg, bool(repred), name="net")
         xs = (jnp.arange(num_steps), hints_dense if cfg.encode_hints else {})
-        (_, _, outputs), (hint_preds, attention, hiddens) = scanned(carry, xs, consts)
+        _, (hint_preds, attention, hiddens, inputs) = scanned(carry, xs, consts)
+        chosen = inputs.at_steps(output_steps(batch.lengths, num_steps))
+        # The output decoders' parameters live in the scanned step ("net"), as
+        # dm-clrs's do; here they are applied once, outside the loop.
+        net = self.variables["params"]["net"]
+        decoders = {k: v for k, v in net.items() if k.startswith("decoder_")}
+        outputs = _OutputDecoders(cfg, parent=None).apply(
+            {"params": decoders}, chosen, consts
+        )
         return NetOutput(
             outputs=outputs, hint_preds=hint_preds, attention=attention, hiddens=hiddens
         )

@@ -6,9 +6,11 @@ import dataclasses
 from typing import Any
 
 from nar_gap.benchmark.defaults import TRAIN_LENGTHS, TRAIN_P
-from nar_gap.benchmark.shapes import bucket_nodes
+from nar_gap.benchmark.shapes import largest_padded_nodes
 from nar_gap.model.config import NetworkConfig
 from nar_gap.system import files
+
+SEED_STRATEGIES = ("auto", "vmap", "map")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,6 +42,23 @@ class TrainConfig:
         ladder 2, 3, 4, 6, 8, 12, 16, ... .  Padded steps are masked exactly.
         Few coarse buckets mean few compiles (each costs ~10 s on a CPU) but
         more padded compute: right for short runs and tests.
+      shape_buckets: ``(nodes, steps)`` shapes a step's batches are padded to:
+        the cheapest that holds them (:func:`~nar_gap.benchmark.shapes.bucket_shape`);
+        a batch that none holds falls back to ``node_buckets`` and
+        ``time_buckets``.  The default is the shape policy for the paper's
+        training sizes (4..16) with BFS and Bellman-Ford, whose traces at
+        N <= 16 have at most N steps: graphs of 4 and 7 nodes (at most 7 steps
+        in 4 000 sampled batches) fit ``(8, 8)``, larger ones ``(16, 12)``
+        (9 to 12 steps are the usual longest of 8 seeds' batches) or, rarely,
+        ``(16, 16)``.  So a paper-configuration run compiles its train step at
+        most 3 times; the ladder alone compiled it 6 times.  Runs written
+        before this field existed load with ``()`` (what they used).
+      seed_strategy: how one step runs the seeds
+        (:func:`~nar_gap.training.step.seed_strategy_for`): ``"vmap"`` (one
+        batched program), ``"map"`` (``lax.map``: one seed after another
+        inside one compiled step), or ``"auto"``, the measured best for the
+        backend.  Only the execution changes (the numbers agree to float32
+        reassociation), so a run may resume under another strategy.
     """
 
     network: NetworkConfig
@@ -58,6 +77,8 @@ class TrainConfig:
     test_num_nodes: int = 64
     node_buckets: tuple[int, ...] = (8, 16)
     time_buckets: tuple[int, ...] = ()
+    shape_buckets: tuple[tuple[int, int], ...] = ((8, 8), (16, 12), (16, 16))
+    seed_strategy: str = "auto"
 
     def __post_init__(self) -> None:
         problems = []
@@ -89,6 +110,16 @@ class TrainConfig:
             problems.append(f"node_buckets must be sizes >= 2, got {self.node_buckets}")
         if any(b < 1 for b in self.time_buckets):
             problems.append(f"time_buckets must be >= 1, got {self.time_buckets}")
+        if self.seed_strategy not in SEED_STRATEGIES:
+            problems.append(
+                f"seed_strategy must be one of {SEED_STRATEGIES}, "
+                f"got {self.seed_strategy!r}"
+            )
+        if any(len(b) != 2 or b[0] < 2 or b[1] < 1 for b in self.shape_buckets):
+            problems.append(
+                f"shape_buckets must be (nodes >= 2, steps >= 1) pairs, "
+                f"got {self.shape_buckets}"
+            )
         net = self.network
         if net.use_pre_att_bias:
             sizes = {
@@ -113,7 +144,11 @@ class TrainConfig:
             raise ValueError("invalid TrainConfig: " + "; ".join(problems))
 
     def _padded_sizes(self) -> list[int]:
-        return [bucket_nodes(n, self.node_buckets) for n in self.train_lengths]
+        """The largest padded node count of each training size (any step count)."""
+        return [
+            largest_padded_nodes(n, self.shape_buckets, self.node_buckets)
+            for n in self.train_lengths
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON (for ``config.json`` and results sidecars)."""
@@ -124,6 +159,10 @@ class TrainConfig:
         """The inverse of :meth:`to_dict`."""
         fields = dict(payload)
         fields["network"] = NetworkConfig(**fields["network"])
+        # Written before shape buckets existed: those runs padded without them.
+        fields["shape_buckets"] = tuple(
+            tuple(pair) for pair in fields.get("shape_buckets", ())
+        )
         for name in (
             "seeds",
             "train_lengths",

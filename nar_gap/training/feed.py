@@ -32,7 +32,9 @@ def seed_batches(config: TrainConfig, step: int) -> Batch:
         )
         for seed in config.seeds
     ]
-    return pad_for_training(batches, config.node_buckets, config.time_buckets)
+    return pad_for_training(
+        batches, config.node_buckets, config.time_buckets, config.shape_buckets
+    )
 
 
 def prefetch(make: Callable[[int], Any], steps: range, depth: int = 3) -> Iterator[Any]:

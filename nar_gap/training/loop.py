@@ -17,6 +17,7 @@ split (N = 64) is scored with them at the end.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import os
 from collections.abc import Callable
@@ -210,8 +211,12 @@ def train_group(
     out: Path | None,
     val_batch: Batch,
     progress: bool,
+    shapes: collections.Counter | None = None,
 ) -> list[SeedState]:
-    """Train seeds that share their current step up to ``config.steps``."""
+    """Train seeds that share their current step up to ``config.steps``.
+
+    ``shapes`` (if given) counts the steps run at each padded (nodes, steps).
+    """
     sharding = seed_sharding(len(config.seeds))
     step_fn = make_train_step(config)
     state = group_state(states, sharding)
@@ -227,6 +232,8 @@ def train_group(
     )
     try:
         for step, batch in zip(steps, batches, strict=False):
+            if shapes is not None:
+                shapes[(batch.num_nodes, batch.num_steps)] += 1
             keys = jnp.stack([step_key(seed, step) for seed in config.seeds])
             state, loss, finite = train_step(
                 state,
@@ -349,6 +356,7 @@ def train(
     states = initial_states(config, out, initial_params)
 
     # Seeds advance in lockstep groups that share their current step.
+    shapes: collections.Counter = collections.Counter()
     groups: dict[int, list[int]] = {}
     for index, state in enumerate(states):
         groups.setdefault(int(state["step"]), []).append(index)
@@ -358,7 +366,7 @@ def train(
                 config, seeds=tuple(config.seeds[i] for i in members)
             )
             trained = train_group(
-                group, [states[i] for i in members], out, val_batch, progress
+                group, [states[i] for i in members], out, val_batch, progress, shapes
             )
             for index, state in zip(members, trained, strict=True):
                 states[index] = state
@@ -375,5 +383,10 @@ def train(
     if out is not None:
         _write_results(config, out, states, rows, details)
     return TrainResult(
-        config=config, metrics=details, params=best, out_dir=out, plan=plan
+        config=config,
+        metrics=details,
+        params=best,
+        out_dir=out,
+        plan=plan,
+        shapes=dict(sorted(shapes.items())),
     )

@@ -54,6 +54,9 @@ class TrainResult:
     params: Any  # stacked best-validation parameters, seed axis first
     out_dir: Path | None
     plan: ResumePlan | None = None  # what this call found and did
+    # The padded (nodes, steps) shapes this call trained on, and how many steps
+    # each: one compile of the train step per shape.
+    shapes: dict[tuple[int, int], int] = dataclasses.field(default_factory=dict)
 
 
 def seed_dir(out_dir: Path, seed: int) -> Path:
@@ -213,7 +216,12 @@ def check_run_dir(out: Path, config: TrainConfig) -> None:
         previous = TrainConfig.from_dict(files.read_json(path))
     except Exception as error:
         raise CheckpointError(f"{path} is not a nar_gap run config ({error})") from None
-    same = dataclasses.replace(previous, seeds=config.seeds, steps=config.steps)
+    same = dataclasses.replace(
+        previous,
+        seeds=config.seeds,
+        steps=config.steps,
+        seed_strategy=config.seed_strategy,
+    )
     if same != config:
         changed = ", ".join(
             f"{name} {was!r} -> {now!r}"
