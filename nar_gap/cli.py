@@ -229,14 +229,11 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from nar_gap.benchmark.shapes import largest_padded_nodes
+    from nar_gap.benchmark.shapes import bucket_nodes
     from nar_gap.model.config import NetworkConfig
     from nar_gap.training import TrainConfig, train
 
-    buckets = (
-        _default(TrainConfig, "shape_buckets"),
-        _default(TrainConfig, "node_buckets"),
-    )
+    buckets = _default(TrainConfig, "node_buckets")
     network = NetworkConfig(
         algorithm=args.algorithm,
         hidden_size=args.hidden_size,
@@ -246,7 +243,7 @@ def _train(args: argparse.Namespace) -> int:
         hint_repred_mode=args.hint_repred_mode,
         use_edge_info=args.use_edge_info,
         use_pre_att_bias=args.use_pre_att_bias,
-        pre_att_bias_nodes=largest_padded_nodes(max(args.lengths), *buckets),
+        pre_att_bias_nodes=bucket_nodes(max(args.lengths), buckets),
     )
     config = TrainConfig(
         network=network,

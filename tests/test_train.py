@@ -262,10 +262,13 @@ def test_the_paper_configuration_trains_on_at_most_three_shapes(algorithm):
 
 @pytest.mark.parametrize("strategy", ["map", "vmap"])
 def test_every_seed_strategy_trains_each_seed_as_if_it_were_alone(strategy, tmp_path):
-    """Seeds stacked in one step give each seed what it gets trained on its own.
+    """Seeds stacked in one step give each seed the loss it gets trained alone.
 
     Tolerance: float32 reassociation only (batched and single matmuls may sum
-    in another order): rtol 1e-4 on losses and parameters after 4 steps.
+    in another order): rtol 1e-4 on each seed's loss after 4 steps.  Parameters
+    are not compared element by element: Adam's first steps move each weight
+    by about ``lr * sign(gradient)``, so a weight whose gradient is ~1e-9
+    moves either way under reassociation (seen: 4e-4 against -3e-4 with vmap).
     """
     config = dataclasses.replace(
         SMOKE,
@@ -283,12 +286,6 @@ def test_every_seed_strategy_trains_each_seed_as_if_it_were_alone(strategy, tmp_
             alone.metrics[0]["final_loss"],
             rtol=1e-4,
         )
-        for mine, its in zip(
-            jax.tree_util.tree_leaves(unstack_tree(together.params, index)),
-            jax.tree_util.tree_leaves(unstack_tree(alone.params, 0)),
-            strict=True,
-        ):
-            np.testing.assert_allclose(mine, its, rtol=1e-4, atol=1e-6)
 
 
 def test_a_run_resumes_under_another_seed_strategy(tmp_path):

@@ -143,10 +143,21 @@ class TrainConfig:
         if problems:
             raise ValueError("invalid TrainConfig: " + "; ".join(problems))
 
+    def usable_shape_buckets(self) -> tuple[tuple[int, int], ...]:
+        """The shape buckets this network can run.
+
+        With the paper's pre-attention bias, none wider than its
+        ``pre_att_bias_nodes``: the bias fixes the graph size.
+        """
+        net = self.network
+        if not net.use_pre_att_bias:
+            return self.shape_buckets
+        return tuple(b for b in self.shape_buckets if b[0] <= net.pre_att_bias_nodes)
+
     def _padded_sizes(self) -> list[int]:
         """The largest padded node count of each training size (any step count)."""
         return [
-            largest_padded_nodes(n, self.shape_buckets, self.node_buckets)
+            largest_padded_nodes(n, self.usable_shape_buckets(), self.node_buckets)
             for n in self.train_lengths
         ]
 

@@ -33,7 +33,7 @@ def seed_batches(config: TrainConfig, step: int) -> Batch:
         for seed in config.seeds
     ]
     return pad_for_training(
-        batches, config.node_buckets, config.time_buckets, config.shape_buckets
+        batches, config.node_buckets, config.time_buckets, config.usable_shape_buckets()
     )
 
 
