@@ -262,6 +262,72 @@ def _describe(name: str, numbers: dict[str, Any], work: int) -> None:
     )
 
 
+def markdown_report(payload: dict[str, Any]) -> str:
+    """The README's table of one saved run (``--report PATH`` prints it)."""
+    ours, theirs, args = payload["nar_gap"], payload["dm_clrs"], payload["args"]
+    work = args["seeds"] * args["steps"]
+
+    def memory(side: dict[str, Any]) -> str:
+        return (
+            f"{side.get('peak_device_bytes', side['peak_rss_bytes']) / 2**30:.1f} GiB"
+        )
+
+    flops = ours["steady_flops_per_seed_step"]
+    rows = [
+        (
+            "wall time, compiles included",
+            *(f"{x['seconds']:.0f} s" for x in (ours, theirs)),
+        ),
+        (
+            "seed·steps per second",
+            *(f"{work / x['seconds']:.2f}" for x in (ours, theirs)),
+        ),
+        (
+            "steady state, one seed-step at N = 16",
+            *(f"{x['steady_seed_step_seconds'] * 1e3:.0f} ms" for x in (ours, theirs)),
+        ),
+        (
+            "compilations of the train step",
+            str(ours["compiles"]),
+            str(theirs["compiles"]),
+        ),
+        ("peak memory", memory(ours), memory(theirs)),
+    ]
+    lines = [
+        f"{args['algorithm']}, hidden {args['hidden_size']}, batch "
+        f"{args['batch_size']}, lengths {args['lengths']}, {args['seeds']} seeds x "
+        f"{args['steps']} steps; {payload['cpu_count']} CPU cores "
+        f"({payload['devices'][0]}):",
+        "",
+        "| | nar_gap | dm-clrs |",
+        "|---|---|---|",
+        *(f"| {a} | {b} | {c} |" for a, b, c in rows),
+        "",
+        *(
+            [
+                f"dm-clrs trained {theirs['seeds_measured']} of the "
+                f"{args['seeds']} seeds ({theirs['seconds_measured']:.0f} s) and its "
+                "time is scaled to all of them: its seeds run one after another, "
+                "each the same work.",
+                "",
+            ]
+            if theirs.get("seeds_measured", args["seeds"]) < args["seeds"]
+            else []
+        ),
+        f"Ratio: **{payload['ratio']:.2f}x** over the run, "
+        f"{payload['steady_ratio']:.2f}x in the steady state.  nar_gap ran "
+        f"`{ours['strategy']}` over seeds on shapes {ours['shapes']}; one "
+        f"seed-step at {ours['steady_shape'][0]} nodes x {ours['steady_shape'][1]} "
+        f"steps is {flops['total'] / 1e9:.2f} GFLOP by the analytic count "
+        f"({flops['matmul'] / flops['total']:.0%} in matmuls), "
+        f"{ours['steady_gflops_per_s']:.1f} GFLOP/s, "
+        f"{ours['steady_gflops_per_s'] / ours['matmul_roof_gflops_per_s']:.0%} of "
+        f"the {ours['matmul_roof_gflops_per_s']:.0f} GFLOP/s a 1024² float32 "
+        "matmul reached in the same run.",
+    ]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run both sides, print seed-steps per second and their ratio."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -281,7 +347,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", help="also write the numbers to this file")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--report", help="print the README table of a saved --json")
+    parser.add_argument(
+        "--dm-clrs-seeds",
+        type=int,
+        help="train only this many of the seeds with dm-clrs and scale its time "
+        "to all of them (its seeds run one after another; default: all)",
+    )
+    parser.add_argument(
+        "--nar-gap-numbers",
+        help="a nar_gap side saved by --side nar_gap --json, used instead of "
+        "training it again",
+    )
     args = parser.parse_args(argv)
+
+    if args.report:
+        print(markdown_report(json.loads(Path(args.report).read_text())))
+        return 0
 
     if args.side != "both":
         numbers = (run_nar_gap if args.side == "nar_gap" else run_dm_clrs)(args)
@@ -304,7 +386,10 @@ def main(argv: list[str] | None = None) -> int:
         *("--strategy", args.strategy, "--lengths", *map(str, args.lengths)),
         *(["--quiet"] if args.quiet else []),
     ]
-    ours = _in_child("nar_gap", child_argv)
+    if args.nar_gap_numbers:
+        ours = json.loads(Path(args.nar_gap_numbers).read_text())
+    else:
+        ours = _in_child("nar_gap", child_argv)
     _describe("nar_gap", ours, work)
     flops = ours["steady_flops_per_seed_step"]
     print(
@@ -319,7 +404,16 @@ def main(argv: list[str] | None = None) -> int:
         "of it steady",
         flush=True,
     )
-    theirs = _in_child("dm_clrs", child_argv)
+    measured = min(args.dm_clrs_seeds or args.seeds, args.seeds)
+    theirs = _in_child(
+        "dm_clrs",
+        [*child_argv, "--seeds", str(measured)],  # the last --seeds wins
+    )
+    theirs["seeds_measured"] = measured
+    if measured < args.seeds:
+        theirs["seconds_measured"] = theirs["seconds"]
+        theirs["seconds"] *= args.seeds / measured
+        print(f"          dm-clrs timed on {measured} of {args.seeds} seeds, scaled")
     _describe("dm-clrs", theirs, work)
     ratio = theirs["seconds"] / ours["seconds"]
     steady_ratio = theirs["steady_seed_step_seconds"] / ours["steady_seed_step_seconds"]

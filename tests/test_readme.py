@@ -54,3 +54,23 @@ def test_every_python_block_of_the_readme_runs_on_its_own(tmp_path):
     report = json.loads(last) if last.startswith("{") else {}
     assert done.returncode == 0, report.get("error") or done.stderr[-3000:]
     assert report == {"ran": len(blocks)}
+
+
+def test_the_benchmark_table_is_the_saved_run_rendered():
+    """The README's benchmark numbers come from the saved JSON, not by hand."""
+    import importlib.util
+
+    root = README.parent
+    spec = importlib.util.spec_from_file_location(
+        "train_throughput", root / "benchmarks" / "train_throughput.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    saved = json.loads(
+        (root / "benchmarks" / "results" / "train_throughput_cpu.json").read_text()
+    )
+    text = README.read_text()
+    between = text.split("<!-- benchmark:start -->\n")[1].split(
+        "<!-- benchmark:end -->"
+    )[0]
+    assert between.strip() == module.markdown_report(saved).strip()
