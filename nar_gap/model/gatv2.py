@@ -93,23 +93,6 @@ class EdgeFeatures:
     kernel: jax.Array
     bias: jax.Array
 
-    def project(self, dense_kernel: jax.Array, dense_bias: jax.Array) -> jax.Array:
-        """``e_ij @ W + b`` without materialising ``e``: ``[B, N, N, out]``.
-
-        One 2-D matmul ``[B N N, K] @ [K, out]``.  Pair tensors go through
-        matmuls as 2-D ``[pairs, features]`` arrays: written so, XLA:CPU (jax
-        0.10.1) differentiates them about 5x faster than as 4-D einsums or
-        broadcast multiply-adds, whose backward passes it lays out with
-        transposes of the whole pair tensor (see :func:`pair_matmul`).
-        """
-        projected_kernel = self.kernel @ dense_kernel  # [K, out]
-        projected_bias = self.bias @ dense_kernel + dense_bias  # [out]
-        return pair_matmul(self.scalars, projected_kernel) + projected_bias
-
-    def transposed(self) -> EdgeFeatures:
-        """``e_ji`` at ``[i, j]``: swaps the two node axes of the K scalars only."""
-        return EdgeFeatures(jnp.swapaxes(self.scalars, 1, 2), self.kernel, self.bias)
-
     def channel(self, index: int) -> jax.Array:
         """One channel of ``e``: ``[B, N, N]``."""
         return pair_matmul(self.scalars, self.kernel[:, index]) + self.bias[index]
@@ -132,10 +115,6 @@ class FactorisedDense(nn.Module):
         bias = self.param("bias", nn.initializers.zeros_init(), (self.features,))
         return kernel, bias
 
-    def __call__(self, edges: EdgeFeatures) -> jax.Array:
-        """The factorised edge features projected to ``[B, N, N, out]``."""
-        return edges.project(*self.weights(edges.kernel.shape[-1]))
-
     def projected(self, edges: EdgeFeatures) -> tuple[jax.Array, jax.Array]:
         """``(kernel [K, out], bias)`` with ``e @ W + b = scalars @ kernel + bias``."""
         kernel, bias = self.weights(edges.kernel.shape[-1])
@@ -157,11 +136,6 @@ class VectorHead(nn.Module):
         kernel = self.param("kernel", self.kernel_init, (features, 1))
         bias = self.param("bias", nn.initializers.zeros_init(), (1,))
         return kernel[:, 0], bias[0]
-
-    def contract(self, x: jax.Array) -> jax.Array:
-        """``x . a`` over the last axis, with this head's parameters."""
-        vector, bias = self.weights(x.shape[-1])
-        return pair_matmul(x, vector) + bias
 
 
 @dataclasses.dataclass(frozen=True)
