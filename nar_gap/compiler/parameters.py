@@ -19,7 +19,7 @@ from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler.config import CompilerConfig
 from nar_gap.compiler.layout import Layout
 from nar_gap.model.config import NetworkConfig
-from nar_gap.model.network import init_params
+from nar_gap.model.network import param_shapes
 from nar_gap.programs.dsl import NODE_INPUTS, Expr, GraphProgram
 
 Params = dict[str, Any]
@@ -28,7 +28,7 @@ Params = dict[str, Any]
 def empty_tree(config: NetworkConfig) -> Params:
     """The network's parameter tree for ``config``, as float64 numpy zeros."""
     batch = sample_batch(config.algorithm, num_nodes=4, batch_size=1, seed=0)
-    shapes = jax.eval_shape(lambda: init_params(config, batch, 0))
+    shapes = param_shapes(config, batch)
     return jax.tree.map(lambda s: np.zeros(s.shape, np.float64), shapes)
 
 

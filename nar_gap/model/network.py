@@ -302,3 +302,15 @@ def init_params(config: NetworkConfig, batch: Batch, seed: int | jax.Array = 0) 
     """
     key = jax.random.PRNGKey(seed) if isinstance(seed, int) else seed
     return Network(config).init(init_rngs(key), batch, repred=False)["params"]
+
+
+def param_shapes(config: NetworkConfig, batch: Batch) -> Any:
+    """:func:`init_params`'s tree with ``jax.ShapeDtypeStruct`` leaves: traced, not run.
+
+    For what needs the tree but not its numbers (checking a user's
+    parameters, the template a checkpoint is read into).  Running ``init``
+    outside ``jit`` executes the hint loop op by op and compiles each scan and
+    initializer separately: about 1 s per call at the smoke sizes, paid on every
+    run loaded.
+    """
+    return jax.eval_shape(lambda: init_params(config, batch, 0))

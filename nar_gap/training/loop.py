@@ -32,7 +32,7 @@ from tqdm import tqdm
 
 from nar_gap.benchmark.batch import Batch
 from nar_gap.benchmark.sampling import eval_batch
-from nar_gap.model.network import init_params
+from nar_gap.model.network import param_shapes
 from nar_gap.model.seeds import init_stacked, score_seeds, stack_trees, unstack_tree
 from nar_gap.system import files
 from nar_gap.system.provenance import provenance
@@ -104,7 +104,7 @@ def initial_states(
     if initial_params is None:
         initial = init_stacked(config.network, template, config.seeds)
     else:
-        check_tree(initial_params, init_params(config.network, template, 0))
+        check_tree(initial_params, param_shapes(config.network, template))
         initial = stack_trees([jax.device_get(initial_params)] * len(config.seeds))
     states = []
     for index, seed in enumerate(config.seeds):

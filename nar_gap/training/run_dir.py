@@ -24,7 +24,7 @@ import numpy as np
 from nar_gap.benchmark.batch import Batch
 from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.model.config import NetworkConfig
-from nar_gap.model.network import init_params
+from nar_gap.model.network import param_shapes
 from nar_gap.model.seeds import stack_trees
 from nar_gap.system import files
 from nar_gap.training.config import TrainConfig
@@ -160,7 +160,7 @@ def resume_plan(config: TrainConfig, out_dir: str | os.PathLike | None) -> Resum
 
 def load_params(path: str | os.PathLike, config: NetworkConfig, template: Batch) -> Any:
     """Parameters saved by :func:`train` (``seed_<k>/params.msgpack``)."""
-    target = init_params(config, template, 0)
+    target = param_shapes(config, template)
     path = Path(path)
     try:
         return flax.serialization.from_bytes(target, path.read_bytes())
@@ -260,7 +260,7 @@ def load_current_params(out_dir: str | os.PathLike) -> Any:
     out = Path(out_dir)
     config = load_run_config(out)
     template = sample_batch(config.network.algorithm, 4, 1, 0)
-    target = init_params(config.network, template, 0)
+    target = param_shapes(config.network, template)
     params = []
     for seed in config.seeds:
         path = seed_dir(out, seed) / CHECKPOINT_FILE
