@@ -30,20 +30,27 @@ from nar_gap.analysis.faithfulness import (
 from nar_gap.benchmark.batch import Batch
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.model import Model
-from nar_gap.model.seeds import in_seed_chunks, stack_trees
+from nar_gap.model.seeds import (
+    in_seed_chunks,
+    over_seeds,
+    seed_strategy_for,
+    stack_trees,
+)
 from nar_gap.training.run_dir import TrainResult, load_run
 
 __all__ = ["Models", "SeedEvaluation", "measure_models", "reference_attention"]
 
 
 @functools.lru_cache(maxsize=16)
-def _seed_evaluator(config: NetworkConfig, margins: Margins, with_reference: bool):
+def _seed_evaluator(
+    config: NetworkConfig, margins: Margins, with_reference: bool, strategy: str
+):
     def one(params, batch, reference):
         return measure_one(
             config, params, batch, reference if with_reference else None, margins
         )
 
-    return jax.jit(jax.vmap(one, in_axes=(0, None, None)))
+    return jax.jit(over_seeds(one, strategy))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,14 +165,19 @@ def measure_models(
     reference: np.ndarray | None = None,
     margins: Margins = DEFAULT_MARGINS,
     chunk: int = 8,
+    strategy: str = "auto",
 ) -> SeedEvaluation:
     """Every seed's accuracy, external and internal faithfulness on ``batch``.
 
-    Seeds run ``chunk`` at a time as one vmapped, jitted call (a Python loop
-    runs over chunks only, to bound memory on large graphs).  ``reference``
-    is :func:`reference_attention` of the compiled model on the same batch.
+    Seeds run ``chunk`` at a time as one jitted call (``strategy`` as in
+    :func:`~nar_gap.model.seeds.seed_strategy_for`: ``lax.map`` on a CPU,
+    vmapped on accelerators; a Python loop runs over chunks only, to bound
+    memory on large graphs).  ``reference`` is :func:`reference_attention`
+    of the compiled model on the same batch.
     """
-    evaluator = _seed_evaluator(models.config, margins, reference is not None)
+    evaluator = _seed_evaluator(
+        models.config, margins, reference is not None, seed_strategy_for(strategy)
+    )
     ref = jnp.zeros(()) if reference is None else jnp.asarray(reference)
     joined = in_seed_chunks(
         lambda part: evaluator(part, batch, ref), models.params, chunk

@@ -8,9 +8,8 @@ from typing import Any
 from nar_gap.benchmark.defaults import TRAIN_LENGTHS, TRAIN_P
 from nar_gap.benchmark.shapes import largest_padded_nodes
 from nar_gap.model.config import NetworkConfig
+from nar_gap.model.seeds import SEED_STRATEGIES
 from nar_gap.system import files
-
-SEED_STRATEGIES = ("auto", "vmap", "map")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +53,7 @@ class TrainConfig:
         most 3 times; the ladder alone compiled it 6 times.  Runs written
         before this field existed load with ``()`` (what they used).
       seed_strategy: how one step runs the seeds
-        (:func:`~nar_gap.training.step.seed_strategy_for`): ``"vmap"`` (one
+        (:func:`~nar_gap.model.seeds.seed_strategy_for`): ``"vmap"`` (one
         batched program), ``"map"`` (``lax.map``: one seed after another
         inside one compiled step), or ``"auto"``, the measured best for the
         backend.  Only the execution changes (the numbers agree to float32

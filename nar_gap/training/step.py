@@ -20,6 +20,7 @@ import optax
 from nar_gap.benchmark.batch import Batch
 from nar_gap.model.losses import total_loss
 from nar_gap.model.network import Network
+from nar_gap.model.seeds import seed_strategy_for
 from nar_gap.training.config import TrainConfig
 
 
@@ -57,24 +58,6 @@ def loss_fn(
         terms = {**terms, "l1": l1}
         loss = loss + config.l1_weight * l1
     return loss, terms
-
-
-def seed_strategy_for(requested: str, platform: str | None = None) -> str:
-    """The seed strategy to run: ``requested``, or for ``"auto"`` the backend's best.
-
-    ``"vmap"`` on accelerators, where one wide program fills the device.  On
-    CPU, ``"map"``: measured on 2 cores (BFS, hidden 128, batch 32, N = 16,
-    T = 12, 8 seeds), 0.18 s per seed-step with ``lax.map``, 0.20 s with
-    eight separately dispatched single-seed steps and 0.29 s vmapped.  Why
-    vmapping loses on a CPU is not pinned down: the 8-seed working set
-    (``[8, B, N, N, D]`` pair tensors, 32 MB each) no longer fits in cache,
-    and the per-seed matmuls become batched ``dot_general`` calls; neither
-    was isolated.
-    """
-    if requested != "auto":
-        return requested
-    platform = platform or jax.default_backend()
-    return "map" if platform == "cpu" else "vmap"
 
 
 def make_train_step(config: TrainConfig) -> Callable:
