@@ -55,6 +55,15 @@ __all__ = [
     "DEFAULT_MARGINS",
     "MAX_UNIFORM_BINS",
     "Margins",
+    "SHARPENING_TEMPERATURES",
+    "argmax_agreement",
+    "argmax_rows",
+    "calibrated_measures",
+    "neighbourhood",
+    "self_attention",
+    "sharpened",
+    "uniform_attention",
+    "unnormalised_l1",
     "external_steps",
     "head_averaged",
     "internal_distance",
@@ -242,6 +251,162 @@ def internal_distance(
     }
 
 
+# --------------------------------------------------------------------------- #
+# Calibrating the internal distance: what does 0.75 mean?
+#
+# Eq. 24 compares whole attention rows, so a model that attends mostly to the
+# compiled model's choice but spreads the rest of its mass (a soft, unsharp
+# row) is "far" although it picks the same sender.  The measures below tell
+# the two apart: which sender wins (argmax agreement), the distance once the
+# model's rows are sharpened (to the argmax, or at a temperature), the paper's
+# unnormalised sum, and reference attentions built from the graph alone.
+# --------------------------------------------------------------------------- #
+
+SHARPENING_TEMPERATURES = (0.5, 0.1)  # besides 0 (the argmax); ours, documented
+TIE_TOLERANCE = 1e-6  # senders within this of a row's maximum share the argmax
+
+
+def _counted(lengths: jax.Array, node_mask: jax.Array, num_steps: int) -> jax.Array:
+    """``[S, B, N]`` weight 1 on every counted step of every real receiver."""
+    steps = internal_steps(lengths, num_steps).astype(jnp.float32)  # [S, B]
+    receivers = jnp.asarray(node_mask).astype(jnp.float32)  # [B, N]
+    return steps[:, :, None] * receivers[None]
+
+
+def _sample_mean(values: jax.Array, weight: jax.Array) -> jax.Array:
+    """Mean over each sample's counted (step, receiver) cells, then over samples."""
+    per_sample = jnp.sum(values * weight, (0, 2)) / jnp.maximum(
+        jnp.sum(weight, (0, 2)), 1
+    )
+    return jnp.mean(per_sample)
+
+
+def argmax_rows(attention: jax.Array, tolerance: float = TIE_TOLERANCE) -> jax.Array:
+    """One-hot rows on each receiver's most-attended sender, ties shared equally.
+
+    A compiled row is one-hot already; sharing ties keeps a uniform row
+    uniform instead of handing it to the lowest index.
+    """
+    top = jnp.max(attention, axis=-1, keepdims=True)
+    winners = (attention >= top - tolerance).astype(attention.dtype)
+    return winners / jnp.sum(winners, axis=-1, keepdims=True)
+
+
+def sharpened(attention: jax.Array, temperature: float) -> jax.Array:
+    """Each row raised to ``1 / temperature`` and renormalised (0: :func:`argmax_rows`).
+
+    Temperature 1 is the row itself; towards 0 the mass moves to the row's
+    maximum.  Computed as a softmax of ``log(a) / temperature`` so small
+    temperatures do not underflow; zero entries (non-neighbours) stay zero.
+    """
+    if temperature == 0:
+        return argmax_rows(attention)
+    logs = jnp.where(attention > 0, jnp.log(jnp.maximum(attention, 1e-38)), -jnp.inf)
+    return jax.nn.softmax(logs / temperature, axis=-1)
+
+
+def argmax_agreement(
+    attention: jax.Array,
+    reference: jax.Array,
+    lengths: jax.Array,
+    node_mask: jax.Array,
+    tolerance: float = TIE_TOLERANCE,
+) -> jax.Array:
+    """Fraction of receivers whose most-attended sender is one the reference picks.
+
+    Over counted steps and real receivers, averaged per sample then over
+    samples, like :func:`internal_distance`.  A receiver agrees when the
+    model's most-attended sender is among its reference row's maxima (within
+    ``tolerance``); a tie in the model's row counts as a random choice among
+    its tied senders (agreement = the share of them the reference picks), so
+    a uniform row over k neighbours agrees 1/k of the time with a one-hot one.
+    """
+    picked = argmax_rows(reference, tolerance) > 0
+    agrees = jnp.sum(argmax_rows(attention, tolerance) * picked, axis=-1)
+    return _sample_mean(agrees, _counted(lengths, node_mask, attention.shape[0]))
+
+
+def unnormalised_l1(
+    att_a: jax.Array, att_b: jax.Array, lengths: jax.Array, node_mask: jax.Array
+) -> jax.Array:
+    """The paper's Eq. 24 as a plain sum, ``Σ_t Σ_i Σ_j |a - b|``, mean over samples.
+
+    Counted steps and real receivers only.  It grows with the graph size and
+    the trace length, so it compares models on the same graphs only; the
+    normalised :func:`internal_distance` is this divided by
+    ``2 x steps x receivers`` per sample.
+    """
+    weight = _counted(lengths, node_mask, att_a.shape[0])
+    return jnp.mean(jnp.sum(receiver_l1(att_a, att_b) * weight, (0, 2)))
+
+
+def calibrated_measures(
+    attention: jax.Array,
+    reference: jax.Array,
+    lengths: jax.Array,
+    node_mask: jax.Array,
+    temperatures: tuple[float, ...] = SHARPENING_TEMPERATURES,
+) -> dict[str, jax.Array]:
+    """Every gap measure of one attention series against a reference, by name.
+
+    ``internal`` (Eq. 24, normalised), ``internal_argmax`` (after sharpening
+    the model's rows to their argmax), ``internal_t<T>`` (at temperature T),
+    ``argmax_agreement`` and ``l1_unnormalised``.
+    """
+
+    def distance(att: jax.Array) -> jax.Array:
+        return internal_distance(att, reference, lengths, node_mask)["distance"]
+
+    result = {
+        "internal": distance(attention),
+        "internal_argmax": distance(sharpened(attention, 0.0)),
+        "argmax_agreement": argmax_agreement(attention, reference, lengths, node_mask),
+        "l1_unnormalised": unnormalised_l1(attention, reference, lengths, node_mask),
+    }
+    for temperature in temperatures:
+        result[f"internal_t{temperature:g}"] = distance(
+            sharpened(attention, temperature)
+        )
+    return result
+
+
+def neighbourhood(batch: Batch) -> np.ndarray:
+    """``[B, N, N]`` bool: the senders a receiver may attend to at step 0.
+
+    Edges in either direction and self loops, on real nodes (GATv2's support
+    before any fed-back pointer joins the adjacency).
+    """
+    adj = np.asarray(batch.inputs["adj"]) > 0
+    real = np.asarray(batch.node_mask, bool)
+    n = adj.shape[-1]
+    support = adj | np.swapaxes(adj, 1, 2) | np.eye(n, dtype=bool)[None]
+    return support & real[:, None, :] & real[:, :, None]
+
+
+def uniform_attention(batch: Batch, num_steps: int) -> np.ndarray:
+    """Reference point: each receiver attends evenly to its whole neighbourhood.
+
+    ``[S, B, N, N]``, the same rows at every step (the graph's support; a
+    trained model's later steps may also attend along fed-back pointers).
+    Padded receivers attend to themselves.
+    """
+    support = neighbourhood(batch)
+    n = support.shape[-1]
+    support = (
+        support
+        | (~np.asarray(batch.node_mask, bool))[:, :, None] & np.eye(n, dtype=bool)[None]
+    )
+    rows = support / support.sum(-1, keepdims=True)
+    return np.broadcast_to(rows[None], (num_steps, *rows.shape)).astype(np.float32)
+
+
+def self_attention(batch: Batch, num_steps: int) -> np.ndarray:
+    """Reference point: every receiver attends only to itself, ``[S, B, N, N]``."""
+    b, n = np.asarray(batch.node_mask).shape
+    eye = np.broadcast_to(np.eye(n, dtype=np.float32), (num_steps, b, n, n))
+    return np.array(eye)
+
+
 def measure_one(
     config: NetworkConfig,
     params: Any,
@@ -284,7 +449,11 @@ def measure_one(
         internal = internal_distance(
             attention, reference_attention, batch.lengths, batch.node_mask
         )
-        result["internal"] = internal["distance"]
+        result.update(
+            calibrated_measures(
+                attention, reference_attention, batch.lengths, batch.node_mask
+            )
+        )
         result["internal_along_time"] = internal["along_time"]
     return result
 

@@ -10,46 +10,285 @@ computed; nothing here runs a network.
 from __future__ import annotations
 
 import dataclasses
+import math
+import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from scipy import stats
 from scipy.cluster import hierarchy
 from scipy.spatial.distance import squareform
 
+MIN_SEEDS_FOR_P = 10
+"""Fewest seeds for which Table 1 reports a p-value.
+
+Below it a p-value says little: at n = 4 scipy's t-approximation printed
+p = 0.0, and even the exact permutation p-value of a perfect correlation is
+only 2/n! (1/12 at n = 4).  r, rho and their bootstrap intervals are still
+reported, and the interval shows how little a small n pins r down.
+"""
+
+RESAMPLES = 9999
+"""Resamples of the bootstrap and of a randomised permutation test (scipy's
+default).  A permutation test enumerates all n! pairings instead when
+n! <= RESAMPLES (n <= 7), and its p-value is then exact."""
+
+RESAMPLING_SEED = 0
+"""Seed of every resampling here, fresh per call: a rerun on the same numbers
+gives the same p-values and intervals to the last digit."""
+
+CONFIDENCE_LEVEL = 0.95
+"""Coverage of the bootstrap intervals of r and rho."""
+
+Correlation = Literal["pearson", "spearman"]
+
+
+def _pearson(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Pearson's r along ``axis``, vectorized over leading axes (NaN if constant).
+
+    scipy's permutation test and bootstrap call this once on a whole batch of
+    resamples (``[resamples, n]``), which is what keeps Table 1 fast.  A
+    resample whose x or y is constant has no r; it is tested as ``max == min``
+    rather than on the centred sums, which rounding leaves slightly off zero.
+    """
+    x, y = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(y, np.float64))
+    x = np.moveaxis(x, axis, -1)
+    y = np.moveaxis(y, axis, -1)
+    dx = x - x.mean(-1, keepdims=True)
+    dy = y - y.mean(-1, keepdims=True)
+    scale = np.sqrt(np.sum(dx * dx, -1) * np.sum(dy * dy, -1))
+    constant = (np.ptp(x, -1) == 0) | (np.ptp(y, -1) == 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.sum(dx * dy, -1) / np.where(constant, 1.0, scale)
+    return np.where(constant, np.nan, np.clip(r, -1.0, 1.0))
+
+
+def _spearman(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Spearman's rho along ``axis``: Pearson's r of the ranks (ties averaged).
+
+    The same definition as :func:`scipy.stats.spearmanr`.  Bootstrap resamples
+    repeat values, so they are ranked afresh each time.
+    """
+    rank_x = stats.rankdata(x, axis=axis)
+    rank_y = stats.rankdata(y, axis=axis)
+    return _pearson(rank_x, rank_y, axis)
+
+
+_STATISTICS = {"pearson": _pearson, "spearman": _spearman}
+
+
+def _paired(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    x = np.asarray(x, np.float64)
+    y = np.asarray(y, np.float64)
+    if x.ndim != 1 or x.shape != y.shape:
+        raise ValueError(
+            f"x and y must be 1-D and of one length, got {x.shape} and {y.shape}"
+        )
+    return x, y
+
+
+@dataclasses.dataclass(frozen=True)
+class PermutationP:
+    """A two-sided permutation p-value of a correlation.
+
+    Attributes:
+      statistic: the observed r or rho.
+      pvalue: the two-sided p-value (scipy's: twice the smaller tail).
+      exact: whether all n! pairings were enumerated.
+      resamples: pairings evaluated (n! when exact).
+    """
+
+    statistic: float
+    pvalue: float
+    exact: bool
+    resamples: int
+
+    @property
+    def method(self) -> str:
+        """How the p-value was computed, for Table 1's ``p_method`` column."""
+        if self.exact:
+            return "exact permutation"
+        return f"permutation, {self.resamples} resamples"
+
+
+def permutation_p(
+    x: np.ndarray,
+    y: np.ndarray,
+    statistic: Correlation,
+    resamples: int = RESAMPLES,
+) -> PermutationP:
+    """Two-sided permutation p-value of Pearson's r or Spearman's rho.
+
+    :func:`scipy.stats.permutation_test` with ``permutation_type="pairings"``:
+    under the null hypothesis that x and y are unrelated, every pairing of the
+    seeds' x with their y is equally likely (exchangeability), so the p-value
+    is the share of pairings whose statistic is at least as extreme as the
+    observed one.  Only x is permuted, y stays put (scipy's own example for a
+    correlation): that reaches every pairing, n! in all.  When n! <=
+    ``resamples`` scipy enumerates them and the p-value is exact; otherwise it
+    draws ``resamples`` random pairings and counts the observed one among them,
+    so p >= 2 / (resamples + 1).  No normal or t approximation is involved,
+    unlike scipy's ``pearsonr`` p-value, which printed p = 0.0 at n = 4.
+
+    For rho the ranks are permuted: permuting x and then ranking it gives the
+    same ranks, permuted.  The seed is fixed (:data:`RESAMPLING_SEED`).
+    """
+    x, y = _paired(x, y)
+    correlate = _STATISTICS[statistic]
+    if statistic == "spearman":
+        x, y = stats.rankdata(x), stats.rankdata(y)
+
+    def with_y(permuted: np.ndarray, axis: int = -1) -> np.ndarray:
+        return _pearson(permuted, y, axis)
+
+    result = stats.permutation_test(
+        (x,),
+        with_y,
+        permutation_type="pairings",
+        vectorized=True,
+        n_resamples=resamples,
+        alternative="two-sided",
+        rng=np.random.default_rng(RESAMPLING_SEED),
+    )
+    exact = math.factorial(len(x)) <= resamples
+    return PermutationP(
+        statistic=float(correlate(x, y)),
+        pvalue=float(result.pvalue),
+        exact=exact,
+        resamples=math.factorial(len(x)) if exact else resamples,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class BootstrapInterval:
+    """A percentile bootstrap interval of r or rho.
+
+    Attributes:
+      low, high: the interval's ends.
+      undefined: resamples left out because their x or y was constant.
+    """
+
+    low: float
+    high: float
+    undefined: int
+
+
+def bootstrap_interval(
+    x: np.ndarray,
+    y: np.ndarray,
+    statistic: Correlation,
+    level: float = CONFIDENCE_LEVEL,
+    resamples: int = RESAMPLES,
+) -> BootstrapInterval:
+    """Percentile bootstrap interval of Pearson's r or Spearman's rho.
+
+    :func:`scipy.stats.bootstrap` with ``paired=True``: a resample draws seeds
+    with replacement and keeps each seed's (x, y) together, so the interval
+    reflects how much r changes with the choice of seeds.  At the paper's
+    small n the interval is wide, which a bare r hides.  Percentile rather
+    than BCa: BCa's jackknife fails on resamples without an r.
+
+    A resample whose x or y is constant (all its seeds share one value) has no
+    r.  Such resamples are left out and counted in ``undefined``; the interval
+    is then the ``level`` quantiles of the others (the same quantile rule as
+    scipy's).  They are rare unless n is tiny or many seeds tie.  The seed is
+    fixed (:data:`RESAMPLING_SEED`).
+    """
+    x, y = _paired(x, y)
+    with warnings.catch_warnings():
+        # scipy warns when a resample has no r; those are counted below instead
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        result = stats.bootstrap(
+            (x, y),
+            _STATISTICS[statistic],
+            n_resamples=resamples,
+            vectorized=True,
+            paired=True,
+            confidence_level=level,
+            method="percentile",
+            rng=np.random.default_rng(RESAMPLING_SEED),
+        )
+    distribution = np.asarray(result.bootstrap_distribution)
+    undefined = int(np.count_nonzero(np.isnan(distribution)))
+    if undefined == 0:
+        low, high = result.confidence_interval
+    elif undefined == distribution.size:
+        low, high = np.nan, np.nan
+    else:
+        alpha = (1 - level) / 2
+        low, high = np.nanquantile(distribution, [alpha, 1 - alpha])
+    return BootstrapInterval(float(low), float(high), undefined)
+
 
 def correlation_table(
     accuracy: np.ndarray, measures: Mapping[str, np.ndarray]
 ) -> list[dict[str, Any]]:
-    """Table 1: Pearson and Spearman of each measure against accuracy, with p-values.
+    """Table 1: Pearson and Spearman of each measure against accuracy.
 
-    A constant input has no correlation: its row holds NaN and says so in
-    ``note`` (scipy would warn and return NaN too).
+    Columns: ``measure, n``; ``pearson_r, pearson_p, spearman_rho,
+    spearman_p`` (r and rho are scipy's; the p-values are two-sided
+    permutation p-values, :func:`permutation_p`); ``note``;
+    ``pearson_ci_low, pearson_ci_high, spearman_ci_low, spearman_ci_high``
+    (95 % percentile bootstrap intervals over seeds, :func:`bootstrap_interval`);
+    ``p_method`` ("exact permutation" or "permutation, 9999 resamples"; empty
+    where no p-value is reported).
+
+    Why not scipy's ``pearsonr`` p-value: it comes from a t-distribution that
+    assumes normal data and needs many seeds; at n = 4 it printed p = 0.0.  A
+    permutation p-value is exact under exchangeability of the seeds, whatever
+    their distribution.  Below :data:`MIN_SEEDS_FOR_P` seeds no p-value is
+    reported (NaN, and ``note`` says so): the few pairings there are cannot
+    give a small p, and a number in the table invites reading one.  r, rho and
+    their intervals are still reported from 3 seeds on; the interval shows how
+    wide r is at small n.  All resampling uses a fixed seed, so a rerun gives
+    identical numbers.
+
+    Fewer than 3 seeds, or a constant input, has no correlation: the row holds
+    NaN and says so in ``note`` (scipy would warn and return NaN too).
     """
     accuracy = np.asarray(accuracy, np.float64)
     rows = []
     for name, values in measures.items():
         values = np.asarray(values, np.float64)
-        row: dict[str, Any] = {"measure": name, "n": int(len(values))}
+        row: dict[str, Any] = {
+            "measure": name,
+            "n": int(len(values)),
+            "pearson_r": np.nan,
+            "pearson_p": np.nan,
+            "spearman_rho": np.nan,
+            "spearman_p": np.nan,
+            "note": "",
+            "pearson_ci_low": np.nan,
+            "pearson_ci_high": np.nan,
+            "spearman_ci_low": np.nan,
+            "spearman_ci_high": np.nan,
+            "p_method": "",
+        }
         if len(values) < 3 or np.ptp(values) == 0 or np.ptp(accuracy) == 0:
-            row.update(
-                pearson_r=np.nan,
-                pearson_p=np.nan,
-                spearman_rho=np.nan,
-                spearman_p=np.nan,
-                note="undefined: fewer than 3 seeds or a constant input",
-            )
+            row["note"] = "undefined: fewer than 3 seeds or a constant input"
+            rows.append(row)
+            continue
+        row["pearson_r"] = float(stats.pearsonr(values, accuracy).statistic)
+        row["spearman_rho"] = float(stats.spearmanr(values, accuracy).statistic)
+        notes = []
+        if len(values) >= MIN_SEEDS_FOR_P:
+            pearson = permutation_p(values, accuracy, "pearson")
+            row["pearson_p"] = pearson.pvalue
+            row["spearman_p"] = permutation_p(values, accuracy, "spearman").pvalue
+            row["p_method"] = pearson.method
         else:
-            pearson = stats.pearsonr(values, accuracy)
-            spearman = stats.spearmanr(values, accuracy)
-            row.update(
-                pearson_r=float(pearson.statistic),
-                pearson_p=float(pearson.pvalue),
-                spearman_rho=float(spearman.statistic),
-                spearman_p=float(spearman.pvalue),
-                note="",
+            notes.append(f"p-value not reported below n = {MIN_SEEDS_FOR_P}")
+        for statistic in ("pearson", "spearman"):
+            interval = bootstrap_interval(values, accuracy, statistic)
+            row[f"{statistic}_ci_low"] = interval.low
+            row[f"{statistic}_ci_high"] = interval.high
+        if interval.undefined:  # the same resamples for r and rho
+            notes.append(
+                f"bootstrap: {interval.undefined} of {RESAMPLES} resamples had a "
+                "constant input and were left out"
             )
+        row["note"] = "; ".join(notes)
         rows.append(row)
     return rows
 
@@ -152,6 +391,102 @@ def cluster_solutions(distances: np.ndarray) -> Clusters:
     threshold = float(0.5 * (heights[widest] + heights[widest + 1]))
     labels = hierarchy.fcluster(linkage, t=threshold, criterion="distance")
     return Clusters(linkage, labels, int(len(np.unique(labels))), threshold)
+
+
+CUT_DISTANCES = (0.05, 0.1, 0.2, 0.3, 0.5)
+"""Default fixed thresholds of :func:`cluster_counts`, in the units of the
+internal distance: a mean total-variation distance between two solutions'
+attention, in [0, 1] (0.1: on average a tenth of the attention mass sits
+elsewhere).  They span "near-identical" to "half the attention differs"; the
+paper names no threshold."""
+
+Linkage = Literal["average", "ward"]
+
+
+def _linkage(distances: np.ndarray, method: Linkage) -> np.ndarray:
+    """Scipy's linkage matrix of a symmetric distance matrix (none for one)."""
+    distances = np.asarray(distances, np.float64)
+    k = distances.shape[0]
+    if distances.shape != (k, k) or not np.allclose(distances, distances.T):
+        raise ValueError(
+            f"distances must be a symmetric square matrix, got {distances.shape}"
+        )
+    if k == 1:
+        return np.zeros((0, 4))
+    return hierarchy.linkage(squareform(distances, checks=False), method=method)
+
+
+def _counts_at(linkage: np.ndarray, heights: np.ndarray) -> np.ndarray:
+    """Clusters left when every merge at or below each height is made.
+
+    The same as counting :func:`scipy.cluster.hierarchy.fcluster`'s
+    ``criterion="distance"`` clusters: Ward and average linkage never merge
+    lower than an earlier merge, so the merges at or below ``t`` are exactly
+    the ones a cut at ``t`` keeps.
+    """
+    merges = np.sort(linkage[:, 2])
+    return len(merges) + 1 - np.searchsorted(merges, heights, side="right")
+
+
+def cluster_count_curve(
+    distances: np.ndarray, heights: np.ndarray, method: Linkage = "average"
+) -> np.ndarray:
+    """The number of clusters at each cut height, for a sensitivity plot.
+
+    ``method="average"`` (the default): average linkage, whose merge height is
+    the mean distance between the two groups' members, so a height is a
+    distance in the internal distance's units and a cut at ``t`` means "no
+    two groups closer than ``t`` on average".  ``method="ward"``: the Ward
+    linkage of :func:`cluster_solutions`.  Ward heights are not distances:
+    merging two groups costs their centroid distance scaled by
+    ``sqrt(2·a·b / (a + b))`` for groups of ``a`` and ``b`` solutions, so they
+    grow with group size and can exceed the largest pairwise distance (two
+    groups of 5 at distance 1 merge at height sqrt(5)).  A Ward curve needs a
+    wider range of heights, and its fixed cuts have no direct meaning.
+
+    A merge at exactly a cut height is made (as in scipy's ``fcluster``): at
+    height 0, distinct solutions are all separate and identical ones one
+    cluster.  Heights must be non-negative.
+    """
+    heights = np.asarray(heights, np.float64)
+    if np.any(heights < 0) or np.any(np.isnan(heights)):
+        raise ValueError(f"cut heights must be non-negative, got {heights}")
+    return _counts_at(_linkage(distances, method), heights).astype(int)
+
+
+def cluster_counts(
+    distances: np.ndarray, thresholds: Sequence[float] = CUT_DISTANCES
+) -> dict[str, int]:
+    """The number of clusters of learned solutions under each documented rule.
+
+    The paper reports a count without its rule, so the count is given under
+    several, for the reader to see how much it depends on the choice:
+
+    - ``"widest gap"``: :func:`cluster_solutions`'s rule (Ward linkage, cut in
+      the widest gap between successive merge heights); Figure 5's count.
+    - ``"average linkage at t"``, one per threshold: average linkage cut at
+      the distance ``t`` (:func:`cluster_count_curve`).  Fixed thresholds use
+      average linkage because its heights are mean distances between solutions,
+      so ``t`` means the same thing for every algorithm and number of seeds.
+    - ``"ward at t"``, one per threshold: the Ward dendrogram of Figure 5 cut
+      at the height ``t``, for comparison.  Ward heights are not distances
+      (they grow with group size), so the same ``t`` usually leaves more
+      clusters here than under average linkage.
+
+    Thresholds default to :data:`CUT_DISTANCES`.  Every count depends on the
+    merge heights only, not on the order of the seeds.  One solution is one
+    cluster under every rule; all-identical solutions are one cluster; two
+    distinct solutions are two clusters at any threshold below their distance
+    (the widest-gap rule, with no gap to read, says one).
+    """
+    thresholds = np.asarray(thresholds, np.float64)
+    counts = {"widest gap": cluster_solutions(distances).count}
+    for method in ("average", "ward"):
+        curve = cluster_count_curve(distances, thresholds, method)
+        prefix = "average linkage" if method == "average" else "ward"
+        for threshold, count in zip(thresholds, curve, strict=True):
+            counts[f"{prefix} at {threshold:g}"] = int(count)
+    return counts
 
 
 def score_summary(scores: Sequence[float]) -> dict[str, Any]:

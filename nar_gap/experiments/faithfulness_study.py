@@ -23,7 +23,10 @@ from tqdm import tqdm
 from nar_gap.analysis.faithfulness import (
     DEFAULT_MARGINS,
     Margins,
+    calibrated_measures,
     pairwise_internal_distances,
+    self_attention,
+    uniform_attention,
 )
 from nar_gap.analysis.models import (
     Models,
@@ -48,6 +51,7 @@ from nar_gap.experiments.runs import (
     train_once,
 )
 from nar_gap.model.model import Model
+from nar_gap.model.seeds import init_stacked
 from nar_gap.system import files
 
 
@@ -65,6 +69,8 @@ class FaithfulnessReport:
       summary: one row of headline numbers (means, closest seed, cluster count).
       reference_attention: ``[S, B, N, N]`` the compiled attention.
       num_nodes: ``[B]`` real nodes per sample.
+      reference_points: what each gap measure gives for attention nobody
+        trained (:func:`reference_points`), one row per point.
     """
 
     algorithm: str
@@ -76,11 +82,12 @@ class FaithfulnessReport:
     summary: dict[str, Any]
     reference_attention: np.ndarray
     num_nodes: np.ndarray
+    reference_points: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     def seed_rows(self) -> list[dict[str, Any]]:
         """One CSV row per seed: accuracy, internal, external (overall, per hint)."""
         ev = self.evaluation
-        names = ["accuracy", "internal", "external", "external_strict"]
+        names = ["accuracy", *GAP_MEASURES, "external", "external_strict"]
         names += sorted(
             n for n in ev.scalars if n.startswith("external_") and n not in names
         )
@@ -98,6 +105,61 @@ class FaithfulnessReport:
     def closest_seed_index(self) -> int:
         """Index of the seed whose attention is closest to the compiled one."""
         return int(np.argmin(self.evaluation.scalars["internal"]))
+
+
+# Every gap measure of :func:`nar_gap.analysis.faithfulness.calibrated_measures`,
+# in the order tables show them.
+GAP_MEASURES = (
+    "internal",
+    "internal_argmax",
+    "internal_t0.5",
+    "internal_t0.1",
+    "argmax_agreement",
+    "l1_unnormalised",
+)
+RANDOM_INIT_SEEDS = (10_000, 10_001, 10_002, 10_003)  # not training seeds
+
+
+def reference_points(
+    models: Models, ref_att: np.ndarray, batch: Batch, chunk: int = 8
+) -> list[dict[str, Any]]:
+    """Each gap measure for attention nobody trained, on the same graphs.
+
+    Without them a reader cannot tell what a distance of 0.75 means.  Rows:
+    ``compiled`` (the reference against itself: 0 and agreement 1),
+    ``uniform neighbourhood`` (every receiver spreads its attention evenly
+    over its neighbours and itself), ``self only``, and ``random init`` (the
+    trained architecture at initialisation, mean over
+    :data:`RANDOM_INIT_SEEDS`).  The compiled model after further training is
+    the stability study's (notebook 05).
+    """
+    num_steps = ref_att.shape[0]
+    fixed = {
+        "compiled": ref_att,
+        "uniform neighbourhood": uniform_attention(batch, num_steps),
+        "self only": self_attention(batch, num_steps),
+    }
+    rows = []
+    for name, att in fixed.items():
+        values = calibrated_measures(att, ref_att, batch.lengths, batch.node_mask)
+        rows.append(
+            {"point": name, "seeds": 0, **{k: float(values[k]) for k in GAP_MEASURES}}
+        )
+    initial = Models(
+        models.config,
+        init_stacked(models.config, batch, RANDOM_INIT_SEEDS),
+        RANDOM_INIT_SEEDS,
+        source="init",
+    )
+    at_init = measure_models(initial, batch, ref_att, chunk=chunk).scalars
+    rows.append(
+        {
+            "point": "random init",
+            "seeds": len(RANDOM_INIT_SEEDS),
+            **{k: float(np.mean(at_init[k])) for k in GAP_MEASURES},
+        }
+    )
+    return rows
 
 
 def faithfulness_study(
@@ -123,7 +185,7 @@ def faithfulness_study(
             f"reference is a {reference.config.algorithm!r} model, the learned "
             f"ones {models.config.algorithm!r}"
         )
-    stages = tqdm(total=4, desc=f"faithfulness {batch.algorithm}", disable=not progress)
+    stages = tqdm(total=5, desc=f"faithfulness {batch.algorithm}", disable=not progress)
     ref_att = reference_attention(reference, batch)
     own = Models.from_models([reference], seeds=[-1], source="compiled")
     ref_eval = measure_models(own, batch, ref_att, margins, chunk=1)
@@ -136,7 +198,7 @@ def faithfulness_study(
     stages.update(1)
     clusters = cluster_solutions(distances)
     scalars = evaluation.scalars
-    measures = {"internal": scalars["internal"]}
+    measures = {name: scalars[name] for name in GAP_MEASURES}
     if "external" in scalars:
         measures["external"] = scalars["external"]
     correlations = correlation_table(scalars["accuracy"], measures)
@@ -150,7 +212,7 @@ def faithfulness_study(
         "hidden_size": models.config.hidden_size,
         "mean_accuracy": float(np.mean(scalars["accuracy"])),
         "std_accuracy": float(np.std(scalars["accuracy"])),
-        "mean_internal": float(np.mean(scalars["internal"])),
+        **{f"mean_{name}": float(np.mean(scalars[name])) for name in GAP_MEASURES},
         "closest_internal": float(scalars["internal"][closest]),
         "closest_seed": int(models.seeds[closest]),
         "mean_external": float(np.mean(scalars.get("external", np.nan))),
@@ -164,6 +226,8 @@ def faithfulness_study(
         "reference_accuracy": float(ref_eval.scalars["accuracy"][0]),
     }
     stages.update(1)
+    points = reference_points(models, ref_att, batch, chunk)
+    stages.update(1)
     stages.close()
     return FaithfulnessReport(
         algorithm=batch.algorithm,
@@ -175,6 +239,7 @@ def faithfulness_study(
         summary=summary,
         reference_attention=ref_att,
         num_nodes=np.asarray(batch.node_mask).sum(-1),
+        reference_points=points,
     )
 
 
@@ -287,7 +352,8 @@ def write_report(
 
     Files, with ``<a>`` the algorithm: ``results/faithfulness_<a>.csv`` (per
     seed), ``results/table1_correlations_<a>.csv``,
-    ``results/faithfulness_summary_<a>.csv``, ``results/faithfulness_<a>.npz``
+    ``results/faithfulness_summary_<a>.csv``,
+    ``results/faithfulness_reference_points_<a>.csv``, ``results/faithfulness_<a>.npz``
     (series, distances, linkage, and sample ``sample``'s compiled and closest
     attention), and ``figures/fig{1,2,3,4,5,10,11}_<a>_*.{png,pdf}``.
     """
@@ -298,6 +364,7 @@ def write_report(
         f"faithfulness_{a}.csv": report.seed_rows(),
         f"table1_correlations_{a}.csv": report.correlations,
         f"faithfulness_summary_{a}.csv": [report.summary],
+        f"faithfulness_reference_points_{a}.csv": report.reference_points,
     }
     written = [files.write_table(results / n, r, meta) for n, r in tables.items()]
     arrays = _report_arrays(report, sample)

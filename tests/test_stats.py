@@ -1,0 +1,351 @@
+"""Known answers for nar_gap.analysis.stats: Table 1's p-values, intervals, clusters.
+
+The references are scipy's own routines called independently here (the
+permutation test, the bootstrap, fcluster) and answers derived by hand: the
+exact p-value of a perfect correlation at n = 4 is 2/4! = 1/12.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.cluster import hierarchy
+from scipy.spatial.distance import squareform
+
+from nar_gap.analysis import stats as st
+
+OLD_COLUMNS = [
+    "measure",
+    "n",
+    "pearson_r",
+    "pearson_p",
+    "spearman_rho",
+    "spearman_p",
+    "note",
+]
+NEW_COLUMNS = [
+    "pearson_ci_low",
+    "pearson_ci_high",
+    "spearman_ci_low",
+    "spearman_ci_high",
+    "p_method",
+]
+
+
+def _pair(n: int, slope: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Accuracy-like y and a measure x = slope * y + noise."""
+    rng = np.random.default_rng(seed)
+    y = rng.uniform(0.8, 1.0, n)
+    return slope * y + rng.normal(0, 0.05, n), y
+
+
+def _r(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    return stats.pearsonr(a, np.broadcast_to(b, a.shape), axis=axis).statistic
+
+
+def _rho(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    return _r(stats.rankdata(a, axis=axis), stats.rankdata(b, axis=axis), axis)
+
+
+REFERENCE = {"pearson": _r, "spearman": _rho}
+
+
+def _same_rows(a: list[dict], b: list[dict]) -> bool:
+    """Rows equal key by key, NaN equal to NaN."""
+    if [list(r) for r in a] != [list(r) for r in b]:
+        return False
+    return all(
+        (x == y) or (isinstance(x, float) and np.isnan(x) and np.isnan(y))
+        for ra, rb in zip(a, b, strict=True)
+        for x, y in zip(ra.values(), rb.values(), strict=True)
+    )
+
+
+# --------------------------------------------------------------------------- #
+# Permutation p-values.
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize("statistic", ["pearson", "spearman"])
+@pytest.mark.parametrize("slope", [-1.0, 0.0], ids=["correlated", "independent"])
+def test_permutation_p_is_scipys_two_sided_pairings_test(statistic, slope):
+    x, y = _pair(12, slope, seed=3)
+    ours = st.permutation_p(x, y, statistic)
+    reference = stats.permutation_test(
+        (x,),
+        lambda a, axis=-1: REFERENCE[statistic](a, y, axis),
+        permutation_type="pairings",
+        vectorized=True,
+        n_resamples=st.RESAMPLES,
+        alternative="two-sided",
+        rng=np.random.default_rng(st.RESAMPLING_SEED),
+    )
+    assert ours.pvalue == pytest.approx(reference.pvalue, rel=1e-12)
+    assert ours.statistic == pytest.approx(reference.statistic, rel=1e-12)
+    assert not ours.exact and ours.method == "permutation, 9999 resamples"
+    if slope:
+        assert ours.pvalue < 0.01
+    else:
+        assert ours.pvalue > 0.05
+
+
+def test_a_perfect_correlation_at_four_seeds_has_exact_p_one_twelfth():
+    # only the identity pairing reaches r = 1 and only the reversal r = -1:
+    # two-sided p = 2 * 1/4!, where scipy's t-approximation gives 0
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    for statistic in ("pearson", "spearman"):
+        result = st.permutation_p(x, x, statistic)
+        assert result.pvalue == pytest.approx(1 / 12)
+        assert result.exact and result.resamples == 24
+        assert result.method == "exact permutation"
+    assert stats.pearsonr(x, x).pvalue < 1e-6
+
+
+@pytest.mark.parametrize("statistic", ["pearson", "spearman"])
+def test_exact_p_counts_every_pairing(statistic):
+    x, y = _pair(6, -0.3, seed=5)
+    result = st.permutation_p(x, y, statistic)
+    observed = REFERENCE[statistic](x, y)
+    null = np.array(
+        [REFERENCE[statistic](x[list(p)], y) for p in itertools.permutations(range(6))]
+    )
+    tol = 1e-12
+    lower = np.mean(null <= observed + tol)
+    upper = np.mean(null >= observed - tol)
+    assert result.exact and result.resamples == math.factorial(6)
+    assert result.pvalue == pytest.approx(min(1.0, 2 * min(lower, upper)))
+
+
+def test_from_eight_seeds_the_permutations_are_drawn():
+    x, y = _pair(8, 1.0, seed=0)
+    result = st.permutation_p(x, y, "pearson")
+    assert not result.exact and result.resamples == st.RESAMPLES
+    # the observed pairing is counted among the draws: p >= 2 / (resamples + 1)
+    assert result.pvalue >= 2 / (st.RESAMPLES + 1)
+
+
+def test_mismatched_lengths_are_refused():
+    with pytest.raises(ValueError, match="one length"):
+        st.permutation_p(np.arange(5.0), np.arange(6.0), "pearson")
+
+
+# --------------------------------------------------------------------------- #
+# Bootstrap intervals.
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize("statistic", ["pearson", "spearman"])
+def test_bootstrap_interval_is_scipys_paired_percentile_interval(statistic):
+    x, y = _pair(32, -1.0, seed=11)
+    ours = st.bootstrap_interval(x, y, statistic)
+    reference = stats.bootstrap(
+        (x, y),
+        REFERENCE[statistic],
+        n_resamples=st.RESAMPLES,
+        vectorized=True,
+        paired=True,
+        confidence_level=st.CONFIDENCE_LEVEL,
+        method="percentile",
+        rng=np.random.default_rng(st.RESAMPLING_SEED),
+    ).confidence_interval
+    assert ours.undefined == 0
+    assert ours.low == pytest.approx(reference.low, rel=1e-10)
+    assert ours.high == pytest.approx(reference.high, rel=1e-10)
+    assert ours.low < REFERENCE[statistic](x, y) < ours.high < 0
+
+
+def test_bootstrap_interval_narrows_with_more_seeds():
+    small = st.bootstrap_interval(*_pair(8, -1.0, seed=2), "pearson")
+    large = st.bootstrap_interval(*_pair(128, -1.0, seed=2), "pearson")
+    assert large.high - large.low < small.high - small.low
+
+
+def test_resamples_without_a_correlation_are_left_out_and_counted():
+    # at n = 4 some resamples repeat one seed four times; all others give r = 1
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    interval = st.bootstrap_interval(x, x, "pearson")
+    assert 0 < interval.undefined < st.RESAMPLES
+    assert interval.low == pytest.approx(1.0) and interval.high == pytest.approx(1.0)
+
+
+# --------------------------------------------------------------------------- #
+# Table 1.
+# --------------------------------------------------------------------------- #
+
+
+def test_table_keeps_its_columns_and_adds_the_new_ones():
+    x, y = _pair(12, -1.0, seed=1)
+    constant = st.correlation_table(y, {"x": np.ones(12)})
+    defined = st.correlation_table(y, {"x": x})
+    assert list(defined[0]) == OLD_COLUMNS + NEW_COLUMNS
+    assert list(constant[0]) == list(defined[0])
+
+
+def test_table_reports_p_from_ten_seeds_on():
+    assert st.MIN_SEEDS_FOR_P == 10
+    x, y = _pair(10, -1.0, seed=4)
+    row = st.correlation_table(y, {"x": x})[0]
+    assert row["pearson_p"] == st.permutation_p(x, y, "pearson").pvalue
+    assert row["spearman_p"] == st.permutation_p(x, y, "spearman").pvalue
+    assert row["p_method"] == "permutation, 9999 resamples"
+    assert row["note"] == ""
+    assert row["pearson_r"] == pytest.approx(stats.pearsonr(x, y).statistic)
+    assert row["spearman_rho"] == pytest.approx(stats.spearmanr(x, y).statistic)
+
+
+@pytest.mark.parametrize("n", [3, 4, 9])
+def test_table_hides_p_below_ten_seeds_but_keeps_r_and_its_interval(n):
+    x, y = _pair(n, -0.5, seed=4)
+    row = st.correlation_table(y, {"x": x})[0]
+    assert np.isnan(row["pearson_p"]) and np.isnan(row["spearman_p"])
+    assert "p-value not reported below n = 10" in row["note"]
+    assert row["p_method"] == ""
+    assert row["pearson_r"] == pytest.approx(stats.pearsonr(x, y).statistic)
+    assert row["spearman_rho"] == pytest.approx(stats.spearmanr(x, y).statistic)
+    for name, value in (("pearson", "pearson_r"), ("spearman", "spearman_rho")):
+        interval = st.bootstrap_interval(x, y, name)
+        assert row[f"{name}_ci_low"] == interval.low
+        assert row[f"{name}_ci_high"] == interval.high
+        assert interval.low <= row[value] <= interval.high
+
+
+def test_table_is_reproducible():
+    x, y = _pair(32, -1.0, seed=9)
+    measures = {"internal": x, "external": x[::-1], "noise": _pair(32, 0.0, 8)[0]}
+    first = st.correlation_table(y, measures)
+    assert _same_rows(first, st.correlation_table(y, measures))
+    for row in first:
+        assert row["pearson_ci_low"] <= row["pearson_r"] <= row["pearson_ci_high"]
+        assert row["spearman_ci_low"] <= row["spearman_rho"] <= row["spearman_ci_high"]
+
+
+@pytest.mark.parametrize(
+    "accuracy, values",
+    [
+        (np.array([0.9, 1.0, 0.8]), np.ones(3)),  # a constant measure
+        (np.ones(12), np.arange(12.0)),  # a constant accuracy
+        (np.array([0.9, 1.0]), np.array([0.1, 0.2])),  # two seeds
+    ],
+    ids=["constant-measure", "constant-accuracy", "two-seeds"],
+)
+def test_an_undefined_row_is_nan_and_says_so(accuracy, values):
+    row = st.correlation_table(accuracy, {"x": values})[0]
+    numbers = [c for c in OLD_COLUMNS + NEW_COLUMNS if c not in ("measure", "n")]
+    for column in numbers:
+        if column not in ("note", "p_method"):
+            assert np.isnan(row[column]), column
+    assert row["note"] == "undefined: fewer than 3 seeds or a constant input"
+    assert row["p_method"] == ""
+
+
+# --------------------------------------------------------------------------- #
+# Cluster-count rules.
+# --------------------------------------------------------------------------- #
+
+
+def _groups(sizes=(3, 4, 5), within=0.02, between=0.6, seed=0) -> np.ndarray:
+    """Distances of tight groups far apart, every distance distinct."""
+    rng = np.random.default_rng(seed)
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    k = len(group)
+    same = group[:, None] == group[None]
+    noise = rng.uniform(0, 0.01, (k, k))
+    distances = np.where(same, within, between) + noise
+    distances = np.triu(distances, 1)
+    return distances + distances.T
+
+
+def test_separated_groups_are_counted_under_every_rule():
+    distances = _groups()
+    # within groups about 0.02 apart, between them about 0.6; average linkage
+    # joins the groups at about 0.6, Ward above 1 (its heights grow with size)
+    counts = st.cluster_counts(distances, thresholds=(0.0, 0.3, 0.65, 10.0))
+    assert counts == {
+        "widest gap": 3,
+        "average linkage at 0": 12,
+        "average linkage at 0.3": 3,
+        "average linkage at 0.65": 1,
+        "average linkage at 10": 1,
+        "ward at 0": 12,
+        "ward at 0.3": 3,
+        "ward at 0.65": 3,
+        "ward at 10": 1,
+    }
+    assert counts["widest gap"] == st.cluster_solutions(distances).count
+
+
+def test_default_thresholds_are_the_documented_ones():
+    counts = st.cluster_counts(_groups())
+    expected = ["widest gap"]
+    for prefix in ("average linkage", "ward"):
+        expected += [f"{prefix} at {t:g}" for t in st.CUT_DISTANCES]
+    assert list(counts) == expected
+    assert st.CUT_DISTANCES == (0.05, 0.1, 0.2, 0.3, 0.5)
+
+
+@pytest.mark.parametrize("method", ["average", "ward"])
+def test_count_curve_is_fclusters_count_at_every_height(method):
+    distances = _groups(sizes=(2, 5, 3, 4), seed=3)
+    linkage = hierarchy.linkage(squareform(distances), method=method)
+    heights = np.concatenate([[0.0], np.sort(linkage[:, 2]), np.linspace(0, 3, 61)])
+    curve = st.cluster_count_curve(distances, heights, method)
+    reference = [
+        len(np.unique(hierarchy.fcluster(linkage, t=h, criterion="distance")))
+        for h in heights
+    ]
+    assert curve.tolist() == reference
+    order = np.argsort(heights, kind="stable")
+    assert np.all(np.diff(curve[order]) <= 0)  # higher cuts, fewer clusters
+
+
+def test_ward_heights_exceed_the_largest_distance_average_ones_do_not():
+    distances = _groups()
+    top = [distances.max()]
+    assert st.cluster_count_curve(distances, top, "average")[0] == 1
+    assert st.cluster_count_curve(distances, top, "ward")[0] > 1
+
+
+def test_cluster_counts_ignore_seed_order():
+    distances = _groups(sizes=(4, 2, 6), seed=7)
+    counts = st.cluster_counts(distances)
+    heights = np.linspace(0, 2, 41)
+    curves = {
+        m: st.cluster_count_curve(distances, heights, m) for m in ("average", "ward")
+    }
+    for trial in range(5):
+        perm = np.random.default_rng(trial).permutation(len(distances))
+        shuffled = distances[np.ix_(perm, perm)]
+        assert st.cluster_counts(shuffled) == counts
+        for method, curve in curves.items():
+            again = st.cluster_count_curve(shuffled, heights, method)
+            assert np.array_equal(again, curve)
+
+
+def test_one_two_and_identical_solutions():
+    one = st.cluster_counts(np.zeros((1, 1)))
+    assert set(one.values()) == {1}
+    assert st.cluster_count_curve(np.zeros((1, 1)), [0.0, 1.0]).tolist() == [1, 1]
+    identical = st.cluster_counts(np.zeros((4, 4)), thresholds=(0.0, 0.1))
+    assert set(identical.values()) == {1}
+    two = np.array([[0.0, 0.15], [0.15, 0.0]])
+    counts = st.cluster_counts(two, thresholds=(0.0, 0.1, 0.15, 0.2))
+    assert counts["widest gap"] == 1  # no gap to read
+    for prefix in ("average linkage", "ward"):
+        # a merge exactly at the cut height is made
+        assert [counts[f"{prefix} at {t}"] for t in ("0", "0.1", "0.15", "0.2")] == [
+            2,
+            2,
+            1,
+            1,
+        ]
+
+
+def test_bad_cluster_inputs_are_refused():
+    with pytest.raises(ValueError, match="non-negative"):
+        st.cluster_count_curve(_groups(), [-0.1])
+    with pytest.raises(ValueError, match="symmetric"):
+        st.cluster_counts(np.arange(9.0).reshape(3, 3))
