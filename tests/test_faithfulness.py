@@ -395,6 +395,7 @@ def test_the_chain_runs_end_to_end_and_writes_its_files(smoke_report, tmp_path):
         "fig3_bfs_closest_attention.png",
         "fig4_bfs_trace_uniform_time.png",
         "fig5_bfs_solution_clusters.png",
+        "fig5_bfs_cluster_sensitivity.png",
         "fig10_bfs_external_vs_accuracy.png",
         "fig11_bfs_trace_over_time.png",
     } <= names
@@ -439,6 +440,11 @@ def test_the_chain_agrees_with_the_training_metrics(smoke_report):
     assert 1 <= summary["num_clusters"] <= len(run.config.seeds)
     assert 0.0 < summary["closest_internal"] <= summary["mean_internal"] <= 1.0
     assert summary["closest_seed"] in run.config.seeds
+    fixed = [k for k in summary if k.startswith("clusters average linkage at ")]
+    assert len(fixed) == 5
+    counts = [summary[k] for k in fixed]  # finer cuts never give fewer clusters
+    assert counts == sorted(counts, reverse=True)
+    assert all(1 <= c <= len(run.config.seeds) for c in counts)
 
 
 def test_the_chain_is_reproducible(smoke_report):

@@ -36,6 +36,8 @@ from nar_gap.analysis.models import (
 )
 from nar_gap.analysis.stats import (
     Clusters,
+    cluster_count_curve,
+    cluster_counts,
     cluster_solutions,
     correlation_table,
     linear_fit_band,
@@ -221,6 +223,11 @@ def faithfulness_study(
         else 0.0,
         "num_clusters": clusters.count,
         "cluster_threshold": clusters.threshold,
+        **{
+            f"clusters {rule}": count
+            for rule, count in cluster_counts(distances).items()
+            if rule != "widest gap"
+        },
         "reference_internal": float(ref_eval.scalars["internal"][0]),
         "reference_external": float(ref_eval.scalars.get("external", [np.nan])[0]),
         "reference_accuracy": float(ref_eval.scalars["accuracy"][0]),
@@ -306,7 +313,24 @@ def _internal_figures(report: FaithfulnessReport, arrays: Mapping) -> dict:
             [str(s) for s in ev.seeds],
             f"{label}: {report.clusters.count} clusters",
         ),
+        f"fig5_{a}_cluster_sensitivity": _cluster_sensitivity(report, label),
     }
+
+
+def _cluster_sensitivity(report: FaithfulnessReport, label: str):
+    """The cluster count against the cut height, for both linkages."""
+    top = max(float(np.max(report.distances, initial=0.0)), report.clusters.threshold)
+    heights = np.linspace(0.0, 1.05 * max(top, 1e-3), 200)
+    counts = {
+        f"{method} linkage": cluster_count_curve(report.distances, heights, method)
+        for method in ("average", "ward")
+    }
+    return plots.plot_cluster_sensitivity(
+        heights,
+        counts,
+        (report.clusters.threshold, report.clusters.count),
+        f"{label}: clusters by cut height",
+    )
 
 
 def _external_figures(report: FaithfulnessReport) -> dict:

@@ -263,6 +263,34 @@ def plot_solution_clusters(
     return fig
 
 
+def plot_cluster_sensitivity(
+    heights: np.ndarray,
+    counts: dict[str, np.ndarray],
+    widest_gap: tuple[float, int],
+    title: str,
+) -> Figure:
+    """Figure 5's companion: the number of clusters at every cut height.
+
+    One step curve per linkage (``counts[name]`` at each of ``heights``); the
+    widest-gap rule's cut (on the Ward dendrogram) is marked.  Flat stretches
+    are cut heights where the count does not depend on the exact choice.
+    """
+    fig, ax = plt.subplots(figsize=(4.8, 3.2))
+    for colour, (name, values) in enumerate(counts.items()):
+        ax.step(heights, values, where="post", color=f"C{colour}", lw=1.5, label=name)
+    cut, count = widest_gap
+    ax.scatter([cut], [count], color="black", zorder=3, s=18, label="widest gap (Ward)")
+    ax.set_xlabel(
+        "cut height (average: mean internal distance; Ward: merge cost)", fontsize=8
+    )
+    ax.set_ylabel("clusters", fontsize=8)
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, frameon=False)
+    ax.tick_params(labelsize=7)
+    return fig
+
+
 def plot_landscape(
     alphas: np.ndarray, betas: np.ndarray, losses: np.ndarray, title: str
 ) -> Figure:
