@@ -405,7 +405,11 @@ def test_the_chain_runs_end_to_end_and_writes_its_files(smoke_report, tmp_path):
         for key in ("accuracy", "internal", "external", "external_reach_h"):
             assert 0.0 <= float(row[key]) <= 1.0, (key, row)
     table = read_table(tmp_path / "results" / "table1_correlations_bfs.csv")
-    assert [r["measure"] for r in table] == [*fs.GAP_MEASURES, "external"]
+    assert [r["measure"] for r in table] == [
+        *fs.GAP_MEASURES,
+        *fs.FORCED_MEASURES,
+        "external",
+    ]
     points = read_table(tmp_path / "results" / "faithfulness_reference_points_bfs.csv")
     assert [p["point"] for p in points] == [
         "compiled",
@@ -601,3 +605,38 @@ def test_sharpening_keeps_rows_distributions_and_zeros(batches):
     np.testing.assert_allclose(
         np.asarray(fa.sharpened(jnp.asarray(att, jnp.float32), 1.0)), att, atol=1e-6
     )
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_teacher_forced_attention_of_the_compiled_model_is_its_own_rollouts(
+    compiled, batches, algorithm
+):
+    """The compiled model executes the trace exactly, so feeding it the true
+    hints changes nothing on the steps that count: its forced attention is its
+    rollout's, and measured teacher-forced against itself it is at distance 0.
+    (Past a trace's end the true hints are padding, zeros, so a forced model
+    attends elsewhere there; those steps never count.)"""
+    model, batch = compiled[algorithm], batches[algorithm]
+    rollout = models_lib.reference_attention(model, batch)
+    forced = models_lib.reference_attention(model, batch, forced=True)
+    counted = np.asarray(fa.internal_steps(batch.lengths, rollout.shape[0]))
+    np.testing.assert_allclose(forced[counted], rollout[counted], atol=1e-6)
+    own = models_lib.Models.from_models([model], seeds=[0], source="compiled")
+    measured = models_lib.measure_models(own, batch, forced, forced=True)
+    assert measured.scalars["internal"][0] == pytest.approx(0.0, abs=1e-6)
+    assert measured.scalars["argmax_agreement"][0] == 1.0
+
+
+def test_teacher_forcing_changes_what_an_untrained_model_attends_to(compiled, batches):
+    """An untrained model's later steps depend on the hints it is fed: its own
+    (wrong) predictions, or the true trace.  Step 0 sees the same inputs."""
+    from nar_gap.model.seeds import init_stacked
+
+    batch = batches["bfs"]
+    config = NetworkConfig("bfs", hidden_size=16)
+    models = models_lib.Models(config, init_stacked(config, batch, (0,)), (0,))
+    ref = models_lib.reference_attention(compiled["bfs"], batch)
+    rollout = models_lib.measure_models(models, batch, ref).attention[0]
+    forced = models_lib.measure_models(models, batch, ref, forced=True).attention[0]
+    np.testing.assert_allclose(forced[0], rollout[0], atol=1e-6)
+    assert np.abs(forced[1:] - rollout[1:]).max() > 1e-3

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from nar_gap.experiments import ablations, profiles
-from nar_gap.experiments.faithfulness_study import GAP_MEASURES
+from nar_gap.experiments.faithfulness_study import FORCED_MEASURES, GAP_MEASURES
 from nar_gap.system.files import read_table
 
 # This file and test_ablations.py run in one pytest-xdist worker (--dist
@@ -176,7 +176,11 @@ def test_03_faithfulness_tables_and_figures(executed):
         assert 0 <= float(summary["closest_internal"]) <= 1
         assert int(summary["num_clusters"]) >= 1
         table = read_table(results / f"table1_correlations_{algorithm}.csv")
-        assert [r["measure"] for r in table] == [*GAP_MEASURES, "external"]
+        assert [r["measure"] for r in table] == [
+            *GAP_MEASURES,
+            *FORCED_MEASURES,
+            "external",
+        ]
         points = read_table(results / f"faithfulness_reference_points_{algorithm}.csv")
         assert points[0]["point"] == "compiled"
         for number in (1, 2, 3, 4, 5, 10, 11):

@@ -72,6 +72,8 @@ __all__ = [
     "pairwise_internal_distances",
     "receiver_l1",
     "step_matches",
+    "teacher_forced",
+    "forward_pass",
     "uniform_bins",
     "uniform_timescale",
 ]
@@ -407,21 +409,54 @@ def self_attention(batch: Batch, num_steps: int) -> np.ndarray:
     return np.array(eye)
 
 
+def teacher_forced(config: NetworkConfig) -> NetworkConfig:
+    """``config`` fed the ground-truth hints at every step, without dropout.
+
+    Run with ``repred=False``.  A model then attends on the true trace's
+    state at every step, so its attention shows the mechanism without the
+    compounding of its own earlier mistakes (the rollout that Eq. 24 uses).
+    """
+    return dataclasses.replace(config, hint_teacher_forcing=1.0, dropout_prob=0.0)
+
+
+def forward_pass(
+    config: NetworkConfig, params: Any, batch: Batch, forced: bool = False
+) -> Any:
+    """The network on ``batch``: its own rollout, or (``forced``) teacher-forced.
+
+    Teacher forcing at rate 1 draws no random numbers and dropout is off, so
+    the fixed key changes nothing; Flax asks for the streams in training mode.
+    """
+    if not forced:
+        return Network(config).apply({"params": params}, batch, repred=True)
+    dropout, teacher = jax.random.split(jax.random.PRNGKey(0))
+    return Network(teacher_forced(config)).apply(
+        {"params": params},
+        batch,
+        repred=False,
+        rngs={"dropout": dropout, "teacher": teacher},
+    )
+
+
 def measure_one(
     config: NetworkConfig,
     params: Any,
     batch: Batch,
     reference_attention: jax.Array | None,
     margins: Margins = DEFAULT_MARGINS,
+    forced: bool = False,
 ) -> dict[str, Any]:
     """Accuracy, external and internal faithfulness of one parameter set.
 
     Unjitted and pure: :func:`~nar_gap.analysis.models.measure_models` vmaps
     and jits it over seeds.
     ``reference_attention`` is the compiled model's head-averaged attention on
-    the same batch (``[S, B, N, N]``); None skips the internal measure.
+    the same batch (``[S, B, N, N]``), run the same way; None skips the
+    internal measure.  ``forced``: teacher-forced (:func:`teacher_forced`), so
+    the attention is read on the true trace; accuracy is then the output
+    score given the true hints.
     """
-    out = Network(config).apply({"params": params}, batch, repred=True)
+    out = forward_pass(config, params, batch, forced)
     attention = head_averaged(out.attention)
     result: dict[str, Any] = {
         "accuracy": output_scores(config, out, batch)["score"],

@@ -22,6 +22,7 @@ from nar_gap.analysis.faithfulness import (
     DEFAULT_MARGINS,
     Margins,
     external_steps,
+    forward_pass,
     head_averaged,
     measure_one,
     uniform_bins,
@@ -43,11 +44,20 @@ __all__ = ["Models", "SeedEvaluation", "measure_models", "reference_attention"]
 
 @functools.lru_cache(maxsize=16)
 def _seed_evaluator(
-    config: NetworkConfig, margins: Margins, with_reference: bool, strategy: str
+    config: NetworkConfig,
+    margins: Margins,
+    with_reference: bool,
+    strategy: str,
+    forced: bool = False,
 ):
     def one(params, batch, reference):
         return measure_one(
-            config, params, batch, reference if with_reference else None, margins
+            config,
+            params,
+            batch,
+            reference if with_reference else None,
+            margins,
+            forced,
         )
 
     return jax.jit(over_seeds(one, strategy))
@@ -154,9 +164,19 @@ class SeedEvaluation:
     lengths: np.ndarray
 
 
-def reference_attention(model: Model, batch: Batch) -> np.ndarray:
-    """The head-averaged attention ``[S, B, N, N]`` of one model on ``batch``."""
-    return np.asarray(head_averaged(model.apply(batch).attention))
+def reference_attention(model: Model, batch: Batch, forced: bool = False) -> np.ndarray:
+    """The head-averaged attention ``[S, B, N, N]`` of one model on ``batch``.
+
+    ``forced``: teacher-forced on the true trace (:func:`~nar_gap.analysis.
+    faithfulness.teacher_forced`), for the teacher-forced variant of Eq. 24.
+    """
+    if not forced:
+        return np.asarray(head_averaged(model.apply(batch).attention))
+    with jax.default_matmul_precision(model.precision):  # compiled: "highest"
+        out = jax.jit(forward_pass, static_argnums=(0, 3))(
+            model.config, model.params, batch, True
+        )
+    return np.asarray(head_averaged(out.attention))
 
 
 def measure_models(
@@ -166,6 +186,7 @@ def measure_models(
     margins: Margins = DEFAULT_MARGINS,
     chunk: int = 8,
     strategy: str = "auto",
+    forced: bool = False,
 ) -> SeedEvaluation:
     """Every seed's accuracy, external and internal faithfulness on ``batch``.
 
@@ -173,10 +194,16 @@ def measure_models(
     :func:`~nar_gap.model.seeds.seed_strategy_for`: ``lax.map`` on a CPU,
     vmapped on accelerators; a Python loop runs over chunks only, to bound
     memory on large graphs).  ``reference`` is :func:`reference_attention`
-    of the compiled model on the same batch.
+    of the compiled model on the same batch.  ``forced``: every model
+    teacher-forced on the true trace (give a ``reference`` computed the same
+    way, ``reference_attention(..., forced=True)``).
     """
     evaluator = _seed_evaluator(
-        models.config, margins, reference is not None, seed_strategy_for(strategy)
+        models.config,
+        margins,
+        reference is not None,
+        seed_strategy_for(strategy),
+        forced,
     )
     ref = jnp.zeros(()) if reference is None else jnp.asarray(reference)
     joined = in_seed_chunks(

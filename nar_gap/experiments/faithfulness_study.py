@@ -89,7 +89,8 @@ class FaithfulnessReport:
     def seed_rows(self) -> list[dict[str, Any]]:
         """One CSV row per seed: accuracy, internal, external (overall, per hint)."""
         ev = self.evaluation
-        names = ["accuracy", *GAP_MEASURES, "external", "external_strict"]
+        names = ["accuracy", *GAP_MEASURES, *FORCED_MEASURES]
+        names += ["external", "external_strict"]
         names += sorted(
             n for n in ev.scalars if n.startswith("external_") and n not in names
         )
@@ -118,6 +119,13 @@ GAP_MEASURES = (
     "internal_t0.1",
     "argmax_agreement",
     "l1_unnormalised",
+)
+# Measured again with every model teacher-forced on the true trace (the
+# compiled reference too): mechanism without compounding errors.
+FORCED_MEASURES = (
+    "internal_forced",
+    "internal_argmax_forced",
+    "argmax_agreement_forced",
 )
 RANDOM_INIT_SEEDS = (10_000, 10_001, 10_002, 10_003)  # not training seeds
 
@@ -193,6 +201,21 @@ def faithfulness_study(
     ref_eval = measure_models(own, batch, ref_att, margins, chunk=1)
     stages.update(1)
     evaluation = measure_models(models, batch, ref_att, margins, chunk=chunk)
+    forced = measure_models(
+        models,
+        batch,
+        reference_attention(reference, batch, forced=True),
+        margins,
+        chunk=chunk,
+        forced=True,
+    ).scalars
+    evaluation = dataclasses.replace(
+        evaluation,
+        scalars={
+            **evaluation.scalars,
+            **{name: forced[name.removesuffix("_forced")] for name in FORCED_MEASURES},
+        },
+    )
     stages.update(1)
     distances = pairwise_internal_distances(
         evaluation.attention, batch.lengths, batch.node_mask
@@ -200,7 +223,7 @@ def faithfulness_study(
     stages.update(1)
     clusters = cluster_solutions(distances)
     scalars = evaluation.scalars
-    measures = {name: scalars[name] for name in GAP_MEASURES}
+    measures = {name: scalars[name] for name in (*GAP_MEASURES, *FORCED_MEASURES)}
     if "external" in scalars:
         measures["external"] = scalars["external"]
     correlations = correlation_table(scalars["accuracy"], measures)
@@ -214,7 +237,10 @@ def faithfulness_study(
         "hidden_size": models.config.hidden_size,
         "mean_accuracy": float(np.mean(scalars["accuracy"])),
         "std_accuracy": float(np.std(scalars["accuracy"])),
-        **{f"mean_{name}": float(np.mean(scalars[name])) for name in GAP_MEASURES},
+        **{
+            f"mean_{name}": float(np.mean(scalars[name]))
+            for name in (*GAP_MEASURES, *FORCED_MEASURES)
+        },
         "closest_internal": float(scalars["internal"][closest]),
         "closest_seed": int(models.seeds[closest]),
         "mean_external": float(np.mean(scalars.get("external", np.nan))),
