@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import jax
 import numpy as np
 import pytest
 
@@ -66,11 +67,53 @@ def test_stability_rows_and_table_are_sane(stability_rows, tmp_path):
     assert [(r["start"], int(r["step"])) for r in table] == [
         ("compiled", 0),
         ("compiled", config.steps),
-        ("random", steps[1]),
+        ("random", 0),
         ("random", config.steps),
     ]
     assert all(" ± " in r["performance"] for r in table)
     assert (tmp_path / "fig_stability_bfs.png").stat().st_size > 0
+
+
+def test_random_starts_have_their_step_0_point_where_training_starts(
+    stability_rows, batch
+):
+    """Step 0 of a random start is each seed's initialisation: the parameters
+    training from scratch starts from (initialised for a training batch)."""
+    from nar_gap.model.seeds import init_stacked
+    from nar_gap.training.feed import seed_batches
+
+    config, rows = stability_rows
+    start = [r for r in rows if r["start"] == "random" and r["step"] == 0]
+    assert [r["seed"] for r in start] == list(config.seeds)
+    assert all(r["accuracy"] < 1.0 for r in start)
+    template = jax.tree_util.tree_map(lambda x: x[0], seed_batches(config, 0))
+    trained_from = init_stacked(config.network, template, config.seeds)
+    recorded_from = init_stacked(config.network, batch, config.seeds)
+    for a, b in zip(
+        jax.tree_util.tree_leaves(trained_from),
+        jax.tree_util.tree_leaves(recorded_from),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_evaluations_are_dense_in_the_first_steps():
+    assert stability.schedule(16, 2) == [1, 2, 4, 8, 16]
+    assert stability.schedule(250, 4) == [
+        1,
+        2,
+        4,
+        8,
+        16,
+        32,
+        62,
+        64,
+        125,
+        128,
+        188,
+        250,
+    ]
+    assert stability.schedule(1, 1) == [1]
 
 
 def test_stability_is_reproducible(stability_rows, compiled_bfs, batch, tmp_path):

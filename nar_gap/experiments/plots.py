@@ -346,7 +346,16 @@ def plot_stability(rows: Sequence[dict], title: str) -> Figure:
                     label=start if seed == seeds[0] else None,
                 )
     for ax, (_, label) in zip(axes, panels, strict=True):
-        ax.set_xlabel("training step", fontsize=8)
+        # Evaluations double from step 1 (the collapse) before they are evenly
+        # spaced: a symmetric log axis shows both, step 0 included.
+        ax.set_xscale("symlog", linthresh=1)
+        ax.xaxis.set_major_locator(
+            matplotlib.ticker.SymmetricalLogLocator(base=10, linthresh=1)
+        )
+        ax.xaxis.set_major_formatter(
+            matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:.0f}")
+        )
+        ax.set_xlabel("training step (log scale past 1)", fontsize=8)
         ax.set_ylabel(label, fontsize=8)
         ax.tick_params(labelsize=7)
     # Compiled weights reach ~1e7, so a run started there drifts by ~1e-6 of

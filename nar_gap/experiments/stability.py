@@ -31,6 +31,7 @@ from nar_gap.compiler import compile
 from nar_gap.experiments import plots
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import faithfulness_batch, metadata, run_dir
+from nar_gap.model.seeds import init_stacked
 from nar_gap.system import files
 from nar_gap.training import TrainConfig, load_current_params, train
 
@@ -56,8 +57,16 @@ def relative_drift(stacked: Any, centre: Any) -> np.ndarray:
 
 
 def schedule(steps: int, points: int) -> list[int]:
-    """``points`` evaluation steps, evenly spaced, ending at ``steps``."""
-    return sorted({max(1, round(steps * (k + 1) / points)) for k in range(points)})
+    """Evaluation steps: 1, 2, 4, 8, ... (dense early) and ``points`` evenly spaced.
+
+    Trained on from compiled weights, accuracy collapses within the first
+    Adam steps (before step 62 at the cpu profile, the first evenly spaced
+    point), so the doubling steps resolve the collapse; the evenly spaced
+    ones, ending at ``steps``, the recovery.
+    """
+    doubling = {2**k for k in range(max(steps, 1).bit_length()) if 2**k < steps}
+    even = {max(1, round(steps * (k + 1) / points)) for k in range(points)}
+    return sorted(doubling | even)
 
 
 def train_on_from(
@@ -114,6 +123,8 @@ def train_on_from(
                 lambda x: np.stack([np.asarray(x)] * len(config.seeds)), model.params
             ),
         )
+    else:  # where training from scratch starts: each seed's initialisation
+        record(0, init_stacked(config.network, batch, config.seeds))
     for step in schedule(config.steps, points):
         key = f"{start}:{step}:{list(config.seeds)}"
         if key in done:
