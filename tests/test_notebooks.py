@@ -155,7 +155,11 @@ def test_01_compile_is_exact_and_draws_the_weights(executed):
 
 
 def test_02_baselines_table(executed):
-    results, _ = _ran(executed, "02_baselines")
+    results, figures = _ran(executed, "02_baselines")
+    for algorithm in ("bfs", "dfs", "bellman_ford"):
+        history = read_table(results / f"validation_{algorithm}.csv")
+        assert {int(r["seed"]) for r in history} == set(range(profiles.SMOKE.seeds))
+        assert (figures / f"fig_validation_{algorithm}.png").exists()
     rows = read_table(results / "table9_baselines.csv")
     assert [r["algorithm"] for r in rows] == ["bfs", "dfs", "bellman_ford"]
     for row in rows:

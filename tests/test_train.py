@@ -20,6 +20,7 @@ from nar_gap.model.seeds import init_stacked, stack_trees, unstack_tree
 from nar_gap.training import CheckpointError, TrainConfig, load_run, train
 from nar_gap.training.devices import seed_sharding
 from nar_gap.training.feed import seed_batches
+from nar_gap.training.run_dir import read_validation, record_validation
 from nar_gap.training.step import make_optimizer, make_train_step, step_key
 
 # The CI smoke setting: small, one node shape (16) and two trace-length shapes,
@@ -125,6 +126,29 @@ def test_an_interrupted_run_resumes_to_the_same_numbers(tmp_path):
         assert a["test_score"] == b["test_score"]
         assert a["final_loss"] == b["final_loss"]
         assert a["best_val_step"] == b["best_val_step"]
+    history = read_validation(tmp_path / "straight")
+    assert [(r["step"], r["seed"]) for r in history] == [
+        (step, seed) for step in (10, 20) for seed in config.seeds
+    ]
+    assert read_validation(tmp_path / "resumed") == history
+
+
+def test_the_validation_history_drops_what_an_interrupted_run_redoes(tmp_path):
+    """A validation written after the last checkpoint is computed again when
+    the run resumes from that checkpoint: the history keeps one row per step."""
+    record_validation(tmp_path, (0, 1), 10, np.array([0.5, 0.6]), np.array([1.0, 2.0]))
+    record_validation(tmp_path, (0, 1), 20, np.array([0.7, 0.8]), np.array([0.9, 1.9]))
+    record_validation(tmp_path, (2,), 20, np.array([0.1]), np.array([3.0]))
+    # seeds 0 and 1 resumed from step 10: their step-20 rows are redone
+    record_validation(tmp_path, (0, 1), 20, np.array([0.75, 0.85]), np.array([0, 0]))
+    rows = read_validation(tmp_path)
+    assert [(r["step"], r["seed"], r["val_score"]) for r in rows] == [
+        (10, 0, 0.5),
+        (10, 1, 0.6),
+        (20, 0, 0.75),
+        (20, 1, 0.85),
+        (20, 2, 0.1),
+    ]
 
 
 def test_a_corrupt_checkpoint_is_reported_not_trained_over(tmp_path):

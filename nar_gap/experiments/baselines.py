@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from nar_gap.analysis.stats import score_summary
+from nar_gap.experiments import plots
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import baseline_config, metadata, train_once
 from nar_gap.system import files
+from nar_gap.training import read_validation
 
 BASELINE_ALGORITHMS = ("bfs", "dfs", "bellman_ford")
 
@@ -25,6 +27,12 @@ def run_baselines(
     for algorithm in algorithms:
         config = baseline_config(profile, algorithm)
         result = train_once(config, dirs.runs, progress)
+        write_validation(
+            read_validation(result.out_dir),
+            algorithm,
+            dirs,
+            metadata(profile, config=config.to_dict()),
+        )
         rows.append(
             {
                 "algorithm": algorithm,
@@ -38,3 +46,31 @@ def run_baselines(
         Path(dirs.results) / "table9_baselines.csv", rows, metadata(profile)
     )
     return rows
+
+
+def write_validation(
+    history: Sequence[dict[str, Any]],
+    algorithm: str,
+    dirs: OutputDirs,
+    meta: dict[str, Any],
+) -> list[Path]:
+    """Every seed's validation curve: ``results/validation_<a>.csv`` and its figure.
+
+    What a profile's step count rests on: where the curves flatten.  A run
+    trained before runs kept this history has none: nothing is written.
+    """
+    if not history:
+        return []
+    written = [
+        files.write_table(
+            Path(dirs.results) / f"validation_{algorithm}.csv", history, meta
+        )
+    ]
+    fig = plots.plot_validation_curves(
+        history, f"{algorithm}: validation over training"
+    )
+    written += files.save_figure(
+        fig, Path(dirs.figures) / f"fig_validation_{algorithm}"
+    )
+    plots.close(fig)
+    return written

@@ -263,6 +263,39 @@ def plot_solution_clusters(
     return fig
 
 
+def plot_validation_curves(history: Sequence[dict], title: str) -> Figure:
+    """Validation score (left) and training loss (right) per seed over training.
+
+    ``history``: rows of ``seed, step, val_score, train_loss``.  One thin line
+    per seed, the mean over seeds in bold.
+    """
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2))
+    seeds = sorted({r["seed"] for r in history})
+    for seed in seeds:
+        mine = sorted(
+            (r for r in history if r["seed"] == seed), key=lambda r: r["step"]
+        )
+        steps = [r["step"] for r in mine]
+        left.plot(steps, [r["val_score"] for r in mine], color="C0", lw=0.6, alpha=0.4)
+        right.plot(
+            steps, [r["train_loss"] for r in mine], color="C1", lw=0.6, alpha=0.4
+        )
+    by_step = sorted({r["step"] for r in history})
+    for ax, key, colour in ((left, "val_score", "C0"), (right, "train_loss", "C1")):
+        mean = [np.mean([r[key] for r in history if r["step"] == s]) for s in by_step]
+        ax.plot(by_step, mean, color=colour, lw=2, label=f"mean of {len(seeds)} seeds")
+        ax.set_xlabel("training step", fontsize=8)
+        ax.tick_params(which="both", labelsize=7)
+        ax.legend(fontsize=7, frameon=False)
+    left.set_ylabel("validation score (output)", fontsize=8)
+    right.set_ylabel("training loss at that step", fontsize=8)
+    if history and min(r["train_loss"] for r in history) > 0:
+        right.set_yscale("log")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 def plot_cluster_sensitivity(
     heights: np.ndarray,
     counts: dict[str, np.ndarray],

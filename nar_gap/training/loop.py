@@ -50,6 +50,7 @@ from nar_gap.training.run_dir import (
     check_tree,
     fingerprint,
     load_checkpoint,
+    record_validation,
     resume_plan,
     save_checkpoint,
     seed_dir,
@@ -172,9 +173,17 @@ def train_step(
     return new, loss, finite
 
 
-def validate(config: TrainConfig, state: GroupState, val_batch: Batch) -> GroupState:
-    """Score every seed on the validation split; keep each seed's best parameters."""
+def validate(
+    config: TrainConfig, state: GroupState, val_batch: Batch, out: Path | None = None
+) -> GroupState:
+    """Score every seed on the validation split; keep each seed's best parameters.
+
+    With a run directory, the scores join its validation history
+    (:func:`~nar_gap.training.run_dir.record_validation`).
+    """
     scores = score_seeds(config.network, state.params, val_batch)["score"]
+    if out is not None:
+        record_validation(out, config.seeds, state.step, scores, state.last_loss)
     improved = scores > state.best_val
     current = jax.device_get(state.params)
     best = jax.tree_util.tree_map(
@@ -247,6 +256,7 @@ def train_group(
                     config,
                     dataclasses.replace(state, last_loss=np.asarray(loss)),
                     val_batch,
+                    out,
                 )
                 bar.set_postfix(
                     loss=f"{np.nanmean(loss):.3f}", val=f"{np.mean(state.best_val):.3f}"

@@ -40,6 +40,59 @@ INITIAL_FILE = "initial.json"
 
 CONFIG_FILE = "config.json"
 
+# Every validation of every seed: one row per (seed, step), with the training
+# loss of that step; what justifies a profile's step count.
+VALIDATION_FILE = "validation.csv"
+VALIDATION_COLUMNS = ("seed", "step", "val_score", "train_loss")
+
+
+def read_validation(out_dir: str | os.PathLike) -> list[dict[str, Any]]:
+    """The validation history of a run (``[]`` before its first validation)."""
+    path = Path(out_dir) / VALIDATION_FILE
+    if not path.exists():
+        return []
+    return [
+        {
+            "seed": int(row["seed"]),
+            "step": int(row["step"]),
+            "val_score": float(row["val_score"]),
+            "train_loss": float(row["train_loss"]),
+        }
+        for row in files.read_table(path)
+    ]
+
+
+def record_validation(
+    out_dir: Path,
+    seeds: Sequence[int],
+    step: int,
+    scores: np.ndarray,
+    losses: np.ndarray,
+) -> None:
+    """Add one validation of ``seeds`` at ``step`` to the history (atomically).
+
+    Rows of these seeds at ``step`` or later are dropped first: they were
+    written before an interruption that the run resumed from an earlier
+    checkpoint, and the resumed run computes them again (the same numbers).
+    """
+    chosen = set(int(s) for s in seeds)
+    kept = [
+        r
+        for r in read_validation(out_dir)
+        if r["seed"] not in chosen or r["step"] < step
+    ]
+    new = [
+        {
+            "seed": int(seed),
+            "step": int(step),
+            "val_score": float(score),
+            "train_loss": float(loss),
+        }
+        for seed, score, loss in zip(seeds, scores, losses, strict=True)
+    ]
+    rows = sorted(kept + new, key=lambda r: (r["step"], r["seed"]))
+    files.write_csv_atomic(Path(out_dir) / VALIDATION_FILE, rows, VALIDATION_COLUMNS)
+
 
 class CheckpointError(ValueError):
     """A checkpoint or run directory cannot be used (corrupt, or another config)."""
