@@ -6,6 +6,7 @@ smoke profile, checking what they write.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -79,6 +80,30 @@ def _check_structure(path: Path) -> None:
     source = "".join(tagged[0]["source"])
     compile(source, path.name, "exec")  # literals only: no imports, no calls
     assert "import" not in source and "(" not in source
+
+
+# What a typed-in result looks like in prose: a number with two or more
+# decimals, a percentage, or a sentence about what the paper finds.  Findings
+# are the paper-vs-ours tables' job (nar_gap.experiments.paper), computed.
+TYPED_RESULT = re.compile(
+    r"the paper finds|the paper:|\d\.\d{2,}|\d+(?:\.\d+)? ?%|\bfinds? (?:no|none)\b",
+    re.I,
+)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_notebook_types_in_a_result(path):
+    for cell in _cells(path):
+        if cell["cell_type"] == "markdown":
+            found = TYPED_RESULT.search("".join(cell["source"]))
+            assert found is None, f"{path.name}: typed-in result {found.group()!r}"
+
+
+def test_the_typed_result_check_catches_the_old_prose():
+    old = "The paper finds none for BFS (r = −0.055 internal, −0.124 external)."
+    assert TYPED_RESULT.search(old)
+    assert TYPED_RESULT.search("BFS reaches 99 % at N = 64")
+    assert not TYPED_RESULT.search("radius 0.1 and 0.5, temperatures 0.5 and 0.1")
 
 
 def test_a_notebook_saved_by_jupyterlab_passes_the_same_checks(tmp_path):
@@ -199,6 +224,16 @@ def test_04_ablation_tables(executed):
         for row in rows:
             low, mean, high = _numbers(row, ["min", "mean", "max"])
             assert 0 <= low <= mean <= high <= 1, (name, row)
+
+
+@pytest.mark.parametrize("number", ["03", "04", "05", "06"])
+def test_each_study_notebook_ends_with_the_paper_against_ours(executed, number):
+    name = next(p.stem for p in NOTEBOOKS if p.stem.startswith(number))
+    results, _ = _ran(executed, name)
+    rows = read_table(results / f"paper_vs_ours_{number}.csv")
+    assert rows and all(
+        r["verdict"] in {"agree", "disagree", "not comparable"} for r in rows
+    ), rows
 
 
 def test_05_stability_tables(executed):

@@ -14,6 +14,9 @@ notebook            function                                  module
 06_loss_landscapes  ``run_landscapes``                        ``landscapes.py``
 ==================  ========================================  =======================
 
+Each of 03-06 ends with ``paper.write_comparison``: the paper's findings
+against ours, computed from the results files (``paper.py``).
+
 ``profiles.py`` names the sizes, ``runs.py`` addresses shared training runs,
 ``plots.py`` draws, ``notebook.py`` displays in a notebook and
 ``notebook_runner.py`` executes one with papermill.
@@ -28,6 +31,7 @@ from nar_gap.experiments.compilation import (
 )
 from nar_gap.experiments.faithfulness_study import run_faithfulness
 from nar_gap.experiments.landscapes import run_landscapes
+from nar_gap.experiments.paper import verdict_sentence, write_comparison
 from nar_gap.experiments.stability import run_stability
 
 __all__ = [
@@ -39,4 +43,6 @@ __all__ = [
     "run_faithfulness",
     "run_landscapes",
     "run_stability",
+    "verdict_sentence",
+    "write_comparison",
 ]
