@@ -232,4 +232,9 @@ for notebook in "${notebooks[@]}"; do
 done
 echo "nar_gap: all notebooks ran in $((SECONDS - start)) s; executed copies in $executed_dir/"
 for line in "${timings[@]}"; do echo "  $line"; done
+# The README's results section is rendered from the committed profile's files.
+if [[ "$results_dir" -ef results ]]; then
+    "$venv/bin/python" -m nar_gap.experiments.readme_results results --write README.md
+    echo "nar_gap: README.md's results section rendered from results/"
+fi
 report_changes

@@ -236,6 +236,17 @@ def test_each_study_notebook_ends_with_the_paper_against_ours(executed, number):
     ), rows
 
 
+def test_the_readme_section_renders_from_a_full_run(executed):
+    """The six notebooks write every file the README's results section reads."""
+    from nar_gap.experiments import readme_results
+
+    for name in EXPECTED:
+        _ran(executed, name)
+    section = readme_results.render(executed[1])
+    assert "(no `" not in section, section
+    assert "Reference points (notebook 03)" in section
+
+
 def test_05_stability_tables(executed):
     results, figures = _ran(executed, "05_stability")
     for algorithm in ("bfs", "bellman_ford"):

@@ -74,3 +74,30 @@ def test_the_benchmark_table_is_the_saved_run_rendered():
         "<!-- benchmark:end -->"
     )[0]
     assert between.strip() == module.markdown_report(saved).strip()
+
+
+def test_the_results_section_is_the_results_files_rendered():
+    """Every number and verdict in the README's results section comes from
+    results/: the section is exactly what the renderer makes of those files."""
+    from nar_gap.experiments import readme_results
+
+    text = README.read_text()
+    between = text.split(readme_results.START + "\n")[1].split(readme_results.END)[0]
+    assert between.strip() == readme_results.render(README.parent / "results").strip()
+
+
+def test_rendering_follows_the_files(tmp_path):
+    """A changed results file changes the rendered section (the check above can
+    fail), and a missing one is named, not invented."""
+    import shutil
+
+    from nar_gap.experiments import readme_results
+
+    results = tmp_path / "results"
+    shutil.copytree(README.parent / "results", results)
+    before = readme_results.render(results)
+    table = results / "table9_baselines.csv"
+    table.write_text(table.read_text().replace("bellman_ford", "bellman-ford"))
+    assert readme_results.render(results) != before
+    (results / "table16_stability_bfs.csv").unlink()
+    assert "(no `table16_stability_bfs.csv` yet" in readme_results.render(results)

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from nar_gap.analysis.stats import MIN_SEEDS_FOR_P
 from nar_gap.system import files
 
 AGREE, DISAGREE, NOT_COMPARABLE, MISSING = (
@@ -115,8 +116,12 @@ def _no_correlation(algorithm: str, measure: str):
         if not math.isnan(low):
             ours += f" [{low:+.2f}, {high:+.2f}]"
         ours += f", n = {n}"
-        if math.isnan(p):
-            return Verdict(ours, NOT_COMPARABLE, f"{criterion} (no p below 10 seeds)")
+        if math.isnan(p) or n < MIN_SEEDS_FOR_P:  # older tables printed one
+            return Verdict(
+                ours,
+                NOT_COMPARABLE,
+                f"{criterion} (no p below {MIN_SEEDS_FOR_P} seeds)",
+            )
         ours += f", p = {p:.3f}"
         return Verdict(ours, AGREE if p >= SIGNIFICANCE else DISAGREE, criterion)
 
@@ -403,7 +408,8 @@ def verdict_sentence(rows: list[dict[str, Any]] | str | os.PathLike) -> str:
         parts.append(f"lack the results for {found[MISSING]}")
     agreeing = [r["claim"] for r in rows if r["verdict"] == AGREE]
     differing = [r["claim"] for r in rows if r["verdict"] == DISAGREE]
-    text = f"Of the paper's {len(rows)} findings here, " + ", ".join(parts) + "."
+    noun = "finding" if len(rows) == 1 else "findings"
+    text = f"Of the paper's {len(rows)} {noun} here, " + ", ".join(parts) + "."
     if agreeing:
         text += " Reproduced: " + "; ".join(agreeing) + "."
     if differing:

@@ -1,0 +1,283 @@
+"""The README's results section, rendered from the results files.
+
+``python -m nar_gap.experiments.readme_results [RESULTS_DIR] [--write README]``
+prints (or writes between ``<!-- results:start -->`` and ``<!-- results:end
+-->``) the tables of the committed profile: baselines, faithfulness, ablations,
+stability, landscapes, and the paper against ours (:mod:`.paper`) with the
+sentence its verdicts give.  Nothing in that section is typed by hand; a test
+checks the README holds exactly what this renders, and ``./run_all.sh``
+renders it again after a run of the committed profile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from nar_gap.experiments import paper
+from nar_gap.system import files
+
+START, END = "<!-- results:start -->", "<!-- results:end -->"
+STUDY_NOTEBOOKS = ("03", "04", "05", "06")
+ABLATION_FILES = (
+    ("Table 11", "table11_edge_info"),
+    ("Table 12", "table12_pre_att_bias"),
+    ("Table 13", "table13_length_limited"),
+    ("Table 14", "table14_no_hints"),
+    ("D.10", "d10_sequential"),
+    ("Table 15", "table15_minimal"),
+    ("D.1", "d1_regularisation"),
+)
+ALGORITHMS = ("bfs", "bellman_ford")
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A GitHub markdown table (``|`` inside a cell escaped)."""
+
+    def cell(value: object) -> str:
+        return str(value).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _fmt(text: str, digits: int = 3) -> str:
+    """A number from a CSV cell, rounded; empty and non-numbers as they are."""
+    if text.lstrip("-").isdigit():  # counts stay integers
+        return text
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return text or "–"
+    if math.isnan(value):
+        return "–"
+    if value != 0 and (abs(value) >= 1e4 or abs(value) < 1e-3):
+        return f"{value:.2g}"
+    return f"{value:.{digits}f}"
+
+
+def _section(title: str, body: str) -> str:
+    return f"**{title}**\n\n{body}\n"
+
+
+def _baselines(results: Path) -> str:
+    rows = files.read_table(results / "table9_baselines.csv")
+    return markdown_table(
+        ("algorithm", "hidden", "steps", "seeds", "test N", "mean ± std (max)"),
+        [
+            (
+                r["algorithm"],
+                r["hidden_size"],
+                r["steps"],
+                r["seeds"],
+                r["test_num_nodes"],
+                r["performance"],
+            )
+            for r in rows
+        ],
+    )
+
+
+FAITHFULNESS_COLUMNS = (
+    ("mean_accuracy", "accuracy"),
+    ("mean_internal", "internal (Eq. 24)"),
+    ("closest_internal", "closest seed"),
+    ("mean_internal_argmax", "internal, argmax"),
+    ("mean_argmax_agreement", "argmax agreement"),
+    ("mean_internal_forced", "internal, teacher-forced"),
+    ("mean_inter_solution", "between seeds"),
+    ("num_clusters", "clusters (widest gap)"),
+)
+
+
+def _faithfulness(results: Path) -> str:
+    summaries = [
+        files.read_table(results / f"faithfulness_summary_{a}.csv")[0]
+        for a in ALGORITHMS
+    ]
+    columns = [(k, label) for k, label in FAITHFULNESS_COLUMNS if k in summaries[0]]
+    return markdown_table(
+        ("algorithm", "seeds", "hidden", *(label for _, label in columns)),
+        [
+            (
+                s["algorithm"],
+                s["num_seeds"],
+                s["hidden_size"],
+                *(_fmt(s[k]) for k, _ in columns),
+            )
+            for s in summaries
+        ],
+    )
+
+
+def _reference_points(results: Path) -> str | None:
+    paths = [results / f"faithfulness_reference_points_{a}.csv" for a in ALGORITHMS]
+    if not all(p.exists() for p in paths):
+        return None  # results written before the reference points existed
+    rows = []
+    for algorithm, path in zip(ALGORITHMS, paths, strict=True):
+        for r in files.read_table(path):
+            rows.append(
+                (
+                    algorithm,
+                    r["point"],
+                    _fmt(r["internal"]),
+                    _fmt(r["internal_argmax"]),
+                    _fmt(r["argmax_agreement"]),
+                )
+            )
+    return markdown_table(
+        ("algorithm", "reference point", "internal", "internal, argmax", "agreement"),
+        rows,
+    )
+
+
+def _ablations(results: Path) -> str:
+    rows = []
+    for table, name in ABLATION_FILES:
+        for r in files.read_table(results / f"{name}.csv"):
+            rows.append(
+                (
+                    table,
+                    r["variant"],
+                    r["hidden_size"],
+                    r["steps"],
+                    r["seeds"],
+                    r["performance"],
+                    r["test_num_nodes"],
+                )
+            )
+    return markdown_table(
+        ("table", "variant", "hidden", "steps", "seeds", "test score", "test N"),
+        rows,
+    )
+
+
+def _stability(results: Path) -> str:
+    rows = []
+    for algorithm in ALGORITHMS:
+        for r in files.read_table(results / f"table16_stability_{algorithm}.csv"):
+            rows.append(
+                (
+                    algorithm,
+                    r["start"],
+                    r["step"],
+                    r["performance"],
+                    _fmt(r["internal_mean"]),
+                    _fmt(r["param_drift_mean"]),
+                )
+            )
+    return markdown_table(
+        ("algorithm", "start", "step", "accuracy", "internal", "parameter drift"),
+        rows,
+    )
+
+
+def _landscapes(results: Path) -> str:
+    rows = []
+    for algorithm in ALGORITHMS:
+        for r in files.read_table(results / f"landscape_{algorithm}.csv"):
+            rows.append(
+                (
+                    algorithm,
+                    r["centre"],
+                    r["hidden_size"],
+                    _fmt(r["centre_loss"]),
+                    _fmt(r["sharpness_r0.1"]),
+                    _fmt(r["sharpness_r0.5"]),
+                    _fmt(r["max_grid_loss"]),
+                )
+            )
+    return markdown_table(
+        (
+            "algorithm",
+            "centre",
+            "hidden",
+            "loss",
+            "rise at r = 0.1",
+            "rise at r = 0.5",
+            "largest on grid",
+        ),
+        rows,
+    )
+
+
+def _paper(results: Path) -> str:
+    parts = []
+    for notebook in STUDY_NOTEBOOKS:
+        rows = paper.comparison(notebook, results)
+        table = markdown_table(
+            ("notebook", "where", "the paper", "its numbers", "ours", "verdict"),
+            [
+                (notebook, r["where"], r["claim"], r["paper"], r["ours"], r["verdict"])
+                for r in rows
+            ],
+        )
+        parts.append(f"{table}\n\n{paper.verdict_sentence(rows)}")
+    return "\n\n".join(parts)
+
+
+def _or_missing(render_part, results: Path) -> str:
+    """A part, or a line naming the file it needs (a notebook not run yet)."""
+    try:
+        return render_part(results)
+    except FileNotFoundError as error:
+        return f"(no `{Path(error.filename).name}` yet: run its notebook)"
+
+
+def render(results_dir: str | os.PathLike) -> str:
+    """The whole results section, from ``results_dir``'s files."""
+    results = Path(results_dir)
+    sidecar = results / "table9_baselines.csv.json"
+    profile = files.read_json(sidecar).get("profile") if sidecar.exists() else "?"
+    sections = [
+        f"Rendered from `results/` (profile `{profile}`) by "
+        "`python -m nar_gap.experiments.readme_results`.\n",
+        _section("Baselines (notebook 02)", _or_missing(_baselines, results)),
+        _section("Faithfulness (notebook 03)", _or_missing(_faithfulness, results)),
+    ]
+    points = _reference_points(results)
+    if points is not None:
+        sections.append(_section("Reference points (notebook 03)", points))
+    parts = (
+        ("Ablations (notebook 04)", _ablations),
+        ("Stability, Table 16 (notebook 05)", _stability),
+        ("Loss landscapes, D.11 (notebook 06)", _landscapes),
+        ("The paper and ours (end of notebooks 03-06)", _paper),
+    )
+    sections += [_section(title, _or_missing(part, results)) for title, part in parts]
+    return "\n".join(sections).rstrip("\n")
+
+
+def replace_section(text: str, section: str) -> str:
+    """``text`` with what lies between the markers replaced by ``section``."""
+    if START not in text or END not in text:
+        raise ValueError(f"the README has no {START} ... {END} markers")
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{START}\n{section}\n{END}{tail}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the section, or write it into a README (``--write README.md``)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m nar_gap.experiments.readme_results"
+    )
+    parser.add_argument("results", nargs="?", default="results")
+    parser.add_argument("--write", metavar="README", help="replace its results section")
+    args = parser.parse_args(argv)
+    section = render(args.results)
+    if args.write:
+        readme = Path(args.write)
+        files.write_text_atomic(readme, replace_section(readme.read_text(), section))
+    else:
+        print(section)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
