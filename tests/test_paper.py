@@ -139,3 +139,24 @@ def test_every_claim_names_where_the_paper_makes_it():
     for claim in paper.CLAIMS:
         assert claim.where and claim.claim and claim.paper
         assert claim.notebook in {"03", "04", "05", "06"}
+
+
+def test_steps_no_sample_reaches_raise_no_warning(tmp_path):
+    """A step that no graph's trace reaches is NaN in every seed's series; the
+    verdict skips it without numpy's empty-slice warning."""
+    import warnings
+
+    nan = np.nan
+    np.savez(
+        tmp_path / "faithfulness_bfs.npz",
+        series_internal_along_time=np.array(
+            [[0.2, 0.3, 0.8, nan], [0.1, 0.4, 0.9, nan]]
+        ),
+        series_external_pi_h_uniform=np.array([[0.9, 0.5], [0.8, 0.4]]),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = _verdicts("03", tmp_path)
+    assert got[
+        "BFS attention is slightly closer in the first two steps, then deviates"
+    ] == (paper.AGREE)

@@ -145,15 +145,29 @@ def _none_close(algorithm: str):
     return check
 
 
+def _mean_of_present(values: np.ndarray, axis: int = 0) -> np.ndarray:
+    """The mean over ``axis`` of the entries that are not NaN (NaN where none is).
+
+    A step no sample reaches is NaN in every seed's series; numpy's
+    ``nanmean`` would warn there.
+    """
+    values = np.asarray(values, np.float64)
+    present = ~np.isnan(values)
+    count = present.sum(axis=axis)
+    total = np.where(present, values, 0.0).sum(axis=axis)
+    return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
 def _early_steps_closer(algorithm: str):
     def check(results: Path) -> Verdict:
         series = np.load(results / f"faithfulness_{algorithm}.npz")
         along = np.asarray(series["series_internal_along_time"], np.float64)
-        mean = np.nanmean(along, axis=0)  # over seeds, per step
+        mean = _mean_of_present(along)  # over seeds, per step
         criterion = "mean internal distance over steps 0-1 below that of later steps"
         if mean.size <= 2 or np.all(np.isnan(mean[2:])):
             return Verdict(f"{mean.size} steps", NOT_COMPARABLE, criterion)
-        early, late = float(np.nanmean(mean[:2])), float(np.nanmean(mean[2:]))
+        early = float(_mean_of_present(mean[:2]))
+        late = float(_mean_of_present(mean[2:]))
         return Verdict(
             f"steps 0-1: {early:.3f}, later: {late:.3f}",
             AGREE if early < late else DISAGREE,
@@ -175,7 +189,7 @@ def _traces_degrade(algorithm: str):
             return Verdict("no decoded hints", NOT_COMPARABLE, criterion)
         firsts, lasts, parts = [], [], []
         for name in names:
-            mean = np.nanmean(np.asarray(series[name], np.float64), axis=0)
+            mean = _mean_of_present(series[name])
             firsts.append(mean[0])
             lasts.append(mean[-1])
             hint = name.removeprefix("series_external_").removesuffix("_uniform")
