@@ -55,7 +55,12 @@ def test_training_starts_exactly_at_the_compiled_solution(stability_rows):
 def test_stability_rows_and_table_are_sane(stability_rows, tmp_path):
     config, rows = stability_rows
     steps = sorted({r["step"] for r in rows})
-    assert steps == [0, *stability.schedule(config.steps, SMOKE.stability_points)]
+    assert steps == [
+        0,
+        *stability.schedule(
+            config.steps, SMOKE.stability_points, SMOKE.stability_early
+        ),
+    ]
     for row in rows:
         for key in ("accuracy", "internal", "external"):
             assert 0.0 <= row[key] <= 1.0 + 1e-6, row
@@ -99,19 +104,11 @@ def test_random_starts_have_their_step_0_point_where_training_starts(
 
 def test_evaluations_are_dense_in_the_first_steps():
     assert stability.schedule(16, 2) == [1, 2, 4, 8, 16]
-    assert stability.schedule(250, 4) == [
-        1,
-        2,
-        4,
-        8,
-        16,
-        32,
-        62,
-        64,
-        125,
-        128,
-        188,
-        250,
+    assert stability.schedule(16, 2, early=1) == [1, 8, 16]
+    cpu = profiles.get("cpu")
+    assert stability.schedule(250, cpu.stability_points, cpu.stability_early) == [
+        *(1, 2, 4, 8, 16, 32),
+        *(62, 125, 188, 250),
     ]
     assert stability.schedule(1, 1) == [1]
 
@@ -119,7 +116,13 @@ def test_evaluations_are_dense_in_the_first_steps():
 def test_stability_is_reproducible(stability_rows, compiled_bfs, batch, tmp_path):
     config, rows = stability_rows
     again = stability.train_on_from(
-        compiled_bfs, config, batch, tmp_path, SMOKE.stability_points, progress=False
+        compiled_bfs,
+        config,
+        batch,
+        tmp_path,
+        SMOKE.stability_points,
+        progress=False,
+        early=SMOKE.stability_early,
     )
     assert again == [r for r in rows if r["start"] == "compiled"]
 

@@ -46,7 +46,9 @@ class Profile:
       minimal_seeds: seeds of the hidden-4 "lottery ticket" runs.
       long_steps: steps of the extended-training (grokking) run.
       stability_orders: data orders (seeds) when training on from compiled.
-      stability_points: evaluations along that training.
+      stability_points: evenly spaced evaluations along that training.
+      stability_early: evaluations at steps 1, 2, 4, ... before those (the
+        collapse from compiled happens in the first steps).
       landscape_points: grid side of a loss landscape.
       faithfulness_graphs: graphs of the faithfulness batch (test split: 32).
       exactness_sizes: graph sizes of notebook 01's exactness table.
@@ -75,6 +77,7 @@ class Profile:
     faithfulness_graphs: int
     exactness_sizes: tuple[int, ...]
     sequential_lengths: tuple[int, ...]
+    stability_early: int = 6
 
     def seed_list(self, count: int | None = None, first: int = 0) -> tuple[int, ...]:
         """``count`` (default: ``seeds``) consecutive seeds from ``first``."""
@@ -125,6 +128,7 @@ SMOKE = Profile(  # one graph size and one padded trace length: few compiles
     long_steps=24,
     stability_orders=2,
     stability_points=2,
+    stability_early=1,
     landscape_points=3,
     faithfulness_graphs=8,
     exactness_sizes=(8,),

@@ -56,15 +56,15 @@ def relative_drift(stacked: Any, centre: Any) -> np.ndarray:
     return np.sqrt(total / max(norm, 1e-30))
 
 
-def schedule(steps: int, points: int) -> list[int]:
-    """Evaluation steps: 1, 2, 4, 8, ... (dense early) and ``points`` evenly spaced.
+def schedule(steps: int, points: int, early: int = 6) -> list[int]:
+    """Evaluation steps: ``early`` of 1, 2, 4, 8, ... and ``points`` evenly spaced.
 
     Trained on from compiled weights, accuracy collapses within the first
     Adam steps (before step 62 at the cpu profile, the first evenly spaced
     point), so the doubling steps resolve the collapse; the evenly spaced
     ones, ending at ``steps``, the recovery.
     """
-    doubling = {2**k for k in range(max(steps, 1).bit_length()) if 2**k < steps}
+    doubling = {2**k for k in range(early) if 2**k < steps}
     even = {max(1, round(steps * (k + 1) / points)) for k in range(points)}
     return sorted(doubling | even)
 
@@ -77,8 +77,12 @@ def train_on_from(
     points: int,
     start: str = "compiled",
     progress: bool = True,
+    early: int = 6,
 ) -> list[dict[str, Any]]:
     """Train ``config.seeds`` on from ``model.params`` (``start="random"``: from init).
+
+    Evaluated at step 0 and at :func:`schedule`'s steps (``early`` doubling
+    steps, ``points`` evenly spaced ones).
 
     Returns one row per (seed, evaluation step), step 0 included: ``seed``,
     ``step``, ``accuracy``, ``internal`` (to ``model``'s attention),
@@ -125,7 +129,7 @@ def train_on_from(
         )
     else:  # where training from scratch starts: each seed's initialisation
         record(0, init_stacked(config.network, batch, config.seeds))
-    for step in schedule(config.steps, points):
+    for step in schedule(config.steps, points, early):
         key = f"{start}:{step}:{list(config.seeds)}"
         if key in done:
             rows += done[key]
@@ -215,7 +219,14 @@ def run_stability(
     for start in ("compiled", "random"):
         out = dirs.runs / f"stability_{start}_{run_dir(config, dirs.runs).name}"
         rows += train_on_from(
-            compiled, config, batch, out, profile.stability_points, start, progress
+            compiled,
+            config,
+            batch,
+            out,
+            profile.stability_points,
+            start,
+            progress,
+            profile.stability_early,
         )
     write_stability(
         rows,
