@@ -53,6 +53,7 @@ from nar_gap.model.scores import output_scores
 
 __all__ = [
     "DEFAULT_MARGINS",
+    "GAP_MEASURES",
     "MAX_UNIFORM_BINS",
     "Margins",
     "SHARPENING_TEMPERATURES",
@@ -265,6 +266,14 @@ def internal_distance(
 # --------------------------------------------------------------------------- #
 
 SHARPENING_TEMPERATURES = (0.5, 0.1)  # besides 0 (the argmax); ours, documented
+# The names :func:`calibrated_measures` returns, in the order tables show them.
+GAP_MEASURES = (
+    "internal",
+    "internal_argmax",
+    *(f"internal_t{t:g}" for t in SHARPENING_TEMPERATURES),
+    "argmax_agreement",
+    "l1_unnormalised",
+)
 TIE_TOLERANCE = 1e-6  # senders within this of a row's maximum share the argmax
 
 
@@ -424,17 +433,13 @@ def forward_pass(
 ) -> Any:
     """The network on ``batch``: its own rollout, or (``forced``) teacher-forced.
 
-    Teacher forcing at rate 1 draws no random numbers and dropout is off, so
-    the fixed key changes nothing; Flax asks for the streams in training mode.
+    Teacher forcing at rate 1 draws no coins and dropout is off, so the forced
+    pass needs no random streams.
     """
     if not forced:
         return Network(config).apply({"params": params}, batch, repred=True)
-    dropout, teacher = jax.random.split(jax.random.PRNGKey(0))
     return Network(teacher_forced(config)).apply(
-        {"params": params},
-        batch,
-        repred=False,
-        rngs={"dropout": dropout, "teacher": teacher},
+        {"params": params}, batch, repred=False
     )
 
 

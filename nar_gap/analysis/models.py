@@ -22,9 +22,9 @@ from nar_gap.analysis.faithfulness import (
     DEFAULT_MARGINS,
     Margins,
     external_steps,
-    forward_pass,
     head_averaged,
     measure_one,
+    teacher_forced,
     uniform_bins,
     uniform_timescale,
 )
@@ -32,6 +32,7 @@ from nar_gap.benchmark.batch import Batch
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import (
+    forward,
     in_seed_chunks,
     over_seeds,
     seed_strategy_for,
@@ -172,11 +173,8 @@ def reference_attention(model: Model, batch: Batch, forced: bool = False) -> np.
     """
     if not forced:
         return np.asarray(head_averaged(model.apply(batch).attention))
-    with jax.default_matmul_precision(model.precision):  # compiled: "highest"
-        out = jax.jit(forward_pass, static_argnums=(0, 3))(
-            model.config, model.params, batch, True
-        )
-    return np.asarray(head_averaged(out.attention))
+    run = forward(teacher_forced(model.config), repred=False, precision=model.precision)
+    return np.asarray(head_averaged(run(model.params, batch).attention))
 
 
 def measure_models(

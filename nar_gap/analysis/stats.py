@@ -373,15 +373,10 @@ def cluster_solutions(distances: np.ndarray) -> Clusters:
     usual practice and what the paper reports; the heights are then not
     variances.
     """
-    distances = np.asarray(distances, np.float64)
-    k = distances.shape[0]
-    if distances.shape != (k, k) or not np.allclose(distances, distances.T):
-        raise ValueError(
-            f"distances must be a symmetric square matrix, got {distances.shape}"
-        )
+    linkage = _linkage(distances, "ward")
+    k = len(linkage) + 1
     if k == 1:
-        return Clusters(np.zeros((0, 4)), np.ones(1, int), 1, 0.0)
-    linkage = hierarchy.linkage(squareform(distances, checks=False), method="ward")
+        return Clusters(linkage, np.ones(1, int), 1, 0.0)
     heights = linkage[:, 2]
     if k < 3 or heights[-1] <= 0:
         top = float(heights[-1])

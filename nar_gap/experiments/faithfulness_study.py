@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 from nar_gap.analysis.faithfulness import (
     DEFAULT_MARGINS,
+    GAP_MEASURES,
     Margins,
     calibrated_measures,
     pairwise_internal_distances,
@@ -110,22 +111,10 @@ class FaithfulnessReport:
         return int(np.argmin(self.evaluation.scalars["internal"]))
 
 
-# Every gap measure of :func:`nar_gap.analysis.faithfulness.calibrated_measures`,
-# in the order tables show them.
-GAP_MEASURES = (
-    "internal",
-    "internal_argmax",
-    "internal_t0.5",
-    "internal_t0.1",
-    "argmax_agreement",
-    "l1_unnormalised",
-)
 # Measured again with every model teacher-forced on the true trace (the
 # compiled reference too): mechanism without compounding errors.
-FORCED_MEASURES = (
-    "internal_forced",
-    "internal_argmax_forced",
-    "argmax_agreement_forced",
+FORCED_MEASURES = tuple(
+    f"{name}_forced" for name in ("internal", "internal_argmax", "argmax_agreement")
 )
 RANDOM_INIT_SEEDS = (10_000, 10_001, 10_002, 10_003)  # not training seeds
 
