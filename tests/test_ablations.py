@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nar_gap import experiments
-from nar_gap.experiments import ablations, profiles
+from nar_gap.experiments import ablations, profiles, runs
 from nar_gap.experiments.profiles import OutputDirs
 from nar_gap.system.files import read_table
 
@@ -54,12 +54,50 @@ def test_every_paper_ablation_is_there():
         assert len(v.config.seeds) == SMOKE.minimal_seeds
 
 
+def test_the_per_algorithm_tables_have_every_row_outside_smoke():
+    for name in ("cpu", "paper"):
+        built = ablations.experiments(profiles.get(name))
+        algorithms = {
+            table: [v.config.network.algorithm for v in built[table].variants]
+            for table in ("table14_no_hints", "table15_minimal", "d1_regularisation")
+        }
+        assert algorithms["table14_no_hints"] == [
+            a for a in ("bfs", "dfs", "bellman_ford") for _ in range(2)
+        ]
+        assert algorithms["table15_minimal"] == ["bfs"] * 2 + ["bellman_ford"] * 2
+        assert algorithms["d1_regularisation"] == ["bfs"] * 3 + ["bellman_ford"] * 3
+    # smoke keeps BFS's rows only (CI's budget), built by the same code
+    assert {
+        v.config.network.algorithm
+        for table in ("table14_no_hints", "table15_minimal", "d1_regularisation")
+        for v in EXPERIMENTS[table].variants
+    } == {"bfs"}
+
+
+def test_baselines_have_sizes_of_their_own():
+    cpu = profiles.get("cpu")
+    for algorithm, seeds, steps in (("bfs", 32, 150), ("bellman_ford", 32, 100)):
+        config = runs.baseline_config(cpu, algorithm)
+        assert (len(config.seeds), config.steps) == (seeds, steps)
+        assert config.network.hidden_size == 128
+    ablation = EXPERIMENTS["table11_edge_info"].variants[0].config
+    assert ablation.network.hidden_size == SMOKE.hidden_size
+    paper = runs.baseline_config(profiles.get("paper"), "dfs")
+    assert (len(paper.seeds), paper.steps, paper.network.hidden_size) == (
+        128,
+        10_000,
+        128,
+    )
+
+
 def test_paper_profile_has_the_papers_sizes():
     paper = ablations.experiments(profiles.get("paper"))
     minimal = paper["table15_minimal"].variants[0].config
     assert len(minimal.seeds) == 1024 and minimal.steps == 10_000
     edge = paper["table11_edge_info"].variants[0].config
     assert edge.network.hidden_size == 128 and len(edge.seeds) == 128
+    extended = paper["d1_regularisation"].variants[2].config
+    assert extended.steps == 50_000  # appendix A
 
 
 # Retraining a whole table in a fresh directory doubles its cost, so it runs with

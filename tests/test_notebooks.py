@@ -185,13 +185,13 @@ def test_02_baselines_table(executed):
         history = read_table(results / f"validation_{algorithm}.csv")
         assert {int(r["seed"]) for r in history} == set(range(profiles.SMOKE.seeds))
         assert (figures / f"fig_validation_{algorithm}.png").exists()
-    rows = read_table(results / "table9_baselines.csv")
+    rows = read_table(results / "table10_baselines.csv")
     assert [r["algorithm"] for r in rows] == ["bfs", "dfs", "bellman_ford"]
     for row in rows:
         low, mean, high = _numbers(row, ["min", "mean", "max"])
         assert 0 <= low <= mean <= high <= 1
         assert (
-            json.loads((results / "table9_baselines.csv.json").read_text())["profile"]
+            json.loads((results / "table10_baselines.csv.json").read_text())["profile"]
             == "smoke"
         )
 

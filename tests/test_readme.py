@@ -96,7 +96,7 @@ def test_rendering_follows_the_files(tmp_path):
     results = tmp_path / "results"
     shutil.copytree(README.parent / "results", results)
     before = readme_results.render(results)
-    table = results / "table9_baselines.csv"
+    table = results / "table10_baselines.csv"
     table.write_text(table.read_text().replace("bellman_ford", "bellman-ford"))
     assert readme_results.render(results) != before
     (results / "table16_stability_bfs.csv").unlink()

@@ -136,7 +136,7 @@ def _no_hints(p: Profile) -> Experiment:
                 f"{algorithm}, {label}",
                 _net(algorithm, p.hidden_size, hint_mode=mode),
             )
-            for algorithm in ("bfs", "dfs", "bellman_ford")
+            for algorithm in p.ablation_algorithms
             for label, mode in (("hints", "encoded_decoded"), ("no hints", "none"))
         ),
     )
@@ -155,40 +155,55 @@ def _sequential(p: Profile) -> Experiment:
 
 def _minimal(p: Profile) -> Experiment:
     seeds, at16 = p.seed_list(p.minimal_seeds), _at_16(p)
+    # Each algorithm plain, then with the modifications the paper pairs with it.
+    modified = {
+        "bfs": ("bfs + bias", {"use_pre_att_bias": True}),
+        "bellman_ford": (
+            "bellman_ford + edge information + bias",
+            {"use_edge_info": True, "use_pre_att_bias": True},
+        ),
+    }
     return Experiment(
         "table15_minimal",
         "Minimal models (hidden 4) over many seeds: lottery tickets",
-        (
-            _variant(p, "bfs", _net("bfs", 4), seeds, **at16),
-            _variant(
-                p, "bfs + bias", _net("bfs", 4, use_pre_att_bias=True), seeds, **at16
-            ),
-            _variant(p, "bellman_ford", _net("bellman_ford", 4), seeds, **at16),
-            _variant(
-                p,
-                "bellman_ford + edge information + bias",
-                _net("bellman_ford", 4, use_edge_info=True, use_pre_att_bias=True),
-                seeds,
-                **at16,
-            ),
+        tuple(
+            variant
+            for algorithm in p.ablation_algorithms
+            if algorithm in modified
+            for variant in (
+                _variant(p, algorithm, _net(algorithm, 4), seeds, **at16),
+                _variant(
+                    p,
+                    modified[algorithm][0],
+                    _net(algorithm, 4, **modified[algorithm][1]),
+                    seeds,
+                    **at16,
+                ),
+            )
         ),
     )
 
 
 def _regularisation(p: Profile) -> Experiment:
+    """D.1 (the paper's Table 9): one BFS and one Bellman-Ford row each."""
     return Experiment(
         "d1_regularisation",
-        "BFS hidden 4: L1 regularisation and extended training (grokking)",
-        (
-            _variant(p, "plain", _net("bfs", 4)),
-            _variant(p, "L1 1e-4", _net("bfs", 4), l1_weight=1e-4),
-            _variant(
-                p,
-                f"L1 1e-4, {p.long_steps} steps",
-                _net("bfs", 4),
-                l1_weight=1e-4,
-                steps=p.long_steps,
-            ),
+        "Hidden 4: L1 regularisation and extended training (grokking)",
+        tuple(
+            variant
+            for algorithm in p.ablation_algorithms
+            if algorithm != "dfs"  # D.1 has BFS and Bellman-Ford rows
+            for variant in (
+                _variant(p, f"{algorithm}, plain", _net(algorithm, 4)),
+                _variant(p, f"{algorithm}, L1 1e-4", _net(algorithm, 4), l1_weight=1e-4),
+                _variant(
+                    p,
+                    f"{algorithm}, L1 1e-4, {p.long_steps} steps",
+                    _net(algorithm, 4),
+                    l1_weight=1e-4,
+                    steps=p.long_steps,
+                ),
+            )
         ),
     )
 

@@ -22,7 +22,7 @@ def run_baselines(
     algorithms: Sequence[str] = BASELINE_ALGORITHMS,
     progress: bool = True,
 ) -> list[dict[str, Any]]:
-    """Table 9: each algorithm trained over the profile's seeds, test score."""
+    """Table 10: each algorithm trained over the profile's seeds, test score."""
     rows = []
     for algorithm in algorithms:
         config = baseline_config(profile, algorithm)
@@ -43,7 +43,7 @@ def run_baselines(
             }
         )
     files.write_table(
-        Path(dirs.results) / "table9_baselines.csv", rows, metadata(profile)
+        Path(dirs.results) / "table10_baselines.csv", rows, metadata(profile)
     )
     return rows
 

@@ -65,7 +65,7 @@ def _section(title: str, body: str) -> str:
 
 
 def _baselines(results: Path) -> str:
-    rows = files.read_table(results / "table9_baselines.csv")
+    rows = files.read_table(results / "table10_baselines.csv")
     return markdown_table(
         ("algorithm", "hidden", "steps", "seeds", "test N", "mean ± std (max)"),
         [
@@ -232,7 +232,7 @@ def _or_missing(render_part, results: Path) -> str:
 def render(results_dir: str | os.PathLike) -> str:
     """The whole results section, from ``results_dir``'s files."""
     results = Path(results_dir)
-    sidecar = results / "table9_baselines.csv.json"
+    sidecar = results / "table10_baselines.csv.json"
     profile = files.read_json(sidecar).get("profile") if sidecar.exists() else "?"
     sections = [
         f"Rendered from `results/` (profile `{profile}`) by "

@@ -43,9 +43,12 @@ def metadata(profile: Profile, **extra: Any) -> dict[str, Any]:
 
 
 def baseline_config(profile: Profile, algorithm: str) -> TrainConfig:
-    """The default architecture (hidden from the profile) for ``algorithm``."""
+    """The default architecture for ``algorithm`` at its baseline sizes."""
+    sizes = profile.baseline_sizes(algorithm)
     return profile.train_config(
-        NetworkConfig(algorithm, hidden_size=profile.hidden_size)
+        NetworkConfig(algorithm, hidden_size=sizes.hidden_size),
+        seeds=profile.seed_list(sizes.seeds),
+        steps=sizes.steps,
     )
 
 
