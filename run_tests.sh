@@ -53,6 +53,6 @@ if [[ "$has_workers" == 0 ]]; then
     if ((workers > 1)); then defaults+=(-n "$workers" --dist loadgroup); fi
 fi
 # In CI, list the slowest tests so the 20-minute budget stays visible.
-if [[ "${CI:-}" == true || "${CI:-}" == 1 ]]; then defaults+=(--durations=10); fi
+if [[ "${CI:-}" == true || "${CI:-}" == 1 ]]; then defaults+=(--durations=30); fi
 
 exec "$venv/bin/python" -m pytest "${defaults[@]}" "$@"

@@ -367,6 +367,12 @@ def test_a_dm_clrs_model_is_measured_like_any_other(compiled, batches):
 SMOKE_SWEEP = runs.baseline_config(profiles.get("smoke"), "bfs")
 
 
+# With the notebook and ablation tests in one pytest-xdist worker: notebooks
+# 03 and 05 trained and studied these very runs there (shared_runs resumes
+# them); on another worker they would be trained again.
+SHARED_RUNS = pytest.mark.xdist_group("shared_runs")
+
+
 @pytest.fixture(scope="module")
 def smoke_report(shared_runs, compiled):
     run = runs.train_once(SMOKE_SWEEP, shared_runs, progress=False)
@@ -378,6 +384,7 @@ def smoke_report(shared_runs, compiled):
     return run, report, batch
 
 
+@SHARED_RUNS
 def test_the_chain_runs_end_to_end_and_writes_its_files(smoke_report, tmp_path):
     run, report, _ = smoke_report
     meta = {"profile": "test", "config": SMOKE_SWEEP.to_dict()}
@@ -433,6 +440,7 @@ def test_the_chain_runs_end_to_end_and_writes_its_files(smoke_report, tmp_path):
     assert arrays["compiled_attention"].shape == arrays["closest_attention"].shape
 
 
+@SHARED_RUNS
 def test_the_chain_agrees_with_the_training_metrics(smoke_report):
     run, report, batch = smoke_report
     # accuracy is the CLRS output score, by the same code as training's score
@@ -451,6 +459,7 @@ def test_the_chain_agrees_with_the_training_metrics(smoke_report):
     assert all(1 <= c <= len(run.config.seeds) for c in counts)
 
 
+@SHARED_RUNS
 def test_the_chain_is_reproducible(smoke_report):
     run, report, batch = smoke_report
     again = fs.faithfulness_study(
@@ -464,6 +473,7 @@ def test_the_chain_is_reproducible(smoke_report):
     assert np.array_equal(again.distances, report.distances)
 
 
+@SHARED_RUNS
 def test_runs_trained_apart_join_into_one_sweep(smoke_report):
     run, _, _ = smoke_report
     with pytest.raises(ValueError, match="repeated seeds"):

@@ -30,6 +30,12 @@ def batch():
     return runs.faithfulness_batch(SMOKE, "bfs")
 
 
+# With the notebook and ablation tests in one pytest-xdist worker: notebooks
+# 03 and 05 trained and studied these very runs there (shared_runs resumes
+# them); on another worker they would be trained again.
+SHARED_RUNS = pytest.mark.xdist_group("shared_runs")
+
+
 @pytest.fixture(scope="module")
 def stability_rows(shared_runs, tmp_path_factory):
     out = tmp_path_factory.mktemp("stability_files")
@@ -43,6 +49,7 @@ def stability_rows(shared_runs, tmp_path_factory):
     return config, rows
 
 
+@SHARED_RUNS
 def test_training_starts_exactly_at_the_compiled_solution(stability_rows):
     config, rows = stability_rows
     start = [r for r in rows if r["start"] == "compiled" and r["step"] == 0]
@@ -52,6 +59,7 @@ def test_training_starts_exactly_at_the_compiled_solution(stability_rows):
         assert row["param_drift"] == 0.0 and row["internal"] < 1e-6
 
 
+@SHARED_RUNS
 def test_stability_rows_and_table_are_sane(stability_rows, tmp_path):
     config, rows = stability_rows
     steps = sorted({r["step"] for r in rows})
@@ -113,6 +121,7 @@ def test_evaluations_are_dense_in_the_first_steps():
     assert stability.schedule(1, 1) == [1]
 
 
+@SHARED_RUNS
 def test_stability_is_reproducible(stability_rows, compiled_bfs, batch, tmp_path):
     config, rows = stability_rows
     again = stability.train_on_from(
