@@ -71,7 +71,12 @@ def _default(config_class: type, name: str) -> Any:
 
 def _add_train_parser(commands: Any) -> None:
     from nar_gap.benchmark.vocabulary import ALGORITHMS
-    from nar_gap.model.config import HINT_MODES, REPRED_MODES, NetworkConfig
+    from nar_gap.model.config import (
+        EDGE_MAPS,
+        HINT_MODES,
+        REPRED_MODES,
+        NetworkConfig,
+    )
     from nar_gap.training.config import TrainConfig
 
     net = functools.partial(_default, NetworkConfig)
@@ -105,6 +110,13 @@ def _add_train_parser(commands: Any) -> None:
     )
     train.add_argument(
         "--use-edge-info", action="store_true", help="paper: edge values"
+    )
+    train.add_argument(
+        "--edge-map",
+        choices=EDGE_MAPS,
+        default=net("edge_map"),
+        help="with --use-edge-info: channel (the fork's, parameter-free) or "
+        "learned (the paper's Eqs. 11-13)",
     )
     train.add_argument(
         "--use-pre-att-bias", action="store_true", help="paper: N x N bias"
@@ -242,6 +254,7 @@ def _train(args: argparse.Namespace) -> int:
         hint_mode=args.hint_mode,
         hint_repred_mode=args.hint_repred_mode,
         use_edge_info=args.use_edge_info,
+        edge_map=args.edge_map,
         use_pre_att_bias=args.use_pre_att_bias,
         pre_att_bias_nodes=bucket_nodes(max(args.lengths), buckets),
     )

@@ -12,6 +12,7 @@ import textwrap
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 
 from nar_gap.benchmark.shapes import bucket_nodes, bucket_shape, bucket_steps
@@ -400,3 +401,47 @@ def test_seeds_shard_over_two_devices_with_the_same_numbers(tmp_path):
         outputs.append(json.loads(done.stdout.strip().splitlines()[-1]))
     assert outputs[1]["devices"] == 2 and outputs[1]["mesh"] == 2
     np.testing.assert_allclose(outputs[0]["scores"], outputs[1]["scores"], rtol=1e-5)
+
+
+def test_sgd_is_a_plain_clipped_gradient_step():
+    """The stability control: no per-parameter scaling, the same clipping."""
+    params = {"w": jnp.array([1e7, 1.0, -2.0])}
+    grads = {"w": jnp.array([3.0, 4.0, 0.0])}  # global norm 5, clipped to 1
+    for clip, expected in (
+        (1.0, [1e7 - 0.06, 1.0 - 0.08, -2.0]),
+        (0.0, [1e7 - 0.3, 0.6, -2.0]),
+    ):
+        config = dataclasses.replace(
+            SMOKE, optimizer="sgd", learning_rate=0.1, grad_clip_norm=clip
+        )
+        optimizer = make_optimizer(config)
+        updates, _ = optimizer.update(grads, optimizer.init(params), params)
+        moved = optax.apply_updates(params, updates)
+        np.testing.assert_allclose(moved["w"], expected, rtol=1e-7)
+    adam = make_optimizer(dataclasses.replace(SMOKE, learning_rate=0.1))
+    updates, _ = adam.update(grads, adam.init(params), params)
+    # Adam's first step: about lr per parameter with a gradient, whatever its size
+    np.testing.assert_allclose(updates["w"][:2], [-0.1, -0.1], rtol=1e-4)
+    with pytest.raises(ValueError, match="optimizer must be one of"):
+        dataclasses.replace(SMOKE, optimizer="rmsprop")
+
+
+def test_run_directories_keep_their_address_when_fields_are_added():
+    """A field added at its default must not move finished runs (they would
+    train again): the smoke BFS baseline's address from before ``optimizer``."""
+    from nar_gap.experiments import profiles, runs
+
+    config = runs.baseline_config(profiles.get("smoke"), "bfs")
+    assert runs.run_dir(config, "r").name == "bfs_285e82213597"
+    sgd = dataclasses.replace(config, optimizer="sgd")
+    learned = dataclasses.replace(
+        config,
+        network=dataclasses.replace(
+            config.network, use_edge_info=True, edge_map="learned"
+        ),
+    )
+    channel = dataclasses.replace(
+        learned, network=dataclasses.replace(learned.network, edge_map="channel")
+    )
+    names = {runs.run_dir(c, "r").name for c in (config, sgd, learned, channel)}
+    assert len(names) == 4

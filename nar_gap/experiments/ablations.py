@@ -90,6 +90,16 @@ def _edge_info(p: Profile) -> Experiment:
                 "edge information",
                 _net("bellman_ford", p.hidden_size, use_edge_info=True),
             ),
+            _variant(
+                p,
+                "edge information, learned map (Eqs. 11-13)",
+                _net(
+                    "bellman_ford",
+                    p.hidden_size,
+                    use_edge_info=True,
+                    edge_map="learned",
+                ),
+            ),
         ),
     )
 
@@ -195,7 +205,9 @@ def _regularisation(p: Profile) -> Experiment:
             if algorithm != "dfs"  # D.1 has BFS and Bellman-Ford rows
             for variant in (
                 _variant(p, f"{algorithm}, plain", _net(algorithm, 4)),
-                _variant(p, f"{algorithm}, L1 1e-4", _net(algorithm, 4), l1_weight=1e-4),
+                _variant(
+                    p, f"{algorithm}, L1 1e-4", _net(algorithm, 4), l1_weight=1e-4
+                ),
                 _variant(
                     p,
                     f"{algorithm}, L1 1e-4, {p.long_steps} steps",

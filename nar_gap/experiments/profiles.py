@@ -71,6 +71,11 @@ class Profile:
       stability_points: evenly spaced evaluations along that training.
       stability_early: evaluations at steps 1, 2, 4, ... before those (the
         collapse from compiled happens in the first steps).
+      stability_controls: ``(optimizer, learning_rate)`` pairs trained on
+        from compiled besides the paper's Adam at 1e-3: smaller Adam steps and
+        SGD tell a sharp minimum from Adam's per-parameter step acting on
+        weights of 1e7 scale.  ``smoke`` has none (CI's budget; the same code
+        runs the paper's setting there).
       landscape_points: grid side of a loss landscape.
       faithfulness_graphs: graphs of the faithfulness batch (test split: 32).
       exactness_sizes: graph sizes of notebook 01's exactness table.
@@ -110,6 +115,11 @@ class Profile:
     stability_early: int = 6
     baselines: tuple[tuple[str, Sizes], ...] = ()
     ablation_algorithms: tuple[str, ...] = ("bfs", "dfs", "bellman_ford")
+    stability_controls: tuple[tuple[str, float], ...] = (
+        ("adam", 1e-4),
+        ("adam", 1e-5),
+        ("sgd", 1e-3),
+    )
 
     def baseline_sizes(self, algorithm: str) -> Sizes:
         """The sizes of ``algorithm``'s baseline (Table 10 and the faithfulness study)."""
@@ -167,6 +177,7 @@ SMOKE = Profile(  # one graph size and one padded trace length: few compiles
     stability_points=2,
     stability_early=1,
     ablation_algorithms=("bfs",),
+    stability_controls=(),
     landscape_points=3,
     faithfulness_graphs=8,
     exactness_sizes=(8,),

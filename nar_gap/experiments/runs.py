@@ -23,9 +23,29 @@ from nar_gap.model.config import NetworkConfig
 from nar_gap.training import TrainConfig, TrainResult, train
 
 
+# Fields added to TrainConfig (or its NetworkConfig) after runs were first
+# hashed, with their defaults: at the default they are left out of the hash,
+# so every run made before they existed keeps its directory (and is resumed,
+# not trained again).
+_LATER_FIELDS = {"optimizer": "adam", "network.edge_map": "channel"}
+
+
+def _hashed_fields(payload: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    kept = {}
+    for key, value in payload.items():
+        name = f"{prefix}{key}"
+        if name in _LATER_FIELDS and value == _LATER_FIELDS[name]:
+            continue
+        kept[key] = (
+            _hashed_fields(value, f"{name}.") if isinstance(value, dict) else value
+        )
+    return kept
+
+
 def run_dir(config: TrainConfig, runs_dir: str | os.PathLike) -> Path:
     """Where ``config`` trains: one directory per distinct configuration."""
-    text = json.dumps(config.to_dict(), sort_keys=True)
+    fields = _hashed_fields(config.to_dict())
+    text = json.dumps(fields, sort_keys=True)
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]
     return Path(runs_dir) / f"{config.network.algorithm}_{digest}"
 

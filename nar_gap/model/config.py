@@ -12,6 +12,7 @@ Reprediction = Literal["soft", "hard", "hard_on_eval"]
 EncoderInit = Literal["default", "xavier_on_scalars"]
 
 HINT_MODES: tuple[str, ...] = ("encoded_decoded", "decoded_only", "none")
+EDGE_MAPS: tuple[str, ...] = ("channel", "learned")
 REPRED_MODES: tuple[str, ...] = ("soft", "hard", "hard_on_eval")
 
 SpecEntry = tuple[str, str, str, str]  # (name, stage, location, type)
@@ -32,6 +33,12 @@ class NetworkConfig:
       msg_passing_steps: processor applications per hint step (shared weights).
       dropout_prob: dropout on the processor output, training only.
       use_edge_info: the paper's edge information in the selected values.
+      edge_map: how the edge information is made (with ``use_edge_info``):
+        ``channel`` adds the attention-weighted channel 0 of the encoded
+        edges to channel 0 of every head, without parameters (the author's
+        fork, what the compiler uses); ``learned`` is the paper's Eqs. 11-13,
+        a linear map of the encoded edges to D channels, selected by the
+        attention and summed over senders.
       use_pre_att_bias: the paper's learned ``N x N`` pre-attention bias.
       pre_att_bias_nodes: side of that bias (largest graph it accepts).
       encoder_init: ``xavier_on_scalars`` (run.py) or ``default``.
@@ -47,6 +54,7 @@ class NetworkConfig:
     msg_passing_steps: int = 1
     dropout_prob: float = 0.0
     use_edge_info: bool = False
+    edge_map: str = "channel"
     use_pre_att_bias: bool = False
     pre_att_bias_nodes: int = 16
     encoder_init: EncoderInit = "xavier_on_scalars"
@@ -60,6 +68,10 @@ class NetworkConfig:
             problems.append(
                 f"num_heads must be >= 1 and divide hidden_size={self.hidden_size},"
                 f" got {self.num_heads}"
+            )
+        if self.edge_map not in EDGE_MAPS:
+            problems.append(
+                f"edge_map must be one of {EDGE_MAPS}, got {self.edge_map!r}"
             )
         if self.hint_mode not in HINT_MODES:
             problems.append(

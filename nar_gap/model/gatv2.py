@@ -36,6 +36,12 @@ The two modifications of the paper (author's fork of dm-clrs):
   channel 0 of every head (channels 0, F, 2F, ...), so the selected value can
   carry an edge weight (Bellman-Ford's ``d_j + w_ij``).  Like the fork, this
   has no learned parameters; ``e_ij[0]`` is channel 0 of the encoded edges.
+  With ``edge_map="learned"`` it is the paper's Eqs. 11-13 instead: a linear
+  map ``ε_ij = W_ε e_ij + b_ε`` (D channels, split into heads like the
+  values) whose attention-weighted sum over senders, ``Σ_j α^h_ij ε^h_ij``,
+  is added to the selected values.  Kept factorised, ``Σ_j α^h_ij ε^h_ij =
+  (Σ_j α^h_ij x_ij) K'^h + b'^h`` (the attention sums to 1 over senders), so
+  it costs O(B N² H K), not O(B N² D).
 * ``use_pre_att_bias``: a learned ``[N_max, N_max]`` matrix ``B`` (zero init)
   added to every pre-activation channel of pair ``(i, j)`` before the
   LeakyReLU.  The fork's ``B`` has exactly the training graph size; here a
@@ -159,6 +165,8 @@ class GATv2(nn.Module):
       num_heads: H; must divide ``hidden_size``.
       use_ln: layer norm after the ReLU (the benchmark's default is True).
       use_edge_info: the paper's edge information in the selected values.
+      edge_map: ``channel`` (parameter-free, the fork's) or ``learned``
+        (the paper's Eqs. 11-13).
       use_pre_att_bias: the paper's learned pre-attention bias ``B``.
       pre_att_bias_nodes: ``N_max``, the side of ``B`` (only with the bias).
       kernel_init: initialiser of every weight matrix.
@@ -168,6 +176,7 @@ class GATv2(nn.Module):
     num_heads: int = 1
     use_ln: bool = True
     use_edge_info: bool = False
+    edge_map: str = "channel"
     use_pre_att_bias: bool = False
     pre_att_bias_nodes: int = 16
     kernel_init: nn.initializers.Initializer = nn.initializers.lecun_normal()
@@ -189,6 +198,10 @@ class GATv2(nn.Module):
             self.hidden_size, kernel_init=self.kernel_init, name="edge"
         )
         self.graph = dense("graph")
+        if self.use_edge_info and self.edge_map == "learned":
+            self.edge_map_layer = FactorisedDense(
+                self.hidden_size, kernel_init=self.kernel_init, name="edge_map"
+            )
         self.heads = [
             VectorHead(kernel_init=self.kernel_init, name=f"head_{h}")
             for h in range(self.num_heads)
@@ -238,7 +251,9 @@ class GATv2(nn.Module):
         attention = jax.nn.softmax(logits + mask[:, None], axis=-1)  # [B, H, N, N]
 
         selected = jnp.einsum("bhij,bjhf->bihf", attention, values)  # [B, N, H, F]
-        if self.use_edge_info:
+        if self.use_edge_info and self.edge_map == "learned":
+            selected = selected + self._learned_edge_values(attention, edge_fts)
+        elif self.use_edge_info:
             edge_value = jnp.einsum("bhij,bij->bih", attention, edge_fts.channel(0))
             selected = selected.at[..., 0].add(edge_value)
         out = selected.reshape(batch, num_nodes, self.hidden_size)
@@ -246,6 +261,19 @@ class GATv2(nn.Module):
         if self.use_ln:
             out = self.layer_norm(out)
         return ProcessorOutput(hidden=out, attention=attention)
+
+    def _learned_edge_values(
+        self, attention: jax.Array, edge_fts: EdgeFeatures
+    ) -> jax.Array:
+        """Eqs. 11-13: ``Σ_j α^h_ij ε^h_ij`` with ``ε = W_ε e + b_ε``; ``[B, N, H, F]``."""
+        heads, width = self.num_heads, self.hidden_size // self.num_heads
+        kernel, bias = self.edge_map_layer.projected(edge_fts)  # [K, D], [D]
+        weighted = jnp.einsum("bhij,bijk->bihk", attention, edge_fts.scalars)
+        mapped = jnp.einsum(
+            "bihk,khf->bihf", weighted, kernel.reshape(-1, heads, width)
+        )
+        rows = jnp.sum(attention, axis=-1).transpose(0, 2, 1)[..., None]  # [B,N,H,1]
+        return mapped + rows * bias.reshape(heads, width)  # Σ_j α^h_ij b'^h
 
     def _bias_block(self, num_nodes: int) -> jax.Array:
         if num_nodes > self.pre_att_bias_nodes:

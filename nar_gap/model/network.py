@@ -88,6 +88,7 @@ class Step(nn.Module):
             num_heads=cfg.num_heads,
             use_ln=cfg.use_ln,
             use_edge_info=cfg.use_edge_info,
+            edge_map=cfg.edge_map,
             use_pre_att_bias=cfg.use_pre_att_bias,
             pre_att_bias_nodes=cfg.pre_att_bias_nodes,
             kernel_init=haiku_linear_init,

@@ -12,6 +12,9 @@ from nar_gap.model.seeds import SEED_STRATEGIES
 from nar_gap.system import files
 
 
+OPTIMIZERS = ("adam", "sgd")
+
+
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
     """Everything that determines a training run; defaults are the paper's.
@@ -21,7 +24,11 @@ class TrainConfig:
       seeds: one model per seed, trained together.
       steps: optimiser steps per seed (paper: 10 000).
       batch_size: samples per step and seed (paper: 32).
-      learning_rate: Adam's (paper: 1e-3).
+      learning_rate: the optimiser's step size (paper: Adam, 1e-3).
+      optimizer: ``"adam"`` (the paper's, dm-clrs's) or ``"sgd"`` (plain
+        gradient steps after the same clipping).  SGD is a control for
+        training on from compiled weights: Adam moves every parameter by about
+        ``learning_rate`` per step whatever its scale, SGD by its gradient.
       grad_clip_norm: global-norm clipping (paper: 1.0; 0 disables).
       train_lengths: graph sizes cycled one batch each (paper: 4, 7, 11, 13, 16).
       edge_probabilities: Erdős–Rényi p grid for training (run.py's 0.1..0.9).
@@ -65,6 +72,7 @@ class TrainConfig:
     steps: int = 10_000
     batch_size: int = 32
     learning_rate: float = 1e-3
+    optimizer: str = "adam"
     grad_clip_norm: float = 1.0
     train_lengths: tuple[int, ...] = TRAIN_LENGTHS
     edge_probabilities: tuple[float, ...] = TRAIN_P
@@ -100,6 +108,10 @@ class TrainConfig:
         if not self.train_lengths or min(self.train_lengths) < 2:
             problems.append(
                 f"train_lengths must be sizes >= 2, got {self.train_lengths}"
+            )
+        if self.optimizer not in OPTIMIZERS:
+            problems.append(
+                f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}"
             )
         if not self.learning_rate > 0:
             problems.append(f"learning_rate must be > 0, got {self.learning_rate}")

@@ -25,14 +25,20 @@ from nar_gap.training.config import TrainConfig
 
 
 def make_optimizer(config: TrainConfig) -> optax.GradientTransformation:
-    """dm-clrs BaselineModel's optimiser (clip, Adam, scale by -lr)."""
-    if config.grad_clip_norm > 0:
-        return optax.chain(
-            optax.clip_by_global_norm(config.grad_clip_norm),
-            optax.scale_by_adam(),
-            optax.scale(-config.learning_rate),
-        )
-    return optax.adam(config.learning_rate)
+    """dm-clrs BaselineModel's optimiser (clip, Adam, scale by -lr), or SGD.
+
+    SGD keeps the clipping and the step size and drops Adam's per-parameter
+    scaling (the stability controls: see ``TrainConfig.optimizer``).
+    """
+    if config.optimizer == "adam" and config.grad_clip_norm == 0:
+        return optax.adam(config.learning_rate)
+    clip = (
+        [optax.clip_by_global_norm(config.grad_clip_norm)]
+        if config.grad_clip_norm > 0
+        else []
+    )
+    adam = [optax.scale_by_adam()] if config.optimizer == "adam" else []
+    return optax.chain(*clip, *adam, optax.scale(-config.learning_rate))
 
 
 def step_key(seed: int, step: int) -> jax.Array:
