@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import jax
 import numpy as np
@@ -168,3 +169,31 @@ def test_landscape_table_reports_every_centre_and_reproduces(
     assert compiled["centre_loss"] < 1e-6  # the compiled minimum is exact
     assert compiled["sharpness_r0.1"] > initial["sharpness_r0.1"]
     assert (tmp_path / "fig_landscape_bfs_compiled.png").stat().st_size > 0
+
+
+def test_the_controls_are_trained_from_compiled_with_their_optimiser():
+    """SGD and smaller Adam steps from compiled (not in smoke: CI's budget)."""
+    config = SMOKE.train_config(
+        nar_gap.compile("bfs", None).config, seeds=SMOKE.seed_list(2)
+    )
+    cpu = profiles.get("cpu")
+    settings = stability.stability_settings(config, cpu)
+    assert [label for label, _, _ in settings] == [
+        "compiled",
+        "random",
+        "compiled, adam lr 0.0001",
+        "compiled, adam lr 1e-05",
+        "compiled, sgd lr 0.001",
+    ]
+    assert [c.optimizer for _, _, c in settings] == ["adam"] * 4 + ["sgd"]
+    assert all(start == "compiled" for _, start, _ in settings[2:])
+    assert len({runs.run_dir(c, "r") for _, _, c in settings}) == 4  # 2 share one
+    assert [s[0] for s in stability.stability_settings(config, SMOKE)] == [
+        "compiled",
+        "random",
+    ]
+
+
+def test_every_profile_writes_json_metadata():
+    for profile in profiles.PROFILES.values():
+        json.loads(json.dumps(runs.metadata(profile)))

@@ -8,6 +8,7 @@ with the same seeds finds it finished.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -20,8 +21,8 @@ from nar_gap.benchmark.batch import Batch
 from nar_gap.benchmark.sampling import eval_batch
 from nar_gap.experiments.profiles import Profile
 from nar_gap.model.config import NetworkConfig
+from nar_gap.system import files
 from nar_gap.training import TrainConfig, TrainResult, train
-
 
 # Fields added to TrainConfig (or its NetworkConfig) after runs were first
 # hashed, with their defaults: at the default they are left out of the hash,
@@ -59,7 +60,8 @@ def train_once(
 
 def metadata(profile: Profile, **extra: Any) -> dict[str, Any]:
     """What every results sidecar records about the profile."""
-    return {"profile": profile.name, "profile_sizes": profile.__dict__, **extra}
+    sizes = files.to_jsonable(dataclasses.asdict(profile))
+    return {"profile": profile.name, "profile_sizes": sizes, **extra}
 
 
 def baseline_config(profile: Profile, algorithm: str) -> TrainConfig:

@@ -78,16 +78,22 @@ def train_on_from(
     start: str = "compiled",
     progress: bool = True,
     early: int = 6,
+    label: str | None = None,
 ) -> list[dict[str, Any]]:
     """Train ``config.seeds`` on from ``model.params`` (``start="random"``: from init).
+
+    ``label`` names the setting in the rows' ``start`` column (default:
+    ``start``), so controls trained from the same start stay apart.
 
     Evaluated at step 0 and at :func:`schedule`'s steps (``early`` doubling
     steps, ``points`` evenly spaced ones).
 
     Returns one row per (seed, evaluation step), step 0 included: ``seed``,
     ``step``, ``accuracy``, ``internal`` (to ``model``'s attention),
-    ``external``, ``param_drift`` (from ``model.params``).
+    ``external``, ``param_drift`` (from ``model.params``), ``optimizer``,
+    ``learning_rate``.
     """
+    label = start if label is None else label
     if config.network != model.config:
         raise ValueError(
             "the training config's network must be the compiled model's "
@@ -108,7 +114,9 @@ def train_on_from(
         for k, seed in enumerate(config.seeds):
             rows.append(
                 {
-                    "start": start,
+                    "start": label,
+                    "optimizer": config.optimizer,
+                    "learning_rate": config.learning_rate,
                     "seed": int(seed),
                     "step": step,
                     "accuracy": float(ev.scalars["accuracy"][k]),
@@ -130,7 +138,7 @@ def train_on_from(
     else:  # where training from scratch starts: each seed's initialisation
         record(0, init_stacked(config.network, batch, config.seeds))
     for step in schedule(config.steps, points, early):
-        key = f"{start}:{step}:{list(config.seeds)}"
+        key = f"{label}:{step}:{list(config.seeds)}"
         if key in done:
             rows += done[key]
             continue
@@ -203,6 +211,22 @@ def write_stability(
     return written
 
 
+def stability_settings(
+    config: TrainConfig, profile: Profile
+) -> list[tuple[str, str, TrainConfig]]:
+    """``(label, start, config)`` of every training the study runs.
+
+    The paper's two (Adam at the config's rate, from compiled and from random
+    initialisation), then the profile's controls from compiled: an optimiser
+    and a rate each, labelled e.g. ``compiled, sgd lr 0.001``.
+    """
+    settings = [("compiled", "compiled", config), ("random", "random", config)]
+    for optimizer, rate in profile.stability_controls:
+        control = dataclasses.replace(config, optimizer=optimizer, learning_rate=rate)
+        settings.append((f"compiled, {optimizer} lr {rate:g}", "compiled", control))
+    return settings
+
+
 def run_stability(
     profile: Profile,
     algorithm: str,
@@ -216,17 +240,18 @@ def run_stability(
     )
     batch = faithfulness_batch(profile, algorithm)
     rows = []
-    for start in ("compiled", "random"):
-        out = dirs.runs / f"stability_{start}_{run_dir(config, dirs.runs).name}"
+    for label, start, setting in stability_settings(config, profile):
+        out = dirs.runs / f"stability_{start}_{run_dir(setting, dirs.runs).name}"
         rows += train_on_from(
             compiled,
-            config,
+            setting,
             batch,
             out,
             profile.stability_points,
             start,
             progress,
             profile.stability_early,
+            label,
         )
     write_stability(
         rows,
