@@ -139,3 +139,27 @@ def test_learned_edge_map_is_the_papers_equations_11_to_13():
         rtol=1e-6,
         atol=1e-6,
     )
+
+
+def test_simplified_pointer_decoders_are_bilinear_and_have_no_edge_term():
+    from nar_gap.data import sample_batch
+    from nar_gap.model.config import NetworkConfig
+    from nar_gap.model.decoders import SimplePointerDecoder
+    from nar_gap.model.network import param_shapes
+
+    batch = sample_batch("bfs", num_nodes=6, batch_size=3, seed=0)
+    simple = param_shapes(
+        NetworkConfig("bfs", hidden_size=4, simplify_decoders=True), batch
+    )
+    full = param_shapes(NetworkConfig("bfs", hidden_size=4), batch)
+    assert sorted(simple["net"]["decoder_pi"]) == ["linear_0", "linear_1"]  # no W3, w4
+    assert sorted(full["net"]["decoder_pi"]) == [f"linear_{k}" for k in range(4)]
+
+    h = jax.random.normal(jax.random.PRNGKey(3), (2, 5, 12))
+    decoder = SimplePointerDecoder(4)
+    params = decoder.init(jax.random.PRNGKey(0), h)["params"]
+    got = decoder.apply({"params": params}, h)
+    w1, w2 = params["linear_0"], params["linear_1"]
+    p1 = h @ w1["kernel"] + w1["bias"]
+    p2 = h @ w2["kernel"] + w2["bias"]
+    np.testing.assert_allclose(got, np.einsum("bid,bjd->bij", p1, p2), rtol=1e-5)

@@ -18,9 +18,10 @@ BFS seeds: 0.964 after 25 steps, 0.987 after 100, 0.993 after 150; Bellman-Ford
 0.614 after 50, 0.686 after 100, 0.741 after 200).  BFS trains 32 seeds for 150
 steps, which saturates it as the paper's finding needs; Bellman-Ford trains 32
 seeds for as long as the hour allows (100 steps) and is reported as it is.
-The ablations run at hidden 32 over 4 seeds for 100 steps, so that all six notebooks fit in
-an hour on 2 cores.  ``paper`` is the paper's setting (128 seeds, 10 000 steps,
-hidden 128, 1024 minimal seeds, 50 000 extended steps) and is meant for a GPU.
+The ablations run at hidden 32 over 4 seeds for 100 steps, so that all six
+notebooks fit in an hour on 2 cores.  ``paper`` is the paper's setting (128
+seeds, 10 000 steps, hidden 128, 1024 minimal seeds, 50 000 extended steps)
+and is meant for a GPU.
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ class Profile:
     )
 
     def baseline_sizes(self, algorithm: str) -> Sizes:
-        """The sizes of ``algorithm``'s baseline (Table 10 and the faithfulness study)."""
+        """``algorithm``'s baseline sizes (Table 10, the faithfulness study)."""
         named = dict(self.baselines)
         return named.get(algorithm, Sizes(self.seeds, self.hidden_size, self.steps))
 

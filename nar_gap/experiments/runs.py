@@ -28,7 +28,11 @@ from nar_gap.training import TrainConfig, TrainResult, train
 # hashed, with their defaults: at the default they are left out of the hash,
 # so every run made before they existed keeps its directory (and is resumed,
 # not trained again).
-_LATER_FIELDS = {"optimizer": "adam", "network.edge_map": "channel"}
+_LATER_FIELDS = {
+    "optimizer": "adam",
+    "network.edge_map": "channel",
+    "network.simplify_decoders": False,
+}
 
 
 def _hashed_fields(payload: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -42,6 +42,10 @@ class NetworkConfig:
       use_pre_att_bias: the paper's learned ``N x N`` pre-attention bias.
       pre_att_bias_nodes: side of that bias (largest graph it accepts).
       encoder_init: ``xavier_on_scalars`` (run.py) or ``default``.
+      simplify_decoders: appendix A's option for the minimal models: pointer
+        decoders are bilinear, ``(W1 h_i) . (W2 h_j)``, without the edge
+        term and the max (our reading of an option the paper does not
+        define; see :class:`~nar_gap.model.decoders.SimplePointerDecoder`).
     """
 
     algorithm: str
@@ -58,6 +62,7 @@ class NetworkConfig:
     use_pre_att_bias: bool = False
     pre_att_bias_nodes: int = 16
     encoder_init: EncoderInit = "xavier_on_scalars"
+    simplify_decoders: bool = False
 
     def __post_init__(self) -> None:
         problems = []

@@ -106,6 +106,28 @@ class PointerDecoder(nn.Module):
         return logits + head_bias
 
 
+class SimplePointerDecoder(nn.Module):
+    """``l_ij = (W1 h_i) . (W2 h_j)``: the pointer decoder with ``simplify_decoders``.
+
+    Appendix A of the paper sets ``simplify_decoders`` for its minimal
+    (hidden-4) models without saying what it does; the text with its
+    definition was lost.  Our reading: the pointer decoder without the edge
+    term and the max (dm-clrs's ``W3 e_ji``, ``max`` and ``w4``), i.e. CLRS's
+    original bilinear pointer decoder, ``p_1 @ p_2ᵀ``, so that a 4-wide model
+    has a decoder of its own size.  The other decoders are single linear maps
+    already and stay as they are.
+    """
+
+    hidden_size: int
+
+    @nn.compact
+    def __call__(self, h_t: jax.Array) -> jax.Array:
+        """Pointer logits ``[B, N, N]`` (receiver i, candidate j)."""
+        p_1 = Linear(self.hidden_size, name="linear_0")(h_t)  # [B, N, D]
+        p_2 = Linear(self.hidden_size, name="linear_1")(h_t)  # [B, N, D]
+        return jnp.einsum("bid,bjd->bij", p_1, p_2)
+
+
 class NodeDecoder(nn.Module):
     """scalar / mask / mask_one (one logit) or categorical (C logits) per node."""
 
@@ -177,15 +199,20 @@ def decode(
     node_mask: jax.Array,
     class_sizes: Mapping[str, int],
     hidden_size: int,
+    simplified: bool = False,
 ) -> jax.Array:
     """Raw output of probe ``name``'s decoder (called inside a Flax module).
 
     ``h_t = [node features; previous hidden; new hidden]``, ``[B, N, 3D]``.
     Padded nodes get :data:`PADDED_LOGIT` wherever a softmax runs over nodes.
+    ``simplified``: the pointer decoder of :class:`SimplePointerDecoder`.
     """
     module = f"decoder_{name}"
     if loc == Location.NODE and typ == Type.POINTER:
-        logits = PointerDecoder(hidden_size, name=module)(h_t, edges)
+        if simplified:
+            logits = SimplePointerDecoder(hidden_size, name=module)(h_t)
+        else:
+            logits = PointerDecoder(hidden_size, name=module)(h_t, edges)
         return mask_nodes_last_axis(logits, node_mask)
     if loc == Location.NODE and typ in (Type.SCALAR, Type.MASK, Type.MASK_ONE):
         logits = NodeDecoder(1, True, name=module)(h_t)

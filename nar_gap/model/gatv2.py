@@ -265,7 +265,7 @@ class GATv2(nn.Module):
     def _learned_edge_values(
         self, attention: jax.Array, edge_fts: EdgeFeatures
     ) -> jax.Array:
-        """Eqs. 11-13: ``Σ_j α^h_ij ε^h_ij`` with ``ε = W_ε e + b_ε``; ``[B, N, H, F]``."""
+        """Eqs. 11-13: ``Σ_j α^h_ij ε^h_ij``, ``ε = W_ε e + b_ε``: ``[B, N, H, F]``."""
         heads, width = self.num_heads, self.hidden_size // self.num_heads
         kernel, bias = self.edge_map_layer.projected(edge_fts)  # [K, D], [D]
         weighted = jnp.einsum("bhij,bijk->bihk", attention, edge_fts.scalars)

@@ -176,6 +176,7 @@ class DecoderInputs:
             node_mask,
             class_sizes,
             cfg.hidden_size,
+            cfg.simplify_decoders,
         )
 
     def at_steps(self, steps: jax.Array) -> DecoderInputs:

@@ -11,7 +11,6 @@ from nar_gap.model.config import NetworkConfig
 from nar_gap.model.seeds import SEED_STRATEGIES
 from nar_gap.system import files
 
-
 OPTIMIZERS = ("adam", "sgd")
 
 
