@@ -101,3 +101,19 @@ def test_rendering_follows_the_files(tmp_path):
     assert readme_results.render(results) != before
     (results / "table16_stability_bfs.csv").unlink()
     assert "(no `table16_stability_bfs.csv` yet" in readme_results.render(results)
+
+
+def test_every_file_the_readme_names_exists():
+    """Paths in backticks (`nar_gap/...py`, `notebooks/...`) must not go stale
+    when modules move between layers."""
+    import re
+
+    named = set(
+        re.findall(
+            r"`((?:nar_gap|notebooks|benchmarks|scripts)/[\w/.-]+\.(?:py|ipynb|sh))`",
+            README.read_text(),
+        )
+    )
+    assert named, "the README names no files: the pattern is wrong"
+    missing = sorted(p for p in named if not (README.parent / p).is_file())
+    assert not missing, f"the README names files that do not exist: {missing}"
