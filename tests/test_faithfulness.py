@@ -438,6 +438,10 @@ def test_the_chain_runs_end_to_end_and_writes_its_files(smoke_report, tmp_path):
     arrays = np.load(tmp_path / "results" / "faithfulness_bfs.npz")
     assert arrays["distances"].shape == (len(SMOKE_SWEEP.seeds),) * 2
     assert arrays["compiled_attention"].shape == arrays["closest_attention"].shape
+    _, _, batch = smoke_report
+    sources = np.asarray(batch.inputs["s"]).argmax(-1)
+    np.testing.assert_array_equal(report.sources, sources)  # Fig. 3 marks it
+    assert int(arrays["source"]) in set(sources.tolist())
 
 
 @SHARED_RUNS

@@ -74,6 +74,8 @@ class FaithfulnessReport:
       num_nodes: ``[B]`` real nodes per sample.
       reference_points: what each gap measure gives for attention nobody
         trained (:func:`reference_points`), one row per point.
+      sources: ``[B]`` each sample's source node (CLRS input ``s``; -1 where
+        the algorithm has none), marked on Fig. 3.
     """
 
     algorithm: str
@@ -86,6 +88,7 @@ class FaithfulnessReport:
     reference_attention: np.ndarray
     num_nodes: np.ndarray
     reference_points: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    sources: np.ndarray | None = None
 
     def seed_rows(self) -> list[dict[str, Any]]:
         """One CSV row per seed: accuracy, internal, external (overall, per hint)."""
@@ -262,7 +265,15 @@ def faithfulness_study(
         reference_attention=ref_att,
         num_nodes=np.asarray(batch.node_mask).sum(-1),
         reference_points=points,
+        sources=_sources(batch),
     )
+
+
+def _sources(batch: Batch) -> np.ndarray:
+    """``[B]`` the source node of each sample (``s`` one-hot), -1 without one."""
+    if "s" not in batch.inputs:
+        return np.full(batch.batch_size, -1)
+    return np.asarray(batch.inputs["s"]).argmax(-1)
 
 
 def hint_names(report: FaithfulnessReport) -> list[str]:
@@ -278,7 +289,8 @@ def _report_arrays(report: FaithfulnessReport, sample: int) -> dict[str, np.ndar
     """The arrays of a report's ``.npz``.
 
     Series, distances, linkage, and one sample's compiled and closest-seed
-    attention (its real nodes and counted steps).
+    attention (its real nodes and counted steps) with its source node (-1:
+    none).
     """
     ev = report.evaluation
     closest = report.closest_seed_index
@@ -294,7 +306,19 @@ def _report_arrays(report: FaithfulnessReport, sample: int) -> dict[str, np.ndar
             :steps, sample, :n_real, :n_real
         ],
         "closest_attention": ev.attention[closest, :steps, sample, :n_real, :n_real],
+        "source": np.asarray(-1 if report.sources is None else report.sources[sample]),
     }
+
+
+def _table1_row(report: FaithfulnessReport, measure: str) -> dict | None:
+    """``measure``'s Table 1 row: the figure prints the table's r, p and rho."""
+    return next((r for r in report.correlations if r["measure"] == measure), None)
+
+
+def _compiled_point(report: FaithfulnessReport, measure: str) -> tuple[float, float]:
+    """The compiled model's own (measure, accuracy), as measured on the batch."""
+    summary = report.summary
+    return summary[f"reference_{measure}"], summary["reference_accuracy"]
 
 
 def _internal_figures(report: FaithfulnessReport, arrays: Mapping) -> dict:
@@ -309,6 +333,8 @@ def _internal_figures(report: FaithfulnessReport, arrays: Mapping) -> dict:
             linear_fit_band(scalars["internal"], scalars["accuracy"]),
             "internal distance to compiled (Eq. 24, 0 = identical)",
             label,
+            correlation=_table1_row(report, "internal"),
+            compiled=_compiled_point(report, "internal"),
         ),
         f"fig2_{a}_internal_over_time": plots.plot_series_over_time(
             {"internal distance": ev.series["internal_along_time"]},
@@ -320,6 +346,7 @@ def _internal_figures(report: FaithfulnessReport, arrays: Mapping) -> dict:
             arrays["compiled_attention"],
             arrays["closest_attention"],
             f"seed {ev.seeds[closest]} (internal {scalars['internal'][closest]:.3f})",
+            source=int(arrays["source"]) if int(arrays["source"]) >= 0 else None,
         ),
         f"fig5_{a}_solution_clusters": plots.plot_solution_clusters(
             report.distances,
@@ -363,6 +390,8 @@ def _external_figures(report: FaithfulnessReport) -> dict:
             linear_fit_band(ev.scalars["external"], ev.scalars["accuracy"]),
             "external faithfulness (Eq. 25, 1 = exact trace)",
             label,
+            correlation=_table1_row(report, "external"),
+            compiled=_compiled_point(report, "external"),
         ),
         f"fig4_{a}_trace_uniform_time": plots.plot_series_over_time(
             {h: ev.series[f"external_{h}_uniform"] for h in hints},

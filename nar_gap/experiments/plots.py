@@ -8,7 +8,8 @@ compiled weights span ~1e-2 (leak cancellation) to ~1e7 (eligibility).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import matplotlib
 
@@ -16,10 +17,33 @@ matplotlib.use("Agg")  # files, not windows; notebooks display the saved files
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.colors import SymLogNorm  # noqa: E402
+from matplotlib.axis import Axis  # noqa: E402
+from matplotlib.colors import Normalize, SymLogNorm  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
+
+from nar_gap.analysis.stats import MIN_SEEDS_FOR_P, correlation_table  # noqa: E402
 
 UNUSED = "unused"
+BIAS = "bias"
+OVERFLOW_COLOUR = "magenta"
+"""Landscape cells whose loss overflowed (inf or NaN): no viridis colour."""
+NEUTRAL = "grey"
+"""Dendrogram links above the cut, singletons included: no cluster's colour."""
+MIN_FONT = 7
+"""Smallest text, in points at the saved size."""
+WEIGHT_CELL = 0.22
+"""Inches per weight-matrix cell: room for one rotated 7-pt label."""
+WEIGHT_COLUMNS_PER_LINE = 28
+"""Weight panels wrap to a new line past this many columns, so Figures 6-7
+stay about 8 inches wide and are shown near their saved size."""
+
+
+def _integer_ticks(axis: Axis) -> None:
+    """Steps are counts: tick whole numbers only (no "step 2.5")."""
+    axis.set_major_locator(MaxNLocator(integer=True))
 
 
 def _used(labels: Sequence[str]) -> np.ndarray:
@@ -27,72 +51,98 @@ def _used(labels: Sequence[str]) -> np.ndarray:
 
 
 def _blocks(model) -> list[tuple[str, np.ndarray, tuple[str, ...], tuple[str, ...]]]:
-    """(title, matrix, row labels, column labels) of every compiled block."""
+    """(title, matrix, row labels, column labels) of every compiled block.
+
+    Each layer's bias is its matrix's last row, labelled :data:`BIAS`: it adds
+    to the same outputs (columns) as the kernel, so it is read against the
+    same column labels.  (A separate bias panel could only number its columns:
+    ``W_m``'s outputs are hidden features, ``W_1``'s are pre-attention ones.)
+    """
     layout = model.layout
     labels = layout.labels()
     proc = model.params["net"]["processor"]
     arr = lambda x: np.asarray(x, np.float64)  # noqa: E731
-    blocks = [
-        ("values W_m", arr(proc["value"]["kernel"]), labels["z"], labels["hidden"]),
-        ("skip W_s", arr(proc["skip"]["kernel"]), labels["z"], labels["hidden"]),
-        (
-            "senders W_1",
-            arr(proc["sender"]["kernel"]),
-            labels["z"],
-            labels["pre_attention"],
-        ),
-        (
-            "receivers W_2",
-            arr(proc["receiver"]["kernel"]),
-            labels["z"],
-            labels["pre_attention"],
-        ),
-        (
-            "edges W_e",
-            arr(proc["edge"]["kernel"]),
-            labels["edge"],
-            labels["pre_attention"],
-        ),
-        ("head a", arr(proc["head_0"]["kernel"]).T, ("a",), labels["pre_attention"]),
-    ]
-    biases = np.stack(
-        [arr(proc[name]["bias"]) for name in ("value", "skip", "sender", "receiver")]
-    )
-    blocks.append(
-        ("biases", biases, ("b_m", "b_s", "b_1", "b_2"), labels["pre_attention"])
-    )
+
+    def with_bias(name: str, rows: tuple[str, ...]) -> tuple[np.ndarray, tuple]:
+        matrix = np.vstack([arr(proc[name]["kernel"]), arr(proc[name]["bias"])[None]])
+        return matrix, (*rows, BIAS)
+
+    blocks = []
+    for title, name, rows, cols in (
+        ("values W_m", "value", "z", "hidden"),
+        ("skip W_s", "skip", "z", "hidden"),
+        ("senders W_1", "sender", "z", "pre_attention"),
+        ("receivers W_2", "receiver", "z", "pre_attention"),
+        ("edges W_e", "edge", "edge", "pre_attention"),
+    ):
+        matrix, row_names = with_bias(name, labels[rows])
+        blocks.append((title, matrix, row_names, labels[cols]))
+    head = arr(proc["head_0"]["kernel"]).T
+    blocks.append(("head a", head, ("a",), labels["pre_attention"]))
     return blocks
 
 
 def _shown_block(
     title: str, matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str]
 ) -> tuple[np.ndarray, list[str], list[str]]:
-    """The used part of a block: (matrix, row labels, column labels)."""
-    # The head's single row and the biases' rows (the sub-layers) always show.
-    keep_r = (
-        _used(rows) if title not in ("head a", "biases") else np.ones(len(rows), bool)
-    )
+    """The used part of a block: (matrix, row labels, column labels).
+
+    The head's single row always shows; a bias row shows when some kernel row
+    of its layer does (BFS has no edge features, so no edge panel at all).
+    """
+    keep_r = np.ones(len(rows), bool) if title == "head a" else _used(rows)
+    is_bias = np.asarray(rows) == BIAS
+    if not keep_r[~is_bias].any():
+        keep_r[:] = False
     keep_c = _used(cols)
-    if title == "biases":
-        keep_c = np.ones(matrix.shape[1], bool) & (np.abs(matrix).sum(0) > 0)
-        col_names = [f"c{k}" for k in np.flatnonzero(keep_c)]
-    else:
-        col_names = list(np.asarray(cols)[keep_c])
     shown = matrix[np.ix_(keep_r, keep_c)]
-    return shown, list(np.asarray(rows)[keep_r]), col_names
+    return shown, list(np.asarray(rows)[keep_r]), list(np.asarray(cols)[keep_c])
+
+
+Panel = tuple[str, np.ndarray, list[str], list[str]]
+
+
+def _weight_lines(panels: Sequence[Panel]) -> list[list[Panel]]:
+    """Panels in order, a new line once a line would pass the column budget."""
+    lines: list[list[Panel]] = []
+    width = 0
+    for panel in panels:
+        columns = panel[1].shape[1]
+        if not lines or width + columns > WEIGHT_COLUMNS_PER_LINE:
+            lines.append([])
+            width = 0
+        lines[-1].append(panel)
+        width += columns
+    return lines
+
+
+def _symlog_ticks(vmax: float, linthresh: float, per_side: int = 3) -> list[float]:
+    """0 and at most ``per_side`` decades each side, from the top down.
+
+    Every decade labelled (20 labels on a 1-inch bar) overlapped; the decade
+    at ``linthresh`` is skipped, it sits one label height from 0.
+    """
+    top = int(np.floor(np.log10(vmax)))
+    exponents = list(range(top, int(np.log10(linthresh)), -1))
+    chosen = exponents[:: max(1, int(np.ceil(len(exponents) / per_side)))]
+    return sorted([0.0, *(10.0**e for e in chosen), *(-(10.0**e) for e in chosen)])
 
 
 def plot_compiled_weights(model, blocks: Sequence[str] | None = None) -> Figure:
     """Heat maps of a compiled model's processor weights, rows and columns named.
 
-    Panels are as wide as their used columns; consecutive panels with the same
-    rows (the ``z`` features) share one set of row labels, drawn once at the
-    left.  A block with nothing used (BFS has no edge features) is left out.
+    Panels are as wide as their used columns, each cell :data:`WEIGHT_CELL`
+    inches, and wrap onto a new line past :data:`WEIGHT_COLUMNS_PER_LINE`
+    columns: one 23-inch line was shrunk to a third on screen, and its 7-pt
+    labels with it.  Consecutive panels of a line with the same rows (the
+    ``z`` features) share one set of row labels, drawn once at the left; the
+    last row of every layer is its bias (labelled ``bias``).  A block with
+    nothing used (BFS has no edge features) is left out.
 
     Args:
       model: a :class:`nar_gap.compiler.CompiledModel`.
       blocks: titles to draw (default: all of values, skip, senders,
-        receivers, edges, head, biases).
+        receivers, edges, head).
     """
     chosen = []
     for title, matrix, rows, cols in _blocks(model):
@@ -101,30 +151,43 @@ def plot_compiled_weights(model, blocks: Sequence[str] | None = None) -> Figure:
         shown, row_names, col_names = _shown_block(title, matrix, rows, cols)
         if shown.size:
             chosen.append((title, shown, row_names, col_names))
-    fig, axes = plt.subplots(
-        1,
-        max(len(chosen), 1),
-        figsize=(2.0 + 0.42 * sum(m.shape[1] for _, m, _, _ in chosen), 4.6),
-        squeeze=False,
-        layout="constrained",
-        gridspec_kw={"width_ratios": [max(m.shape[1], 1) for _, m, _, _ in chosen]}
-        if chosen
-        else None,
+    lines = _weight_lines(chosen) or [[]]
+    widest = max([sum(m.shape[1] for _, m, _, _ in line) for line in lines] + [1])
+    heights = [
+        1.6 + WEIGHT_CELL * max([m.shape[0] for _, m, _, _ in line] + [1])
+        for line in lines
+    ]
+    fig = plt.figure(
+        figsize=(2.6 + WEIGHT_CELL * widest, sum(heights)), layout="constrained"
     )
+    # One subfigure per line (nested grids of unequal widths collapse under
+    # constrained layout), each padded to the widest line: cells keep one width.
+    lines_figs = fig.subfigures(len(lines), 1, height_ratios=heights, squeeze=False)
     values = np.concatenate([np.abs(m).ravel() for _, m, _, _ in chosen] or [[1.0]])
     vmax = max(float(values.max()), 1e-2)
     norm = SymLogNorm(linthresh=1e-2, vmin=-vmax, vmax=vmax)
     image = None
-    previous_rows: list[str] | None = None
-    for ax, (title, shown, row_names, col_names) in zip(axes[0], chosen, strict=True):
-        image = ax.imshow(shown, cmap="RdBu_r", norm=norm, aspect="auto")
-        ax.set_title(title, fontsize=9)
-        same_rows = row_names == previous_rows
-        ax.set_yticks(range(shown.shape[0]), [] if same_rows else row_names, fontsize=7)
-        ax.set_xticks(range(shown.shape[1]), col_names, rotation=90, fontsize=7)
-        previous_rows = row_names
+    for line, line_fig in zip(lines, lines_figs[:, 0], strict=True):
+        used = [m.shape[1] for _, m, _, _ in line]
+        grid = line_fig.add_gridspec(
+            1, len(line) + 1, width_ratios=[*used, max(widest - sum(used), 1e-3)]
+        )
+        previous_rows = None
+        for column, (title, shown, row_names, col_names) in enumerate(line):
+            ax = line_fig.add_subplot(grid[column])
+            image = ax.imshow(shown, cmap="RdBu_r", norm=norm, aspect="auto")
+            ax.set_title(title, fontsize=9)
+            same = row_names == previous_rows
+            ax.set_yticks(range(len(row_names)), [] if same else row_names, fontsize=8)
+            ax.set_xticks(range(len(col_names)), col_names, rotation=90, fontsize=8)
+            if row_names[-1] == BIAS:  # set the bias row off from the kernel
+                ax.axhline(len(row_names) - 1.5, color="black", lw=0.6)
+            previous_rows = row_names
     if image is not None:
-        fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label="weight (symlog)")
+        first = lines_figs[0, 0]
+        bar = first.colorbar(image, ax=first.axes, shrink=0.8, label="weight (symlog)")
+        bar.set_ticks(_symlog_ticks(vmax, 1e-2))
+        bar.ax.tick_params(labelsize=MIN_FONT)
     fig.suptitle(
         f"compiled {model.program.name}, hidden size {model.layout.hidden_size}",
         fontsize=10,
@@ -154,24 +217,65 @@ def close(fig: Figure) -> None:
     plt.close(fig)
 
 
+def _correlation_line(
+    measure: np.ndarray, accuracy: np.ndarray, row: Mapping[str, Any] | None
+) -> str:
+    """Pearson r with its p-value, and Spearman rho: Table 1's row, as text.
+
+    The p-value is Table 1's permutation p (none below
+    :data:`~nar_gap.analysis.stats.MIN_SEEDS_FOR_P` seeds), so the figure and
+    the table cannot disagree; ``row`` is computed here when not given.
+    """
+    if row is None:
+        row = correlation_table(accuracy, {"measure": measure})[0]
+    n, r, rho = row["n"], row["pearson_r"], row["spearman_rho"]
+    if not np.isfinite(r):
+        return f"n = {n}: r undefined (fewer than 3 seeds or a constant input)"
+    if n < MIN_SEEDS_FOR_P:
+        p_text = f"p not computed (n < {MIN_SEEDS_FOR_P})"
+    else:
+        p_text = f"p = {row['pearson_p']:.2g} (permutation)"
+    return f"n = {n}: Pearson r = {r:.2f}, {p_text}; Spearman \u03c1 = {rho:.2f}"
+
+
 def plot_measure_vs_accuracy(
     measure: np.ndarray,
     accuracy: np.ndarray,
     band,
     xlabel: str,
     title: str,
+    correlation: Mapping[str, Any] | None = None,
+    compiled: tuple[float, float] | None = (0.0, 1.0),
 ) -> Figure:
     """Figures 1 and 10: one point per seed, the fitted line and its 95 % band.
 
-    ``band`` is a :class:`nar_gap.analysis.faithfulness.FitBand` computed beforehand.
+    The title's second line gives r, its p-value and rho (a line alone does
+    not say how strong the relation is); the compiled model is marked where
+    it sits (a star), the point the seeds are measured against.
+
+    Args:
+      measure: ``[K]``, the measure of each seed.
+      accuracy: ``[K]``, the test accuracy of each seed.
+      band: a :class:`nar_gap.analysis.faithfulness.FitBand` computed beforehand.
+      xlabel: the measure's name.
+      title: the figure's title; the correlations go on a line below it.
+      correlation: this measure's Table 1 row (``n``, ``pearson_r``,
+        ``pearson_p``, ``spearman_rho``); computed from the points when None.
+      compiled: the compiled model's (measure, accuracy); None draws no star.
+        The default is Figure 1's (distance 0, accuracy 1).
     """
-    fig, ax = plt.subplots(figsize=(4.6, 3.4))
+    fig, ax = plt.subplots(figsize=(4.6, 3.6))
     ax.fill_between(band.x, band.lower, band.upper, color="C0", alpha=0.2, lw=0)
     ax.plot(band.x, band.fit, color="C0", lw=1.5, label="least squares, 95 % band")
     ax.scatter(measure, accuracy, s=14, color="C1", zorder=3, label="seeds")
+    if compiled is not None:
+        ax.scatter(
+            *compiled, s=90, marker="*", color="black", zorder=4, label="compiled"
+        )
     ax.set_xlabel(xlabel, fontsize=8)
     ax.set_ylabel("test accuracy (output)", fontsize=8)
-    ax.set_title(title, fontsize=9)
+    line = _correlation_line(np.asarray(measure), np.asarray(accuracy), correlation)
+    ax.set_title(f"{title}\n{line}", fontsize=8)
     ax.legend(fontsize=7, frameon=False)
     ax.tick_params(labelsize=7)
     return fig
@@ -186,7 +290,8 @@ def plot_series_over_time(
 ) -> Figure:
     """Figures 2, 4 and 11: per-seed curves ``[K, S]`` (thin) and their mean (bold).
 
-    NaN marks steps where no sample counts; they are left as gaps.
+    NaN marks steps where no sample counts; they are left as gaps.  Without
+    ``x`` the x axis is the step index, ticked at whole steps only.
     """
     fig, ax = plt.subplots(figsize=(4.8, 3.2))
     for colour, (name, values) in enumerate(series.items()):
@@ -199,6 +304,8 @@ def plot_series_over_time(
             counted > 0, np.nansum(values, axis=0) / np.maximum(counted, 1), np.nan
         )
         ax.plot(grid, mean, color=f"C{colour}", lw=2, label=f"{name} (mean)")
+    if x is None:  # the x axis counts steps
+        _integer_ticks(ax.xaxis)
     ax.set_xlabel(xlabel, fontsize=8)
     ax.set_ylabel(ylabel, fontsize=8)
     ax.set_title(title, fontsize=9)
@@ -207,25 +314,51 @@ def plot_series_over_time(
     return fig
 
 
+def _mark_source(ax, source: int) -> None:
+    """Triangles on both edges of a heat map, at the source's column and row."""
+    style = dict(color="C3", ms=6, clip_on=False, zorder=5, ls="none")
+    ax.plot([source], [1.0], marker="v", transform=ax.get_xaxis_transform(), **style)
+    ax.plot([0.0], [source], marker=">", transform=ax.get_yaxis_transform(), **style)
+
+
 def plot_attention_comparison(
-    compiled: np.ndarray, learned: np.ndarray, learned_title: str, max_steps: int = 8
+    compiled: np.ndarray,
+    learned: np.ndarray,
+    learned_title: str,
+    max_steps: int = 8,
+    source: int | None = None,
 ) -> Figure:
-    """Figure 3: compiled attention (top) above a learned model's (bottom), per step."""
+    """Figure 3: compiled attention (top) above a learned model's (bottom), per step.
+
+    Every panel on one 0..1 scale with one colour bar, so a grey cell means the
+    same weight in both rows; nodes are numbered on the axes (sender j across,
+    receiver i down) and ``source``, when given, is marked by red triangles.
+    """
     steps = min(len(compiled), max_steps)
-    fig, axes = plt.subplots(2, steps, figsize=(2.2 * steps, 4.6), squeeze=False)
+    fig, axes = plt.subplots(
+        2, steps, figsize=(2.2 * steps + 1.0, 4.8), squeeze=False, layout="constrained"
+    )
+    image = None
     for row, (att, name) in enumerate(
         ((compiled, "compiled"), (learned, learned_title))
     ):
         for t in range(steps):
             ax = axes[row, t]
-            ax.imshow(att[t], vmin=0.0, vmax=1.0, cmap="Greys")
-            ax.set_xticks([])
-            ax.set_yticks([])
+            image = ax.imshow(att[t], vmin=0.0, vmax=1.0, cmap="Greys")
+            for axis in (ax.xaxis, ax.yaxis):
+                _integer_ticks(axis)
+            ax.tick_params(labelsize=7)
+            if source is not None:
+                _mark_source(ax, source)
             if row == 0:
                 ax.set_title(f"step {t}", fontsize=8)
+            else:
+                ax.set_xlabel("sender j", fontsize=8)
             if t == 0:
-                ax.set_ylabel(f"{name}\nreceiver", fontsize=7)
-    fig.suptitle("attention (rows receivers, columns senders)", fontsize=9)
+                ax.set_ylabel(f"{name}\nreceiver i", fontsize=8)
+    fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8, label="attention weight")
+    marked = f"; red triangles: source node {source}" if source is not None else ""
+    fig.suptitle(f"attention (rows receivers i, columns senders j){marked}", fontsize=9)
     return fig
 
 
@@ -236,7 +369,13 @@ def plot_solution_clusters(
     labels: Sequence[str],
     title: str,
 ) -> Figure:
-    """Figure 5: Ward dendrogram beside the inter-solution distance matrix."""
+    """Figure 5: Ward dendrogram beside the inter-solution distance matrix.
+
+    Leaves and matrix rows are labelled with ``labels`` (the seeds).  Each
+    cluster of two or more seeds has its own colour; links above the cut,
+    and with them every seed alone in its cluster, are grey: scipy's default
+    drew them in blue, which read as one more cluster.
+    """
     from scipy.cluster import hierarchy
 
     fig, (left, right) = plt.subplots(
@@ -249,16 +388,30 @@ def plot_solution_clusters(
             ax=left,
             labels=list(labels),
             color_threshold=threshold,
-            leaf_font_size=6,
+            above_threshold_color=NEUTRAL,
+            leaf_font_size=8,
         )
         order = np.asarray(tree["leaves"])
-        left.axhline(threshold, color="grey", ls="--", lw=0.8)
+        left.axhline(threshold, color=NEUTRAL, ls="--", lw=0.8)
+        left.set_ylim(top=1.3 * left.get_ylim()[1])  # room for the legend
+        left.legend(
+            handles=[
+                Line2D([], [], color="C1", label="a cluster (one colour each)"),
+                Line2D([], [], color=NEUTRAL, label="above the cut; single seeds"),
+                Line2D([], [], color=NEUTRAL, ls="--", label="cut"),
+            ],
+            fontsize=7,
+            frameon=False,
+            loc="upper right",
+        )
+    left.set_xlabel("seed", fontsize=8)
     left.set_ylabel("Ward merge height", fontsize=8)
     left.set_title(title, fontsize=9)
     image = right.imshow(distances[np.ix_(order, order)], cmap="viridis", vmin=0)
     right.set_title("internal distance between seeds", fontsize=9)
-    right.set_xticks([])
-    right.set_yticks([])
+    names = [str(labels[k]) for k in order]
+    right.set_xticks(range(len(names)), names, fontsize=7, rotation=90)
+    right.set_yticks(range(len(names)), names, fontsize=7)
     fig.colorbar(image, ax=right, fraction=0.046)
     return fig
 
@@ -284,6 +437,7 @@ def plot_validation_curves(history: Sequence[dict], title: str) -> Figure:
     for ax, key, colour in ((left, "val_score", "C0"), (right, "train_loss", "C1")):
         mean = [np.mean([r[key] for r in history if r["step"] == s]) for s in by_step]
         ax.plot(by_step, mean, color=colour, lw=2, label=f"mean of {len(seeds)} seeds")
+        _integer_ticks(ax.xaxis)
         ax.set_xlabel("training step", fontsize=8)
         ax.tick_params(which="both", labelsize=7)
         ax.legend(fontsize=7, frameon=False)
@@ -324,27 +478,78 @@ def plot_cluster_sensitivity(
     return fig
 
 
+def _log_loss(losses: np.ndarray) -> np.ndarray:
+    """log10 of the losses, floored at 1e-12; inf and NaN stay non-finite."""
+    return np.log10(np.maximum(np.asarray(losses, np.float64), 1e-12))
+
+
+def log_loss_range(surfaces: Iterable[np.ndarray]) -> tuple[float, float]:
+    """(min, max) of log10 loss over the finite points of all ``surfaces``.
+
+    One range for every landscape of an algorithm puts them on one colour
+    scale, so a colour means the same loss in each; (0, 1) if none is finite.
+    """
+    finite = [v[np.isfinite(v)] for v in map(_log_loss, surfaces)]
+    values = np.concatenate(finite) if finite else np.zeros(0)
+    if not values.size:
+        return 0.0, 1.0
+    return float(values.min()), float(values.max())
+
+
 def plot_landscape(
-    alphas: np.ndarray, betas: np.ndarray, losses: np.ndarray, title: str
+    alphas: np.ndarray,
+    betas: np.ndarray,
+    losses: np.ndarray,
+    title: str,
+    vmin: float | None = None,
+    vmax: float | None = None,
 ) -> Figure:
-    """Appendix D.11: contour (left) and surface (right) of a loss landscape.
+    """Appendix D.11: heat map (left) and surface (right) of a loss landscape.
 
     Losses are drawn on a log10 scale (compiled minima rise by orders of
-    magnitude within the plotted square).
+    magnitude within the plotted square), between ``vmin`` and ``vmax`` (in
+    log10 loss; :func:`log_loss_range` of all the surfaces to be compared,
+    default this one's).  A grid point whose loss overflowed (inf or NaN) is
+    drawn in :data:`OVERFLOW_COLOUR` and counted in a legend; a contour plot
+    would have left it blank, like the background.
     """
-    values = np.log10(np.maximum(np.asarray(losses, np.float64), 1e-12))
-    grid_a, grid_b = np.meshgrid(alphas, betas, indexing="ij")
+    values = _log_loss(losses)
+    finite = np.isfinite(values)
+    low, high = log_loss_range([losses])
+    norm = Normalize(low if vmin is None else vmin, high if vmax is None else vmax)
+    cmap = matplotlib.colormaps["viridis"].with_extremes(bad=OVERFLOW_COLOUR)
+    shown = np.ma.masked_invalid(values)
     fig = plt.figure(figsize=(9, 3.8))
     left = fig.add_subplot(1, 2, 1)
-    contour = left.contourf(grid_a, grid_b, values, levels=20, cmap="viridis")
+    mesh = left.pcolormesh(
+        alphas, betas, shown.T, shading="nearest", cmap=cmap, norm=norm
+    )
     left.plot([0], [0], "r+", ms=10)
     left.set_xlabel("direction 1", fontsize=8)
     left.set_ylabel("direction 2", fontsize=8)
-    fig.colorbar(contour, ax=left, label="log10 loss")
+    left.tick_params(labelsize=7)
+    fig.colorbar(mesh, ax=left, label="log10 loss")
+    if not finite.all():
+        overflowed = f"loss overflowed (non-finite): {int((~finite).sum())} points"
+        left.legend(
+            handles=[Patch(color=OVERFLOW_COLOUR, label=overflowed)],
+            fontsize=7,
+            loc="upper left",
+            bbox_to_anchor=(0.0, -0.14),
+            frameon=False,
+        )
     right = fig.add_subplot(1, 2, 2, projection="3d")
-    right.plot_surface(grid_a, grid_b, values, cmap="viridis", linewidth=0)
+    grid_a, grid_b = np.meshgrid(alphas, betas, indexing="ij")
+    right.plot_surface(
+        grid_a, grid_b, np.where(finite, values, np.nan), cmap=cmap, norm=norm, lw=0
+    )
+    right.set_zlim(norm.vmin, norm.vmax)
+    for axis in (right.xaxis, right.yaxis):
+        axis.set_major_locator(MaxNLocator(5))
+    right.set_xlabel("direction 1", fontsize=8)
+    right.set_ylabel("direction 2", fontsize=8)
     right.set_zlabel("log10 loss", fontsize=8)
-    right.tick_params(labelsize=6)
+    right.tick_params(labelsize=7)
     fig.suptitle(title, fontsize=10)
     return fig
 
@@ -385,8 +590,9 @@ def plot_stability(rows: Sequence[dict], title: str) -> Figure:
         ax.xaxis.set_major_locator(
             matplotlib.ticker.SymmetricalLogLocator(base=10, linthresh=1)
         )
+        # Whole steps only: a tick between two would be labelled by rounding.
         ax.xaxis.set_major_formatter(
-            matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:.0f}")
+            FuncFormatter(lambda v, _: f"{v:.0f}" if float(v).is_integer() else "")
         )
         ax.set_xlabel("training step (log scale past 1)", fontsize=8)
         ax.set_ylabel(label, fontsize=8)

@@ -1,0 +1,426 @@
+"""The figures' readability fixes (issue 16, item 7), checked on the Figure objects.
+
+Synthetic inputs only (no training), Agg backend: each test draws one figure
+kind and reads back what a reader would see (titles, legends, tick labels,
+colour limits, line colours).
+"""
+
+from __future__ import annotations
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.cm import ScalarMappable
+from matplotlib.collections import LineCollection
+from matplotlib.colors import to_rgba
+from matplotlib.text import Text
+from scipy.cluster import hierarchy
+from scipy.spatial.distance import squareform
+
+from nar_gap.analysis.landscape import Landscape
+from nar_gap.analysis.stats import correlation_table, linear_fit_band
+from nar_gap.experiments import plots
+from nar_gap.experiments.landscapes import landscape_figures
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _labelled_ticks(ax, axis: str = "x") -> list[tuple[float, str]]:
+    """(location, label) of the major ticks a reader sees on ``axis``."""
+    ax.figure.canvas.draw()
+    which = ax.xaxis if axis == "x" else ax.yaxis
+    low, high = sorted(ax.get_xlim() if axis == "x" else ax.get_ylim())
+    return [
+        (float(tick.get_loc()), tick.label1.get_text())
+        for tick in which.get_major_ticks()
+        if low <= tick.get_loc() <= high and tick.label1.get_text()
+    ]
+
+
+def _assert_whole_steps(ax, axis: str = "x") -> None:
+    ticks = _labelled_ticks(ax, axis)
+    assert ticks
+    for loc, label in ticks:
+        assert float(loc).is_integer(), ticks
+        assert label.replace("\N{MINUS SIGN}", "-") == str(int(loc)), ticks
+
+
+def _seeds(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    measure = rng.uniform(0.4, 0.9, n)
+    return measure, 1.0 - measure + rng.normal(0.0, 0.05, n)
+
+
+def _measure_figure(n: int, **kwargs):
+    measure, accuracy = _seeds(n)
+    band = linear_fit_band(measure, accuracy)
+    fig = plots.plot_measure_vs_accuracy(
+        measure, accuracy, band, "internal distance", "bfs", **kwargs
+    )
+    return fig, fig.axes[0]
+
+
+# Figures 1 and 10 ------------------------------------------------------------
+
+
+def test_measure_figure_gives_r_and_rho_but_no_p_below_ten_seeds():
+    _, ax = _measure_figure(6)
+    title = ax.get_title()
+    assert "Pearson r =" in title and "Spearman \u03c1 =" in title
+    assert "p not computed (n < 10)" in title
+    assert "p =" not in title
+
+
+def test_measure_figure_gives_table1_permutation_p_from_ten_seeds():
+    measure, accuracy = _seeds(12)
+    row = correlation_table(accuracy, {"internal": measure})[0]
+    _, ax = _measure_figure(12)
+    title = ax.get_title()
+    assert f"Pearson r = {row['pearson_r']:.2f}" in title
+    assert f"p = {row['pearson_p']:.2g}" in title
+    assert "not computed" not in title
+
+
+def test_measure_figure_prints_the_row_it_is_given():
+    row = {"n": 40, "pearson_r": 0.5, "pearson_p": 0.031, "spearman_rho": 0.25}
+    _, ax = _measure_figure(12, correlation=row)
+    assert "n = 40: Pearson r = 0.50, p = 0.031" in ax.get_title()
+    assert "Spearman \u03c1 = 0.25" in ax.get_title()
+
+
+@pytest.mark.parametrize("point", [(0.0, 1.0), (1.0, 1.0)])
+def test_measure_figure_marks_the_compiled_model(point):
+    _, ax = _measure_figure(6, compiled=point)
+    handles, labels = ax.get_legend_handles_labels()
+    assert "compiled" in labels
+    star = handles[labels.index("compiled")]
+    np.testing.assert_allclose(star.get_offsets(), [point])
+    seeds = handles[labels.index("seeds")]
+    assert star.get_paths()[0] is not seeds.get_paths()[0]  # another marker
+
+
+def test_measure_figure_without_compiled_point_has_no_such_entry():
+    _, ax = _measure_figure(6, compiled=None)
+    assert "compiled" not in ax.get_legend_handles_labels()[1]
+
+
+def _report():
+    """A FaithfulnessReport of four made-up seeds (no model runs)."""
+    from nar_gap.analysis.models import SeedEvaluation
+    from nar_gap.analysis.stats import cluster_solutions
+    from nar_gap.experiments.faithfulness_study import FaithfulnessReport
+
+    rng = np.random.default_rng(0)
+    seeds, steps, nodes = (3, 7, 11, 42), 3, 5
+    internal, accuracy = _seeds(len(seeds))
+    external = rng.uniform(0.3, 0.8, len(seeds))
+    evaluation = SeedEvaluation(
+        seeds=seeds,
+        scalars={"internal": internal, "accuracy": accuracy, "external": external},
+        series={
+            "internal_along_time": rng.uniform(size=(len(seeds), steps)),
+            "external_pi_along_time": rng.uniform(size=(len(seeds), steps)),
+            "external_pi_uniform": rng.uniform(size=(len(seeds), 4)),
+        },
+        attention=rng.dirichlet(np.ones(nodes), size=(len(seeds), steps, 1, nodes)),
+        lengths=np.array([steps + 1]),
+    )
+    distances = np.abs(np.subtract.outer(internal, internal))
+    measures = {"internal": internal, "external": external}
+    return FaithfulnessReport(
+        algorithm="bfs",
+        evaluation=evaluation,
+        reference=evaluation,
+        correlations=correlation_table(accuracy, measures),
+        distances=distances,
+        clusters=cluster_solutions(distances),
+        summary={
+            "reference_internal": 0.0,
+            "reference_external": 1.0,
+            "reference_accuracy": 1.0,
+        },
+        reference_attention=rng.dirichlet(np.ones(nodes), size=(steps, 1, nodes)),
+        num_nodes=np.array([nodes]),
+    )
+
+
+def test_faithfulness_call_sites_pass_table1_and_the_compiled_point():
+    from nar_gap.experiments import faithfulness_study as study
+
+    report = _report()
+    figs = {
+        **study._internal_figures(report, study._report_arrays(report, 0)),
+        **study._external_figures(report),
+    }
+    for stem, measure, point in (
+        ("fig1_bfs_internal_vs_accuracy", "internal", (0.0, 1.0)),
+        ("fig10_bfs_external_vs_accuracy", "external", (1.0, 1.0)),
+    ):
+        ax = figs[stem].axes[0]
+        row = next(r for r in report.correlations if r["measure"] == measure)
+        assert f"Pearson r = {row['pearson_r']:.2f}" in ax.get_title()
+        assert "p not computed (n < 10)" in ax.get_title()
+        handles, labels = ax.get_legend_handles_labels()
+        star = handles[labels.index("compiled")]
+        np.testing.assert_allclose(star.get_offsets(), [point])
+    leaves = figs["fig5_bfs_solution_clusters"].axes[0].get_xticklabels()
+    assert sorted(label.get_text() for label in leaves) == ["11", "3", "42", "7"]
+
+
+# Step axes: Figures 2 and 11, validation curves, stability -------------------
+
+
+def test_series_over_steps_ticks_whole_steps():
+    fig = plots.plot_series_over_time(
+        {"internal": np.random.default_rng(0).uniform(size=(4, 3))},
+        "step",
+        "distance",
+        "bfs",
+    )
+    _assert_whole_steps(fig.axes[0])
+
+
+def test_series_over_a_fraction_keeps_fractional_ticks():
+    bins = 4
+    fig = plots.plot_series_over_time(
+        {"pi": np.full((2, bins), 0.5)},
+        "fraction of the trace",
+        "trace accuracy",
+        "bfs",
+        x=(np.arange(bins) + 0.5) / bins,
+    )
+    locations = [loc for loc, _ in _labelled_ticks(fig.axes[0])]
+    assert any(not float(loc).is_integer() for loc in locations)
+
+
+def test_validation_curves_tick_whole_training_steps():
+    history = [
+        {"seed": seed, "step": step, "val_score": 0.5, "train_loss": 1 / (step + 1)}
+        for seed in (0, 1)
+        for step in range(4)
+    ]
+    fig = plots.plot_validation_curves(history, "bfs")
+    for ax in fig.axes:
+        _assert_whole_steps(ax)
+
+
+@pytest.mark.parametrize("steps", [(0, 1, 2, 3), (0, 1, 2, 4, 8, 16, 32, 64, 250)])
+def test_stability_ticks_whole_steps_on_its_symlog_axis(steps):
+    rows = [
+        {
+            "start": start,
+            "seed": seed,
+            "step": step,
+            "accuracy": 0.5,
+            "internal": 0.3,
+            "param_drift": 0.1 * step,
+        }
+        for start in ("compiled", "random")
+        for seed in (0, 1)
+        for step in steps
+    ]
+    fig = plots.plot_stability(rows, "bfs")
+    for ax in fig.axes:
+        assert ax.get_xscale() == "symlog"
+        _assert_whole_steps(ax)
+
+
+# Figure 3 ----------------------------------------------------------------------
+
+
+def _attention(steps: int = 3, nodes: int = 7) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    return rng.dirichlet(np.ones(nodes), size=(steps, nodes))
+
+
+def test_attention_comparison_shares_one_scale_and_one_colour_bar():
+    att = _attention()
+    fig = plots.plot_attention_comparison(att, att[::-1], "seed 3")
+    images = [im for ax in fig.axes for im in ax.get_images()]
+    assert len(images) == 2 * len(att)
+    assert {im.get_clim() for im in images} == {(0.0, 1.0)}
+    bars = [im.colorbar for im in images if im.colorbar is not None]
+    assert len(bars) == 1
+    assert bars[0].ax.get_ylabel() == "attention weight"
+
+
+def test_attention_comparison_numbers_nodes_and_names_axes():
+    att = _attention()
+    fig = plots.plot_attention_comparison(att, att, "seed 3")
+    panels = [ax for ax in fig.axes if ax.get_images()]
+    for ax in panels:
+        _assert_whole_steps(ax, "x")
+        _assert_whole_steps(ax, "y")
+    assert {ax.get_xlabel() for ax in panels} == {"", "sender j"}
+    assert all("receiver i" in ax.get_ylabel() for ax in panels[:: len(att)])
+
+
+def _source_markers(fig) -> list:
+    return [
+        line
+        for ax in fig.axes
+        for line in ax.get_lines()
+        if line.get_marker() in ("v", ">")
+    ]
+
+
+def test_attention_comparison_marks_the_source_only_when_given():
+    att = _attention()
+    assert not _source_markers(plots.plot_attention_comparison(att, att, "seed 3"))
+    fig = plots.plot_attention_comparison(att, att, "seed 3", source=2)
+    markers = _source_markers(fig)
+    assert len(markers) == 2 * 2 * len(att)  # two per panel
+    columns = {float(m.get_xdata()[0]) for m in markers if m.get_marker() == "v"}
+    rows = {float(m.get_ydata()[0]) for m in markers if m.get_marker() == ">"}
+    assert columns == rows == {2.0}
+
+
+# Figure 5 ----------------------------------------------------------------------
+
+SEEDS = ["3", "7", "11", "42", "5"]
+
+
+def _clusters_figure():
+    """Two tight pairs and one seed far from all: clusters {3, 7}, {11, 42}, {5}."""
+    distances = np.array(
+        [
+            [0.0, 0.1, 0.9, 0.8, 1.5],
+            [0.1, 0.0, 0.85, 0.9, 1.5],
+            [0.9, 0.85, 0.0, 0.12, 1.5],
+            [0.8, 0.9, 0.12, 0.0, 1.5],
+            [1.5, 1.5, 1.5, 1.5, 0.0],
+        ]
+    )
+    linkage = hierarchy.linkage(squareform(distances), "ward")
+    return plots.plot_solution_clusters(distances, linkage, 0.6, SEEDS, "bfs")
+
+
+def test_dendrogram_leaves_are_the_seeds():
+    fig = _clusters_figure()
+    leaves = [label.get_text() for label in fig.axes[0].get_xticklabels()]
+    assert sorted(leaves) == sorted(SEEDS)
+    matrix_rows = [label.get_text() for label in fig.axes[1].get_yticklabels()]
+    assert matrix_rows == leaves  # the matrix in dendrogram order
+
+
+def test_dendrogram_draws_a_singleton_in_the_neutral_colour():
+    fig = _clusters_figure()
+    colours = {
+        tuple(colour)
+        for collection in fig.axes[0].collections
+        if isinstance(collection, LineCollection)
+        for colour in collection.get_colors()
+    }
+    neutral = to_rgba(plots.NEUTRAL)
+    assert neutral in colours
+    assert len(colours - {neutral}) == 2  # the two pairs; seed 5 has none
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert any("single seeds" in text for text in legend)
+
+
+# Figures 6 and 7 ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def compiled_models():
+    from nar_gap.compiler import compile
+
+    return {a: compile(a, hidden_size=None) for a in ("bfs", "bellman_ford")}
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford"])
+def test_weight_figure_text_is_readable_at_its_saved_size(algorithm, compiled_models):
+    fig = plots.plot_compiled_weights(compiled_models[algorithm])
+    fig.canvas.draw()
+    # Shown about as large as saved: a 23-inch figure was shrunk to a third.
+    assert fig.get_size_inches()[0] <= 9.0
+    sizes = [
+        text.get_fontsize()
+        for text in fig.findobj(Text)
+        if text.get_visible() and text.get_text().strip()
+    ]
+    assert sizes and min(sizes) >= plots.MIN_FONT
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford"])
+def test_weight_figure_labels_each_layers_bias(algorithm, compiled_models):
+    model = compiled_models[algorithm]
+    fig = plots.plot_compiled_weights(model)
+    proc = model.params["net"]["processor"]
+    labels = model.layout.labels()
+    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_images()}
+    assert "biases" not in panels
+    for title, name, outputs in (
+        ("values W_m", "value", "hidden"),
+        ("senders W_1", "sender", "pre_attention"),
+    ):
+        ax = panels[title]
+        shown = ax.get_images()[0].get_array()
+        used = [not label.endswith(plots.UNUSED) for label in labels[outputs]]
+        np.testing.assert_allclose(shown[-1], np.asarray(proc[name]["bias"])[used])
+    rows = [label.get_text() for label in panels["values W_m"].get_yticklabels()]
+    assert rows[-1] == "bias"
+
+
+# Landscapes --------------------------------------------------------------------
+
+
+def _surfaces() -> dict[str, Landscape]:
+    axis = np.linspace(-1.0, 1.0, 9)
+    bowl = np.add.outer(axis**2, axis**2)
+    overflowed = 10.0 ** (6 * bowl)
+    overflowed[0, :3] = np.inf
+    overflowed[1, 0] = np.nan
+    return {
+        "compiled": Landscape(axis, axis, overflowed, 1.0),
+        "learned": Landscape(axis, axis, 1.0 + bowl, 1.0),
+    }
+
+
+def _mesh(fig) -> ScalarMappable:
+    """The flat panel's heat map (the first panel; the colour bar has one too)."""
+    return next(c for c in fig.axes[0].collections if isinstance(c, ScalarMappable))
+
+
+def test_landscapes_of_one_algorithm_share_one_colour_scale():
+    surfaces = _surfaces()
+    figs = landscape_figures(surfaces, "bfs")
+    assert set(figs) == {"fig_landscape_bfs_compiled", "fig_landscape_bfs_learned"}
+    limits = {_mesh(fig).get_clim() for fig in figs.values()}
+    expected = plots.log_loss_range(land.losses for land in surfaces.values())
+    assert limits == {expected}
+    assert np.all(np.isfinite(expected))
+    assert expected[1] == pytest.approx(12.0)  # 10 ** (6 * 2), not inf
+
+
+def test_landscape_draws_overflowed_points_in_a_labelled_colour():
+    figs = landscape_figures(_surfaces(), "bfs")
+    for stem, fig in figs.items():
+        mesh = _mesh(fig)
+        assert mesh.get_cmap().get_bad() == pytest.approx(
+            to_rgba(plots.OVERFLOW_COLOUR)
+        )
+        legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+        texts = [t.get_text() for legend in legends for t in legend.get_texts()]
+        if stem.endswith("compiled"):
+            assert texts == ["loss overflowed (non-finite): 4 points"]
+            assert np.ma.count_masked(mesh.get_array()) == 4
+        else:
+            assert texts == []
+
+
+def test_landscape_surface_names_all_three_axes():
+    fig = landscape_figures(_surfaces(), "bfs")["fig_landscape_bfs_learned"]
+    surface = next(ax for ax in fig.axes if ax.name == "3d")
+    assert surface.get_xlabel() == "direction 1"
+    assert surface.get_ylabel() == "direction 2"
+    assert "loss" in surface.get_zlabel()
+
+
+def test_figures_are_drawn_with_agg():
+    assert matplotlib.get_backend().lower() == "agg"
