@@ -264,6 +264,10 @@ def test_06_landscape_tables(executed):
         assert [r["centre"] for r in rows] == ["compiled", "learned", "initial"]
         assert float(rows[0]["centre_loss"]) < 1e-4
         assert (figures / f"fig_landscape_{algorithm}_compiled.png").exists()
+    # DFS has no graph program: its planes go through learned and initial only
+    rows = read_table(results / "landscape_dfs.csv")
+    assert [r["centre"] for r in rows] == ["learned", "initial"]
+    assert (figures / "fig_landscape_dfs_learned.png").exists()
 
 
 def test_run_all_rejects_bad_arguments():

@@ -28,6 +28,7 @@ from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import baseline_config, metadata, train_once
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import init_stacked, unstack_tree
+from nar_gap.programs.registry import PROGRAMS
 from nar_gap.system import files
 
 SHARPNESS_RADII = (0.1, 0.5)
@@ -94,15 +95,32 @@ def write_landscapes(
     written.append(
         files.write_npz_atomic(results / f"landscape_{algorithm}.npz", arrays)
     )
-    for label, land in surfaces.items():
-        fig = plots.plot_landscape(
-            land.alphas, land.betas, land.losses, f"{algorithm}: {label} parameters"
-        )
-        written += files.save_figure(
-            fig, figures / f"fig_landscape_{algorithm}_{label}"
-        )
+    for stem, fig in landscape_figures(surfaces, algorithm).items():
+        written += files.save_figure(fig, figures / stem)
         plots.close(fig)
     return written
+
+
+def landscape_figures(
+    surfaces: Mapping[str, Landscape], algorithm: str
+) -> dict[str, plots.Figure]:
+    """One figure per centre, ``fig_landscape_<a>_<centre>``, on one colour scale.
+
+    The scale spans the finite log10 losses of all the centres, so the
+    compiled, learned and initial landscapes compare by colour.
+    """
+    vmin, vmax = plots.log_loss_range(land.losses for land in surfaces.values())
+    return {
+        f"fig_landscape_{algorithm}_{label}": plots.plot_landscape(
+            land.alphas,
+            land.betas,
+            land.losses,
+            f"{algorithm}: {label} parameters",
+            vmin=vmin,
+            vmax=vmax,
+        )
+        for label, land in surfaces.items()
+    }
 
 
 def run_landscapes(
@@ -111,15 +129,23 @@ def run_landscapes(
     dirs: OutputDirs,
     progress: bool = True,
 ) -> list[dict[str, Any]]:
-    """D.11: compiled (minimal), learned (best baseline seed) and initial parameters."""
-    compiled = compile(algorithm, hidden_size=None)
+    """D.11: compiled (minimal), learned (best baseline seed) and initial parameters.
+
+    An algorithm with no graph program (DFS, until it has one) has no
+    compiled centre: its landscapes are the learned and the initial ones.
+    """
     config = baseline_config(profile, algorithm)
     run = train_once(config, dirs.runs, progress)
     best = int(np.argmax([m["test_score"] for m in run.metrics]))
     batch = sample_batch(algorithm, profile.val_num_nodes, profile.batch_size, seed=2)
     initial = init_stacked(config.network, batch, (int(config.seeds[best]),))
+    compiled = (
+        {"compiled": compile(algorithm, hidden_size=None)}
+        if algorithm in PROGRAMS
+        else {}
+    )
     centres = {
-        "compiled": compiled,
+        **compiled,
         "learned": Model(config.network, unstack_tree(run.params, best)),
         "initial": Model(config.network, unstack_tree(initial, 0)),  # its start
     }
