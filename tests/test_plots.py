@@ -424,3 +424,20 @@ def test_landscape_surface_names_all_three_axes():
 
 def test_figures_are_drawn_with_agg():
     assert matplotlib.get_backend().lower() == "agg"
+
+
+def test_fig7_names_every_encoder_and_decoder_block_it_draws():
+    import nar_gap
+
+    model = nar_gap.compile("bellman_ford", hidden_size=None)
+    fig = plots.plot_compiled_encoders_decoders(model)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert {"node encoders", "edge encoders", "value decoders", "pi: W1 h_i"} <= set(
+        titles
+    )
+    assert "encoders and decoders" in fig._suptitle.get_text()
+    for ax in fig.axes:  # no all-zero row or column is drawn
+        for image in ax.get_images():
+            data = np.abs(np.asarray(image.get_array()))
+            assert (data.sum(0) > 0).all() and (data.sum(1) > 0).all()
+    plots.close(fig)

@@ -30,12 +30,24 @@ def example_graph(num_nodes: int = 6) -> np.ndarray:
 def compiled_figures(
     algorithms: Sequence[str], figures_dir: str | os.PathLike
 ) -> list[Path]:
-    """Figures 6-7 (compiled weights, minimal size) and the example's attention."""
+    """The compiled models' weights (minimal size) and the example's attention.
+
+    Numbered as the paper: Fig. 6 is compiled Bellman-Ford's processor,
+    Fig. 7 its encoders and decoders; BFS's figures are unnumbered
+    (``fig_compiled_bfs_weights``, ``fig_compiled_bfs_encoders_decoders``).
+    """
     written = []
-    for number, algorithm in zip((6, 7), algorithms, strict=False):
+    for algorithm in algorithms:
         model = compile(algorithm, hidden_size=None)
+        paper = algorithm == "bellman_ford"
+        processor = "fig6_bellman_ford_weights" if paper else None
+        ends = "fig7_bellman_ford_encoders_decoders" if paper else None
         figures = {
-            f"fig{number}_{algorithm}_weights": plots.plot_compiled_weights(model),
+            processor
+            or f"fig_compiled_{algorithm}_weights": plots.plot_compiled_weights(model),
+            ends or f"fig_compiled_{algorithm}_encoders_decoders": (
+                plots.plot_compiled_encoders_decoders(model)
+            ),
             f"fig_compiled_{algorithm}_attention": plots.plot_attention_steps(
                 model.run(example_graph(), source=0).attention,
                 f"compiled {algorithm}: attention on the example graph",

@@ -36,6 +36,8 @@ MIN_FONT = 7
 """Smallest text, in points at the saved size."""
 WEIGHT_CELL = 0.22
 """Inches per weight-matrix cell: room for one rotated 7-pt label."""
+ROW_LABEL_WIDTH = 1.6
+"""Inches for one more set of row labels inside a line of weight panels."""
 WEIGHT_COLUMNS_PER_LINE = 28
 """Weight panels wrap to a new line past this many columns, so Figures 6-7
 stay about 8 inches wide and are shown near their saved size."""
@@ -108,6 +110,8 @@ def _weight_lines(panels: Sequence[Panel]) -> list[list[Panel]]:
     width = 0
     for panel in panels:
         columns = panel[1].shape[1]
+        if lines and lines[-1] and panel[2] != lines[-1][-1][2]:
+            columns += round(ROW_LABEL_WIDTH / WEIGHT_CELL)  # its own row labels
         if not lines or width + columns > WEIGHT_COLUMNS_PER_LINE:
             lines.append([])
             width = 0
@@ -151,14 +155,131 @@ def plot_compiled_weights(model, blocks: Sequence[str] | None = None) -> Figure:
         shown, row_names, col_names = _shown_block(title, matrix, rows, cols)
         if shown.size:
             chosen.append((title, shown, row_names, col_names))
+    return _draw_weight_panels(
+        chosen,
+        f"compiled {model.program.name}, hidden size {model.layout.hidden_size}",
+    )
+
+
+def _encoder_decoder_blocks(model) -> list[Panel]:
+    """(title, matrix, row labels, column labels) of the encoders and decoders.
+
+    Encoders: one row per encoder of node data (columns: the node-feature
+    channels) and of edge data (pointers are edge data in CLRS), then the sum
+    of their biases, the one bias the features receive.  Decoders read
+    ``h_t = [node features; previous hidden; new hidden]``; a node value
+    decoder is one column, a pointer decoder four matrices (``W1 h_i``,
+    ``W2 h_j``, ``W3 e_ji``, the head ``w4``).
+    """
+    labels = model.layout.labels()
+    net = model.params["net"]
+    arr = lambda x: np.asarray(x, np.float64)  # noqa: E731
+    panels: list[Panel] = []
+    kinds = {"node": [], "edge": []}
+    for name, _, location, typ in model.config.spec_entries():
+        if f"encoder_{name}" not in net:
+            continue
+        kind = "edge" if location == "edge" or typ == "pointer" else location
+        if kind in kinds:
+            kinds[kind].append(name)
+    for kind, names in kinds.items():
+        if names:
+            rows = [arr(net[f"encoder_{n}"]["kernel"])[0] for n in names]
+            bias = sum(arr(net[f"encoder_{n}"]["bias"]) for n in names)
+            panels.append(
+                (
+                    f"{kind} encoders",
+                    np.vstack([*rows, bias]),
+                    [*names, BIAS],
+                    list(labels[kind]),
+                )
+            )
+    h_t = list(labels["h_t"])
+    values = [
+        (n, net[f"decoder_{n}"]["linear_0"])
+        for n, _, _, typ in model.config.spec_entries()
+        if f"decoder_{n}" in net and typ != "pointer"
+    ]
+    if values:
+        kernel = np.hstack([arr(layer["kernel"]) for _, layer in values])
+        bias = np.hstack([arr(layer["bias"]) for _, layer in values])
+        names = [n for n, _ in values]
+        panels.append(
+            ("value decoders", np.vstack([kernel, bias]), [*h_t, BIAS], names)
+        )
+    for name, _, _, typ in model.config.spec_entries():
+        if f"decoder_{name}" not in net or typ != "pointer":
+            continue
+        layers = net[f"decoder_{name}"]
+        width = arr(layers["linear_0"]["kernel"]).shape[1]
+        dims = [f"p{k}" for k in range(width)]
+        for title, layer, rows in (
+            (f"{name}: W1 h_i", "linear_0", h_t),
+            (f"{name}: W2 h_j", "linear_1", h_t),
+            (f"{name}: W3 e_ji", "linear_2", list(labels["edge"])),
+        ):
+            if layer in layers:
+                matrix = np.vstack(
+                    [arr(layers[layer]["kernel"]), arr(layers[layer]["bias"])[None]]
+                )
+                panels.append((title, matrix, [*rows, BIAS], dims))
+        if "linear_3" in layers:  # one row over the pointer dimensions
+            head = arr(layers["linear_3"]["kernel"]).T
+            bias = float(arr(layers["linear_3"]["bias"])[0])
+            panels.append((f"{name}: head w4 (bias {bias:.3g})", head, ["w4"], dims))
+    return panels
+
+
+def _shown_nonzero(
+    title: str, matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str]
+) -> Panel:
+    """Rows and columns with a label in use and some weight that is not 0."""
+    keep_r = _used(rows) & (np.abs(matrix).sum(1) > 0)
+    keep_c = _used(cols) & (np.abs(matrix).sum(0) > 0)
+    shown = matrix[np.ix_(keep_r, keep_c)]
+    return title, shown, list(np.asarray(rows)[keep_r]), list(np.asarray(cols)[keep_c])
+
+
+def plot_compiled_encoders_decoders(model) -> Figure:
+    """The paper's Fig. 7: a compiled model's encoders and decoders, named.
+
+    Only rows and columns with some non-zero weight are drawn: a compiled
+    model's hint encoders are zero where its state lives in the hidden
+    vector instead (their panels then vanish), which the figure says by
+    leaving them out.  Same colour scale and layout as Figs. 6/7.
+    """
+    panels = []
+    for block in _encoder_decoder_blocks(model):
+        shown = _shown_nonzero(*block)
+        if shown[1].size:
+            panels.append(shown)
+    return _draw_weight_panels(
+        panels,
+        f"compiled {model.program.name}: encoders and decoders "
+        f"(hidden size {model.layout.hidden_size}; zero rows and columns left out)",
+    )
+
+
+def _draw_weight_panels(chosen: Sequence[Panel], suptitle: str) -> Figure:
+    """Heat maps of named weight panels, wrapped into lines, on one symlog scale."""
     lines = _weight_lines(chosen) or [[]]
     widest = max([sum(m.shape[1] for _, m, _, _ in line) for line in lines] + [1])
+    # Each panel whose rows differ from its left neighbour's draws its own row
+    # labels between the panels: room for them, or the axes collapse.
+    labelled = max(
+        sum(k == 0 or line[k][2] != line[k - 1][2] for k in range(len(line)))
+        for line in lines
+    )
     heights = [
         1.6 + WEIGHT_CELL * max([m.shape[0] for _, m, _, _ in line] + [1])
         for line in lines
     ]
     fig = plt.figure(
-        figsize=(2.6 + WEIGHT_CELL * widest, sum(heights)), layout="constrained"
+        figsize=(
+            2.6 + WEIGHT_CELL * widest + ROW_LABEL_WIDTH * max(labelled - 1, 0),
+            sum(heights),
+        ),
+        layout="constrained",
     )
     # One subfigure per line (nested grids of unequal widths collapse under
     # constrained layout), each padded to the widest line: cells keep one width.
@@ -188,10 +309,7 @@ def plot_compiled_weights(model, blocks: Sequence[str] | None = None) -> Figure:
         bar = first.colorbar(image, ax=first.axes, shrink=0.8, label="weight (symlog)")
         bar.set_ticks(_symlog_ticks(vmax, 1e-2))
         bar.ax.tick_params(labelsize=MIN_FONT)
-    fig.suptitle(
-        f"compiled {model.program.name}, hidden size {model.layout.hidden_size}",
-        fontsize=10,
-    )
+    fig.suptitle(suptitle, fontsize=10)
     return fig
 
 
