@@ -117,3 +117,35 @@ def test_every_file_the_readme_names_exists():
     assert named, "the README names no files: the pattern is wrong"
     missing = sorted(p for p in named if not (README.parent / p).is_file())
     assert not missing, f"the README names files that do not exist: {missing}"
+
+
+def test_reference_points_end_with_compiled_trained_on(tmp_path):
+    """The last reference point is the stability study's compiled model after
+    its last step, the mean over data orders (the same graphs and code)."""
+    from nar_gap.experiments import readme_results
+    from nar_gap.system.files import write_table
+
+    point = {"point": "compiled", "seeds": 0, "internal": 0.0}
+    point |= {"internal_argmax": 0.0, "argmax_agreement": 1.0}
+    for algorithm in readme_results.ALGORITHMS:
+        write_table(
+            tmp_path / f"faithfulness_reference_points_{algorithm}.csv", [point]
+        )
+        write_table(
+            tmp_path / f"stability_{algorithm}.csv",
+            [
+                {"start": start, "seed": seed, "step": step, "internal": value}
+                for start, seed, step, value in (
+                    ("compiled", 0, 0, 0.0),
+                    ("compiled", 0, 8, 0.2),
+                    ("compiled", 1, 8, 0.4),
+                    ("random", 0, 8, 0.9),
+                    ("compiled, sgd lr 0.001", 0, 8, 0.0),
+                )
+            ],
+        )
+    table = readme_results._reference_points(tmp_path)
+    assert (
+        "compiled, after 8 further Adam steps (notebook 05, 2 data orders) | 0.300"
+        in table
+    )

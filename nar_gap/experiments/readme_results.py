@@ -17,6 +17,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from nar_gap.experiments import paper
 from nar_gap.system import files
 
@@ -130,9 +132,36 @@ def _reference_points(results: Path) -> str | None:
                     _fmt(r["argmax_agreement"]),
                 )
             )
+        trained_on = _compiled_after_training(results, algorithm)
+        if trained_on is not None:
+            rows.append(trained_on)
     return markdown_table(
         ("algorithm", "reference point", "internal", "internal, argmax", "agreement"),
         rows,
+    )
+
+
+def _compiled_after_training(results: Path, algorithm: str) -> tuple | None:
+    """The last reference point: compiled, trained on (notebook 05's rows).
+
+    The stability study measures on the same graphs with the same code
+    (``faithfulness_batch``, ``measure_models``); it records Eq. 24 only.
+    """
+    path = results / f"stability_{algorithm}.csv"
+    if not path.exists():
+        return None
+    rows = [r for r in files.read_table(path) if r["start"] == "compiled"]
+    if not rows:
+        return None
+    last = max(int(r["step"]) for r in rows)
+    internal = [float(r["internal"]) for r in rows if int(r["step"]) == last]
+    return (
+        algorithm,
+        f"compiled, after {last} further Adam steps (notebook 05, "
+        f"{len(internal)} data orders)",
+        _fmt(str(float(np.mean(internal)))),
+        "–",
+        "–",
     )
 
 
