@@ -176,13 +176,15 @@ def _add_compile_parser(commands: Any) -> None:
     compile_.add_argument(
         "--max-weight",
         type=float,
-        help=f"largest edge weight accepted (default {compiler('max_weight'):g})",
+        help="edge-weight range the constants are set for (default "
+        f"{compiler('max_weight'):g}); a graph beyond it is compiled again for "
+        "its own range when run",
     )
     compile_.add_argument(
         "--max-distance",
         type=float,
-        help="largest shortest-path distance accepted (bellman_ford; default "
-        f"{compiler('max_distance'):g})",
+        help="shortest-distance range the constants are set for (bellman_ford; "
+        f"default {compiler('max_distance'):g}); wider ranges cost resolution",
     )
     compile_.add_argument(
         "--pre-att-bias-nodes",

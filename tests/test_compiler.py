@@ -361,8 +361,8 @@ def test_run_returns_clrs_encoded_hints_outputs_and_attention(models):
 @pytest.mark.parametrize(
     ("weights", "source", "words"),
     [
-        (np.array([[0, 2.0], [2.0, 0]]), 0, "max_weight"),
         (np.array([[0, 1.0], [0, 0]]), 0, "undirected"),
+        (np.array([[0, np.inf], [np.inf, 0]]), 0, "finite"),
         (np.ones((3, 3)), 7, "source"),
         (np.array([[0, -1.0], [-1.0, 0]]), 0, "negative"),
     ],
@@ -372,11 +372,20 @@ def test_run_refuses_graphs_it_cannot_handle(weights, source, words, models):
         models[("bellman_ford", None)].run(weights, source)
 
 
-def test_run_refuses_distances_beyond_max_distance(models):
+def test_run_fits_the_distance_range_to_the_graph(models):
+    """No fixed cap: a graph beyond the compiled range (distance 11 > 8, weight
+    2 > 1) runs exactly with the program compiled for its range; the model's
+    own constants are untouched, and graphs inside the range keep them."""
+    model = models[("bellman_ford", None)]
     path = cases._undirected(12, [(k, k + 1, 1.0) for k in range(11)])
-    with pytest.raises(GraphInputError, match="max_distance"):
-        models[("bellman_ford", None)].run(path, 0)
-    assert not compile("bellman_ford", None, max_distance=12.0).run(path, 0).mismatches
+    far = model.run(path, 0)
+    assert not far.mismatches
+    assert far.compiler_config.max_distance == 16.0
+    assert model.compiler_config.max_distance == 8.0
+    heavy = model.run(np.array([[0, 2.5], [2.5, 0]]), 0)
+    assert not heavy.mismatches and heavy.compiler_config.max_weight == 4.0
+    near = model.run(cases._undirected(3, [(0, 1, 0.5), (1, 2, 0.5)]), 0)
+    assert near.compiler_config == model.compiler_config
 
 
 def test_saved_models_load_and_run_identically(models, tmp_path):
@@ -444,3 +453,19 @@ def test_moved_modules_say_where_they_went_and_old_paths_still_work():
 
     assert callable(nar_gap.train) and nar_gap.data.sample_batch
     assert importlib.import_module("nar_gap.faithfulness").Models
+
+
+def test_perturbed_parameters_are_never_refitted(models):
+    """A model whose weights are not its program's compilation (edited, or a
+    corrupted file) runs graphs inside its range only: refitting would hide
+    the change behind a fresh compilation."""
+    model = models[("bellman_ford", None)]
+    leaves, tree = jax.tree_util.tree_flatten(model.params)
+    leaves[0] = np.asarray(leaves[0]) + 1e-3
+    edited = dataclasses.replace(
+        model, params=jax.tree_util.tree_unflatten(tree, leaves)
+    )
+    path = cases._undirected(12, [(k, k + 1, 1.0) for k in range(11)])
+    with pytest.raises(GraphInputError, match="not its program's compilation"):
+        edited.run(path, 0)
+    edited.run(cases._undirected(3, [(0, 1, 0.5), (1, 2, 0.5)]), 0)  # inside: runs

@@ -60,14 +60,15 @@ def test_smoke_bfs_reaches_the_acceptance_score_at_n16(smoke_run):
 
 @SMOKE_RUN_GROUP
 def test_same_seeds_give_identical_metrics(smoke_run, tmp_path):
-    first, _ = smoke_run
-    again = train(SMOKE, tmp_path, progress=False)
-    assert [r["test_score"] for r in again.metrics] == [
-        r["test_score"] for r in first.metrics
-    ]
-    assert [r["final_loss"] for r in again.metrics] == [
-        r["final_loss"] for r in first.metrics
-    ]
+    """Trained again from scratch to the first validation (half the run, to
+    spare CI): every seed's validation score and training loss there are
+    identical to the first run's."""
+    _, out = smoke_run
+    half = dataclasses.replace(SMOKE, steps=SMOKE.eval_every)
+    again = train(half, tmp_path, progress=False)
+    first = [r for r in read_validation(out) if r["step"] == half.steps]
+    assert len(first) == len(SMOKE.seeds)
+    assert read_validation(again.out_dir) == first
 
 
 @SMOKE_RUN_GROUP

@@ -1,10 +1,12 @@
 """The neural compiler: graph program -> GATv2 parameters.
 
-The stages, in ``compiling.py``'s :func:`compile_program`: ``validate.py``
-(every problem at once) -> ``selection.py`` (criteria to pre-attention
-channels) -> ``layout.py`` (a name for every dimension) -> ``parameters.py``
-(the weight blocks).  ``compiled_model.py`` runs the result, ``storage.py``
-saves and loads it, ``config.py`` holds the constants.  Names are imported on
+The stages, in ``assembly.py``'s :func:`~nar_gap.compiler.assembly.assemble`:
+``validate.py`` (every problem at once) -> ``selection.py`` (criteria to
+pre-attention channels) -> ``layout.py`` (a name for every dimension) ->
+``parameters.py`` (the weight blocks).  ``compiled_model.py`` holds and runs
+the result (compiling again when a graph needs a wider distance range),
+``compiling.py`` is the public verb, ``storage.py`` saves and loads,
+``config.py`` holds the constants.  Names are imported on
 first use (``nar-gap compile --help`` reads only the constants).
 """
 

@@ -20,6 +20,7 @@ from nar_gap.benchmark.batch import Batch
 from nar_gap.benchmark.exactness import Mismatch, compare_with_clrs
 from nar_gap.benchmark.graphs import GraphInputError, batch_from_graph
 from nar_gap.benchmark.specs import Type, get_spec
+from nar_gap.compiler.assembly import assemble
 from nar_gap.compiler.config import CompilerConfig
 from nar_gap.compiler.layout import Layout
 from nar_gap.compiler.parameters import Params
@@ -44,6 +45,8 @@ class CompiledRun:
         columns senders), ``S = max(1, T - 1)``.
       reference: dm-clrs's hints and outputs for the same graph.
       mismatches: differences from the reference (empty when exact).
+      compiler_config: the constants the run used (the model's, or a range
+        fitted to this graph: :meth:`CompiledModel.fitted`).
     """
 
     outputs: dict[str, np.ndarray]
@@ -51,6 +54,7 @@ class CompiledRun:
     attention: np.ndarray
     reference: Batch
     mismatches: list[Mismatch]
+    compiler_config: CompilerConfig | None = None
 
 
 def decode_trace(out: NetOutput, layout: Layout, algorithm: str) -> Trace:
@@ -98,6 +102,51 @@ class CompiledModel(Model):
 
     precision: ClassVar[str | None] = "highest"
 
+    @classmethod
+    def build(
+        cls, program: GraphProgram, hidden_size: int | None, config: CompilerConfig
+    ) -> CompiledModel:
+        """Compile ``program`` (:func:`~nar_gap.compiler.assembly.assemble`)."""
+        made = assemble(program, hidden_size, config)
+        return cls(made.network, made.params, program, made.layout, made.scales, config)
+
+    def fitted(self, batch: Batch) -> CompiledModel:
+        """This model, or the same program compiled for ``batch``'s distances.
+
+        A Minimise criterion's logit scale is ``lambda = budget / (max_distance
+        + max_weight)``: the distance range trades against resolution under a
+        fixed float budget, so no one range suits every graph.  A graph whose
+        weights or shortest distances exceed the compiled range gets the
+        program compiled again (it takes milliseconds) with the range rounded
+        up to a power of two, so graphs of similar reach share constants.  The
+        range comes from the graph being run, never from its node count.
+
+        Parameters that are not their program's compilation (edited,
+        perturbed, corrupted) are never replaced: such a model runs only
+        graphs inside its own range, and others are refused.
+        """
+        if not self.program.edge_inputs():
+            return self
+        cfg = self.compiler_config
+        weight = float(np.max(np.asarray(batch.inputs["A"], np.float64)))
+        distance = float(np.max(batch.hints["d"])) if "d" in batch.hints else 0.0
+        if weight <= cfg.max_weight and distance <= cfg.max_distance:
+            return self
+        if not self._is_its_programs_compilation():
+            raise GraphInputError(
+                f"the graph needs weights up to {weight:g} and distances up to "
+                f"{distance:g}, beyond this model's max_weight={cfg.max_weight:g} "
+                f"and max_distance={cfg.max_distance:g}, and its parameters are not "
+                "its program's compilation, so they cannot be compiled again for it"
+            )
+        wider = dataclasses.replace(
+            cfg,
+            max_weight=max(cfg.max_weight, _power_of_two_above(weight)),
+            max_distance=max(cfg.max_distance, _power_of_two_above(distance)),
+            distance_scale=None,
+        )
+        return CompiledModel.build(self.program, self.layout.hidden_size, wider)
+
     def trace(self, batch: Batch, params: Params | None = None) -> Trace:
         """Run on ``batch`` and decode every step into CLRS encoding.
 
@@ -112,6 +161,20 @@ class CompiledModel(Model):
         trace = self.trace(batch, params)
         return compare_with_clrs(trace.hint_preds, trace.outputs, batch)
 
+    def _is_its_programs_compilation(self) -> bool:
+        """Whether ``params`` are exactly what compiling the program gives."""
+        own = CompiledModel.build(
+            self.program, self.layout.hidden_size, self.compiler_config
+        )
+        same = jax.tree_util.tree_map(
+            lambda a, b: np.array_equal(np.asarray(a), np.asarray(b)),
+            own.params,
+            self.params,
+        )
+        return jax.tree_util.tree_structure(own.params) == jax.tree_util.tree_structure(
+            self.params
+        ) and all(jax.tree_util.tree_leaves(same))
+
     def graph_batch(self, weights: Any, source: int) -> Batch:
         """A user's graph as a batch, refused if the program cannot run it."""
         matrix = (
@@ -124,21 +187,6 @@ class CompiledModel(Model):
                 "compiled models run undirected graphs (A == A.T), as the CLRS "
                 "samplers draw them; give every edge in both directions"
             )
-        if self.program.edge_inputs():
-            cfg = self.compiler_config
-            if a.max() > cfg.max_weight:
-                raise GraphInputError(
-                    f"edge weight {a.max():g} exceeds max_weight={cfg.max_weight:g} "
-                    "of this compiled model; compile with a larger max_weight"
-                )
-            if "d" in batch.hints:
-                longest = float(np.max(batch.hints["d"]))
-                if longest > cfg.max_distance:
-                    raise GraphInputError(
-                        f"a shortest distance of {longest:g} exceeds max_distance="
-                        f"{cfg.max_distance:g} of this compiled model; compile with "
-                        "a larger max_distance"
-                    )
         return batch
 
     def run(self, weights: Any, source: int) -> CompiledRun:
@@ -149,8 +197,9 @@ class CompiledModel(Model):
         comparison.
         """
         batch = self.graph_batch(weights, source)
-        out = self.apply(batch)
-        trace = decode_trace(out, self.layout, self.program.algorithm)
+        model = self.fitted(batch)
+        out = model.apply(batch)
+        trace = decode_trace(out, model.layout, model.program.algorithm)
         num_hints = int(batch.lengths[0])
         spec = get_spec(self.program.algorithm)
         hints = {}
@@ -165,7 +214,13 @@ class CompiledModel(Model):
             attention=np.asarray(out.attention)[:, 0, 0],
             reference=batch,
             mismatches=compare_with_clrs(trace.hint_preds, trace.outputs, batch),
+            compiler_config=model.compiler_config,
         )
+
+
+def _power_of_two_above(value: float) -> float:
+    """The smallest power of two >= ``value`` (1 for values up to 1)."""
+    return float(2.0 ** max(0, int(np.ceil(np.log2(max(value, 1e-300))))))
 
 
 def _is_numeric(weights: Any) -> bool:

@@ -45,9 +45,11 @@ class CompilerConfig:
         this size (and ties between ids at least ``N / tie_nodes`` apart on
         larger ones).  Kept small because its logit span costs distance
         resolution (see ``distance_resolution``).
-      max_weight: the largest edge weight accepted (CLRS samplers: <= 1).
-      max_distance: the largest ``d_j + A_ij`` a Minimise criterion scores;
-        graphs whose distances exceed it are rejected by ``run``.
+      max_weight: the edge-weight range the constants are set for (CLRS
+        samplers: <= 1).
+      max_distance: the largest ``d_j`` a Minimise criterion's constants are
+        set for.  ``CompiledModel.run`` compiles the program again, with both
+        ranges fitted, for a graph beyond them (no fixed cap).
       distance_scale: lambda, logit units per unit of distance; None derives
         it as ``SCORE_LOGIT_BUDGET / (max_distance + max_weight)``.  It must
         satisfy ``lambda * (max_distance + max_weight) <= 4e7`` so float32
