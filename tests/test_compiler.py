@@ -466,6 +466,17 @@ def test_perturbed_parameters_are_never_refitted(models):
         model, params=jax.tree_util.tree_unflatten(tree, leaves)
     )
     path = cases._undirected(12, [(k, k + 1, 1.0) for k in range(11)])
-    with pytest.raises(GraphInputError, match="not its program's compilation"):
+    with pytest.raises(GraphInputError, match="not a compilation of a named program"):
         edited.run(path, 0)
     edited.run(cases._undirected(3, [(0, 1, 0.5), (1, 2, 0.5)]), 0)  # inside: runs
+
+
+def test_heavy_self_loops_keep_unreached_distances_at_zero(models):
+    """An unreached node selects its own pair, whose A_ii is its self loop: the
+    gate that zeroes its distance must exceed every weight, so the program is
+    built for the compiler's weight range (a self loop of 3 against the old
+    fixed gate of 2 gave d = 1 at an unreached node)."""
+    weights = cases._undirected(4, [(0, 1, 0.5), (1, 2, 0.5), (2, 3, 0.5)])
+    weights[3, 3] = 3.0
+    assert not models[("bellman_ford", None)].run(weights, 0).mismatches
+    assert not compile("bellman_ford", None, max_weight=4.0).run(weights, 0).mismatches

@@ -31,6 +31,7 @@ from nar_gap.model.model import Model
 from nar_gap.model.seeds import forward
 from nar_gap.programs.dsl import GraphProgram
 from nar_gap.programs.interpreter import Trace
+from nar_gap.programs.registry import PROGRAMS, get_program
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,12 +133,13 @@ class CompiledModel(Model):
         distance = float(np.max(batch.hints["d"])) if "d" in batch.hints else 0.0
         if weight <= cfg.max_weight and distance <= cfg.max_distance:
             return self
-        if not self._is_its_programs_compilation():
+        if not self._is_its_programs_compilation() or not self._rebuildable():
             raise GraphInputError(
                 f"the graph needs weights up to {weight:g} and distances up to "
                 f"{distance:g}, beyond this model's max_weight={cfg.max_weight:g} "
                 f"and max_distance={cfg.max_distance:g}, and its parameters are not "
-                "its program's compilation, so they cannot be compiled again for it"
+                "a compilation of a named program (bfs, bellman_ford), so they cannot "
+                "be compiled again for it"
             )
         wider = dataclasses.replace(
             cfg,
@@ -145,7 +147,8 @@ class CompiledModel(Model):
             max_distance=max(cfg.max_distance, _power_of_two_above(distance)),
             distance_scale=None,
         )
-        return CompiledModel.build(self.program, self.layout.hidden_size, wider)
+        program = get_program(self.program.name, max_weight=wider.max_weight)
+        return CompiledModel.build(program, self.layout.hidden_size, wider)
 
     def trace(self, batch: Batch, params: Params | None = None) -> Trace:
         """Run on ``batch`` and decode every step into CLRS encoding.
@@ -174,6 +177,17 @@ class CompiledModel(Model):
         return jax.tree_util.tree_structure(own.params) == jax.tree_util.tree_structure(
             self.params
         ) and all(jax.tree_util.tree_leaves(same))
+
+    def _rebuildable(self) -> bool:
+        """Whether the program is the registry's for this model's weight range.
+
+        Its gates depend on the weight range, so fitting rebuilds it by name;
+        a program written by hand cannot be rebuilt.
+        """
+        if self.program.name not in PROGRAMS:
+            return False
+        own = get_program(self.program.name, self.compiler_config.max_weight)
+        return own == self.program
 
     def graph_batch(self, weights: Any, source: int) -> Batch:
         """A user's graph as a batch, refused if the program cannot run it."""

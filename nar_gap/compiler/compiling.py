@@ -43,4 +43,5 @@ def compile(  # noqa: A001 - the public verb of the issue: nar_gap.compile("bfs"
     ``nar_gap.compile("bfs", pre_att_bias_nodes=16)`` for the paper's variant.
     """
     config = dataclasses.replace(config or CompilerConfig(), **options)
-    return compile_program(get_program(algorithm), hidden_size, config)
+    program = get_program(algorithm, max_weight=config.max_weight)
+    return compile_program(program, hidden_size, config)

@@ -63,8 +63,10 @@ def make_bellman_ford(max_weight: float = 1.0) -> GraphProgram:
     """The Bellman-Ford program: 4 hidden variables, edge values on channel 0.
 
     Args:
-      max_weight: the largest edge weight the program accepts; sets the gate
-        that zeroes a distance when nothing reached was selected.
+      max_weight: the largest edge weight the program handles (self loops
+        included); sets the gate that zeroes a distance when nothing reached
+        was selected (the receiver's own pair, whose ``A_ii`` is its self
+        loop).  The compiler passes its ``CompilerConfig.max_weight``.
     """
     msk = reached()
     pi = inp("pos") + var("pi_up") - var("pi_down")

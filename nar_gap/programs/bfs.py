@@ -43,8 +43,13 @@ from nar_gap.programs.dsl import (
 ID_GATE = 2.0
 
 
-def make_bfs() -> GraphProgram:
-    """The BFS program: 3 hidden variables, one round per GATv2 step."""
+def make_bfs(max_weight: float = 1.0) -> GraphProgram:
+    """The BFS program: 3 hidden variables, one round per GATv2 step.
+
+    ``max_weight`` is accepted like every builder's and ignored: BFS reads no
+    weights.
+    """
+    del max_weight
     is_reached = reached()
     pi = var("pi_open") + var("pi_closed")
     return GraphProgram(
