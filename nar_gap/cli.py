@@ -13,7 +13,9 @@ Subcommands:
   [--attention]``: run a compiled model (loaded from ``--params``, or compiled
   on the spot at the minimal size) on a graph file (see :mod:`nar_gap.benchmark.graphs`)
   and print its outputs and hints as JSON.  With ``--check`` the JSON says
-  whether it matches dm-clrs exactly, and the exit code is 1 if it does not.
+  whether it matches dm-clrs exactly, lists near-ties (choices dm-clrs made
+  by a score gap below the model's resolution, each with its gap: see
+  :mod:`nar_gap.compiler.ties`), and the exit code is 1 on any other mismatch.
 * ``nar-gap info``: versions, devices, the commit and the backend self-check
   (:mod:`nar_gap.system.backend_check`); exit code 1 if the self-check fails.
 
@@ -380,6 +382,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.check:
         report["exact"] = not result.mismatches
         report["mismatches"] = [str(m) for m in result.mismatches]
+        report["ties"] = [str(t) for t in result.ties]
+        report["constants"] = {
+            "max_weight": result.compiler_config.max_weight,
+            "max_distance": result.compiler_config.max_distance,
+        }
     print(json.dumps(report))
     if args.check and result.mismatches:
         count = len(result.mismatches)

@@ -421,3 +421,15 @@ def test_the_validation_size_can_be_set(tmp_path, capsys):
     assert main(argv) == 2
     assert "--val-size" in _one_line_error(capsys)
     assert main([*argv, "--val-size", "8", "--eval-every", "0"]) == 0
+
+
+def test_run_check_reports_near_ties_and_exits_0(tmp_path, capsys):
+    """Node 3's two paths differ by 2e-6, below compiled Bellman-Ford's
+    resolution: --check lists the tie with its gap and says exact."""
+    text = "0 1 0.4\n1 3 0.3\n0 2 0.3\n2 3 0.399998\n"
+    graph = _write(tmp_path, "near_tie.txt", text)
+    argv = ["run", "bellman_ford", "--graph", graph, "--source", "0", "--check"]
+    code, report = _run_json(capsys, argv)
+    assert code == 0 and report["exact"] is True and report["mismatches"] == []
+    assert report["ties"] and all("tie within" in t for t in report["ties"])
+    assert report["constants"] == {"max_weight": 1.0, "max_distance": 8.0}

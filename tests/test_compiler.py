@@ -480,3 +480,45 @@ def test_heavy_self_loops_keep_unreached_distances_at_zero(models):
     weights[3, 3] = 3.0
     assert not models[("bellman_ford", None)].run(weights, 0).mismatches
     assert not compile("bellman_ford", None, max_weight=4.0).run(weights, 0).mismatches
+
+
+def _near_tie_graph(gap: float) -> np.ndarray:
+    """Two paths to node 3: via 1 (0.7) and via 2 (0.7 - gap); dm-clrs takes 2."""
+    return cases._undirected(
+        4, [(0, 1, 0.4), (1, 3, 0.3), (0, 2, 0.3), (2, 3, 0.4 - gap)]
+    )
+
+
+def test_near_ties_are_told_apart_from_errors(models):
+    """dm-clrs decides node 3's parent by a float64 gap of 2e-6, below compiled
+    Bellman-Ford's resolution (5e-5): the model takes the lowest id instead,
+    and the run reports a tie with its gap, not a mismatch.  A gap above the
+    resolution is decided like dm-clrs."""
+    from nar_gap.compiler.ties import classify, minimise_resolution
+
+    model = models[("bellman_ford", None)]
+    resolution = minimise_resolution(model.scales)
+    assert 1e-5 < resolution < 1e-4
+    run = model.run(_near_tie_graph(2e-6), 0)
+    assert not run.mismatches
+    assert {(t.probe, t.node, t.expected, t.found) for t in run.ties} == {
+        ("pi_h", 3, 2, 1),
+        ("pi", 3, 2, 1),
+    }
+    assert all(abs(t.gap - 2e-6) < 1e-7 for t in run.ties)  # A is float32
+    assert "tie within" in str(run.ties[0])
+    clear = model.run(_near_tie_graph(2e-3), 0)
+    assert not clear.mismatches and not clear.ties
+
+    # The same disagreement with a gap above the resolution stays an error.
+    batch = model.graph_batch(_near_tie_graph(2e-3), 0)
+    trace = model.trace(batch)
+    preds = {k: np.array(v) for k, v in trace.hint_preds.items()}
+    preds["pi_h"][1, 0, 3] = 1  # node 3 takes the worse parent
+    mismatches = compare_with_clrs(preds, trace.outputs, batch)
+    errors, ties = classify(
+        model.program, resolution, preds, trace.outputs, batch, mismatches
+    )
+    assert errors and not ties
+    # ... and BFS, which minimises nothing, has no near-ties at all.
+    assert minimise_resolution(models[("bfs", None)].scales) == 0.0

@@ -25,6 +25,7 @@ from nar_gap.compiler.config import CompilerConfig
 from nar_gap.compiler.layout import Layout
 from nar_gap.compiler.parameters import Params
 from nar_gap.compiler.selection import CriterionScale
+from nar_gap.compiler.ties import NearTie, classify, minimise_resolution
 from nar_gap.model.config import NetOutput
 from nar_gap.model.decoders import postprocess
 from nar_gap.model.model import Model
@@ -45,7 +46,10 @@ class CompiledRun:
       attention: ``(S, n, n)`` attention of every step (rows receivers,
         columns senders), ``S = max(1, T - 1)``.
       reference: dm-clrs's hints and outputs for the same graph.
-      mismatches: differences from the reference (empty when exact).
+      mismatches: differences from the reference that are errors (empty
+        when exact up to near-ties).
+      ties: where dm-clrs's choice was decided by a score gap below the
+        model's resolution, each with its gap (:mod:`~nar_gap.compiler.ties`).
       compiler_config: the constants the run used (the model's, or a range
         fitted to this graph: :meth:`CompiledModel.fitted`).
     """
@@ -56,6 +60,7 @@ class CompiledRun:
     reference: Batch
     mismatches: list[Mismatch]
     compiler_config: CompilerConfig | None = None
+    ties: list[NearTie] = dataclasses.field(default_factory=list)
 
 
 def decode_trace(out: NetOutput, layout: Layout, algorithm: str) -> Trace:
@@ -214,6 +219,14 @@ class CompiledModel(Model):
         model = self.fitted(batch)
         out = model.apply(batch)
         trace = decode_trace(out, model.layout, model.program.algorithm)
+        errors, ties = classify(
+            model.program,
+            minimise_resolution(model.scales),
+            trace.hint_preds,
+            trace.outputs,
+            batch,
+            compare_with_clrs(trace.hint_preds, trace.outputs, batch),
+        )
         num_hints = int(batch.lengths[0])
         spec = get_spec(self.program.algorithm)
         hints = {}
@@ -227,8 +240,9 @@ class CompiledModel(Model):
             hints=hints,
             attention=np.asarray(out.attention)[:, 0, 0],
             reference=batch,
-            mismatches=compare_with_clrs(trace.hint_preds, trace.outputs, batch),
+            mismatches=errors,
             compiler_config=model.compiler_config,
+            ties=ties,
         )
 
 

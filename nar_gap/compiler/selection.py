@@ -67,6 +67,7 @@ class CriterionScale:
     scale: float
     span: float
     requirement: str
+    resolution: float = 0.0  # Minimise: the smallest score gap it decides
 
 
 def _one_minus_pos(mu: float) -> Expr:
@@ -136,6 +137,7 @@ def _lower_minimise(
         span,
         f"scores closer than {resolution:.2g} are decided by later criteria "
         "(distance resolution)",
+        resolution,
     )
 
 

@@ -1,0 +1,174 @@
+"""Near-ties: selections dm-clrs decides by a gap the compiled network cannot see.
+
+A ``Minimise`` criterion turns scores into logits at ``lambda`` logit units per
+unit of score and must win by ``margin`` plus the span of the criteria after
+it, so two candidates whose scores differ by less than its *resolution*
+(``CriterionScale.resolution``: that margin over ``(1 - LEAK) lambda``) are a
+tie to the network, broken by the later criteria (the current predecessor,
+the lowest id).  dm-clrs compares float64 scores exactly, so on such a pair
+the two may choose differently and both follow the algorithm.  This module
+tells those cases apart from errors, from dm-clrs's own trace:
+
+* a pointer that differs from dm-clrs's is a **near-tie** when, under the
+  reference values of the step before, the two candidates' scores
+  (``value_j + A_ij``) differ by at most the resolution;
+* a value that differs is a near-tie's consequence when a pointer of the same
+  sample tied at or before that step and the difference is at most the
+  resolution times the steps so far (each step can add one tie's gap along a
+  path);
+* everything else stays a mismatch.
+
+Only a ``Minimise`` whose value the program decodes verbatim as a CLRS scalar
+(Bellman-Ford's ``d``) can be read off the reference; a program without one
+has no near-ties.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from nar_gap.benchmark.batch import Batch
+from nar_gap.benchmark.exactness import Mismatch
+from nar_gap.benchmark.specs import Type, get_spec
+from nar_gap.compiler.selection import CriterionScale
+from nar_gap.programs.dsl import GraphProgram, Minimise, var
+
+
+@dataclasses.dataclass(frozen=True)
+class NearTie:
+    """One node at one step where the model and dm-clrs chose within ``resolution``.
+
+    ``gap``: the difference of the two choices' scores (pointers) or of the two
+    values (scalars), under dm-clrs's values.
+    """
+
+    probe: str
+    step: int  # the hint index (t + 1), or -1 for an output
+    sample: int
+    node: int
+    expected: float
+    found: float
+    gap: float
+    resolution: float
+
+    def __str__(self) -> str:
+        where = "output" if self.step < 0 else f"hint step {self.step}"
+        return (
+            f"{self.probe} ({where}, sample {self.sample}): node {self.node} tie "
+            f"within ε = {self.resolution:.1e}: dm-clrs {self.expected:g}, model "
+            f"{self.found:g}, gap {self.gap:.1e}"
+        )
+
+
+def minimise_resolution(scales: tuple[CriterionScale, ...]) -> float:
+    """The compiled Minimise criterion's resolution (0 without one)."""
+    return max((s.resolution for s in scales if s.criterion == "Minimise"), default=0.0)
+
+
+def _scored_probe(program: GraphProgram) -> tuple[Minimise, str] | None:
+    """The Minimise criterion and the CLRS scalar probe that is its value."""
+    criterion = next(
+        (c for c in program.selection.criteria if isinstance(c, Minimise)), None
+    )
+    if criterion is None or len(criterion.value.terms) != 1:
+        return None
+    ((name, coef),) = criterion.value.terms
+    if coef != 1.0 or criterion.value.const != 0.0:
+        return None
+    for decoder in program.decoders:
+        if decoder.kind == "scalar" and decoder.expr == var(name):
+            return criterion, decoder.probes[0]
+    return None
+
+
+def _compared(m: Mismatch, hint_preds, outputs, batch: Batch):
+    """(dm-clrs's, the model's) values of ``m``'s probe at its step: ``[N]`` each."""
+    if m.step >= 0:
+        truth = np.asarray(batch.hints[m.probe])[m.step, m.sample]
+        found = np.asarray(hint_preds[m.probe])[m.step - 1, m.sample]
+    else:
+        truth = np.asarray(batch.outputs[m.probe])[m.sample]
+        found = np.asarray(outputs[m.probe])[m.sample]
+    return np.asarray(truth, np.float64), np.asarray(found, np.float64)
+
+
+def classify(
+    program: GraphProgram,
+    resolution: float,
+    hint_preds: dict[str, np.ndarray],
+    outputs: dict[str, np.ndarray],
+    batch: Batch,
+    mismatches: list[Mismatch],
+) -> tuple[list[Mismatch], list[NearTie]]:
+    """``(mismatches that stay errors, near-ties)`` of one compared trace.
+
+    Args:
+      program: the compiled program (its Minimise criterion gives the scores).
+      resolution: :func:`minimise_resolution` of the model that ran.
+      hint_preds: the model's decoded hints, ``[S, B, N]``.
+      outputs: the model's decoded outputs, ``[B, N]``.
+      batch: dm-clrs's reference.
+      mismatches: :func:`~nar_gap.benchmark.exactness.compare_with_clrs`'s.
+    """
+    scored = _scored_probe(program)
+    if scored is None or resolution <= 0 or not mismatches:
+        return list(mismatches), []
+    criterion, value_probe = scored
+    spec = get_spec(batch.algorithm)
+    values = np.asarray(batch.hints[value_probe], np.float64)  # [T, B, N]
+    weights = np.asarray(batch.inputs["A"], np.float64)
+    real = np.asarray(batch.node_mask, bool)
+    last = np.asarray(batch.lengths, np.int64) - 1
+    ties: list[NearTie] = []
+    errors: list[Mismatch] = []
+    first_tie: dict[int, int] = {}
+
+    def step_of(m: Mismatch) -> int:
+        return m.step if m.step >= 0 else int(last[m.sample])
+
+    kinds = {m.probe: spec[m.probe][2] for m in mismatches if m.probe in spec}
+    pointers = [m for m in mismatches if kinds.get(m.probe) == Type.POINTER]
+    for m in sorted(pointers, key=step_of):
+        step = step_of(m)
+        truth, found = _compared(m, hint_preds, outputs, batch)
+        before = values[step - 1, m.sample]
+        edge = weights[m.sample] if criterion.edge else np.zeros_like(weights[0])
+        differ = np.flatnonzero((truth != found) & real[m.sample])
+        tied = []
+        for i in differ:
+            p, q = int(truth[i]), int(found[i])
+            gap = abs((before[q] + edge[i, q]) - (before[p] + edge[i, p]))
+            if gap > resolution:
+                break
+            tied.append(
+                NearTie(m.probe, m.step, m.sample, int(i), p, q, gap, resolution)
+            )
+        if len(tied) < len(differ):
+            errors.append(m)
+            continue
+        ties += tied
+        first_tie[m.sample] = min(first_tie.get(m.sample, step), step)
+    for m in mismatches:
+        if kinds.get(m.probe) == Type.POINTER:
+            continue
+        step = step_of(m)
+        tolerance = resolution * max(step, 1)
+        truth, found = _compared(m, hint_preds, outputs, batch)
+        differ = np.flatnonzero((truth != found) & real[m.sample])
+        gaps = np.abs(found - truth)[differ]
+        if (
+            kinds.get(m.probe) == Type.SCALAR
+            and first_tie.get(m.sample, step + 1) <= step
+            and np.all(gaps <= tolerance)
+        ):
+            ties += [
+                NearTie(
+                    m.probe, m.step, m.sample, int(i), truth[i], found[i], g, tolerance
+                )
+                for i, g in zip(differ, gaps, strict=True)
+            ]
+        else:
+            errors.append(m)
+    return errors, ties
