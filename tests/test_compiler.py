@@ -522,3 +522,15 @@ def test_near_ties_are_told_apart_from_errors(models):
     assert errors and not ties
     # ... and BFS, which minimises nothing, has no near-ties at all.
     assert minimise_resolution(models[("bfs", None)].scales) == 0.0
+
+
+def test_a_parameter_tree_of_another_shape_is_refused_in_one_line(models):
+    """A tree that is not the program's (a layer missing) is not its
+    compilation: refused with the one-line error, not a tree_map ValueError."""
+    model = models[("bellman_ford", None)]
+    net = dict(model.params["net"])
+    net.pop("decoder_d")
+    other = dataclasses.replace(model, params={"net": net})
+    path = cases._undirected(12, [(k, k + 1, 1.0) for k in range(11)])
+    with pytest.raises(GraphInputError, match="not a compilation of a named program"):
+        other.run(path, 0)

@@ -174,14 +174,15 @@ class CompiledModel(Model):
         own = CompiledModel.build(
             self.program, self.layout.hidden_size, self.compiler_config
         )
-        same = jax.tree_util.tree_map(
-            lambda a, b: np.array_equal(np.asarray(a), np.asarray(b)),
-            own.params,
-            self.params,
+        mine, theirs = (
+            jax.tree_util.tree_flatten(p) for p in (self.params, own.params)
         )
-        return jax.tree_util.tree_structure(own.params) == jax.tree_util.tree_structure(
-            self.params
-        ) and all(jax.tree_util.tree_leaves(same))
+        if mine[1] != theirs[1]:  # another tree (a corrupted file): not its own
+            return False
+        return all(
+            np.array_equal(np.asarray(a), np.asarray(b))
+            for a, b in zip(mine[0], theirs[0], strict=True)
+        )
 
     def _rebuildable(self) -> bool:
         """Whether the program is the registry's for this model's weight range.
