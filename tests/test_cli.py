@@ -432,4 +432,41 @@ def test_run_check_reports_near_ties_and_exits_0(tmp_path, capsys):
     code, report = _run_json(capsys, argv)
     assert code == 0 and report["exact"] is True and report["mismatches"] == []
     assert report["ties"] and all("tie within" in t for t in report["ties"])
-    assert report["constants"] == {"max_weight": 1.0, "max_distance": 8.0}
+    constants = report["constants"]
+    assert constants["dtype"] == "float32" and constants["max_distance"] == 8.0
+    assert 2e-6 < constants["resolution"] < 1e-4
+    # In float64 the resolution is ~11x finer, and the same gap is decided as
+    # dm-clrs decides it (the resolution is a guarantee, not the limit).
+    code, report = _run_json(capsys, [*argv, "--dtype", "float64"])
+    assert code == 0 and report["exact"] is True and report["ties"] == []
+    assert report["constants"]["resolution"] < constants["resolution"] / 10
+    assert report["outputs"]["pi"][3] == 2
+
+
+def test_a_float64_file_runs_in_float64_and_refuses_another_dtype(tmp_path, capsys):
+    model = str(tmp_path / "bf64.msgpack")
+    assert (
+        main(
+            ["compile", "bellman_ford", "--minimal", "--dtype", "float64", "-o", model]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    graph = _write(tmp_path, "g.txt", "0 1 0.4\n1 2 0.3\n")
+    argv = [
+        "run",
+        "bellman_ford",
+        "--graph",
+        graph,
+        "--source",
+        "0",
+        "--check",
+        "--params",
+        model,
+    ]
+    code, report = _run_json(capsys, argv)
+    assert code == 0 and report["constants"]["dtype"] == "float64"
+    # 0.4 + 0.3 to float64 rounding (float32 would be ~1e-8 off).
+    assert abs(report["hints"]["d"][-1][2] - (0.4 + 0.3)) < 1e-12
+    assert main([*argv, "--dtype", "float32"]) == 2
+    assert "runs in float64, not --dtype float32" in _one_line_error(capsys)

@@ -47,7 +47,8 @@ class Batch:
     sort them, so ``tree_map`` would reorder ``pos, s, A, adj``), and names leaves
     ``.inputs['pos']`` etc. in key paths.
 
-    dtypes: float32 everywhere except pointer-type probes (int32 node indices),
+    dtypes: float32 everywhere (float64 for a float64 compiled run: see
+    :data:`FLOAT_DTYPES`) except pointer-type probes (int32 node indices),
     ``lengths`` (int32) and ``node_mask`` (bool). Categorical probes keep their
     one-hot last axis C.
 
@@ -127,9 +128,17 @@ def stage_names(spec: Spec, stage: str) -> list[str]:
     return [name for name, (probe_stage, _, _) in spec.items() if probe_stage == stage]
 
 
-def leaf_dtype(probe: ProbeSpec) -> np.dtype:
-    """nar_gap's dtype for a probe: int32 node indices for pointers, else float32."""
-    return np.dtype(np.int32) if probe[2] == Type.POINTER else np.dtype(np.float32)
+# The floats a batch may hold: float32 (training, evaluation) or float64 (a
+# compiled model run in float64, whose graph must not be rounded on the way in).
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def leaf_dtype(probe: ProbeSpec, float_dtype: Any = np.float32) -> np.dtype:
+    """nar_gap's dtype for a probe: int32 node indices for pointers, else a float.
+
+    ``float_dtype`` is float32 unless a float64 compiled run asks otherwise.
+    """
+    return np.dtype(np.int32) if probe[2] == Type.POINTER else np.dtype(float_dtype)
 
 
 def clrs_dtype(algorithm: str, probe: ProbeSpec, name: str) -> np.dtype:
@@ -209,9 +218,11 @@ def _validate_probe(
             f"{label} ({location} {type_}): expected shape {prefix}"
             f"{' + (C,)' if categorical else ''}, found {data.shape}"
         )
-    if data.dtype != leaf_dtype(probe):
+    allowed = (leaf_dtype(probe),) if probe[2] == Type.POINTER else FLOAT_DTYPES
+    if data.dtype not in allowed:
         raise ValueError(
-            f"{label}: expected dtype {leaf_dtype(probe)}, found {data.dtype}"
+            f"{label}: expected dtype {' or '.join(map(str, allowed))}, "
+            f"found {data.dtype}"
         )
     if (
         type_ == Type.POINTER

@@ -27,7 +27,7 @@ from nar_gap.benchmark.vocabulary import Location, Stage, Type
 
 
 def _convert_points(
-    points: Sequence[Any], spec: Spec, stage: str, algorithm: str
+    points: Sequence[Any], spec: Spec, stage: str, algorithm: str, float_dtype: Any
 ) -> dict[str, np.ndarray]:
     """dm-clrs DataPoints of one stage -> name -> array, in spec order, our dtypes."""
     expected = stage_names(spec, stage)
@@ -54,17 +54,21 @@ def _convert_points(
                     f"indices, found non-integer values"
                 )
             data = indices
-        converted[name] = data.astype(leaf_dtype(probe))
+        converted[name] = data.astype(leaf_dtype(probe, float_dtype))
     return converted
 
 
-def from_clrs_feedback(feedback: Any, algorithm: str) -> Batch:
+def from_clrs_feedback(
+    feedback: Any, algorithm: str, float_dtype: Any = np.float32
+) -> Batch:
     """Translates a dm-clrs ``Feedback`` into a :class:`Batch` (no padded nodes).
 
     Args:
         feedback: ``clrs.Feedback(features=(inputs, hints, lengths), outputs)``,
             e.g. from a dm-clrs sampler's ``next()``.
         algorithm: the algorithm whose spec the feedback follows.
+        float_dtype: the dtype of every non-pointer probe (float64 for a
+            compiled model run in float64).
 
     Returns:
         The batch, with ``node_mask`` all True.
@@ -76,9 +80,10 @@ def from_clrs_feedback(feedback: Any, algorithm: str) -> Batch:
     """
     spec = get_spec(algorithm)
     features = feedback.features
-    inputs = _convert_points(features.inputs, spec, Stage.INPUT, algorithm)
-    hints = _convert_points(features.hints, spec, Stage.HINT, algorithm)
-    outputs = _convert_points(feedback.outputs, spec, Stage.OUTPUT, algorithm)
+    convert = {"spec": spec, "algorithm": algorithm, "float_dtype": float_dtype}
+    inputs = _convert_points(features.inputs, stage=Stage.INPUT, **convert)
+    hints = _convert_points(features.hints, stage=Stage.HINT, **convert)
+    outputs = _convert_points(feedback.outputs, stage=Stage.OUTPUT, **convert)
     raw_lengths = np.asarray(features.lengths)
     if not np.array_equal(np.rint(raw_lengths), raw_lengths):
         raise ValueError(f"expected whole-number lengths, found {raw_lengths}")

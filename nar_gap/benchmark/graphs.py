@@ -331,7 +331,12 @@ def _restore_batch_shape(point: Any, num_nodes: int) -> Any:
     )
 
 
-def batch_from_graph(algorithm: str, weights: Any, source: int | None = None) -> Batch:
+def batch_from_graph(
+    algorithm: str,
+    weights: Any,
+    source: int | None = None,
+    float_dtype: Any = np.float32,
+) -> Batch:
     """A user's graph as a batch of one, with hints and outputs from the reference.
 
     Inputs are built as dm-clrs's probing does (``pos = i / n``, ``s`` one-hot,
@@ -354,6 +359,8 @@ def batch_from_graph(algorithm: str, weights: Any, source: int | None = None) ->
         source: the source node for bfs, bfs_seq and bellman_ford; must be None
             for dfs and dfs_light (rejected rather than ignored, so a caller who
             expects a search from that node finds out).
+        float_dtype: the batch's float (float64 keeps the weights and
+            dm-clrs's distances unrounded, for float64 compiled runs).
 
     Returns:
         A batch of one sample with ``N = n`` and ``T`` = its own hint length.
@@ -385,4 +392,4 @@ def batch_from_graph(algorithm: str, weights: Any, source: int | None = None) ->
         features=features,
         outputs=[_restore_batch_shape(point, num_nodes) for point in outputs],
     )
-    return from_clrs_feedback(feedback, algorithm)
+    return from_clrs_feedback(feedback, algorithm, float_dtype)

@@ -3,14 +3,17 @@
 :class:`CompiledModel` is a :class:`~nar_gap.model.model.Model` (a network
 configuration with its parameters) that also carries its program, layout and
 the scale of every selection criterion.  It runs at the highest matmul
-precision (so a GPU cannot quietly use TF32: compiled weights reach 1e7),
-decodes every step into CLRS form (:func:`decode_trace`) and compares it with
-dm-clrs.
+precision (so a GPU cannot quietly use TF32: compiled weights reach 1e7), in
+its compiler config's dtype (float64 in JAX's x64 mode, switched on for its
+own calls only), decodes every step into CLRS form (:func:`decode_trace`) and
+compares it with dm-clrs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import jax
@@ -52,6 +55,9 @@ class CompiledRun:
         model's resolution, each with its gap (:mod:`~nar_gap.compiler.ties`).
       compiler_config: the constants the run used (the model's, or a range
         fitted to this graph: :meth:`CompiledModel.fitted`).
+      resolution: the smallest score gap the run's Minimise criterion is
+        guaranteed to decide (0 for programs that minimise nothing); gaps
+        below it are near-ties.
     """
 
     outputs: dict[str, np.ndarray]
@@ -61,6 +67,7 @@ class CompiledRun:
     mismatches: list[Mismatch]
     compiler_config: CompilerConfig | None = None
     ties: list[NearTie] = dataclasses.field(default_factory=list)
+    resolution: float = 0.0
 
 
 def decode_trace(out: NetOutput, layout: Layout, algorithm: str) -> Trace:
@@ -155,14 +162,56 @@ class CompiledModel(Model):
         program = get_program(self.program.name, max_weight=wider.max_weight)
         return CompiledModel.build(program, self.layout.hidden_size, wider)
 
+    @property
+    def dtype(self) -> str:
+        """The float it runs in: ``"float32"`` or ``"float64"``."""
+        return self.compiler_config.dtype
+
+    @contextlib.contextmanager
+    def numerics(self) -> Iterator[None]:
+        """JAX's x64 mode for a float64 model, nothing for a float32 one.
+
+        Scoped, not global: trained models and every other JAX caller keep
+        float32 (the flag is part of JAX's trace context, so jitted
+        functions are traced once per mode).
+        """
+        if self.dtype == "float64":
+            with jax.enable_x64(True):
+                yield
+        else:
+            yield
+
+    def in_dtype(self, batch: Batch) -> Batch:
+        """``batch`` with its floats in this model's dtype (pointers stay int)."""
+        want = np.dtype(self.dtype)
+
+        def cast(leaf: Any) -> Any:
+            dtype = np.dtype(leaf.dtype)
+            if dtype.kind != "f" or dtype == want:
+                return leaf
+            return np.asarray(leaf).astype(want)
+
+        return jax.tree.map(cast, batch)
+
+    def apply(self, batch: Batch, repred: bool = True) -> NetOutput:
+        """The forward pass, in this model's dtype and matmul precision."""
+        return self._forward(self.params, batch, repred)
+
+    def _forward(self, params: Params, batch: Batch, repred: bool = True) -> NetOutput:
+        with self.numerics():
+            return forward(self.config, repred, self.precision)(
+                params, self.in_dtype(batch)
+            )
+
     def trace(self, batch: Batch, params: Params | None = None) -> Trace:
         """Run on ``batch`` and decode every step into CLRS encoding.
 
         ``params`` replaces the compiled parameters (a perturbed copy, say).
         """
         weights = self.params if params is None else params
-        out = forward(self.config, True, self.precision)(weights, batch)
-        return decode_trace(out, self.layout, self.program.algorithm)
+        out = self._forward(weights, batch)
+        with self.numerics():
+            return decode_trace(out, self.layout, self.program.algorithm)
 
     def check(self, batch: Batch, params: Params | None = None) -> list[Mismatch]:
         """Every difference from dm-clrs's hints and outputs on ``batch``."""
@@ -196,11 +245,15 @@ class CompiledModel(Model):
         return own == self.program
 
     def graph_batch(self, weights: Any, source: int) -> Batch:
-        """A user's graph as a batch, refused if the program cannot run it."""
+        """A user's graph as a float64 batch, refused if the program cannot run it."""
         matrix = (
             np.asarray(weights, dtype=np.float64) if _is_numeric(weights) else weights
         )
-        batch = batch_from_graph(self.program.algorithm, matrix, source)
+        # dm-clrs's float64 trace, unrounded: ties and distances are judged
+        # against it, and the model rounds its own inputs (in_dtype).
+        batch = batch_from_graph(
+            self.program.algorithm, matrix, source, float_dtype=np.float64
+        )
         a = np.asarray(batch.inputs["A"][0], np.float64)
         if not np.array_equal(a, a.T):
             raise GraphInputError(
@@ -216,13 +269,23 @@ class CompiledModel(Model):
         does), so dm-clrs's probing runs alongside and the result carries the
         comparison.
         """
-        batch = self.graph_batch(weights, source)
+        return self.run_batch(self.graph_batch(weights, source))
+
+    def run_batch(self, batch: Batch) -> CompiledRun:
+        """:meth:`run` on a batch of one graph that :meth:`graph_batch` made.
+
+        A float64 batch keeps dm-clrs's float64 reference for ties and
+        distances; a float32 model rounds its inputs (only) to float32.
+        Sampled (float32) batches run too, against their rounded reference.
+        """
         model = self.fitted(batch)
         out = model.apply(batch)
-        trace = decode_trace(out, model.layout, model.program.algorithm)
+        with model.numerics():
+            trace = decode_trace(out, model.layout, model.program.algorithm)
+        resolution = minimise_resolution(model.scales)
         errors, ties = classify(
             model.program,
-            minimise_resolution(model.scales),
+            resolution,
             trace.hint_preds,
             trace.outputs,
             batch,
@@ -244,6 +307,7 @@ class CompiledModel(Model):
             mismatches=errors,
             compiler_config=model.compiler_config,
             ties=ties,
+            resolution=resolution,
         )
 
 

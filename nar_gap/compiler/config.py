@@ -7,11 +7,22 @@ criterion that differs decides, as in the interpreter.  :func:`derive_scales`
 does that bookkeeping from the last criterion to the first; this module holds
 the knobs it starts from.
 
-Float32 facts behind the defaults (clrs-semantics.md §7.4): softmax gives the
+Float facts behind the defaults (clrs-semantics.md §7.4): softmax gives the
 top entry probability 1 - k e^{-gap} against k rivals; a selected id or
-distance is off by at most that mass times the value range.  Logits stay
-below ~1e8, far from the 1e9 adjacency mask, and their float32 rounding
-(about 1e-7 of their magnitude) stays well below every margin.
+distance is off by at most that mass times the value range.  Two limits bound
+the score logits ``lambda (d + A)`` of a Minimise criterion, one per dtype:
+
+* float32 rounds a logit to ~1.2e-7 of its size, so ``lambda (d + A) <= 4e7``
+  keeps that rounding (~4) well below the margin of 24;
+* float64 rounds to ~2.2e-16 of it (negligible), and the binding limit is the
+  1e9 adjacency mask dm-clrs adds to non-edges: every edge's logit must stay
+  above every masked one by more than the margin, so the scores of one
+  receiver, ``lambda (d + A)`` plus the smaller criteria, must span less than
+  1e9.  ``lambda (d + A) <= 4.5e8`` leaves half the mask as that gap.
+
+So float64 execution decides score gaps about 11x finer (4e8 / 3.6e7), not
+1e9x: the mask, not the float, is its limit.  Distances themselves are held
+to float32 rounding (~1e-7 relative) in float32 and to ~1e-16 in float64.
 """
 
 from __future__ import annotations
@@ -20,10 +31,11 @@ import dataclasses
 
 DEFAULT_HIDDEN_SIZE = 128  # the CLRS benchmark's size, used for faithfulness
 
-# Largest score logit lambda * (d + A) allowed, and the default one: float32
-# rounds it to ~4 (ulp at 3.6e7), far below the margin of 24.
-MAX_SCORE_LOGIT = 4e7
-SCORE_LOGIT_BUDGET = 3.6e7
+# Per dtype: the largest score logit lambda * (d + A) allowed, and the default
+# one (see the module docstring for why each).
+MAX_SCORE_LOGIT = {"float32": 4e7, "float64": 4.5e8}
+SCORE_LOGIT_BUDGET = {"float32": 3.6e7, "float64": 4e8}
+DTYPES = tuple(MAX_SCORE_LOGIT)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,11 +63,16 @@ class CompilerConfig:
         set for.  ``CompiledModel.run`` compiles the program again, with both
         ranges fitted, for a graph beyond them (no fixed cap).
       distance_scale: lambda, logit units per unit of distance; None derives
-        it as ``SCORE_LOGIT_BUDGET / (max_distance + max_weight)``.  It must
-        satisfy ``lambda * (max_distance + max_weight) <= 4e7`` so float32
-        rounding of the score logits (1.2e-7 of their size, a few times)
-        stays well below the margin.  Larger distances therefore cost
-        distance resolution (see ``CompiledModel.scales``).
+        it as ``SCORE_LOGIT_BUDGET[dtype] / (max_distance + max_weight)``.
+        It must satisfy ``lambda * (max_distance + max_weight) <=
+        MAX_SCORE_LOGIT[dtype]`` (4e7 for float32: its rounding stays below
+        the margin; 4.5e8 for float64: the 1e9 adjacency mask stays above
+        every score).  Larger distances therefore cost distance resolution
+        (see ``CompiledModel.scales``).
+      dtype: ``"float32"`` (default) or ``"float64"``: the float the compiled
+        network runs in.  float64 runs in JAX's x64 mode, scoped to the
+        compiled model's own calls (trained models are untouched), with the
+        graph's inputs and dm-clrs's reference kept in float64.
       pre_att_bias_nodes: None (default) compiles size-free models.  An
         integer compiles the paper's variant: self-preference and the
         lowest-id preference live in the learned N x N pre-attention bias,
@@ -70,6 +87,7 @@ class CompilerConfig:
     max_distance: float = 8.0
     distance_scale: float | None = None
     pre_att_bias_nodes: int | None = None
+    dtype: str = "float32"
 
     def __post_init__(self) -> None:
         problems = []
@@ -79,11 +97,17 @@ class CompilerConfig:
         for name in ("resolution_nodes", "tie_nodes"):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.dtype not in DTYPES:
+            raise ValueError(
+                f"invalid CompilerConfig: dtype must be one of {', '.join(DTYPES)}, "
+                f"got {self.dtype!r}"
+            )
         budget = self.score_scale * (self.max_distance + self.max_weight)
-        if not 0 < budget <= MAX_SCORE_LOGIT:
+        limit = MAX_SCORE_LOGIT[self.dtype]
+        if not 0 < budget <= limit:
             problems.append(
-                "distance_scale * (max_distance + max_weight) must be in (0, 4e7] "
-                f"for float32 score logits, got {budget:.3g}"
+                "distance_scale * (max_distance + max_weight) must be in "
+                f"(0, {limit:.2g}] for {self.dtype} score logits, got {budget:.3g}"
             )
         if self.pre_att_bias_nodes is not None and self.pre_att_bias_nodes < 1:
             problems.append("pre_att_bias_nodes must be None or >= 1")
@@ -95,7 +119,7 @@ class CompilerConfig:
         """lambda: ``distance_scale``, or derived from the logit budget."""
         if self.distance_scale is not None:
             return float(self.distance_scale)
-        return SCORE_LOGIT_BUDGET / (self.max_distance + self.max_weight)
+        return SCORE_LOGIT_BUDGET[self.dtype] / (self.max_distance + self.max_weight)
 
     @property
     def pointer_scale(self) -> float:

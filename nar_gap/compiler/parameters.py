@@ -137,8 +137,9 @@ def assign_parameters(
         (``B = beta I + mu (1 - j / N_B)``), or None.
 
     Returns:
-      The float32 parameter tree (jax arrays).  Hint encoders stay zero: all
-      state lives in the hidden vector, so teacher forcing and re-prediction
+      The parameter tree in ``config.dtype`` (:func:`as_compiled_dtype`).
+      Hint encoders stay zero: all state lives in the hidden vector, so
+      teacher forcing and re-prediction
       cannot change what the model computes (clrs-semantics.md §7.6).
     """
     tree = empty_tree(network_config)
@@ -154,4 +155,15 @@ def assign_parameters(
             1.0 - np.arange(size)[None, :] / size
         )
     _fill_decoders(net, program, layout, config)
+    return as_compiled_dtype(tree, config.dtype)
+
+
+def as_compiled_dtype(tree: Params, dtype: str) -> Params:
+    """``tree`` in the compiled model's float: float32 jax or float64 numpy arrays.
+
+    Outside x64 mode JAX would round a float64 array to float32; numpy keeps
+    it until the model's own x64 calls.
+    """
+    if dtype == "float64":
+        return jax.tree.map(lambda a: np.asarray(a, np.float64), tree)
     return jax.tree.map(lambda a: jnp.asarray(a, jnp.float32), tree)

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from flax import serialization
 
 from nar_gap.compiler.compiled_model import CompiledModel
 from nar_gap.compiler.compiling import compile
 from nar_gap.compiler.config import CompilerConfig
+from nar_gap.compiler.parameters import as_compiled_dtype
 from nar_gap.system import files
 
 FORMAT = "nar_gap.compiled/1"
@@ -89,5 +89,5 @@ def load_compiled(path: str | os.PathLike) -> CompiledModel:
             raise _fail(path, "a parameter array has the wrong shape")
         if not np.all(np.isfinite(leaf)):
             raise _fail(path, "parameters contain NaN or infinity")
-    params = jax.tree.map(lambda a: jnp.asarray(a, jnp.float32), params)
+    params = as_compiled_dtype(params, config.dtype)
     return dataclasses.replace(template, params=params)

@@ -724,3 +724,120 @@ def plot_stability(rows: Sequence[dict], title: str) -> Figure:
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+_STATUS_MARKERS = {
+    "exact": ("o", "tab:green", "exact"),
+    "ties": ("s", "tab:orange", "exact up to near-ties"),
+    "error": ("X", "tab:red", "error"),
+}
+_DTYPE_STYLE = {"float32": ("-", -0.17), "float64": ("--", 0.17)}
+
+
+def _size_axis(ax, sizes: Sequence[int]) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sizes, [str(n) for n in sizes], fontsize=MIN_FONT)
+    ax.minorticks_off()
+    ax.set_xlabel("nodes N", fontsize=8)
+
+
+def plot_size_sweep(rows: Sequence[Mapping[str, Any]]) -> Figure:
+    """Where compiled models stop being exact, and why (the size sweep).
+
+    Top: each graph's verdict against dm-clrs, float32 left of float64.
+    Bottom (Bellman-Ford): the smallest gap dm-clrs decided over the
+    model's resolution (ties are possible below 1), and the largest distance
+    error over the exactness tolerance (an error above 1).
+    """
+    algorithms = list(dict.fromkeys(r["algorithm"] for r in rows))
+    families = list(dict.fromkeys(r["family"] for r in rows))
+    sizes = sorted({int(r["num_nodes"]) for r in rows})
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
+    for ax, algorithm in zip(axes[0], ("bfs", "bellman_ford"), strict=True):
+        for r in rows:
+            if r["algorithm"] != algorithm:
+                continue
+            marker, colour, _ = _STATUS_MARKERS[r["status"]]
+            shift = _DTYPE_STYLE[r["dtype"]][1]
+            ax.scatter(
+                int(r["num_nodes"]) * 2**shift,
+                families.index(r["family"]),
+                marker=marker,
+                color=colour,
+                s=34,
+                edgecolors="black" if r["dtype"] == "float64" else "none",
+                linewidths=0.6,
+            )
+        ax.set_yticks(range(len(families)), families, fontsize=MIN_FONT)
+        ax.set_ylim(len(families) - 0.5, -0.5)
+        _size_axis(ax, sizes)
+        ax.set_title(
+            f"compiled {algorithm} vs dm-clrs (left: float32, right, outlined: float64)"
+            if algorithm in algorithms
+            else f"{algorithm}: not run",
+            fontsize=8,
+        )
+    handles = [
+        Line2D([], [], ls="", marker=m, color=c, label=label)
+        for m, c, label in _STATUS_MARKERS.values()
+    ]
+    axes[0, 1].legend(
+        handles=handles, fontsize=MIN_FONT, frameon=False, loc="lower left"
+    )
+    panels = (
+        (
+            "gap_over_resolution",
+            "smallest decided gap / resolution",
+            "near-ties possible below",
+        ),
+        (
+            "error_over_tolerance",
+            "largest distance error / tolerance",
+            "an error above",
+        ),
+    )
+    floor = 1e-12  # a zero error drawn at the axis floor
+    for ax, (key, label, below) in zip(axes[1], panels, strict=True):
+        for colour, family in enumerate(families):
+            for dtype, (style, _) in _DTYPE_STYLE.items():
+                mine = sorted(
+                    (
+                        r
+                        for r in rows
+                        if r["algorithm"] == "bellman_ford"
+                        and r["family"] == family
+                        and r["dtype"] == dtype
+                        and np.isfinite(float(r[key]))
+                    ),
+                    key=lambda r: int(r["num_nodes"]),
+                )
+                if not mine:
+                    continue
+                ax.plot(
+                    [int(r["num_nodes"]) for r in mine],
+                    [max(float(r[key]), floor) for r in mine],
+                    style,
+                    marker="o",
+                    ms=3,
+                    color=f"C{colour}",
+                    label=family if dtype == "float32" else None,
+                )
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.text(  # x in axes units, y in data units: just beside the line
+            0.01,
+            1.0,
+            f"{below} 1",
+            transform=ax.get_yaxis_transform(),
+            fontsize=MIN_FONT,
+            va="top" if below.endswith("below") else "bottom",
+        )
+        ax.set_yscale("log")
+        _size_axis(ax, sizes)
+        ax.set_ylabel(label, fontsize=8)
+        ax.set_title(
+            f"Bellman-Ford: {label} (solid float32, dashed float64)", fontsize=8
+        )
+        ax.tick_params(labelsize=MIN_FONT)
+    axes[1, 0].legend(fontsize=MIN_FONT, frameon=False, ncol=2)
+    fig.tight_layout()
+    return fig

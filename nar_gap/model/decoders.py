@@ -18,7 +18,7 @@ import jax.numpy as jnp
 from nar_gap.benchmark.vocabulary import Location, Type
 from nar_gap.model.config import SpecEntry
 from nar_gap.model.gatv2 import EdgeFeatures, VectorHead
-from nar_gap.model.layers import Linear, haiku_linear_init
+from nar_gap.model.layers import Linear, compute_dtype, haiku_linear_init
 from nar_gap.model.pair_ops import pointer_logits
 
 # Logit given to padded nodes in node-axis softmaxes: exp underflows to exactly 0
@@ -29,8 +29,8 @@ PADDED_LOGIT = -1e9
 def to_dense(data: jax.Array, typ: str, num_nodes: int) -> jax.Array:
     """CLRS data -> what encoders read (pointer indices become one-hot rows)."""
     if typ == Type.POINTER:
-        return jax.nn.one_hot(data, num_nodes, dtype=jnp.float32)
-    return data.astype(jnp.float32)
+        return jax.nn.one_hot(data, num_nodes, dtype=compute_dtype())
+    return data.astype(compute_dtype())
 
 
 def postprocess(typ: str, logits: jax.Array, hard: bool) -> jax.Array:
@@ -45,7 +45,9 @@ def postprocess(typ: str, logits: jax.Array, hard: bool) -> jax.Array:
     if typ == Type.SCALAR:
         return logits
     if typ == Type.MASK:
-        return (logits > 0.0).astype(jnp.float32) if hard else jax.nn.sigmoid(logits)
+        return (
+            (logits > 0.0).astype(compute_dtype()) if hard else jax.nn.sigmoid(logits)
+        )
     if typ == Type.POINTER:
         return jnp.argmax(logits, -1) if hard else jax.nn.softmax(logits, axis=-1)
     if typ in (Type.MASK_ONE, Type.CATEGORICAL):
@@ -185,7 +187,7 @@ def placeholder_preds(
             raise NotImplementedError(
                 f"nar_gap does not decode {loc} {typ} ({name!r}) yet"
             )
-        shapes[name] = jnp.zeros(shape, jnp.float32)
+        shapes[name] = jnp.zeros(shape, compute_dtype())
     return shapes
 
 

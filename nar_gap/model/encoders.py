@@ -21,7 +21,12 @@ from nar_gap.benchmark.vocabulary import Location, Stage, Type
 from nar_gap.model.config import NetworkConfig, SpecEntry
 from nar_gap.model.decoders import expand_like, feedback
 from nar_gap.model.gatv2 import EdgeFeatures
-from nar_gap.model.layers import Linear, haiku_linear_init, truncated_normal
+from nar_gap.model.layers import (
+    Linear,
+    compute_dtype,
+    haiku_linear_init,
+    truncated_normal,
+)
 
 _EDGE_TYPES = (Type.SCALAR, Type.MASK, Type.MASK_ONE, Type.CATEGORICAL)
 
@@ -121,7 +126,7 @@ def encode(
             edge_kernels.append(kernel)
             edge_bias = edge_bias + bias
             linked = data + jnp.swapaxes(data, 1, 2) > 0.5
-            adjacency = jnp.maximum(adjacency, linked.astype(jnp.float32))
+            adjacency = jnp.maximum(adjacency, linked.astype(compute_dtype()))
         elif loc == Location.NODE:
             node_fts = node_fts + channels @ kernel + bias
         elif loc == Location.EDGE and typ in _EDGE_TYPES:
@@ -130,7 +135,7 @@ def encode(
             edge_bias = edge_bias + bias
             if typ == Type.MASK:
                 linked = data + jnp.swapaxes(data, 1, 2) > 0.0
-                adjacency = jnp.maximum(adjacency, linked.astype(jnp.float32))
+                adjacency = jnp.maximum(adjacency, linked.astype(compute_dtype()))
         elif loc == Location.GRAPH and typ != Type.POINTER:
             graph_fts = graph_fts + channels @ kernel + bias
         else:

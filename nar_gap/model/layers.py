@@ -9,6 +9,16 @@ import jax
 import jax.numpy as jnp
 
 
+def compute_dtype() -> jnp.dtype:
+    """The float the network computes in: float32, or float64 in JAX's x64 mode.
+
+    Trained models always run in float32.  Compiled models may run in x64 mode
+    (``CompilerConfig.dtype = "float64"``), and then their inputs must not be
+    rounded to float32 on the way in, so every cast in the network goes here.
+    """
+    return jnp.dtype(jax.dtypes.canonicalize_dtype(jnp.float64))
+
+
 def haiku_linear_init(key: jax.Array, shape: tuple[int, ...], dtype=jnp.float32):
     """Haiku's default Linear init: truncated normal (±2σ), σ = 1/sqrt(fan_in).
 

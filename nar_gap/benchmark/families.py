@@ -1,0 +1,152 @@
+"""Graph families at any size: the shapes users bring, for sweeps and tests.
+
+CLRS samples Erdős–Rényi graphs of 4 to 64 nodes.  A user brings grids,
+long paths, trees, power-law networks, thousands of nodes.  Each family here
+is a seeded generator of a symmetric ``(n, n)`` float64 weight matrix
+(0 = no edge), connected where the family is, with weights as the CLRS
+Bellman-Ford sampler draws them (uniform in [0, 1), here (0, 1]: a zero
+weight would delete the edge) or rounded to a few decimals, where equal
+decimal sums make float64 near-ties.
+
+Every family is sparse except the two dense Erdős–Rényi ones, so the same
+code reaches 4096 nodes; the graph's diameter, not its size, sets the length
+of the trace (paths: n - 1 steps, grids: about 2 sqrt(n), trees: about
+2 log n).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+Builder = Callable[[int, np.random.Generator], np.ndarray]
+
+
+def _symmetric(n: int, edges: np.ndarray) -> np.ndarray:
+    """A 0/1 adjacency matrix from an ``(m, 2)`` array of undirected edges."""
+    adjacency = np.zeros((n, n))
+    if len(edges):
+        adjacency[edges[:, 0], edges[:, 1]] = 1.0
+        adjacency[edges[:, 1], edges[:, 0]] = 1.0
+    return adjacency
+
+
+def erdos_renyi(n: int, p: float, rng: np.random.Generator) -> np.ndarray:
+    """G(n, p) as CLRS draws it: each unordered pair an edge with probability p."""
+    upper = np.triu(rng.random((n, n)) < p, k=1)
+    return (upper | upper.T).astype(np.float64)
+
+
+def path(n: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    """0 - 1 - ... - (n-1): the longest trace, n - 1 relaxation rounds."""
+    k = np.arange(n - 1)
+    return _symmetric(n, np.stack([k, k + 1], 1))
+
+
+def grid(n: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    """The largest square lattice of at most n nodes, padded by a path tail.
+
+    Exactly n nodes: ``side = floor(sqrt(n))``; nodes past ``side**2`` hang
+    off the last row as a path, so every size is connected.
+    """
+    side = math.isqrt(n)
+    edges = []
+    for r in range(side):
+        for c in range(side):
+            k = r * side + c
+            if c + 1 < side:
+                edges.append((k, k + 1))
+            if r + 1 < side:
+                edges.append((k, k + side))
+    edges += [(k - 1, k) for k in range(side * side, n)]
+    return _symmetric(n, np.array(edges, dtype=np.int64).reshape(-1, 2))
+
+
+def random_tree(n: int, rng: np.random.Generator) -> np.ndarray:
+    """A random recursive tree: node k joins a uniform earlier node (depth ~ log n)."""
+    k = np.arange(1, n)
+    parents = np.floor(rng.random(n - 1) * k).astype(np.int64)
+    return _symmetric(n, np.stack([parents, k], 1))
+
+
+def power_law(n: int, rng: np.random.Generator, links: int = 2) -> np.ndarray:
+    """Barabási–Albert preferential attachment: a sparse, heavy-tailed network.
+
+    Each new node links to ``links`` earlier ones chosen by degree.
+    """
+    edges: list[tuple[int, int]] = []
+    ends: list[int] = list(range(min(links, n)))  # every edge end, for sampling
+    for k in range(links, n):
+        chosen: set[int] = set()
+        while len(chosen) < links:
+            chosen.add(ends[int(rng.integers(len(ends)))])
+        for j in chosen:
+            edges.append((j, k))
+            ends += [j, k]
+    return _symmetric(n, np.array(edges, dtype=np.int64).reshape(-1, 2))
+
+
+def barbell(n: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    """Two cliques of n // 3 nodes joined by a path through the rest."""
+    clique = max(2, n // 3)
+    adjacency = np.zeros((n, n))
+    for start in (0, n - clique):
+        block = slice(start, start + clique)
+        adjacency[block, block] = 1.0
+    np.fill_diagonal(adjacency, 0.0)
+    bridge = np.arange(clique - 1, n - clique + 1)
+    adjacency[bridge[:-1], bridge[1:]] = adjacency[bridge[1:], bridge[:-1]] = 1.0
+    return adjacency
+
+
+FAMILIES: dict[str, Builder] = {
+    "er_p0.5": lambda n, rng: erdos_renyi(n, 0.5, rng),
+    "er_p0.1": lambda n, rng: erdos_renyi(n, 0.1, rng),
+    "er_sparse": lambda n, rng: erdos_renyi(n, min(1.0, 2 * math.log(n) / n), rng),
+    "grid": grid,
+    "path": path,
+    "tree": random_tree,
+    "power_law": power_law,
+    "barbell": barbell,
+}
+
+
+def with_weights(
+    adjacency: np.ndarray, rng: np.random.Generator, decimals: int | None = None
+) -> np.ndarray:
+    """Symmetric weights uniform in (0, 1] on the edges of ``adjacency``.
+
+    ``decimals`` rounds them (at least ``10**-decimals``): 3-decimal weights
+    are where dm-clrs's float64 sums make near-ties of decimal-equal paths.
+    """
+    n = adjacency.shape[0]
+    draws = 1.0 - rng.random((n, n))  # (0, 1]
+    if decimals is not None:
+        draws = np.maximum(np.round(draws, decimals), 10.0**-decimals)
+    upper = np.triu(draws, k=1)
+    return (upper + upper.T) * (adjacency != 0)
+
+
+def make_graph(
+    family: str,
+    n: int,
+    seed: int,
+    weighted: bool = True,
+    decimals: int | None = None,
+) -> np.ndarray:
+    """Family ``family``'s graph of ``n`` nodes for ``seed``.
+
+    Raises:
+      ValueError: an unknown family (the known ones listed) or n < 2.
+    """
+    if family not in FAMILIES:
+        raise ValueError(
+            f"unknown graph family {family!r}; known: {', '.join(FAMILIES)}"
+        )
+    if n < 2:
+        raise ValueError(f"a {family} graph needs at least 2 nodes, got {n}")
+    rng = np.random.default_rng([seed, n])
+    adjacency = FAMILIES[family](n, rng)
+    return with_weights(adjacency, rng, decimals) if weighted else adjacency

@@ -1,0 +1,375 @@
+"""How far compiled models stay exact: a size sweep to the precision limit.
+
+Compiled BFS and Bellman-Ford run against dm-clrs on every hint and output
+for graphs of 16 to 4096 nodes in several families
+(:mod:`nar_gap.benchmark.families`), in float32 and float64, as SALSA-CLRS
+sweeps sizes for trained models.  A compiled program has no size limit in
+its code (no parameter or code path depends on N): what ends exactness is
+finite precision, and each row records the two quantities that say where:
+
+* ``gap_over_resolution`` (Bellman-Ford): the smallest score gap by which
+  dm-clrs decided any parent in the trace, over the model's resolution (the
+  smallest gap its Minimise criterion is guaranteed to decide).  Below 1 the
+  model may choose the runner-up: a *near-tie* (reported, not an error).  It
+  falls with N (more candidates per receiver, so closer scores) and with the
+  distance range (the logit budget is spread over a wider range).
+* ``error_over_tolerance`` (Bellman-Ford): the largest distance error over
+  :mod:`~nar_gap.benchmark.exactness`'s tolerance.  float32 adds one
+  rounding per relaxation round, so long paths approach it; float64 stays
+  ~1e10 below it.
+* BFS compares ids: ``resolution_nodes`` (1024) sets its margins in full up
+  to that size; past it the margins shrink as ``1024 / N``.
+
+Run it with ``python -m nar_gap.experiments.size_sweep`` (the committed
+table: all families to 4096 nodes; ``--max-nodes`` for a shorter run).  Its
+run times are wall-clock seconds on the machine that ran it, first call
+included (XLA compiles each new shape).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from nar_gap.benchmark.batch import Batch
+from nar_gap.benchmark.exactness import (
+    DISTANCE_RELATIVE_TOLERANCE,
+    DISTANCE_TOLERANCE,
+)
+from nar_gap.benchmark.families import FAMILIES, make_graph
+from nar_gap.benchmark.graphs import batch_from_graph
+from nar_gap.compiler import CompiledModel, compile
+from nar_gap.compiler.config import DTYPES
+from nar_gap.experiments import plots
+from nar_gap.experiments.profiles import output_dirs
+from nar_gap.system import files
+
+ALGORITHMS = ("bfs", "bellman_ford")
+SIZES = tuple(2**k for k in range(4, 13))  # 16 ... 4096
+SWEEP_FAMILIES = (
+    "er_p0.5",
+    "er_p0.1",
+    "er_sparse",
+    "power_law",
+    "tree",
+    "grid",
+    "path",
+)
+# The cost of one run is (trace length) x N^2, twice: dm-clrs's probing loops
+# over every node pair in Python at every step, and the network keeps every
+# step's N x N attention.  Paths (N - 1 steps) and grids (~2 sqrt(N)) are
+# therefore stopped earlier than the families of small diameter.
+MAX_NODES = {"path": 512, "grid": 1024}
+TABLE = "compiled_size_sweep.csv"
+FIGURE = "fig_compiled_size_sweep"
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepPoint:
+    """One graph: which family, size, algorithm."""
+
+    family: str
+    num_nodes: int
+    algorithm: str
+    seed: int = 0
+
+
+def points(
+    families: Sequence[str] = SWEEP_FAMILIES,
+    sizes: Sequence[int] = SIZES,
+    algorithms: Sequence[str] = ALGORITHMS,
+    max_nodes: int | None = None,
+) -> list[SweepPoint]:
+    """Every (family, size, algorithm) the sweep runs, within the size limits."""
+    return [
+        SweepPoint(family, n, algorithm)
+        for family in families
+        for n in sizes
+        if n <= min(MAX_NODES.get(family, n), max_nodes or n)
+        for algorithm in algorithms
+    ]
+
+
+def smallest_decisive_gap(batch: Batch) -> float:
+    """The smallest score gap by which dm-clrs chose any Bellman-Ford parent.
+
+    At each round, receiver ``i``'s candidates are its reached neighbours
+    and itself, scored ``d_j + A_ij`` on the round's start values; the
+    decisive gap is the smallest positive difference from the best score
+    (exact ties are the tie-breaking rule's, which the program follows).
+    ``inf`` when no choice was contested.
+    """
+    d = np.asarray(batch.hints["d"][:, 0], np.float64)  # [T, N]
+    reached = np.asarray(batch.hints["msk"][:, 0]) > 0.5
+    weights = np.asarray(batch.inputs["A"][0], np.float64)
+    linked = (weights != 0) | np.eye(weights.shape[0], dtype=bool)
+    smallest = math.inf
+    for t in range(1, d.shape[0]):
+        candidate = linked & reached[t - 1][None, :]
+        scores = np.where(candidate, d[t - 1][None, :] + weights, np.inf)
+        best = scores.min(axis=1, keepdims=True)
+        contested = candidate & np.isfinite(best)
+        above = np.where(contested, scores - np.where(contested, best, 0.0), np.inf)
+        above = np.where(above > 0, above, np.inf)
+        smallest = min(smallest, float(above.min()))
+    return smallest
+
+
+def _distance_error(run: Any) -> tuple[float, float]:
+    """(largest |d - d_clrs| over the trace, that over its tolerance)."""
+    truth = np.asarray(run.reference.hints["d"][:, 0], np.float64)
+    found = np.asarray(run.hints["d"], np.float64)
+    error = np.abs(found - truth)
+    tolerance = DISTANCE_TOLERANCE + DISTANCE_RELATIVE_TOLERANCE * np.abs(truth)
+    return float(error.max()), float((error / tolerance).max())
+
+
+def run_point(
+    point: SweepPoint, models: dict[tuple[str, str], CompiledModel]
+) -> list[dict[str, Any]]:
+    """One graph against dm-clrs, once per dtype: a row each.
+
+    dm-clrs's trace is computed once, in float64; a float32 model rounds
+    its inputs to float32 and is compared with the same float64 reference.
+    """
+    weights = make_graph(
+        point.family,
+        point.num_nodes,
+        point.seed,
+        weighted=point.algorithm == "bellman_ford",
+    )
+    started = time.perf_counter()
+    batch = batch_from_graph(point.algorithm, weights, 0, float_dtype=np.float64)
+    reference_s = time.perf_counter() - started
+    gap = (
+        smallest_decisive_gap(batch) if point.algorithm == "bellman_ford" else math.nan
+    )
+    rows = []
+    for dtype in DTYPES:
+        model = models[(point.algorithm, dtype)]
+        started = time.perf_counter()
+        run = model.run_batch(batch)
+        model_s = time.perf_counter() - started
+        row: dict[str, Any] = {
+            "family": point.family,
+            "algorithm": point.algorithm,
+            "dtype": dtype,
+            "num_nodes": point.num_nodes,
+            "num_edges": int(np.count_nonzero(np.triu(weights, 1))),
+            "seed": point.seed,
+            "steps": int(batch.lengths[0]),
+            "status": "error" if run.mismatches else "ties" if run.ties else "exact",
+            "errors": len(run.mismatches),
+            "ties": len(run.ties),
+            "max_distance": run.compiler_config.max_distance,
+            "resolution": run.resolution,
+            "smallest_gap": gap,
+            "gap_over_resolution": gap / run.resolution if run.resolution else math.nan,
+            "max_distance_error": math.nan,
+            "error_over_tolerance": math.nan,
+            "reference_s": round(reference_s, 3),
+            "model_s": round(model_s, 3),
+            "first_error": str(run.mismatches[0]) if run.mismatches else "",
+        }
+        if point.algorithm == "bellman_ford":
+            row["max_distance_error"], row["error_over_tolerance"] = _distance_error(
+                run
+            )
+        rows.append(row)
+    return rows
+
+
+PRECISION_TABLE = "compiled_precision_limits.csv"
+# Distance scales of the precision table and the gaps it tries at each:
+# four per decade from 1e-2 down to 1e-10.
+PRECISION_DISTANCES = (0.0, 8.0, 64.0, 512.0, 4096.0)
+PRECISION_GAPS = tuple(10.0 ** (-k / 4) for k in range(8, 41))
+
+
+def near_tie_gadget(offset: float, gap: float) -> np.ndarray:
+    """Two routes to node 4 that differ by ``gap``, at distance ``offset``.
+
+    0 -(offset)- 1; 1 -0.4- 2 -0.3- 4 and 1 -0.3- 3 -(0.4 - gap)- 4, so
+    dm-clrs makes 3 the parent of 4, where the lowest id (2) would win a
+    tie.  An ``offset`` of 0 gives edge 0-1 the weight 1e-3.
+    """
+    weights = np.zeros((5, 5))
+    for u, v, w in (
+        (0, 1, offset or 1e-3),
+        (1, 2, 0.4),
+        (2, 4, 0.3),
+        (1, 3, 0.3),
+        (3, 4, 0.4 - gap),
+    ):
+        weights[u, v] = weights[v, u] = w
+    return weights
+
+
+def precision_limits(
+    distances: Sequence[float] = PRECISION_DISTANCES,
+    gaps: Sequence[float] = PRECISION_GAPS,
+) -> list[dict[str, Any]]:
+    """The smallest score gap compiled Bellman-Ford decides as dm-clrs does.
+
+    Per dtype and distance scale, on :func:`near_tie_gadget`.  Each row
+    states the resolution the compiler guarantees (the range is fitted to
+    the graph, so it grows with the distance) and the smallest of ``gaps``
+    from which every larger one was decided exactly (no mismatch, no
+    near-tie).  The guarantee is conservative; the measured limit is what
+    the logits actually resolve.
+    """
+    rows = []
+    for dtype in DTYPES:
+        model = compile("bellman_ford", None, dtype=dtype)
+        for offset in distances:
+            smallest, resolution, fitted = math.nan, math.nan, math.nan
+            for gap in sorted(gaps, reverse=True):
+                run = model.run(near_tie_gadget(offset, gap), 0)
+                resolution = run.resolution
+                fitted = run.compiler_config.max_distance
+                if run.mismatches or run.ties or int(run.outputs["pi"][4]) != 3:
+                    break
+                smallest = gap
+            rows.append(
+                {
+                    "dtype": dtype,
+                    "distance": offset,
+                    "max_distance": fitted,
+                    "resolution": resolution,
+                    "smallest_exact_gap": smallest,
+                }
+            )
+    return rows
+
+
+def breakdown(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per algorithm, dtype and family: where exactness ends.
+
+    The largest size run, the largest exact size, and the smallest size with
+    a near-tie or an error.
+    """
+    out = []
+    keys = dict.fromkeys((r["algorithm"], r["dtype"], r["family"]) for r in rows)
+    for algorithm, dtype, family in keys:
+        mine = [
+            r
+            for r in rows
+            if (r["algorithm"], r["dtype"], r["family"]) == (algorithm, dtype, family)
+        ]
+        sizes = sorted(int(r["num_nodes"]) for r in mine)
+
+        def first(status: str, mine=mine) -> int | str:
+            hit = [int(r["num_nodes"]) for r in mine if r["status"] == status]
+            return min(hit) if hit else ""
+
+        exact = [int(r["num_nodes"]) for r in mine if r["status"] == "exact"]
+        out.append(
+            {
+                "algorithm": algorithm,
+                "dtype": dtype,
+                "family": family,
+                "largest_run": sizes[-1],
+                "largest_exact": max(exact) if exact else "",
+                "first_ties": first("ties"),
+                "first_error": first("error"),
+            }
+        )
+    return out
+
+
+def sweep(
+    results_dir: str | os.PathLike,
+    figures_dir: str | os.PathLike,
+    families: Sequence[str] = SWEEP_FAMILIES,
+    sizes: Sequence[int] = SIZES,
+    algorithms: Sequence[str] = ALGORITHMS,
+    max_nodes: int | None = None,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Run the sweep; write the table, its breakdown summary and the figure.
+
+    Rows are written after every graph (atomically), so an interrupted sweep
+    keeps what it finished.
+    """
+    for family in families:
+        if family not in FAMILIES:
+            raise ValueError(
+                f"unknown graph family {family!r}; known: {', '.join(FAMILIES)}"
+            )
+    models = {
+        (algorithm, dtype): compile(algorithm, None, dtype=dtype)
+        for algorithm in algorithms
+        for dtype in DTYPES
+    }
+    todo = points(families, sizes, algorithms, max_nodes)
+    meta = {
+        "families": list(families),
+        "sizes": list(sizes),
+        "max_nodes": {f: MAX_NODES.get(f) for f in families},
+        "source": 0,
+        "hidden_size": {
+            a: models[(a, "float32")].layout.hidden_size for a in algorithms
+        },
+    }
+    results = Path(results_dir)
+    rows: list[dict[str, Any]] = []
+    for point in tqdm(todo, desc="size sweep", disable=not progress):
+        rows += run_point(point, models)
+        files.write_table(results / TABLE, rows, meta)
+    files.write_table(
+        results / TABLE.replace(".csv", "_breakdown.csv"), breakdown(rows), meta
+    )
+    files.write_table(results / PRECISION_TABLE, precision_limits(), meta)
+    fig = plots.plot_size_sweep(rows)
+    files.save_figure(fig, Path(figures_dir) / FIGURE)
+    plots.close(fig)
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line: ``python -m nar_gap.experiments.size_sweep --help``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m nar_gap.experiments.size_sweep",
+        description="Compiled BFS and Bellman-Ford against dm-clrs from 16 to "
+        "4096 nodes, float32 and float64: results/compiled_size_sweep.csv, its "
+        "_breakdown.csv and figures/fig_compiled_size_sweep.png.",
+    )
+    parser.add_argument("--families", nargs="+", default=list(SWEEP_FAMILIES))
+    parser.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
+    parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS))
+    parser.add_argument("--max-nodes", type=int, default=None)
+    parser.add_argument(
+        "--results", default="", help="default: the cpu profile's results/"
+    )
+    parser.add_argument(
+        "--figures", default="", help="default: the cpu profile's figures/"
+    )
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    dirs = output_dirs("cpu", results=args.results, figures=args.figures)
+    try:
+        sweep(
+            dirs.results,
+            dirs.figures,
+            args.families,
+            args.sizes,
+            args.algorithms,
+            args.max_nodes,
+            progress=not args.quiet,
+        )
+    except ValueError as error:
+        parser.exit(2, f"size_sweep: {error}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

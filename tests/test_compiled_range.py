@@ -1,0 +1,223 @@
+"""Compiled models on the graphs users bring: any distance, any size, two dtypes.
+
+Issue 17's acceptance: long paths, trees, barbells, weights above 1 and
+3-decimal weights run exactly against dm-clrs (near-ties reported as ties
+with their gap, never as mismatches), in float32 and float64; sparse graphs
+to 4096 nodes under ``-m slow``.  Every comparison is against dm-clrs's own
+trace on every hint and output (``CompiledModel.run``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from nar_gap.benchmark.families import FAMILIES, make_graph
+from nar_gap.cli import main
+from nar_gap.compiler import CompilerConfig, compile, save_compiled
+from nar_gap.experiments import size_sweep
+
+DTYPES = ("float32", "float64")
+
+
+@pytest.fixture(scope="module")
+def models():
+    return {
+        (algorithm, dtype): compile(algorithm, None, dtype=dtype)
+        for algorithm in ("bfs", "bellman_ford")
+        for dtype in DTYPES
+    }
+
+
+def _exact(run) -> None:
+    assert not run.mismatches, "\n".join(map(str, run.mismatches[:3]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_200_node_path_with_clrs_weights_is_exact(dtype, models):
+    """Distance ~100 (no fixed cap: the range is fitted to the graph)."""
+    weights = make_graph("path", 200, seed=1)
+    run = models[("bellman_ford", dtype)].run(weights, 0)
+    _exact(run)
+    assert run.compiler_config.max_distance >= 64
+    assert run.compiler_config.dtype == dtype
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("algorithm", ("bfs", "bellman_ford"))
+@pytest.mark.parametrize(
+    ("family", "n"), [("tree", 256), ("barbell", 30), ("power_law", 512)]
+)
+def test_trees_barbells_and_power_law_graphs_are_exact(
+    family, n, algorithm, dtype, models
+):
+    weights = make_graph(family, n, seed=2, weighted=algorithm == "bellman_ford")
+    _exact(models[(algorithm, dtype)].run(weights, 0))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_weights_above_1_are_exact(dtype, models):
+    weights = 10.0 * make_graph("er_p0.1", 64, seed=3)  # weights in (0, 10]
+    run = models[("bellman_ford", dtype)].run(weights, 0)
+    _exact(run)
+    assert run.compiler_config.max_weight == 16.0
+
+
+def _one_ulp_tie() -> np.ndarray:
+    """0.3 + 0.5 = 0.8 via node 1, 0.1 + 0.7 = 0.7999999999999999 via node 2.
+
+    Decimal-equal routes to node 3 that float64 tells apart by one ulp
+    (1.1e-16): dm-clrs takes node 2, no float network can see why.
+    """
+    weights = np.zeros((4, 4))
+    for u, v, w in ((0, 1, 0.3), (1, 3, 0.5), (0, 2, 0.1), (2, 3, 0.7)):
+        weights[u, v] = weights[v, u] = w
+    return weights
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_one_ulp_decimal_tie_is_reported_as_a_tie_with_its_gap(dtype, models):
+    assert 0.1 + 0.7 < 0.3 + 0.5  # the float64 fact the test is about
+    run = models[("bellman_ford", dtype)].run(_one_ulp_tie(), 0)
+    assert not run.mismatches
+    parents = {(t.probe, t.node, t.expected, t.found) for t in run.ties}
+    assert ("pi", 3, 2, 1) in parents
+    assert all(t.gap < 1e-15 for t in run.ties if t.probe == "pi")
+    assert all("tie within" in str(t) for t in run.ties)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_three_decimal_weights_are_exact_up_to_reported_ties(dtype, models):
+    weights = make_graph("power_law", 300, seed=4, decimals=3)
+    run = models[("bellman_ford", dtype)].run(weights, 0)
+    _exact(run)  # ties, if any, are listed apart from errors
+    assert all(t.gap <= t.resolution for t in run.ties)
+
+
+def test_float64_decides_gaps_float32_calls_ties(models):
+    """The gadget's gap of 2e-6 is below float32's resolution, above float64's
+    measured limit: float32 reports a tie, float64 follows dm-clrs."""
+    weights = size_sweep.near_tie_gadget(0.0, 2e-6)
+    low = models[("bellman_ford", "float32")].run(weights, 0)
+    high = models[("bellman_ford", "float64")].run(weights, 0)
+    assert low.ties and not low.mismatches and int(low.outputs["pi"][4]) == 2
+    assert not high.ties and not high.mismatches and int(high.outputs["pi"][4]) == 3
+    assert high.resolution < low.resolution / 10
+    # Distances in float64 carry float64 rounding only.
+    truth = np.asarray(high.reference.hints["d"][:, 0], np.float64)
+    assert np.abs(high.hints["d"] - truth).max() < 1e-12
+
+
+def test_float64_runs_leave_jax_in_float32(models):
+    """x64 mode is scoped to the compiled model's own calls."""
+    models[("bellman_ford", "float64")].run(size_sweep.near_tie_gadget(1.0, 0.1), 0)
+    assert jnp.ones(1).dtype == jnp.float32
+    assert not jax.config.jax_enable_x64
+
+
+def test_compiler_config_states_each_dtypes_limit():
+    CompilerConfig(dtype="float64", distance_scale=4e8 / 9)
+    with pytest.raises(ValueError, match="float32 score logits"):
+        CompilerConfig(distance_scale=4e8 / 9)
+    with pytest.raises(ValueError, match="dtype must be one of float32, float64"):
+        CompilerConfig(dtype="float16")
+
+
+def test_check_exits_0_on_ties_and_1_on_a_corrupted_bellman_ford_file(
+    tmp_path, capsys, models
+):
+    lines = ["nodes 4"] + [
+        f"{u} {v} {w!r}"
+        for u, v, w in ((0, 1, 0.3), (1, 3, 0.5), (0, 2, 0.1), (2, 3, 0.7))
+    ]
+    graph = tmp_path / "decimal_tie.txt"
+    graph.write_text("\n".join(lines) + "\n")
+    argv = ["run", "bellman_ford", "--graph", str(graph), "--source", "0", "--check"]
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["exact"] is True and report["ties"]
+
+    model = models[("bellman_ford", "float32")]
+    net = model.params["net"]
+    head = dict(net["processor"]["head_0"])
+    head["kernel"] = -head["kernel"]  # attention now prefers the worst sender
+    params = {"net": {**net, "processor": {**net["processor"], "head_0": head}}}
+    corrupted = tmp_path / "corrupted.msgpack"
+    save_compiled(dataclasses.replace(model, params=params), corrupted)
+    path = tmp_path / "path.txt"
+    path.write_text("".join(f"{k} {k + 1} 0.5\n" for k in range(10)))  # d <= 8
+    argv = ["run", "bellman_ford", "--graph", str(path), "--source", "0", "--check"]
+    assert main([*argv, "--params", str(corrupted)]) == 1
+    assert "mismatch" in capsys.readouterr().err
+
+
+def test_every_family_is_symmetric_connected_and_seeded():
+    from scipy.sparse.csgraph import connected_components
+
+    for family in FAMILIES:
+        weights = make_graph(family, 50, seed=5)
+        assert weights.shape == (50, 50) and np.array_equal(weights, weights.T)
+        assert np.all(np.diag(weights) == 0) and np.all(weights >= 0)
+        assert np.array_equal(weights, make_graph(family, 50, seed=5))
+        if family != "er_sparse":  # G(n, 2 ln n / n) is connected w.h.p. only
+            assert connected_components(weights != 0)[0] == 1, family
+    assert np.all(make_graph("path", 8, 0, decimals=3) % 0.001 < 1e-12 + 0.001)
+    with pytest.raises(ValueError, match="unknown graph family 'ring'; known: er_p0.5"):
+        make_graph("ring", 8, 0)
+
+
+def test_the_decisive_gap_is_read_off_dm_clrs_trace():
+    from nar_gap.benchmark.graphs import batch_from_graph
+
+    batch = batch_from_graph(
+        "bellman_ford", size_sweep.near_tie_gadget(0.0, 2e-6), 0, float_dtype=np.float64
+    )
+    assert math.isclose(size_sweep.smallest_decisive_gap(batch), 2e-6, rel_tol=1e-6)
+
+
+def test_the_sweep_writes_its_table_breakdown_and_figure(tmp_path, monkeypatch):
+    monkeypatch.setattr(size_sweep, "PRECISION_DISTANCES", (0.0,))
+    monkeypatch.setattr(size_sweep, "PRECISION_GAPS", (1e-2, 1e-4))
+    monkeypatch.setattr(
+        size_sweep,
+        "precision_limits",
+        lambda: [{"dtype": "float32", "smallest_exact_gap": 1e-4}],
+    )
+    rows = size_sweep.sweep(
+        tmp_path / "results",
+        tmp_path / "figures",
+        families=("tree", "path"),
+        sizes=(16,),
+        progress=False,
+    )
+    assert {(r["family"], r["algorithm"], r["dtype"]) for r in rows} == {
+        (f, a, d)
+        for f in ("tree", "path")
+        for a in ("bfs", "bellman_ford")
+        for d in DTYPES
+    }
+    assert all(r["status"] == "exact" for r in rows)
+    for name in (
+        "compiled_size_sweep.csv",
+        "compiled_size_sweep.csv.json",
+        "compiled_size_sweep_breakdown.csv",
+        "compiled_precision_limits.csv",
+    ):
+        assert (tmp_path / "results" / name).is_file(), name
+    assert (tmp_path / "figures" / "fig_compiled_size_sweep.png").is_file()
+    with pytest.raises(ValueError, match="unknown graph family"):
+        size_sweep.sweep(tmp_path, tmp_path, families=("ring",), progress=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm", ("bfs", "bellman_ford"))
+@pytest.mark.parametrize("family", ("er_sparse", "tree", "power_law"))
+def test_sparse_graphs_of_4096_nodes_are_exact(family, algorithm, models):
+    weights = make_graph(family, 4096, seed=6, weighted=algorithm == "bellman_ford")
+    _exact(models[(algorithm, "float32")].run(weights, 0))
