@@ -250,12 +250,54 @@ def _paper(results: Path) -> str:
     return "\n\n".join(parts)
 
 
+def _sweep_cell(row: dict[str, str]) -> str:
+    """Where one family stops being exact, in words."""
+    if row["first_error"]:
+        exact = row["largest_exact"] or "none"
+        return f"error from {row['first_error']} (exact to {exact})"
+    if row["first_ties"]:
+        return f"near-ties from {row['first_ties']}, no error to {row['largest_run']}"
+    return f"exact to {row['largest_run']}"
+
+
+def _size_sweep(results: Path) -> str:
+    rows = files.read_table(results / "compiled_size_sweep_breakdown.csv")
+    columns = [(a, d) for a in ("bfs", "bellman_ford") for d in ("float32", "float64")]
+    cells = {(r["family"], r["algorithm"], r["dtype"]): _sweep_cell(r) for r in rows}
+    families = list(dict.fromkeys(r["family"] for r in rows))
+    breakdown = markdown_table(
+        ("family", *(f"{a}, {d}" for a, d in columns)),
+        [(f, *(cells.get((f, a, d), "–") for a, d in columns)) for f in families],
+    )
+    limits = files.read_table(results / "compiled_precision_limits.csv")
+    precision = markdown_table(
+        (
+            "dtype",
+            "distances up to",
+            "fitted range",
+            "guaranteed resolution",
+            "smallest gap decided",
+        ),
+        [
+            (
+                r["dtype"],
+                _fmt(r["distance"], 0),
+                _fmt(r["max_distance"], 0),
+                f"{float(r['resolution']):.1e}",
+                f"{float(r['smallest_exact_gap']):.1e}",
+            )
+            for r in limits
+        ],
+    )
+    return f"{breakdown}\n\n{precision}"
+
+
 def _or_missing(render_part, results: Path) -> str:
     """A part, or a line naming the file it needs (a notebook not run yet)."""
     try:
         return render_part(results)
     except FileNotFoundError as error:
-        return f"(no `{Path(error.filename).name}` yet: run its notebook)"
+        return f"(no `{Path(error.filename).name}` yet: run what writes it)"
 
 
 def render(results_dir: str | os.PathLike) -> str:
@@ -277,6 +319,11 @@ def render(results_dir: str | os.PathLike) -> str:
         ("Stability, Table 16 (notebook 05)", _stability),
         ("Loss landscapes, D.11 (notebook 06)", _landscapes),
         ("The paper and ours (end of notebooks 03-06)", _paper),
+        (
+            "Compiled models from 16 to 4096 nodes "
+            "(`python -m nar_gap.experiments.size_sweep`)",
+            _size_sweep,
+        ),
     )
     sections += [_section(title, _or_missing(part, results)) for title, part in parts]
     return "\n".join(sections).rstrip("\n")

@@ -32,6 +32,7 @@ _LATER_FIELDS = {
     "optimizer": "adam",
     "network.edge_map": "channel",
     "network.simplify_decoders": False,
+    "attention_weight": 0.0,
 }
 
 

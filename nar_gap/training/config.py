@@ -9,6 +9,7 @@ from nar_gap.benchmark.defaults import TRAIN_LENGTHS, TRAIN_P
 from nar_gap.benchmark.shapes import largest_padded_nodes
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.seeds import SEED_STRATEGIES
+from nar_gap.programs.registry import PROGRAMS
 from nar_gap.system import files
 
 OPTIMIZERS = ("adam", "sgd")
@@ -33,6 +34,11 @@ class TrainConfig:
       edge_probabilities: Erdős–Rényi p grid for training (run.py's 0.1..0.9).
       random_pos: randomise ``pos`` in training (run.py: True).
       l1_weight: weight of the L1 penalty Σ|θ| (the paper's minimal models).
+      attention_weight: weight of the attention-supervision term
+        (:func:`~nar_gap.training.supervision.attention_kl`): every step's
+        attention pulled towards the compiled model's on the same graph.  0
+        (default) is plain CLRS training; needs a compiled program (bfs,
+        bellman_ford).
       eval_every: validation period in steps (0: only at the end).
       checkpoint_every: checkpoint period in steps (0: only at the end).
       val_num_nodes, test_num_nodes: sizes of the evaluation splits; at 16 and
@@ -77,6 +83,7 @@ class TrainConfig:
     edge_probabilities: tuple[float, ...] = TRAIN_P
     random_pos: bool = True
     l1_weight: float = 0.0
+    attention_weight: float = 0.0
     eval_every: int = 500
     checkpoint_every: int = 500
     val_num_nodes: int = 16
@@ -116,6 +123,15 @@ class TrainConfig:
             problems.append(f"learning_rate must be > 0, got {self.learning_rate}")
         if self.grad_clip_norm < 0 or self.l1_weight < 0:
             problems.append("grad_clip_norm and l1_weight must be >= 0")
+        if self.attention_weight < 0:
+            problems.append(
+                f"attention_weight must be >= 0, got {self.attention_weight}"
+            )
+        if self.attention_weight > 0 and self.network.algorithm not in PROGRAMS:
+            problems.append(
+                f"attention_weight needs a compiled {self.network.algorithm}; "
+                f"compiled programs exist for {', '.join(PROGRAMS)}"
+            )
         if any(b < 2 for b in self.node_buckets):
             problems.append(f"node_buckets must be sizes >= 2, got {self.node_buckets}")
         if any(b < 1 for b in self.time_buckets):

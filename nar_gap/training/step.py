@@ -22,6 +22,7 @@ from nar_gap.model.losses import total_loss
 from nar_gap.model.network import Network
 from nar_gap.model.seeds import seed_strategy_for
 from nar_gap.training.config import TrainConfig
+from nar_gap.training.supervision import attention_kl, compiled_attention
 
 
 def make_optimizer(config: TrainConfig) -> optax.GradientTransformation:
@@ -54,11 +55,20 @@ def _rngs(key: jax.Array) -> dict[str, jax.Array]:
 def loss_fn(
     config: TrainConfig, params: Any, batch: Batch, key: jax.Array
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
-    """The CLRS training loss of one seed (plus the optional L1 penalty)."""
+    """The CLRS training loss of one seed, plus the optional terms.
+
+    The L1 penalty, and attention supervision against the compiled model
+    (:mod:`~nar_gap.training.supervision`).
+    """
     out = Network(config.network).apply(
         {"params": params}, batch, repred=False, rngs=_rngs(key)
     )
     loss, terms = total_loss(config.network, out, batch)
+    if config.attention_weight > 0:
+        target = compiled_attention(config.network.algorithm, batch)
+        kl = attention_kl(out.attention, target, batch.lengths, batch.node_mask)
+        terms = {**terms, "attention": kl}
+        loss = loss + config.attention_weight * kl
     if config.l1_weight > 0:
         l1 = sum(jnp.sum(jnp.abs(p)) for p in jax.tree_util.tree_leaves(params))
         terms = {**terms, "l1": l1}

@@ -1,0 +1,80 @@
+"""Supervising the mechanism: loss terms against the compiled model (issue 18).
+
+The CLRS loss supervises what a network *outputs* at every step (the hints).
+The paper finds that networks trained on it reach high accuracy with
+attention far from the compiled model's.  These terms supervise *how* a
+network computes instead, so an experiment can ask whether a trained GATv2
+can be made to execute the compiled mechanism, and at what accuracy.
+
+* :func:`attention_kl`: at every step, each receiver's attention row
+  against the compiled model's row on the same graph,
+  ``KL(compiled || trained)``, averaged over the rows Eq. 24 counts (real
+  receivers, steps ``t < max(1, L - 1)``) and over heads (each head is
+  pulled towards the one compiled head).  Zero exactly when the rows are
+  equal.
+* :func:`compiled_attention`: the compiled model's attention on a batch,
+  computed inside the jitted train step once per batch and shared by every
+  seed.  A compiled model's hint encoders are zero, so its attention is the
+  same teacher-forced or not.
+
+The compiled model is the size-free default of :func:`nar_gap.compile`
+(minimal hidden size: the attention does not depend on it), run at the
+highest matmul precision.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+
+from nar_gap.analysis.faithfulness import internal_steps
+from nar_gap.benchmark.batch import Batch
+from nar_gap.compiler import compile
+from nar_gap.model.seeds import forward
+from nar_gap.programs.registry import PROGRAMS
+
+SUPERVISED_ALGORITHMS = tuple(PROGRAMS)
+# Added inside the log so that a zero entry of the trained row (a padded or
+# masked sender) costs a finite amount and equal rows cost exactly 0.
+_LOG_FLOOR = 1e-12
+
+
+def attention_kl(
+    trained: jax.Array, compiled: jax.Array, lengths: jax.Array, node_mask: jax.Array
+) -> jax.Array:
+    """Mean ``KL(compiled || trained)`` over the counted receiver rows.
+
+    Args:
+      trained: ``[S, B, H, N, N]`` attention (rows: receivers).
+      compiled: ``[S, B, 1, N, N]`` (or ``H`` heads) target attention.
+      lengths: ``[B]`` trace lengths.
+      node_mask: ``[B, N]`` real nodes.
+    """
+    target = jnp.broadcast_to(compiled, trained.shape)
+    rows = jnp.sum(
+        target * (jnp.log(target + _LOG_FLOOR) - jnp.log(trained + _LOG_FLOOR)),
+        axis=-1,
+    )  # [S, B, H, N]
+    steps = internal_steps(lengths, trained.shape[0]).astype(trained.dtype)
+    weight = steps[:, :, None, None] * node_mask.astype(trained.dtype)[None, :, None, :]
+    weight = jnp.broadcast_to(weight, rows.shape)
+    return jnp.sum(rows * weight) / jnp.maximum(jnp.sum(weight), 1.0)
+
+
+@functools.lru_cache(maxsize=4)
+def _compiled(algorithm: str):
+    if algorithm not in SUPERVISED_ALGORITHMS:
+        raise ValueError(
+            f"attention supervision needs a compiled {algorithm!r}; compiled "
+            f"programs exist for {', '.join(SUPERVISED_ALGORITHMS)}"
+        )
+    model = compile(algorithm, hidden_size=None)
+    return model.params, forward(model.config, True, "highest")
+
+
+def compiled_attention(algorithm: str, batch: Batch) -> jax.Array:
+    """``[S, B, 1, N, N]``: the compiled model's attention on ``batch``."""
+    params, apply = _compiled(algorithm)
+    return jax.lax.stop_gradient(apply(params, batch).attention)
