@@ -106,6 +106,13 @@ def _add_train_parser(commands: Any) -> None:
     train.add_argument(
         "--l1", type=float, default=run("l1_weight"), help="L1 penalty (paper: 1e-4)"
     )
+    train.add_argument(
+        "--attention-weight",
+        type=float,
+        default=run("attention_weight"),
+        help="weight of attention supervision against the compiled model "
+        "(bfs, bellman_ford; 0: plain CLRS training)",
+    )
     train.add_argument("--hint-mode", choices=HINT_MODES, default=net("hint_mode"))
     train.add_argument(
         "--hint-repred-mode", choices=REPRED_MODES, default=net("hint_repred_mode")
@@ -282,6 +289,7 @@ def _train(args: argparse.Namespace) -> int:
         learning_rate=args.learning_rate,
         grad_clip_norm=args.grad_clip,
         l1_weight=args.l1,
+        attention_weight=args.attention_weight,
         train_lengths=tuple(args.lengths),
         eval_every=args.eval_every,
         checkpoint_every=args.checkpoint_every,

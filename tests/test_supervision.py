@@ -107,3 +107,46 @@ def test_the_weight_is_checked_and_left_out_of_old_run_hashes(tmp_path):
     assert run_dir(plain, tmp_path) != run_dir(
         dataclasses.replace(plain, attention_weight=1.0), tmp_path
     )
+
+
+def test_the_state_term_is_zero_when_the_probe_reads_compiled_variables(bfs_batch):
+    """The compiled model's own hidden state, probed by the matrix that picks
+    its variables' dimensions, costs exactly 0; any other probe costs more."""
+    from nar_gap.compiler import compile
+    from nar_gap.training.supervision import compiled_state, state_mse
+
+    model = compile("bfs", hidden_size=None)
+    hiddens = np.asarray(model.apply(bfs_batch).hiddens)
+    picks = np.zeros((model.layout.hidden_size, len(model.layout.variables)))
+    for k, variable in enumerate(model.layout.variables):
+        picks[model.layout.hidden_index(variable), k] = 1.0
+    target = compiled_state("bfs", bfs_batch)
+    args = (bfs_batch.lengths, bfs_batch.node_mask)
+    assert float(state_mse(jnp.asarray(hiddens @ picks), target, *args)) == 0.0
+    wrong = hiddens @ np.roll(picks, 1, axis=1)  # variables swapped round
+    assert float(state_mse(jnp.asarray(wrong), target, *args)) > 0.01
+    with pytest.raises(ValueError, match="with_state_probe"):
+        state_mse(jnp.asarray(hiddens), target, *args)
+
+
+def test_a_network_with_a_state_probe_trains_the_state_term(bfs_batch):
+    from nar_gap.training.supervision import with_state_probe
+
+    network = with_state_probe(NetworkConfig("bfs", hidden_size=16))
+    assert network.state_probe_size == 3  # reached_not_source, pi_open, pi_closed
+    with pytest.raises(ValueError, match="needs a state probe"):
+        TrainConfig(NetworkConfig("bfs", hidden_size=16), state_weight=1.0)
+    config = TrainConfig(network, seeds=(0,), batch_size=4, state_weight=1.0)
+    params = init_stacked(network, bfs_batch, config.seeds)
+    assert "state_probe" in params
+    optimizer = make_optimizer(config)
+    opt_state = jax.vmap(optimizer.init)(params)
+    step = make_train_step(config)
+    losses = []
+    for t in range(10):
+        params, opt_state, loss, finite = step(
+            params, opt_state, stack_seeds([bfs_batch]), jnp.stack([step_key(0, t)])
+        )
+        assert bool(finite[0])
+        losses.append(float(loss[0]))
+    assert losses[-1] < losses[0]

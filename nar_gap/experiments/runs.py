@@ -33,6 +33,8 @@ _LATER_FIELDS = {
     "network.edge_map": "channel",
     "network.simplify_decoders": False,
     "attention_weight": 0.0,
+    "state_weight": 0.0,
+    "network.state_probe_size": 0,
 }
 
 

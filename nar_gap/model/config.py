@@ -46,6 +46,12 @@ class NetworkConfig:
         decoders are bilinear, ``(W1 h_i) . (W2 h_j)``, without the edge
         term and the max (our reading of an option the paper does not
         define; see :class:`~nar_gap.model.decoders.SimplePointerDecoder`).
+      state_probe_size: 0 (default), or the width of a learned linear probe
+        read off every step's hidden state (``NetOutput.probed``).  It feeds
+        nothing back: hidden-state supervision
+        (:mod:`~nar_gap.training.supervision`) trains it to decode the
+        compiled model's variables, so that the network is pushed to hold
+        them linearly.
     """
 
     algorithm: str
@@ -63,12 +69,17 @@ class NetworkConfig:
     pre_att_bias_nodes: int = 16
     encoder_init: EncoderInit = "xavier_on_scalars"
     simplify_decoders: bool = False
+    state_probe_size: int = 0
 
     def __post_init__(self) -> None:
         problems = []
         self.spec_entries()  # raises UnknownAlgorithmError with the known names
         if self.hidden_size < 1:
             problems.append(f"hidden_size must be >= 1, got {self.hidden_size}")
+        if self.state_probe_size < 0:
+            problems.append(
+                f"state_probe_size must be >= 0, got {self.state_probe_size}"
+            )
         if self.num_heads < 1 or self.hidden_size % max(self.num_heads, 1):
             problems.append(
                 f"num_heads must be >= 1 and divide hidden_size={self.hidden_size},"
@@ -144,9 +155,12 @@ class NetOutput:
       attention: ``[S, B, H, N, N]`` attention of the last message-passing
         step of every hint step (rows receivers, columns senders).
       hiddens: ``[S, B, N, D]`` processor output of every step.
+      probed: ``[S, B, N, P]`` the state probe's read-out of ``hiddens``
+        (``state_probe_size`` P), or None without a probe.
     """
 
     outputs: dict[str, jax.Array]
     hint_preds: dict[str, jax.Array]
     attention: jax.Array
     hiddens: jax.Array
+    probed: jax.Array | None = None

@@ -285,8 +285,17 @@ class Network(nn.Module):
         outputs = _OutputDecoders(cfg, parent=None).apply(
             {"params": decoders}, chosen, consts
         )
+        probed = (
+            nn.Dense(cfg.state_probe_size, name="state_probe")(hiddens)
+            if cfg.state_probe_size
+            else None
+        )
         return NetOutput(
-            outputs=outputs, hint_preds=hint_preds, attention=attention, hiddens=hiddens
+            outputs=outputs,
+            hint_preds=hint_preds,
+            attention=attention,
+            hiddens=hiddens,
+            probed=probed,
         )
 
 

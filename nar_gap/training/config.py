@@ -39,6 +39,11 @@ class TrainConfig:
         attention pulled towards the compiled model's on the same graph.  0
         (default) is plain CLRS training; needs a compiled program (bfs,
         bellman_ford).
+      state_weight: weight of hidden-state supervision
+        (:func:`~nar_gap.training.supervision.state_mse`): the network's
+        state probe (``network.state_probe_size``, set by
+        :func:`~nar_gap.training.supervision.with_state_probe`) trained to
+        read the compiled model's variables off every step's hidden state.
       eval_every: validation period in steps (0: only at the end).
       checkpoint_every: checkpoint period in steps (0: only at the end).
       val_num_nodes, test_num_nodes: sizes of the evaluation splits; at 16 and
@@ -84,6 +89,7 @@ class TrainConfig:
     random_pos: bool = True
     l1_weight: float = 0.0
     attention_weight: float = 0.0
+    state_weight: float = 0.0
     eval_every: int = 500
     checkpoint_every: int = 500
     val_num_nodes: int = 16
@@ -123,14 +129,19 @@ class TrainConfig:
             problems.append(f"learning_rate must be > 0, got {self.learning_rate}")
         if self.grad_clip_norm < 0 or self.l1_weight < 0:
             problems.append("grad_clip_norm and l1_weight must be >= 0")
-        if self.attention_weight < 0:
+        for name in ("attention_weight", "state_weight"):
+            weight = getattr(self, name)
+            if weight < 0:
+                problems.append(f"{name} must be >= 0, got {weight}")
+            if weight > 0 and self.network.algorithm not in PROGRAMS:
+                problems.append(
+                    f"{name} needs a compiled {self.network.algorithm}; "
+                    f"compiled programs exist for {', '.join(PROGRAMS)}"
+                )
+        if self.state_weight > 0 and not self.network.state_probe_size:
             problems.append(
-                f"attention_weight must be >= 0, got {self.attention_weight}"
-            )
-        if self.attention_weight > 0 and self.network.algorithm not in PROGRAMS:
-            problems.append(
-                f"attention_weight needs a compiled {self.network.algorithm}; "
-                f"compiled programs exist for {', '.join(PROGRAMS)}"
+                "state_weight needs a state probe: build the network with "
+                "nar_gap.training.supervision.with_state_probe"
             )
         if any(b < 2 for b in self.node_buckets):
             problems.append(f"node_buckets must be sizes >= 2, got {self.node_buckets}")

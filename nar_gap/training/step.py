@@ -22,7 +22,12 @@ from nar_gap.model.losses import total_loss
 from nar_gap.model.network import Network
 from nar_gap.model.seeds import seed_strategy_for
 from nar_gap.training.config import TrainConfig
-from nar_gap.training.supervision import attention_kl, compiled_attention
+from nar_gap.training.supervision import (
+    attention_kl,
+    compiled_attention,
+    compiled_state,
+    state_mse,
+)
 
 
 def make_optimizer(config: TrainConfig) -> optax.GradientTransformation:
@@ -57,8 +62,8 @@ def loss_fn(
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """The CLRS training loss of one seed, plus the optional terms.
 
-    The L1 penalty, and attention supervision against the compiled model
-    (:mod:`~nar_gap.training.supervision`).
+    The L1 penalty, and attention and hidden-state supervision against the
+    compiled model (:mod:`~nar_gap.training.supervision`).
     """
     out = Network(config.network).apply(
         {"params": params}, batch, repred=False, rngs=_rngs(key)
@@ -69,6 +74,11 @@ def loss_fn(
         kl = attention_kl(out.attention, target, batch.lengths, batch.node_mask)
         terms = {**terms, "attention": kl}
         loss = loss + config.attention_weight * kl
+    if config.state_weight > 0:
+        target = compiled_state(config.network.algorithm, batch)
+        mse = state_mse(out.probed, target, batch.lengths, batch.node_mask)
+        terms = {**terms, "state": mse}
+        loss = loss + config.state_weight * mse
     if config.l1_weight > 0:
         l1 = sum(jnp.sum(jnp.abs(p)) for p in jax.tree_util.tree_leaves(params))
         terms = {**terms, "l1": l1}

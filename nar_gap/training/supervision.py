@@ -12,7 +12,14 @@ can be made to execute the compiled mechanism, and at what accuracy.
   receivers, steps ``t < max(1, L - 1)``) and over heads (each head is
   pulled towards the one compiled head).  Zero exactly when the rows are
   equal.
-* :func:`compiled_attention`: the compiled model's attention on a batch,
+* :func:`state_mse`: every step's compiled variables (the compiled hidden
+  state names every dimension: ``d``, ``reached_not_source``, ...) against
+  a learned linear probe of the trained hidden state
+  (``NetworkConfig.state_probe_size``; :func:`with_state_probe`), mean
+  squared error over the same rows.  Zero exactly when the probe reads the
+  compiled variables off.
+* :func:`compiled_attention`, :func:`compiled_state`: the compiled model's
+  attention and variables on a batch,
   computed inside the jitted train step once per batch and shared by every
   seed.  A compiled model's hint encoders are zero, so its attention is the
   same teacher-forced or not.
@@ -24,6 +31,7 @@ highest matmul precision.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import jax
@@ -32,6 +40,7 @@ import jax.numpy as jnp
 from nar_gap.analysis.faithfulness import internal_steps
 from nar_gap.benchmark.batch import Batch
 from nar_gap.compiler import compile
+from nar_gap.model.config import NetworkConfig
 from nar_gap.model.seeds import forward
 from nar_gap.programs.registry import PROGRAMS
 
@@ -63,18 +72,60 @@ def attention_kl(
     return jnp.sum(rows * weight) / jnp.maximum(jnp.sum(weight), 1.0)
 
 
+def state_mse(
+    probed: jax.Array, compiled: jax.Array, lengths: jax.Array, node_mask: jax.Array
+) -> jax.Array:
+    """Mean squared error of the probe against the compiled variables.
+
+    Args:
+      probed: ``[S, B, N, V]`` the trained network's state probe.
+      compiled: ``[S, B, N, V]`` the compiled model's variables.
+      lengths: ``[B]`` trace lengths.
+      node_mask: ``[B, N]`` real nodes.
+    """
+    if probed.shape != compiled.shape:
+        raise ValueError(
+            f"the state probe reads {probed.shape[-1]} values, the compiled model "
+            f"has {compiled.shape[-1]} variables: build the network with "
+            "with_state_probe"
+        )
+    rows = jnp.mean((probed - compiled) ** 2, axis=-1)  # [S, B, N]
+    steps = internal_steps(lengths, probed.shape[0]).astype(probed.dtype)
+    weight = steps[:, :, None] * node_mask.astype(probed.dtype)[None]
+    return jnp.sum(rows * weight) / jnp.maximum(jnp.sum(weight), 1.0)
+
+
 @functools.lru_cache(maxsize=4)
 def _compiled(algorithm: str):
     if algorithm not in SUPERVISED_ALGORITHMS:
         raise ValueError(
-            f"attention supervision needs a compiled {algorithm!r}; compiled "
+            f"supervision needs a compiled {algorithm!r}; compiled "
             f"programs exist for {', '.join(SUPERVISED_ALGORITHMS)}"
         )
     model = compile(algorithm, hidden_size=None)
-    return model.params, forward(model.config, True, "highest")
+    dims = jnp.asarray([model.layout.hidden_index(v) for v in model.layout.variables])
+    return model.params, forward(model.config, True, "highest"), dims
+
+
+def compiled_variables(algorithm: str) -> tuple[str, ...]:
+    """The names of the compiled model's variables, in probe order."""
+    return compile(algorithm, hidden_size=None).layout.variables
+
+
+def with_state_probe(network: NetworkConfig) -> NetworkConfig:
+    """``network`` with a state probe as wide as the compiled variables."""
+    _compiled(network.algorithm)  # an algorithm without a program fails here
+    width = len(compiled_variables(network.algorithm))
+    return dataclasses.replace(network, state_probe_size=width)
 
 
 def compiled_attention(algorithm: str, batch: Batch) -> jax.Array:
     """``[S, B, 1, N, N]``: the compiled model's attention on ``batch``."""
-    params, apply = _compiled(algorithm)
+    params, apply, _ = _compiled(algorithm)
     return jax.lax.stop_gradient(apply(params, batch).attention)
+
+
+def compiled_state(algorithm: str, batch: Batch) -> jax.Array:
+    """``[S, B, N, V]``: the compiled model's variables at every step."""
+    params, apply, dims = _compiled(algorithm)
+    return jax.lax.stop_gradient(apply(params, batch).hiddens[..., dims])
