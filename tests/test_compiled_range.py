@@ -49,10 +49,12 @@ def test_a_200_node_path_with_clrs_weights_is_exact(dtype, models):
     assert run.compiler_config.dtype == dtype
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("algorithm", ("bfs", "bellman_ford"))
 @pytest.mark.parametrize(
-    ("family", "n"), [("tree", 256), ("barbell", 30), ("power_law", 512)]
+    ("algorithm", "dtype"),
+    [("bfs", "float32"), ("bellman_ford", "float32"), ("bellman_ford", "float64")],
+)
+@pytest.mark.parametrize(
+    ("family", "n"), [("tree", 256), ("barbell", 30), ("power_law", 300)]
 )
 def test_trees_barbells_and_power_law_graphs_are_exact(
     family, n, algorithm, dtype, models
@@ -192,15 +194,12 @@ def test_the_sweep_writes_its_table_breakdown_and_figure(tmp_path, monkeypatch):
     rows = size_sweep.sweep(
         tmp_path / "results",
         tmp_path / "figures",
-        families=("tree", "path"),
+        families=("tree",),
         sizes=(16,),
         progress=False,
     )
     assert {(r["family"], r["algorithm"], r["dtype"]) for r in rows} == {
-        (f, a, d)
-        for f in ("tree", "path")
-        for a in ("bfs", "bellman_ford")
-        for d in DTYPES
+        ("tree", a, d) for a in ("bfs", "bellman_ford") for d in DTYPES
     }
     assert all(r["status"] == "exact" for r in rows)
     for name in (
