@@ -103,29 +103,29 @@ def _compiled(algorithm: str):
             f"programs exist for {', '.join(SUPERVISED_ALGORITHMS)}"
         )
     model = compile(algorithm, hidden_size=None)
-    dims = jnp.asarray([model.layout.hidden_index(v) for v in model.layout.variables])
-    return model.params, forward(model.config, True, "highest"), dims
+    variables = model.layout.variables
+    dims = jnp.asarray([model.layout.hidden_index(v) for v in variables])
+    return model.params, forward(model.config, True, "highest"), dims, variables
 
 
 def compiled_variables(algorithm: str) -> tuple[str, ...]:
     """The names of the compiled model's variables, in probe order."""
-    return compile(algorithm, hidden_size=None).layout.variables
+    return _compiled(algorithm)[3]
 
 
 def with_state_probe(network: NetworkConfig) -> NetworkConfig:
     """``network`` with a state probe as wide as the compiled variables."""
-    _compiled(network.algorithm)  # an algorithm without a program fails here
     width = len(compiled_variables(network.algorithm))
     return dataclasses.replace(network, state_probe_size=width)
 
 
 def compiled_attention(algorithm: str, batch: Batch) -> jax.Array:
     """``[S, B, 1, N, N]``: the compiled model's attention on ``batch``."""
-    params, apply, _ = _compiled(algorithm)
+    params, apply, _, _ = _compiled(algorithm)
     return jax.lax.stop_gradient(apply(params, batch).attention)
 
 
 def compiled_state(algorithm: str, batch: Batch) -> jax.Array:
     """``[S, B, N, V]``: the compiled model's variables at every step."""
-    params, apply, dims = _compiled(algorithm)
+    params, apply, dims, _ = _compiled(algorithm)
     return jax.lax.stop_gradient(apply(params, batch).hiddens[..., dims])
