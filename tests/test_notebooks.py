@@ -246,7 +246,10 @@ def test_the_readme_section_renders_from_a_full_run(executed):
     for name in EXPECTED:
         _ran(executed, name)
     section = readme_results.render(executed[1])
-    assert "(no `" not in section, section
+    # The size sweep is its own 30-minute job, not a notebook: only its files
+    # may be missing here.
+    missing = re.findall(r"\(no `([^`]+)` yet", section)
+    assert missing and all(name.startswith("compiled_") for name in missing), section
     assert "Reference points (notebook 03)" in section
 
 
