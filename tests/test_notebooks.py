@@ -31,6 +31,7 @@ EXPECTED = [
     "04_ablations",
     "05_stability",
     "06_loss_landscapes",
+    "07_closing_the_gap",
 ]
 
 
@@ -62,7 +63,7 @@ def test_xdist_loadgroup_keeps_a_group_on_one_worker(tmp_path):
     assert all(line.rstrip().endswith("@one") for line in lines), lines
 
 
-def test_the_six_notebooks_are_there_in_run_order():
+def test_the_notebooks_are_there_in_run_order():
     assert [p.stem for p in NOTEBOOKS] == EXPECTED
 
 
@@ -274,6 +275,39 @@ def test_06_landscape_tables(executed):
     rows = read_table(results / "landscape_dfs.csv")
     assert [r["centre"] for r in rows] == ["learned", "initial"]
     assert (figures / "fig_landscape_dfs_learned.png").exists()
+
+
+def test_07_closing_the_gap_table(executed):
+    from nar_gap.experiments import closing_gap
+
+    results, figures = _ran(executed, "07_closing_the_gap")
+    rows = read_table(results / "closing_gap_bfs.csv")
+    assert [r["variant"] for r in rows] == ["compiled", *closing_gap.VARIANTS]
+    compiled = rows[0]
+    assert float(compiled["internal"]) == 0.0
+    assert float(compiled["argmax_agreement"]) == 1.0
+    assert float(compiled["accuracy"]) == 1.0
+    for row in rows:
+        for size in profiles.SMOKE.generalisation_sizes:
+            assert 0.0 <= float(row[f"accuracy_n{size}"]) <= 1.0
+        assert float(row["sharpness"]) == float(row["sharpness"])  # not NaN
+    steps = {r["variant"]: int(r["steps"]) for r in rows}
+    assert steps["long"] == steps["plain"] * profiles.SMOKE.closing_gap_long_factor
+    curves = read_table(results / "closing_gap_validation_bfs.csv")
+    assert {r["variant"] for r in curves} == set(closing_gap.VARIANTS)
+    sidecar = json.loads((results / "closing_gap_bfs.csv.json").read_text())
+    assert sidecar["verdict"] == closing_gap.verdict(
+        [
+            {
+                **r,
+                **{
+                    k: float(r[k]) for k in ("internal", "argmax_agreement", "accuracy")
+                },
+            }
+            for r in rows
+        ]
+    )
+    assert (figures / "fig_closing_gap_bfs.png").exists()
 
 
 def test_run_all_rejects_bad_arguments():

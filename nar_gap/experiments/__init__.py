@@ -12,6 +12,7 @@ notebook            function                                  module
 04_ablations        ``run_ablations``                         ``ablations.py``
 05_stability        ``run_stability``                         ``stability.py``
 06_loss_landscapes  ``run_landscapes``                        ``landscapes.py``
+07_closing_the_gap  ``run_closing_gap``                       ``closing_gap.py``
 ==================  ========================================  =======================
 
 Each of 03-06 ends with ``paper.write_comparison``: the paper's findings
@@ -24,6 +25,7 @@ against ours, computed from the results files (``paper.py``).
 
 from nar_gap.experiments.ablations import run_ablations
 from nar_gap.experiments.baselines import run_baselines
+from nar_gap.experiments.closing_gap import run_closing_gap, verdict
 from nar_gap.experiments.compilation import (
     compiled_figures,
     exactness_table,
@@ -39,10 +41,12 @@ __all__ = [
     "example_graph",
     "exactness_table",
     "run_ablations",
+    "run_closing_gap",
     "run_baselines",
     "run_faithfulness",
     "run_landscapes",
     "run_stability",
+    "verdict",
     "verdict_sentence",
     "write_comparison",
 ]

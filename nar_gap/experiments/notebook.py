@@ -1,6 +1,6 @@
 """What the notebooks share to show results: a results table, a figure.
 
-Kept in the package so the six notebooks do not each paste their own copy.
+Kept in the package so the notebooks do not each paste their own copy.
 """
 
 from __future__ import annotations

@@ -841,3 +841,56 @@ def plot_size_sweep(rows: Sequence[Mapping[str, Any]]) -> Figure:
     axes[1, 0].legend(fontsize=MIN_FONT, frameon=False, ncol=2)
     fig.tight_layout()
     return fig
+
+
+def plot_closing_gap(
+    rows: Sequence[Mapping[str, Any]],
+    curves: Sequence[Mapping[str, Any]],
+    algorithm: str,
+) -> Figure:
+    """Each training recipe against compiled: its learning curve, and where it ends.
+
+    Left: the mean validation score over training steps per variant (the
+    ``long`` curve says whether the trace is still being learned).  Right:
+    test accuracy against Eq. 24's internal distance to the compiled model,
+    one point per variant (mean over seeds), the compiled model at (0, its
+    accuracy).
+    """
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
+    variants = [r["variant"] for r in rows if r["variant"] != "compiled"]
+    for k, name in enumerate(variants):
+        mine = [c for c in curves if c["variant"] == name]
+        steps = sorted({int(c["step"]) for c in mine})
+        if not steps:
+            continue
+        mean = [
+            np.mean([float(c["val_score"]) for c in mine if int(c["step"]) == s])
+            for s in steps
+        ]
+        left.plot(steps, mean, marker="o", ms=3, color=f"C{k}", label=name)
+    _integer_ticks(left.xaxis)
+    left.set_xlabel("training step", fontsize=8)
+    left.set_ylabel("validation score (mean over seeds)", fontsize=8)
+    left.legend(fontsize=7, frameon=False)
+    for k, name in enumerate(variants):
+        row = next(r for r in rows if r["variant"] == name)
+        x, y = float(row["internal"]), float(row["accuracy"])
+        right.scatter([x], [y], color=f"C{k}", s=30, zorder=3)
+        right.annotate(
+            name, (x, y), xytext=(4, 3), textcoords="offset points", fontsize=7
+        )
+    compiled = next((r for r in rows if r["variant"] == "compiled"), None)
+    if compiled is not None:
+        x, y = float(compiled["internal"]), float(compiled["accuracy"])
+        right.scatter([x], [y], marker="*", color="k", s=80, zorder=3)
+        right.annotate(
+            "compiled", (x, y), xytext=(4, -10), textcoords="offset points", fontsize=7
+        )
+    right.set_xlabel("internal distance to compiled (Eq. 24)", fontsize=8)
+    right.set_ylabel(f"test accuracy (output), {algorithm}", fontsize=8)
+    right.set_xlim(left=-0.02)
+    for ax in (left, right):
+        ax.tick_params(which="both", labelsize=7)
+    fig.suptitle(f"{algorithm}: supervising the mechanism", fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -235,6 +235,41 @@ def _landscapes(results: Path) -> str:
     )
 
 
+def _closing_gap(results: Path) -> str:
+    path = results / "closing_gap_bfs.csv"
+    rows = files.read_table(path)
+    sizes = [
+        k.removeprefix("accuracy_n") for k in rows[0] if k.startswith("accuracy_n")
+    ]
+    table = markdown_table(
+        (
+            "variant",
+            "steps",
+            "accuracy",
+            "internal",
+            "argmax agreement",
+            "external",
+            *(f"accuracy at N = {n}" for n in sizes),
+            "rise at r = 0.1",
+        ),
+        [
+            (
+                r["variant"],
+                r["steps"],
+                _fmt(r["accuracy"]),
+                _fmt(r["internal"]),
+                _fmt(r["argmax_agreement"]),
+                _fmt(r["external"]),
+                *(_fmt(r[f"accuracy_n{n}"]) for n in sizes),
+                _fmt(r["sharpness"]),
+            )
+            for r in rows
+        ],
+    )
+    answer = files.read_json(path.with_name(path.name + ".json")).get("verdict", "")
+    return f"{table}\n\n{answer}"
+
+
 def _paper(results: Path) -> str:
     parts = []
     for notebook in STUDY_NOTEBOOKS:
@@ -319,6 +354,7 @@ def render(results_dir: str | os.PathLike) -> str:
         ("Stability, Table 16 (notebook 05)", _stability),
         ("Loss landscapes, D.11 (notebook 06)", _landscapes),
         ("The paper and ours (end of notebooks 03-06)", _paper),
+        ("Closing the gap, BFS (notebook 07)", _closing_gap),
         (
             "Compiled models from 16 to 4096 nodes "
             "(`python -m nar_gap.experiments.size_sweep`)",

@@ -84,10 +84,11 @@ def baseline_config(profile: Profile, algorithm: str) -> TrainConfig:
 def faithfulness_batch(profile: Profile, algorithm: str) -> Batch:
     """The graphs of the faithfulness study: the test graphs training scores on."""
     batch = eval_batch(algorithm, "test", profile.test_num_nodes)
-    return _first(batch, profile.faithfulness_graphs)
+    return first_graphs(batch, profile.faithfulness_graphs)
 
 
-def _first(batch: Batch, count: int) -> Batch:
+def first_graphs(batch: Batch, count: int) -> Batch:
+    """The first ``count`` graphs of ``batch`` (all of them if it has fewer)."""
     if count >= batch.batch_size:
         return batch
     hints = {k: v[:, :count] for k, v in batch.hints.items()}
