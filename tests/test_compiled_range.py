@@ -220,3 +220,51 @@ def test_the_sweep_writes_its_table_breakdown_and_figure(tmp_path, monkeypatch):
 def test_sparse_graphs_of_4096_nodes_are_exact(family, algorithm, models):
     weights = make_graph(family, 4096, seed=6, weighted=algorithm == "bellman_ford")
     _exact(models[(algorithm, "float32")].run(weights, 0))
+
+
+def test_senders_off_the_input_graph_lose_to_every_joined_one():
+    """Bellman-Ford's first criterion: CLRS also attends along decoded pointers,
+    and a wrong one would be an edge of length 0 (A = 0 across it)."""
+    from nar_gap.compiler.selection import lower_selection
+    from nar_gap.programs.registry import get_program
+
+    config = CompilerConfig()
+    channels, scales = lower_selection(get_program("bellman_ford").selection, config)
+    linked = channels[0]
+    assert linked.label == "linked" and linked.head == -1.0
+    assert scales[0].criterion == "Linked"
+    joined, off = (
+        np.float32(linked.edge.const) + np.float32(c) * np.float32(a)
+        for c, a in ((linked.edge.terms[0][1], 1.0), (linked.edge.terms[0][1], 0.0))
+    )
+    assert joined == 0.0  # real edges' logits are exactly those without it
+    later = sum(s.span for s in scales[1:])
+    assert linked.head * off <= -(config.margin + later)
+
+
+def test_split_near_ties_are_ties_only_on_tied_candidates():
+    from nar_gap.compiler.ties import SPLIT_MASS, _split
+
+    scores = np.array([0.5, 0.50001, 0.9, 0.1])
+    joined = np.array([True, True, True, False])
+    row = np.array([0.98, 0.02, 0.0, 0.0])
+    assert _split(row, scores, 0, joined) == (pytest.approx(1e-5), 2)
+    leak = np.array([0.98, 0.02 - 2 * SPLIT_MASS, 2 * SPLIT_MASS, 0.0])
+    assert _split(leak, scores, 0, joined)[0] == pytest.approx(0.4)  # a far one
+    spurious = np.array([0.5, 0.0, 0.0, 0.5])  # mass off the input graph
+    assert _split(spurious, scores, 0, joined) == (math.inf, 0)
+    alone = np.array([1.0, 0.0, 0.0, 0.0])
+    assert _split(alone, scores, 0, joined) == (math.inf, 0)
+
+
+@pytest.mark.slow
+def test_a_dense_graph_past_the_resolution_errs_only_by_ties():
+    """The size sweep's first Bellman-Ford error (er_p0.5, 1024 nodes, float32):
+    near-ties split the attention, the stored pointer names a third node, and
+    before the Linked criterion that pointer opened a zero-length edge."""
+    weights = make_graph("er_p0.5", 1024, 0, weighted=True)
+    run = compile("bellman_ford").run(weights, 0)
+    assert not run.mismatches, run.mismatches[:3]
+    assert any(t.split for t in run.ties)
+    truth = np.asarray(run.reference.hints["d"][:, 0], np.float64)
+    assert np.max(np.abs(run.hints["d"] - truth)) < 1e-4

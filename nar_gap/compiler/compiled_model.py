@@ -290,6 +290,7 @@ class CompiledModel(Model):
             trace.outputs,
             batch,
             compare_with_clrs(trace.hint_preds, trace.outputs, batch),
+            np.asarray(out.attention, np.float64).mean(axis=2),
         )
         num_hints = int(batch.lengths[0])
         spec = get_spec(self.program.algorithm)

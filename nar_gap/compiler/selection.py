@@ -37,10 +37,12 @@ from nar_gap.programs.dsl import (
     Criterion,
     Eligible,
     Expr,
+    Linked,
     LowestId,
     Minimise,
     Prefer,
     Selection,
+    edge,
     inp,
 )
 
@@ -82,6 +84,16 @@ def _lower_eligible(
     return channels, CriterionScale(
         "Eligible", scale, scale, "E >= margin + span after"
     )
+
+
+def _lower_linked(
+    c: Linked, needed: float, config: CompilerConfig
+) -> tuple[list[Channel], CriterionScale]:
+    scale = needed
+    # P = L (1 - edge_ij) >= 0, head -1: senders off the input graph lose L;
+    # joined ones get exactly 0 (L - L * 1), so their logits are unchanged.
+    channels = [Channel("linked", -1.0, edge=scale - scale * edge(c.edge))]
+    return channels, CriterionScale("Linked", scale, scale, "L >= margin + span after")
 
 
 def _lower_lowest_id(
@@ -160,6 +172,7 @@ def _lower_prefer(c: Prefer, needed: float, config: CompilerConfig):
 # One lowering per criterion kind; tests/test_compiler.py checks every kind of
 # the language is here.
 LOWERINGS: dict[type, Callable[..., tuple[list[Channel], CriterionScale]]] = {
+    Linked: _lower_linked,
     Eligible: _lower_eligible,
     LowestId: _lower_lowest_id,
     Minimise: _lower_minimise,

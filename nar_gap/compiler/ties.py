@@ -12,6 +12,14 @@ tells those cases apart from errors, from dm-clrs's own trace:
 * a pointer that differs from dm-clrs's is a **near-tie** when, under the
   reference values of the step before, the two candidates' scores
   (``value_j + A_ij``) differ by at most the resolution;
+* it is a **split near-tie** when the model's attention at that receiver
+  put all but :data:`SPLIT_MASS` of its mass on candidates whose scores lie
+  within the resolution of dm-clrs's choice: the softmax of two logits the
+  Minimise criterion could not separate (their difference is comparable to
+  the later criteria's) splits its mass, and the stored pointer is the
+  attention-weighted mean of their ids, which names some third node (1.8 %
+  of the mass on a candidate 559 ids away moves it by 10 ids).  The model
+  chose among the tied candidates; no single id can say so;
 * a value that differs is a near-tie's consequence when a pointer of the same
   sample tied at or before that step and the difference is at most the
   resolution times the steps so far (each step can add one tie's gap along a
@@ -35,6 +43,9 @@ from nar_gap.benchmark.specs import Type, get_spec
 from nar_gap.compiler.selection import CriterionScale
 from nar_gap.programs.dsl import GraphProgram, Minimise, var
 
+# Attention mass a split near-tie may leave outside the tied candidates.
+SPLIT_MASS = 1e-3
+
 
 @dataclasses.dataclass(frozen=True)
 class NearTie:
@@ -52,13 +63,15 @@ class NearTie:
     found: float
     gap: float
     resolution: float
+    split: int = 0  # candidates the attention split over (0: it chose one)
 
     def __str__(self) -> str:
         where = "output" if self.step < 0 else f"hint step {self.step}"
+        how = f", attention split over {self.split} candidates" if self.split else ""
         return (
             f"{self.probe} ({where}, sample {self.sample}): node {self.node} tie "
             f"within ε = {self.resolution:.1e}: dm-clrs {self.expected:g}, model "
-            f"{self.found:g}, gap {self.gap:.1e}"
+            f"{self.found:g}, gap {self.gap:.1e}{how}"
         )
 
 
@@ -83,6 +96,24 @@ def _scored_probe(program: GraphProgram) -> tuple[Minimise, str] | None:
     return None
 
 
+def _split(
+    row: np.ndarray, scores: np.ndarray, chosen: int, candidate: np.ndarray
+) -> tuple[float, int]:
+    """``(largest score gap, count)`` of the candidates ``row`` attends to.
+
+    The senders holding more than :data:`SPLIT_MASS` of the attention must
+    all be dm-clrs's candidates (``candidate``: joined in the input graph, or
+    the receiver itself); the gap is measured from dm-clrs's choice.
+    ``(inf, 0)`` when more than that mass lies elsewhere.
+    """
+    held = np.flatnonzero(row > SPLIT_MASS)
+    if held.size < 2 or row[held].sum() < 1.0 - SPLIT_MASS:
+        return np.inf, 0
+    if not candidate[held].all():
+        return np.inf, 0
+    return float(np.max(np.abs(scores[held] - scores[chosen]))), int(held.size)
+
+
 def _compared(m: Mismatch, hint_preds, outputs, batch: Batch):
     """(dm-clrs's, the model's) values of ``m``'s probe at its step: ``[N]`` each."""
     if m.step >= 0:
@@ -101,6 +132,7 @@ def classify(
     outputs: dict[str, np.ndarray],
     batch: Batch,
     mismatches: list[Mismatch],
+    attention: np.ndarray | None = None,
 ) -> tuple[list[Mismatch], list[NearTie]]:
     """``(mismatches that stay errors, near-ties)`` of one compared trace.
 
@@ -111,6 +143,8 @@ def classify(
       outputs: the model's decoded outputs, ``[B, N]``.
       batch: dm-clrs's reference.
       mismatches: :func:`~nar_gap.benchmark.exactness.compare_with_clrs`'s.
+      attention: ``[S, B, N, N]`` the model's attention (receivers by
+        senders), to recognise split near-ties; None: only single choices.
     """
     scored = _scored_probe(program)
     if scored is None or resolution <= 0 or not mismatches:
@@ -139,11 +173,18 @@ def classify(
         tied = []
         for i in differ:
             p, q = int(truth[i]), int(found[i])
-            gap = abs((before[q] + edge[i, q]) - (before[p] + edge[i, p]))
+            scores = before + edge[i]
+            gap = abs(scores[q] - scores[p])
+            split = 0
+            if gap > resolution and attention is not None and m.step > 0:
+                joined = (weights[m.sample, i] != 0) | (np.arange(len(scores)) == i)
+                gap, split = _split(
+                    attention[m.step - 1, m.sample, i], scores, p, joined
+                )
             if gap > resolution:
                 break
             tied.append(
-                NearTie(m.probe, m.step, m.sample, int(i), p, q, gap, resolution)
+                NearTie(m.probe, m.step, m.sample, int(i), p, q, gap, resolution, split)
             )
         if len(tied) < len(differ):
             errors.append(m)

@@ -13,6 +13,7 @@ from nar_gap.programs.dsl import (
     Eligible,
     Expr,
     GraphProgram,
+    Linked,
     LowestId,
     Minimise,
     Prefer,
@@ -127,6 +128,11 @@ def _eligible(c: Eligible) -> tuple[list[Expr], list[str]]:
     return [c.flag], []
 
 
+def _linked(c: Linked) -> tuple[list[Expr], list[str]]:
+    known = c.edge in EDGE_INPUTS
+    return [], [] if known else [f"unknown edge input {c.edge!r}"]
+
+
 def _minimise(c: Minimise) -> tuple[list[Expr], list[str]]:
     wrong = [] if c.edge is None or c.edge in EDGE_INPUTS else [c.edge]
     return [c.value, c.among], [f"unknown edge input {e!r}" for e in wrong]
@@ -145,6 +151,7 @@ def _prefer(c: Prefer) -> tuple[list[Expr], list[str]]:
 # One checker per criterion kind: (the node expressions it reads, its own
 # problems).  tests/test_compiler.py checks every kind of the language is here.
 CRITERION_CHECKS: dict[type, Callable[[Any], tuple[list[Expr], list[str]]]] = {
+    Linked: _linked,
     Eligible: _eligible,
     Minimise: _minimise,
     LowestId: _lowest_id,

@@ -11,7 +11,10 @@ How one GATv2 step does it (with the paper's edge information, so the
 selected value can carry ``d_u + A_uv``):
 
 * ``msk = reached_not_source + s`` as in BFS.
-* Selection: reached senders first, then the smallest ``d_u + A_uv``, then
+* Selection: senders joined to ``v`` in the input graph first (CLRS's
+  processor also attends along every decoded pointer, and a wrong pointer
+  there would be an edge of length 0), then reached senders, then the
+  smallest ``d_u + A_uv``, then
   the receiver's current predecessor (CLRS keeps ``pi`` unless strictly
   better; this also beats the receiver's own loop-less self pair, whose
   "score" ``d_v + 0`` ties with the parent's), then the lowest id among
@@ -39,6 +42,7 @@ from nar_gap.programs.dsl import (
     Decoder,
     Eligible,
     GraphProgram,
+    Linked,
     LowestId,
     Minimise,
     Prefer,
@@ -82,6 +86,7 @@ def make_bellman_ford(max_weight: float = 1.0) -> GraphProgram:
         ),
         selection=Selection(
             (
+                Linked("adj"),
                 Eligible(msk),
                 Minimise(var("d"), among=msk, edge="A"),
                 Prefer(pi),

@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 NODE_INPUTS: tuple[str, ...] = ("pos", "s")  # node inputs a program may read
-EDGE_INPUTS: tuple[str, ...] = ("A",)  # edge inputs a program may read
+EDGE_INPUTS: tuple[str, ...] = ("A", "adj")  # edge inputs a program may read
 
 VariableKind = Literal["flag", "id", "distance"]
 DecoderKind = Literal["mask", "scalar", "pointer"]
@@ -162,6 +162,28 @@ class Eligible:
 
 
 @dataclasses.dataclass(frozen=True)
+class Linked:
+    """Senders joined to the receiver in the input graph (``edge`` = 1) first.
+
+    CLRS's processor attends over more than the input graph: every pointer a
+    step decodes joins a node and its pointer's target for the next step
+    (dm-clrs's ``accum_adj_mat`` adds ``pointer + pointer.T`` to the
+    adjacency).  While every decoded pointer is right that adds nothing (a
+    parent is a neighbour), but one wrong pointer opens an edge that is not
+    in the graph, with edge inputs 0 across it: for Bellman-Ford a path of
+    length 0.  This criterion keeps a program to the input graph's edges,
+    the candidates the interpreter and dm-clrs's algorithm see.  It is
+    lowered as a penalty on ``1 - edge_ij``, so the logits of real edges are
+    exactly those without it.
+    """
+
+    edge: str = "adj"
+
+    def __str__(self) -> str:
+        return f"senders joined in the input graph first: {self.edge}_ij = 1"
+
+
+@dataclasses.dataclass(frozen=True)
 class Minimise:
     """Among senders with ``among == 1``: the smallest ``value_j (+ A_ij)`` first.
 
@@ -215,7 +237,7 @@ class Prefer:
         return f"the sender whose id is the receiver's {self.receiver_id}"
 
 
-Criterion = Eligible | Minimise | LowestId | Prefer
+Criterion = Linked | Eligible | Minimise | LowestId | Prefer
 
 
 @dataclasses.dataclass(frozen=True)
@@ -314,7 +336,7 @@ class GraphProgram:
         """The edge inputs the program reads, in updates and criteria."""
         names = {u.edge for u in self.updates if u.edge}
         for c in self.selection.criteria:
-            if isinstance(c, Minimise) and c.edge:
+            if isinstance(c, Minimise | Linked) and c.edge:
                 names.add(c.edge)
         return tuple(sorted(names))
 

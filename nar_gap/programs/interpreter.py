@@ -21,6 +21,7 @@ from nar_gap.programs.dsl import (
     Eligible,
     Expr,
     GraphProgram,
+    Linked,
     LowestId,
     Minimise,
     Prefer,
@@ -70,6 +71,13 @@ def _eligible_key(c: Eligible, i: int, cand, node, weights) -> np.ndarray:
     return (_read(c.flag, node)[cand] <= 0.5).astype(np.float64)
 
 
+def _linked_key(c: Linked, i: int, cand, node, weights) -> np.ndarray:
+    # The interpreter attends over the input graph (and self) only, so every
+    # candidate is joined; kept as a key so the criterion means the same here.
+    joined = (weights[i, cand] != 0) | (cand == i)
+    return (~joined).astype(np.float64)
+
+
 def _minimise_key(c: Minimise, i: int, cand, node, weights) -> np.ndarray:
     score = _read(c.value, node)[cand]
     if c.edge is not None:
@@ -101,6 +109,7 @@ def _lowest_id_key(c: LowestId, i: int, cand, node, weights) -> np.ndarray:
 # smaller is better (tracr's evaluation table).  tests/test_compiler.py checks
 # every kind of the language is here, in the validator and in the lowering.
 SORT_KEYS: dict[type, Callable[..., np.ndarray]] = {
+    Linked: _linked_key,
     Eligible: _eligible_key,
     Minimise: _minimise_key,
     Prefer: _prefer_key,
