@@ -247,14 +247,17 @@ def test_split_near_ties_are_ties_only_on_tied_candidates():
 
     scores = np.array([0.5, 0.50001, 0.9, 0.1])
     joined = np.array([True, True, True, False])
-    row = np.array([0.98, 0.02, 0.0, 0.0])
-    assert _split(row, scores, 0, joined) == (pytest.approx(1e-5), 2)
-    leak = np.array([0.98, 0.02 - 2 * SPLIT_MASS, 2 * SPLIT_MASS, 0.0])
-    assert _split(leak, scores, 0, joined)[0] == pytest.approx(0.4)  # a far one
-    spurious = np.array([0.5, 0.0, 0.0, 0.5])  # mass off the input graph
-    assert _split(spurious, scores, 0, joined) == (math.inf, 0)
-    alone = np.array([1.0, 0.0, 0.0, 0.0])
-    assert _split(alone, scores, 0, joined) == (math.inf, 0)
+
+    def split(row):
+        return _split(np.array(row), scores, 0, joined, resolution=1e-4)
+
+    assert split([0.98, 0.02, 0.0, 0.0]) == (pytest.approx(1e-5), 2)
+    small = SPLIT_MASS / 2  # a leak onto a far candidate below the allowance
+    assert split([0.98, 0.02 - small, small, 0.0]) == (pytest.approx(1e-5), 2)
+    far = 2 * SPLIT_MASS  # more than that on a candidate 0.4 worse: an error
+    assert split([0.98, 0.02 - far, far, 0.0]) == (math.inf, 0)
+    assert split([0.5, 0.0, 0.0, 0.5]) == (math.inf, 0)  # off the input graph
+    assert split([1.0, 0.0, 0.0, 0.0]) == (math.inf, 0)  # no split at all
 
 
 @pytest.mark.slow

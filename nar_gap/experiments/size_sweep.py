@@ -20,6 +20,13 @@ finite precision, and each row records the two quantities that say where:
 * BFS compares ids: ``resolution_nodes`` (1024) sets its margins in full up
   to that size; past it the margins shrink as ``1024 / N``.
 
+On dense graphs a near-tie can *split* a receiver's attention between the
+tied candidates, and the stored pointer (the weighted mean of their ids)
+names a third node: a near-tie (``NearTie.split``).  Before Bellman-Ford's
+``Linked`` criterion that pointer became an edge of length 0 at the next
+step (CLRS's processor attends along decoded pointers), and distances went
+wrong: the README's "Where exactness ends" tells the case.
+
 Run it with ``python -m nar_gap.experiments.size_sweep`` (the committed
 table: all families to 4096 nodes; ``--max-nodes`` for a shorter run).  Its
 run times are wall-clock seconds on the machine that ran it, first call
