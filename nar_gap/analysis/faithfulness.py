@@ -46,6 +46,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from nar_gap.benchmark.batch import Batch
+from nar_gap.benchmark.steps import external_steps, internal_steps
 from nar_gap.benchmark.vocabulary import MASKED, Location, Stage, Type
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.network import Network
@@ -113,18 +114,6 @@ DEFAULT_MARGINS = Margins()
 # --------------------------------------------------------------------------- #
 # Which steps count.
 # --------------------------------------------------------------------------- #
-
-
-def external_steps(lengths: jax.Array, num_steps: int) -> jax.Array:
-    """``[S, B]``: step t predicts a real hint of sample b (``t + 1 < L_b``)."""
-    steps = jnp.arange(num_steps)[:, None]
-    return steps + 1 < jnp.asarray(lengths)[None, :]
-
-
-def internal_steps(lengths: jax.Array, num_steps: int) -> jax.Array:
-    """``[S, B]``: step t of sample b counts for attention, ``t < max(1, L_b - 1)``."""
-    steps = jnp.arange(num_steps)[:, None]
-    return steps < jnp.maximum(1, jnp.asarray(lengths) - 1)[None, :]
 
 
 # --------------------------------------------------------------------------- #

@@ -126,17 +126,26 @@ def _sharpness(model: Model, batch: Batch, seed: int) -> float:
     return float(rises[SHARPNESS_RADIUS])
 
 
-def evaluate_variant(
-    name: str,
-    models: Models,
-    batch: Batch,
-    reference: np.ndarray,
-    size_batches: Mapping[int, Batch],
-    loss_batch: Batch,
-) -> dict[str, Any]:
+@dataclasses.dataclass(frozen=True)
+class Graphs:
+    """What every row is measured on, the same for every variant.
+
+    Attributes:
+      test: the faithfulness study's test graphs.
+      reference: the compiled model's attention on ``test``.
+      by_size: test graphs of each ``generalisation_sizes`` size.
+      loss: the batch sharpness is measured on (notebook 06's).
+    """
+
+    test: Batch
+    reference: np.ndarray
+    by_size: Mapping[int, Batch]
+    loss: Batch
+
+
+def evaluate_variant(name: str, models: Models, graphs: Graphs) -> dict[str, Any]:
     """One table row: means over the seeds of every measure."""
-    evaluation = measure_models(models, batch, reference)
-    scalars = evaluation.scalars
+    scalars = measure_models(models, graphs.test, graphs.reference).scalars
     row: dict[str, Any] = {
         "variant": name,
         "seeds": len(models),
@@ -148,27 +157,21 @@ def evaluate_variant(
         "argmax_agreement": _mean(scalars["argmax_agreement"]),
         "external": _mean(scalars.get("external", np.nan)),
     }
-    for size, graphs in size_batches.items():
+    for size, batch in graphs.by_size.items():
         row[f"accuracy_n{size}"] = _mean(
-            measure_models(models, graphs).scalars["accuracy"]
+            measure_models(models, batch).scalars["accuracy"]
         )
     rises = [
-        _sharpness(Model(models.config, unstack_tree(models.params, k)), loss_batch, k)
+        _sharpness(Model(models.config, unstack_tree(models.params, k)), graphs.loss, k)
         for k in range(len(models))
     ]
     row["sharpness"] = _mean(rises)
     return row
 
 
-def _compiled_row(
-    compiled: Model,
-    batch: Batch,
-    reference: np.ndarray,
-    size_batches: Mapping[int, Batch],
-    loss_batch: Batch,
-) -> dict[str, Any]:
+def _compiled_row(compiled: Model, graphs: Graphs) -> dict[str, Any]:
     own = Models.from_models([compiled], seeds=[-1], source="compiled")
-    row = evaluate_variant("compiled", own, batch, reference, size_batches, loss_batch)
+    row = evaluate_variant("compiled", own, graphs)
     return {**row, "seeds": 0, "hidden_size": compiled.config.hidden_size}
 
 
@@ -232,26 +235,27 @@ def run_closing_gap(
         name: train(config, run_dirs[name], progress=progress)
         for name, config in configs.items()
     }
-    batch = faithfulness_batch(profile, algorithm)
-    size_batches = {
-        size: first_graphs(
-            eval_batch(algorithm, "test", size), profile.faithfulness_graphs
-        )
-        for size in profile.generalisation_sizes
-    }
-    loss_batch = sample_batch(
-        algorithm, profile.val_num_nodes, profile.batch_size, seed=2
-    )
+    test = faithfulness_batch(profile, algorithm)
     compiled = compile(algorithm, hidden_size=None)
-    reference = reference_attention(compiled, batch)
-    rows = [_compiled_row(compiled, batch, reference, size_batches, loss_batch)]
-    rows[0]["steps"] = 0
+    graphs = Graphs(
+        test=test,
+        reference=reference_attention(compiled, test),
+        by_size={
+            size: first_graphs(
+                eval_batch(algorithm, "test", size), profile.faithfulness_graphs
+            )
+            for size in profile.generalisation_sizes
+        },
+        loss=sample_batch(algorithm, profile.val_num_nodes, profile.batch_size, seed=2),
+    )
+    rows = [{**_compiled_row(compiled, graphs), "steps": 0}]
     for name in tqdm(
         VARIANTS, desc=f"closing the gap {algorithm}", disable=not progress
     ):
         models = _first_seeds(Models.from_run(results[name]), seeds)
-        row = evaluate_variant(name, models, batch, reference, size_batches, loss_batch)
-        rows.append({**row, "steps": configs[name].steps})
+        rows.append(
+            {**evaluate_variant(name, models, graphs), "steps": configs[name].steps}
+        )
     write_closing_gap(
         rows,
         validation_rows(run_dirs, seeds),

@@ -188,6 +188,7 @@ SMOKE = Profile(  # one graph size and one padded trace length: few compiles
     shape_buckets=(),
     minimal_seeds=3,
     long_steps=24,
+    generalisation_sizes=(8,),  # one size: CI's budget (the code is the same)
     stability_orders=2,
     stability_points=2,
     stability_early=1,

@@ -37,8 +37,8 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from nar_gap.analysis.faithfulness import internal_steps
 from nar_gap.benchmark.batch import Batch
+from nar_gap.benchmark.steps import internal_steps
 from nar_gap.compiler import compile
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.seeds import forward
