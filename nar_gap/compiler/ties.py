@@ -193,13 +193,14 @@ def classify(
             scores = before + edge[i]
             gap = abs(scores[q] - scores[p])
             split = 0
-            if gap > resolution and attention is not None and m.step > 0:
+            # An output is the last step's pointer: judged at that step.
+            if gap > resolution and attention is not None and step > 0:
                 joined = (weights[m.sample, i] != 0) | (np.arange(len(scores)) == i)
                 gap, split = _split(
-                    attention[m.step - 1, m.sample, i],
+                    attention[step - 1, m.sample, i],
                     scores,
                     p,
-                    joined & reached[m.step - 1, m.sample],
+                    joined & reached[step - 1, m.sample],
                     resolution,
                 )
             if gap > resolution:
