@@ -37,7 +37,6 @@ the compiled model sits in.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -284,8 +283,3 @@ def write_closing_gap(
     written += files.save_figure(fig, dirs.figures / f"fig_closing_gap_{algorithm}")
     plots.close(fig)
     return written
-
-
-def load_table(results_dir: str | os.PathLike, algorithm: str) -> list[dict[str, Any]]:
-    """``closing_gap_<algorithm>.csv`` as written (strings)."""
-    return files.read_table(Path(results_dir) / f"closing_gap_{algorithm}.csv")
