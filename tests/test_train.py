@@ -21,7 +21,11 @@ from nar_gap.model.seeds import init_stacked, stack_trees, unstack_tree
 from nar_gap.training import CheckpointError, TrainConfig, load_run, train
 from nar_gap.training.devices import seed_sharding
 from nar_gap.training.feed import seed_batches
-from nar_gap.training.run_dir import read_validation, record_validation
+from nar_gap.training.run_dir import (
+    continue_from,
+    read_validation,
+    record_validation,
+)
 from nar_gap.training.step import make_optimizer, make_train_step, step_key
 
 # The CI smoke setting: small, one node shape (16) and two trace-length shapes,
@@ -123,16 +127,38 @@ def test_an_interrupted_run_resumes_to_the_same_numbers(tmp_path):
     straight = train(config, tmp_path / "straight", progress=False)
     # "Interrupted" after 10 steps: the checkpoint at step 10 is all that is left.
     train(dataclasses.replace(config, steps=10), tmp_path / "resumed", progress=False)
+    # A 10-step run continued in another directory (notebook 07's long recipe)
+    copied = continue_from(tmp_path / "resumed", config, tmp_path / "continued")
+    assert copied == list(config.seeds)
+    continued = train(config, tmp_path / "continued", progress=False)
     resumed = train(config, tmp_path / "resumed", progress=False)
-    for a, b in zip(straight.metrics, resumed.metrics, strict=True):
-        assert a["test_score"] == b["test_score"]
-        assert a["final_loss"] == b["final_loss"]
-        assert a["best_val_step"] == b["best_val_step"]
+    for other in (resumed, continued):
+        for a, b in zip(straight.metrics, other.metrics, strict=True):
+            assert a["test_score"] == b["test_score"]
+            assert a["final_loss"] == b["final_loss"]
+            assert a["best_val_step"] == b["best_val_step"]
     history = read_validation(tmp_path / "straight")
     assert [(r["step"], r["seed"]) for r in history] == [
         (step, seed) for step in (10, 20) for seed in config.seeds
     ]
     assert read_validation(tmp_path / "resumed") == history
+    assert read_validation(tmp_path / "continued") == history
+
+
+def test_only_a_shorter_run_of_the_same_configuration_is_continued(tmp_path):
+    config = dataclasses.replace(SMOKE, seeds=(0,), steps=4)
+    with pytest.raises(CheckpointError, match="holds no run"):
+        continue_from(tmp_path / "none", config, tmp_path / "out")
+    (tmp_path / "short").mkdir()
+    (tmp_path / "short" / "config.json").write_text(json.dumps(config.to_dict()))
+    wider = dataclasses.replace(
+        config, network=dataclasses.replace(config.network, hidden_size=32)
+    )
+    with pytest.raises(CheckpointError, match="different configuration"):
+        continue_from(tmp_path / "short", wider, tmp_path / "out")
+    shorter = dataclasses.replace(config, steps=2)
+    with pytest.raises(CheckpointError, match="more than the 2 asked for"):
+        continue_from(tmp_path / "short", shorter, tmp_path / "out")
 
 
 def test_the_validation_history_drops_what_an_interrupted_run_redoes(tmp_path):
@@ -446,3 +472,29 @@ def test_run_directories_keep_their_address_when_fields_are_added():
     )
     names = {runs.run_dir(c, "r").name for c in (config, sgd, learned, channel)}
     assert len(names) == 4
+
+
+def test_a_finished_run_is_read_back_not_scored_again(tmp_path, monkeypatch):
+    import nar_gap.training.loop as loop
+
+    config = dataclasses.replace(
+        SMOKE, seeds=(4, 5, 6, 7), steps=4, eval_every=2, checkpoint_every=2
+    )
+    first = train(config, tmp_path, progress=False)
+
+    def scored(*args, **kwargs):
+        raise AssertionError("a finished run was scored again")
+
+    monkeypatch.setattr(loop, "score_seeds", scored)
+    again = train(config, tmp_path, progress=False)
+    assert again.metrics == first.metrics
+    assert again.plan.nothing_to_train
+    for a, b in zip(
+        jax.tree_util.tree_leaves(first.params),
+        jax.tree_util.tree_leaves(again.params),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    # asked for fewer steps than it holds: scored again (a different question)
+    with pytest.raises(AssertionError, match="scored again"):
+        train(dataclasses.replace(config, steps=2), tmp_path, progress=False)

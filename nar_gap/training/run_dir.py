@@ -356,3 +356,48 @@ def load_run(out_dir: str | os.PathLike) -> TrainResult:
     return TrainResult(
         config=config, metrics=metrics, params=stack_trees(params), out_dir=out
     )
+
+
+def continue_from(
+    shorter: str | os.PathLike, config: TrainConfig, out: Path
+) -> list[int]:
+    """Start ``out`` from the checkpoints of a shorter run of the same configuration.
+
+    Training resumes exactly from a checkpoint (a seed's data at step t
+    depends on its seed and t alone), so each copied seed trains on from the
+    shorter run's last step as if that run had been asked for
+    ``config.steps``: the longer run is the shorter one continued, and its
+    first steps are not computed again.  Only ``steps`` and ``seeds`` may
+    differ between the two configurations, and the shorter run must have
+    started from random initial parameters, as ``out`` will.  Seeds of
+    ``config`` that ``out`` already holds, or that ``shorter`` lacks, are
+    left alone.  The shorter run's validation rows of
+    the copied seeds come along, so ``out``'s history starts at step 0.
+
+    Returns the seeds copied.
+    """
+    source = Path(shorter)
+    if not (source / CONFIG_FILE).exists():
+        raise CheckpointError(f"{source} holds no run to continue")
+    check_run_dir(source, config)  # the same configuration but for steps and seeds
+    check_initial(source, "")
+    previous = TrainConfig.from_dict(files.read_json(source / CONFIG_FILE))
+    if previous.steps > config.steps:
+        raise CheckpointError(
+            f"{source} trained {previous.steps} steps, more than the "
+            f"{config.steps} asked for: nothing to continue"
+        )
+    copied = []
+    for seed in config.seeds:
+        start = seed_dir(source, seed) / CHECKPOINT_FILE
+        target = seed_dir(out, seed) / CHECKPOINT_FILE
+        if seed in previous.seeds and start.exists() and not target.exists():
+            files.ensure_dir(target.parent)
+            files.write_bytes_atomic(target, start.read_bytes())
+            copied.append(seed)
+    history = [r for r in read_validation(source) if r["seed"] in copied]
+    if history:
+        kept = [r for r in read_validation(out) if r["seed"] not in copied]
+        rows = sorted(kept + history, key=lambda r: (r["step"], r["seed"]))
+        files.write_csv_atomic(out / VALIDATION_FILE, rows, VALIDATION_COLUMNS)
+    return copied
