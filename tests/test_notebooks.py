@@ -220,14 +220,45 @@ def test_03_faithfulness_tables_and_figures(executed):
             assert list(figures.glob(f"fig{number}_{algorithm}_*.png")), number
 
 
+ABLATION_COLUMNS = [
+    "experiment",
+    "variant",
+    "algorithm",
+    "hidden_size",
+    "steps",
+    "seeds",
+    "performance",
+    "mean",
+    "std",
+    "max",
+    "min",
+    "test_num_nodes",
+]
+
+
 def test_04_ablation_tables(executed):
     results, _ = _ran(executed, "04_ablations")
-    for name in ablations.experiments(profiles.get("smoke")):
+    for name, experiment in ablations.experiments(profiles.get("smoke")).items():
         rows = read_table(results / f"{name}.csv")
-        assert rows, name
+        assert list(rows[0]) == ABLATION_COLUMNS, name
+        assert [r["variant"] for r in rows] == [v.label for v in experiment.variants]
         for row in rows:
             low, mean, high = _numbers(row, ["min", "mean", "max"])
             assert 0 <= low <= mean <= high <= 1, (name, row)
+            assert float(row["std"]) >= 0 and int(row["seeds"]) >= 1
+            assert row["performance"].startswith(f"{mean:.3f} ± ")
+
+
+def test_04_a_rerun_resumes_the_notebooks_runs_to_the_same_rows(executed, shared_runs):
+    """Runs are content-addressed: the notebook's finished runs are resumed,
+    not trained again, and give the rows it wrote.  One table in CI (every
+    table shares the mechanism; test_train checks resume run by run)."""
+    results, _ = _ran(executed, "04_ablations")
+    name = "table14_no_hints"
+    experiment = ablations.experiments(profiles.get("smoke"))[name]
+    again = ablations.run_experiment(experiment, shared_runs, progress=False)
+    written = read_table(results / f"{name}.csv")
+    assert [{k: str(v) for k, v in row.items()} for row in again] == written
 
 
 @pytest.mark.parametrize("number", ["03", "04", "05", "06"])
@@ -277,11 +308,12 @@ def test_06_landscape_tables(executed):
     assert (figures / "fig_landscape_dfs_learned.png").exists()
 
 
-def test_07_closing_the_gap_table(executed):
+@pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford"])
+def test_07_closing_the_gap_table(executed, algorithm):
     from nar_gap.experiments import closing_gap
 
     results, figures = _ran(executed, "07_closing_the_gap")
-    rows = read_table(results / "closing_gap_bfs.csv")
+    rows = read_table(results / f"closing_gap_{algorithm}.csv")
     assert [r["variant"] for r in rows] == ["compiled", *closing_gap.VARIANTS]
     compiled = rows[0]
     assert float(compiled["internal"]) == 0.0
@@ -293,9 +325,22 @@ def test_07_closing_the_gap_table(executed):
         assert float(row["sharpness"]) == float(row["sharpness"])  # not NaN
     steps = {r["variant"]: int(r["steps"]) for r in rows}
     assert steps["long"] == steps["plain"] * profiles.SMOKE.closing_gap_long_factor
-    curves = read_table(results / "closing_gap_validation_bfs.csv")
+    curves = read_table(results / f"closing_gap_validation_{algorithm}.csv")
     assert {r["variant"] for r in curves} == set(closing_gap.VARIANTS)
-    sidecar = json.loads((results / "closing_gap_bfs.csv.json").read_text())
+    # long is plain continued: its curve holds plain's validations, then its own
+    long_steps = {int(r["step"]) for r in curves if r["variant"] == "long"}
+    plain_steps = {int(r["step"]) for r in curves if r["variant"] == "plain"}
+    assert plain_steps < long_steps and max(long_steps) == steps["long"]
+    over_time = read_table(results / f"closing_gap_over_time_{algorithm}.csv")
+    assert {r["variant"] for r in over_time} == {"compiled", *closing_gap.VARIANTS}
+    for row in over_time:
+        assert {row["measure"], row["clock"]} in (
+            {"external", "uniform"},
+            {"internal", "step"},
+        )
+        if row["variant"] == "compiled":  # exact at every point of its own trace
+            assert float(row["mean"]) == (row["measure"] == "external")
+    sidecar = json.loads((results / f"closing_gap_{algorithm}.csv.json").read_text())
     assert sidecar["verdict"] == closing_gap.verdict(
         [
             {
@@ -307,7 +352,7 @@ def test_07_closing_the_gap_table(executed):
             for r in rows
         ]
     )
-    assert (figures / "fig_closing_gap_bfs.png").exists()
+    assert (figures / f"fig_closing_gap_{algorithm}.png").exists()
 
 
 def test_run_all_rejects_bad_arguments():
