@@ -64,3 +64,36 @@ def test_missing_any_one_bar_is_a_negative_answer(internal, agreement, accuracy)
     text = closing_gap.verdict(rows)
     assert text.startswith("No variant meets the bar")
     assert "Closest: attention" in text  # the compiled row is not a candidate
+
+
+def test_time_rows_average_the_hints_then_give_mean_and_std_over_seeds():
+    import numpy as np
+
+    from nar_gap.analysis.models import SeedEvaluation
+
+    evaluation = SeedEvaluation(
+        seeds=(0, 1),
+        scalars={},
+        series={
+            "external_a_uniform": np.array([[1.0, 0.5], [1.0, 0.0]]),
+            "external_b_uniform": np.array([[1.0, 1.0], [0.0, 0.0]]),
+            "external_a_along_time": np.array([[9.0, 9.0], [9.0, 9.0]]),  # not used
+            "internal_along_time": np.array(
+                [[0.1, np.nan, np.nan], [0.3, 0.5, np.nan]]
+            ),
+        },
+        attention=np.zeros(()),
+        lengths=np.zeros(()),
+    )
+    rows = closing_gap.time_rows("attention", evaluation)
+    external = [r for r in rows if r["measure"] == "external"]
+    internal = [r for r in rows if r["measure"] == "internal"]
+    assert {r["clock"] for r in external} == {"uniform"}
+    assert [r["position"] for r in external] == [0.25, 0.75]
+    assert [r["mean"] for r in external] == pytest.approx([0.75, 0.375])
+    assert [r["std"] for r in external] == pytest.approx([0.25, 0.375])
+    # step 2 has no value in any seed: left out; step 1 has one seed
+    assert [(r["position"], r["seeds"]) for r in internal] == [(0, 2), (1, 1)]
+    assert [r["mean"] for r in internal] == pytest.approx([0.2, 0.5])
+    assert [r["std"] for r in internal] == pytest.approx([0.1, 0.0])
+    assert {r["variant"] for r in rows} == {"attention"}

@@ -13,18 +13,21 @@ against the compiled model with the calibrated measures of notebook 03:
   (:func:`~nar_gap.training.supervision.attention_kl`);
 * ``state``: plus a learned linear probe of every step's hidden state trained
   onto the compiled variables (:func:`~nar_gap.training.supervision.state_mse`);
-* ``long``: the plain loss for ``closing_gap_long_factor`` times the
-  baseline's steps, the paper's under-convergence explanation tested directly
-  (its validation curve at the top of the training sizes says whether the
-  trace is still being learned).
+* ``long``: the plain run's seeds trained on to ``closing_gap_long_factor``
+  times the baseline's steps (:func:`~nar_gap.training.run_dir.continue_from`:
+  the same trajectory, extended), the paper's under-convergence explanation
+  tested directly (its validation curve at the top of the training sizes says
+  whether the trace is still being learned).
 
-The other three train those seeds again (same data order, same width), one
-change each.  Each variant gets one row (means over those seeds): test
-accuracy, Eq. 24's internal distance and the argmax agreement with the
-compiled model (both over the counted receivers),
-external faithfulness, accuracy at each ``generalisation_sizes`` graph size,
-and sharpness (mean loss rise at radius 0.1 in a filter-normalised plane,
-the number notebook 06 compares), beside the compiled model's own row.
+``attention`` and ``state`` train those seeds again (same data order, same
+width), one change each; ``long`` goes on where ``plain`` stopped.  Each
+variant gets one row (means over those seeds): test accuracy, Eq. 24's
+internal distance and the argmax agreement with the compiled model (both over
+the counted receivers), external faithfulness, accuracy at each
+``generalisation_sizes`` graph size, and sharpness (mean loss rise at radius
+0.1 in a filter-normalised plane, the number notebook 06 compares), beside
+the compiled model's own row; and each variant's external and internal
+faithfulness along the trace (:func:`time_rows`).
 :func:`verdict` then answers the issue's question from the table: which
 variant, if any, is faithful (internal <= 0.05, agreement >= 0.99) at
 >= 99 % accuracy.  It is computed, so a negative answer reads as one.
@@ -46,7 +49,12 @@ import numpy as np
 from tqdm import tqdm
 
 from nar_gap.analysis.landscape import filter_normalised_direction, sharpness
-from nar_gap.analysis.models import Models, measure_models, reference_attention
+from nar_gap.analysis.models import (
+    Models,
+    SeedEvaluation,
+    measure_models,
+    reference_attention,
+)
 from nar_gap.benchmark.batch import Batch
 from nar_gap.benchmark.sampling import eval_batch, sample_batch
 from nar_gap.compiler import compile
@@ -63,7 +71,7 @@ from nar_gap.model.model import Model
 from nar_gap.model.seeds import unstack_tree
 from nar_gap.system import files
 from nar_gap.training import TrainConfig, train
-from nar_gap.training.run_dir import read_validation
+from nar_gap.training.run_dir import continue_from, read_validation
 from nar_gap.training.supervision import with_state_probe
 
 VARIANTS = ("plain", "attention", "state", "long")
@@ -142,9 +150,68 @@ class Graphs:
     loss: Batch
 
 
-def evaluate_variant(name: str, models: Models, graphs: Graphs) -> dict[str, Any]:
-    """One table row: means over the seeds of every measure."""
-    scalars = measure_models(models, graphs.test, graphs.reference).scalars
+def _over_seeds(
+    name: str, measure: str, clock: str, values: np.ndarray
+) -> list[dict[str, Any]]:
+    """``[K, T]`` per-seed values -> one row per position: mean and std over seeds.
+
+    Positions where no seed has a value (no counted step there) are left out.
+    """
+    values = np.asarray(values, np.float64)
+    positions = values.shape[1]
+    rows = []
+    for t in range(positions):
+        column = values[:, t][np.isfinite(values[:, t])]
+        if column.size == 0:
+            continue
+        where = (t + 0.5) / positions if clock == "uniform" else t
+        rows.append(
+            {
+                "variant": name,
+                "measure": measure,
+                "clock": clock,
+                "position": where,
+                "mean": float(column.mean()),
+                "std": float(column.std()),
+                "seeds": int(column.size),
+            }
+        )
+    return rows
+
+
+def time_rows(name: str, evaluation: SeedEvaluation) -> list[dict[str, Any]]:
+    """External and internal faithfulness over time, for one variant.
+
+    ``external``: the fraction of real nodes whose hint prediction matches
+    dm-clrs's next hint, averaged over the hints, on each trace's own [0, 1]
+    clock (notebook 03's Figure 4 timescale, ``clock = uniform``).
+    ``internal``: Eq. 24's distance at each hint step (``clock = step``),
+    over the samples whose trace counts there.  Does a recipe that is faithful
+    on average stay faithful to the end of the trace?
+    """
+    uniform = [v for k, v in evaluation.series.items() if k.endswith("_uniform")]
+    rows = []
+    if uniform:
+        external = np.mean(np.stack(uniform), axis=0)  # over hints: [K, bins]
+        rows += _over_seeds(name, "external", "uniform", external)
+    if "internal_along_time" in evaluation.series:
+        internal = evaluation.series["internal_along_time"]
+        rows += _over_seeds(name, "internal", "step", internal)
+    return rows
+
+
+@dataclasses.dataclass(frozen=True)
+class VariantResult:
+    """One recipe, measured: its table row and its rows over time."""
+
+    row: dict[str, Any]
+    over_time: list[dict[str, Any]]
+
+
+def evaluate_variant(name: str, models: Models, graphs: Graphs) -> VariantResult:
+    """One table row (means over the seeds of every measure) and its curves."""
+    evaluation = measure_models(models, graphs.test, graphs.reference)
+    scalars = evaluation.scalars
     row: dict[str, Any] = {
         "variant": name,
         "seeds": len(models),
@@ -165,13 +232,14 @@ def evaluate_variant(name: str, models: Models, graphs: Graphs) -> dict[str, Any
         for k in range(len(models))
     ]
     row["sharpness"] = _mean(rises)
-    return row
+    return VariantResult(row, time_rows(name, evaluation))
 
 
-def _compiled_row(compiled: Model, graphs: Graphs) -> dict[str, Any]:
+def _compiled(compiled: Model, graphs: Graphs) -> VariantResult:
     own = Models.from_models([compiled], seeds=[-1], source="compiled")
-    row = evaluate_variant("compiled", own, graphs)
-    return {**row, "seeds": 0, "hidden_size": compiled.config.hidden_size}
+    result = evaluate_variant("compiled", own, graphs)
+    row = {**result.row, "seeds": 0, "hidden_size": compiled.config.hidden_size}
+    return VariantResult(row, result.over_time)
 
 
 def is_faithful(row: Mapping[str, Any]) -> bool:
@@ -224,16 +292,19 @@ def run_closing_gap(
 
     Files: ``results/closing_gap_<a>.csv`` (one row per variant and the
     compiled model, + sidecar with the verdict), ``results/
-    closing_gap_validation_<a>.csv`` (the curves) and ``figures/
+    closing_gap_validation_<a>.csv`` (validation score over training steps),
+    ``results/closing_gap_over_time_<a>.csv`` (:func:`time_rows`: external
+    and internal faithfulness along the trace) and ``figures/
     fig_closing_gap_<a>.{png,pdf}``.
     """
     configs = variant_configs(profile, algorithm)
     seeds = configs["attention"].seeds
     run_dirs = {name: run_dir(config, dirs.runs) for name, config in configs.items()}
-    results = {
-        name: train(config, run_dirs[name], progress=progress)
-        for name, config in configs.items()
-    }
+    results = {}
+    for name, config in configs.items():
+        if name == "long":  # the plain run, trained on: its first steps are reused
+            continue_from(run_dirs["plain"], config, run_dirs[name])
+        results[name] = train(config, run_dirs[name], progress=progress)
     test = faithfulness_batch(profile, algorithm)
     compiled = compile(algorithm, hidden_size=None)
     graphs = Graphs(
@@ -247,17 +318,19 @@ def run_closing_gap(
         },
         loss=sample_batch(algorithm, profile.val_num_nodes, profile.batch_size, seed=2),
     )
-    rows = [{**_compiled_row(compiled, graphs), "steps": 0}]
+    measured = {"compiled": _compiled(compiled, graphs)}
+    steps = {"compiled": 0}
     for name in tqdm(
         VARIANTS, desc=f"closing the gap {algorithm}", disable=not progress
     ):
         models = _first_seeds(Models.from_run(results[name]), seeds)
-        rows.append(
-            {**evaluate_variant(name, models, graphs), "steps": configs[name].steps}
-        )
+        measured[name] = evaluate_variant(name, models, graphs)
+        steps[name] = configs[name].steps
+    rows = [{**m.row, "steps": steps[name]} for name, m in measured.items()]
     write_closing_gap(
         rows,
         validation_rows(run_dirs, seeds),
+        [r for m in measured.values() for r in m.over_time],
         algorithm,
         dirs,
         metadata(profile, seeds=list(seeds), verdict=verdict(rows)),
@@ -268,18 +341,22 @@ def run_closing_gap(
 def write_closing_gap(
     rows: Sequence[Mapping[str, Any]],
     curves: Sequence[Mapping[str, Any]],
+    over_time: Sequence[Mapping[str, Any]],
     algorithm: str,
     dirs: OutputDirs,
     meta: Mapping[str, Any],
 ) -> list[Path]:
-    """The table, the validation curves and the figure, each written atomically."""
+    """The table, the two kinds of curves and the figure, each written atomically."""
     written = [
         files.write_table(dirs.results / f"closing_gap_{algorithm}.csv", rows, meta),
         files.write_table(
             dirs.results / f"closing_gap_validation_{algorithm}.csv", curves, meta
         ),
+        files.write_table(
+            dirs.results / f"closing_gap_over_time_{algorithm}.csv", over_time, meta
+        ),
     ]
-    fig = plots.plot_closing_gap(rows, curves, algorithm)
+    fig = plots.plot_closing_gap(rows, curves, over_time, algorithm)
     written += files.save_figure(fig, dirs.figures / f"fig_closing_gap_{algorithm}")
     plots.close(fig)
     return written

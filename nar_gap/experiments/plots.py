@@ -846,17 +846,20 @@ def plot_size_sweep(rows: Sequence[Mapping[str, Any]]) -> Figure:
 def plot_closing_gap(
     rows: Sequence[Mapping[str, Any]],
     curves: Sequence[Mapping[str, Any]],
+    over_time: Sequence[Mapping[str, Any]],
     algorithm: str,
 ) -> Figure:
-    """Each training recipe against compiled: its learning curve, and where it ends.
+    """Each recipe against compiled: how it learns, along the trace, where it ends.
 
     Left: the mean validation score over training steps per variant (the
-    ``long`` curve says whether the trace is still being learned).  Right:
-    test accuracy against Eq. 24's internal distance to the compiled model,
-    one point per variant (mean over seeds), the compiled model at (0, its
-    accuracy).
+    ``long`` curve says whether the trace is still being learned).  Second:
+    external faithfulness along the trace on each trace's own [0, 1] clock
+    (mean over seeds, band: one std).  Third: Eq. 24's internal distance at
+    each hint step (mean over seeds).  Right: test accuracy against Eq. 24's
+    internal distance to the compiled model, one point per variant (mean over
+    seeds), the compiled model at (0, its accuracy).
     """
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
+    fig, (left, middle, inner, right) = plt.subplots(1, 4, figsize=(15, 3.4))
     variants = [r["variant"] for r in rows if r["variant"] != "compiled"]
     for k, name in enumerate(variants):
         mine = [c for c in curves if c["variant"] == name]
@@ -872,6 +875,32 @@ def plot_closing_gap(
     left.set_xlabel("training step", fontsize=8)
     left.set_ylabel("validation score (mean over seeds)", fontsize=8)
     left.legend(fontsize=7, frameon=False)
+    for k, name in enumerate(variants):
+        mine = [
+            r for r in over_time if r["variant"] == name and r["measure"] == "external"
+        ]
+        if not mine:
+            continue
+        x = np.array([float(r["position"]) for r in mine])
+        mean = np.array([float(r["mean"]) for r in mine])
+        std = np.array([float(r["std"]) for r in mine])
+        middle.plot(x, mean, marker="o", ms=3, color=f"C{k}", label=name)
+        middle.fill_between(x, mean - std, mean + std, color=f"C{k}", alpha=0.15)
+    middle.set_xlim(0, 1)
+    middle.set_xlabel("position in the trace (each trace's own clock)", fontsize=8)
+    middle.set_ylabel("external faithfulness (mean over hints)", fontsize=8)
+    for k, name in enumerate(variants):
+        mine = [
+            r for r in over_time if r["variant"] == name and r["measure"] == "internal"
+        ]
+        if mine:
+            x = [int(float(r["position"])) for r in mine]
+            inner.plot(
+                x, [float(r["mean"]) for r in mine], marker="o", ms=3, color=f"C{k}"
+            )
+    _integer_ticks(inner.xaxis)
+    inner.set_xlabel("hint step", fontsize=8)
+    inner.set_ylabel("internal distance to compiled (Eq. 24)", fontsize=8)
     for k, name in enumerate(variants):
         row = next(r for r in rows if r["variant"] == name)
         x, y = float(row["internal"]), float(row["accuracy"])
@@ -889,7 +918,7 @@ def plot_closing_gap(
     right.set_xlabel("internal distance to compiled (Eq. 24)", fontsize=8)
     right.set_ylabel(f"test accuracy (output), {algorithm}", fontsize=8)
     right.set_xlim(left=-0.02)
-    for ax in (left, right):
+    for ax in (left, middle, inner, right):
         ax.tick_params(which="both", labelsize=7)
     fig.suptitle(f"{algorithm}: supervising the mechanism", fontsize=10)
     fig.tight_layout()

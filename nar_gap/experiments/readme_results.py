@@ -235,8 +235,10 @@ def _landscapes(results: Path) -> str:
     )
 
 
-def _closing_gap(results: Path) -> str:
-    path = results / "closing_gap_bfs.csv"
+CLOSING_GAP_ALGORITHMS = ("bfs", "bellman_ford")
+
+
+def _closing_gap_table(path: Path) -> str:
     rows = files.read_table(path)
     sizes = [
         k.removeprefix("accuracy_n") for k in rows[0] if k.startswith("accuracy_n")
@@ -244,6 +246,7 @@ def _closing_gap(results: Path) -> str:
     table = markdown_table(
         (
             "variant",
+            "seeds",
             "steps",
             "accuracy",
             "internal",
@@ -255,6 +258,7 @@ def _closing_gap(results: Path) -> str:
         [
             (
                 r["variant"],
+                r["seeds"],
                 r["steps"],
                 _fmt(r["accuracy"]),
                 _fmt(r["internal"]),
@@ -268,6 +272,34 @@ def _closing_gap(results: Path) -> str:
     )
     answer = files.read_json(path.with_name(path.name + ".json")).get("verdict", "")
     return f"{table}\n\n{answer}"
+
+
+def _over_time(path: Path, measure: str, label: str, fmt: str) -> str:
+    """One measure per variant along the trace, a column per position."""
+    rows = [r for r in files.read_table(path) if r["measure"] == measure]
+    positions = sorted({float(r["position"]) for r in rows})
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    cell = {(r["variant"], float(r["position"])): r["mean"] for r in rows}
+    return markdown_table(
+        (label, *(format(x, fmt) for x in positions)),
+        [
+            (v, *(_fmt(cell[(v, x)]) if (v, x) in cell else "–" for x in positions))
+            for v in variants
+        ],
+    )
+
+
+def _closing_gap(results: Path) -> str:
+    parts = []
+    for algorithm in CLOSING_GAP_ALGORITHMS:
+        table = _closing_gap_table(results / f"closing_gap_{algorithm}.csv")
+        curves = results / f"closing_gap_over_time_{algorithm}.csv"
+        external = _over_time(
+            curves, "external", "external, at this point of the trace", ".2f"
+        )
+        internal = _over_time(curves, "internal", "internal, at hint step", "g")
+        parts.append(f"*{algorithm}*\n\n{table}\n\n{external}\n\n{internal}")
+    return "\n\n".join(parts)
 
 
 def _paper(results: Path) -> str:
@@ -354,7 +386,7 @@ def render(results_dir: str | os.PathLike) -> str:
         ("Stability, Table 16 (notebook 05)", _stability),
         ("Loss landscapes, D.11 (notebook 06)", _landscapes),
         ("The paper and ours (end of notebooks 03-06)", _paper),
-        ("Closing the gap, BFS (notebook 07)", _closing_gap),
+        ("Closing the gap (notebook 07)", _closing_gap),
         (
             "Compiled models from 16 to 4096 nodes "
             "(`python -m nar_gap.experiments.size_sweep`)",
