@@ -20,11 +20,12 @@ after 150 steps, 0.991 after 200).  BFS trains 32 seeds for 200 steps, which
 saturates it as the paper's finding needs; Bellman-Ford trains 32 seeds for as
 long as the hour allows (60 steps) and is reported as it is.  The ablations
 run at hidden 32 over 4 seeds for 70 steps, training on from compiled over 3
-data orders, and landscapes on a 9 × 9 grid; notebook 07 trains the first 2
-BFS baseline seeds again with each of its recipes (``long``: 400 steps), so
-that every notebook fits in an hour on 2 cores.  ``paper`` is the paper's setting (128
-seeds, 10 000 steps, hidden 128, 1024 minimal seeds, 50 000 extended steps)
-and is meant for a GPU.
+data orders, and landscapes on a 9 × 9 grid; notebook 07 trains the first 3
+BFS and Bellman-Ford baseline seeds again with each of its recipes (``long``:
+twice the steps), meant to fit every notebook in an hour on 2 cores (the
+last fresh-clone run took 64 minutes: see the README).  ``paper`` is the
+paper's setting (128 seeds, 10 000 steps, hidden 128, 1024 minimal seeds,
+50 000 extended steps) and is meant for a GPU.
 """
 
 from __future__ import annotations
