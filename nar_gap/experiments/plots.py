@@ -843,6 +843,13 @@ def plot_size_sweep(rows: Sequence[Mapping[str, Any]]) -> Figure:
     return fig
 
 
+def _measured(
+    over_time: Sequence[Mapping[str, Any]], variant: str, measure: str
+) -> list[Mapping[str, Any]]:
+    """The rows of ``closing_gap_over_time`` of one variant and one measure."""
+    return [r for r in over_time if r["variant"] == variant and r["measure"] == measure]
+
+
 def plot_closing_gap(
     rows: Sequence[Mapping[str, Any]],
     curves: Sequence[Mapping[str, Any]],
@@ -876,9 +883,7 @@ def plot_closing_gap(
     left.set_ylabel("validation score (mean over seeds)", fontsize=8)
     left.legend(fontsize=7, frameon=False)
     for k, name in enumerate(variants):
-        mine = [
-            r for r in over_time if r["variant"] == name and r["measure"] == "external"
-        ]
+        mine = _measured(over_time, name, "external")
         if not mine:
             continue
         x = np.array([float(r["position"]) for r in mine])
@@ -890,9 +895,7 @@ def plot_closing_gap(
     middle.set_xlabel("position in the trace (each trace's own clock)", fontsize=8)
     middle.set_ylabel("external faithfulness (mean over hints)", fontsize=8)
     for k, name in enumerate(variants):
-        mine = [
-            r for r in over_time if r["variant"] == name and r["measure"] == "internal"
-        ]
+        mine = _measured(over_time, name, "internal")
         if mine:
             x = [int(float(r["position"])) for r in mine]
             inner.plot(

@@ -344,9 +344,7 @@ def _finished_run(
     they were written for this very configuration (steps and seeds included)
     and every checkpoint is at its target: anything else is scored again.
     """
-    if out is None or not plan.nothing_to_train:
-        return None
-    if any(done != config.steps for done in plan.steps_done.values()):
+    if out is None or any(done != config.steps for done in plan.steps_done.values()):
         return None
     try:
         saved = TrainConfig.from_dict(files.read_json(out / "metrics.json")["config"])

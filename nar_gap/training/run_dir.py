@@ -90,8 +90,13 @@ def record_validation(
         }
         for seed, score, loss in zip(seeds, scores, losses, strict=True)
     ]
-    rows = sorted(kept + new, key=lambda r: (r["step"], r["seed"]))
-    files.write_csv_atomic(Path(out_dir) / VALIDATION_FILE, rows, VALIDATION_COLUMNS)
+    _write_validation(Path(out_dir), kept + new)
+
+
+def _write_validation(out_dir: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """The whole history, in (step, seed) order, written atomically."""
+    ordered = sorted(rows, key=lambda r: (r["step"], r["seed"]))
+    files.write_csv_atomic(out_dir / VALIDATION_FILE, ordered, VALIDATION_COLUMNS)
 
 
 class CheckpointError(ValueError):
@@ -371,8 +376,8 @@ def continue_from(
     differ between the two configurations, and the shorter run must have
     started from random initial parameters, as ``out`` will.  Seeds of
     ``config`` that ``out`` already holds, or that ``shorter`` lacks, are
-    left alone.  The shorter run's validation rows of
-    the copied seeds come along, so ``out``'s history starts at step 0.
+    left alone.  The shorter run's validation rows of the copied seeds come
+    along, so ``out``'s history starts at step 0.
 
     Returns the seeds copied.
     """
@@ -398,6 +403,5 @@ def continue_from(
     history = [r for r in read_validation(source) if r["seed"] in copied]
     if history:
         kept = [r for r in read_validation(out) if r["seed"] not in copied]
-        rows = sorted(kept + history, key=lambda r: (r["step"], r["seed"]))
-        files.write_csv_atomic(out / VALIDATION_FILE, rows, VALIDATION_COLUMNS)
+        _write_validation(out, kept + history)
     return copied
