@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 set -euo pipefail
-# Regenerate the paper's figures and tables: run every notebooks/NN_*.ipynb in
-# order with papermill, stopping at the first failure.
+# Regenerate the paper's figures and tables: run every notebooks/NN_*.ipynb
+# with papermill, each once the notebooks it needs have finished (its
+# metadata's nar_gap.needs: 03, 06 and 07 read notebook 02's trained
+# baselines), up to --jobs of them side by side.  After a failure nothing new
+# starts; the notebooks already running finish, and their results are kept.
 #
 #   ./run_all.sh                     the "cpu" profile (default; about an hour on 2 cores)
 #   ./run_all.sh --profile smoke     minutes: what CI runs
@@ -9,6 +12,9 @@ set -euo pipefail
 #   ./run_all.sh --only 03           one notebook (or --only 03 --only 04)
 #   ./run_all.sh --out DIR           tables, figures, executed notebooks to DIR/results, ...
 #   ./run_all.sh --force             rerun notebooks whose results are up to date
+#   ./run_all.sh --jobs 1            one notebook at a time (default: 2 side by side
+#                                    on a machine with 2 or more cores, 1 for paper,
+#                                    whose notebooks share one accelerator; NAR_GAP_JOBS)
 #   PROFILE=smoke ./run_all.sh       same as --profile smoke
 #
 # Each profile writes to its own place: the committed results/ and figures/ are
@@ -20,6 +26,7 @@ set -euo pipefail
 # the same profile, notebook text, nar_gap source and output folders, and every
 # file it wrote is still there unchanged (a stamp beside its executed copy);
 # --force runs it anyway.  The files that changed are listed at the end.
+# Side by side, each notebook's output goes to build/notebooks/<profile>/NN_*.log.
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -28,20 +35,23 @@ profile="${PROFILE:-cpu}"
 force=0
 out=""
 only=()
+jobs="${NAR_GAP_JOBS:-}"
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --profile | --only | --out)
+        --profile | --only | --out | --jobs)
             [[ $# -ge 2 ]] || { echo "nar_gap: $1 needs a value (try --help)" >&2; exit 2; }
             case "$1" in
                 --profile) profile="$2" ;;
                 --only) only+=("$2") ;;
                 --out) out="$2" ;;
+                --jobs) jobs="$2" ;;
             esac
             shift 2
             ;;
         --profile=*) profile="${1#--profile=}"; shift ;;
         --only=*) only+=("${1#--only=}"); shift ;;
         --out=*) out="${1#--out=}"; shift ;;
+        --jobs=*) jobs="${1#--jobs=}"; shift ;;
         --force) force=1; shift ;;
         -h | --help) usage; exit 0 ;;
         *) echo "nar_gap: run_all.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
@@ -51,6 +61,18 @@ case "$profile" in
     smoke | cpu | paper) ;;
     *) echo "nar_gap: unknown profile '$profile' (smoke, cpu or paper)" >&2; exit 2 ;;
 esac
+if [[ -n "$jobs" && ! "$jobs" =~ ^[1-9][0-9]?$ ]]; then
+    echo "nar_gap: --jobs takes a number of notebooks to run at once, such as 2, not '$jobs'" >&2
+    exit 2
+fi
+if [[ -z "$jobs" ]]; then
+    # Two notebooks side by side on 2 cores: one process keeps about 1.5
+    # cores busy (XLA's CPU kernels do not use both all the time).  The paper
+    # profile is meant for one GPU, and two JAX processes would each claim
+    # most of its memory.
+    cores="$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)"
+    if [[ "$profile" == paper || "$cores" -lt 2 ]]; then jobs=1; else jobs=2; fi
+fi
 for number in "${only[@]}"; do
     if [[ ! "$number" =~ ^[0-9]{1,2}$ ]]; then
         echo "nar_gap: --only takes a notebook number such as 03, not '$number'" >&2
@@ -115,19 +137,41 @@ export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="${JAX_PERSISTENT_CACHE_MIN_CO
 # exceptions.  TF_CPP_MIN_LOG_LEVEL=0 shows everything again.
 export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-3}"
 
-# "sha path" of every file under the output folders (newer than $1, if given).
+# "sha path" of every file under the output folders.
 fingerprint() {
-    "$venv/bin/python" - "$results_dir" "$figures_dir" "${1:-}" <<'PY'
-import hashlib, os, pathlib, sys
-*tops, newer = sys.argv[1:]
-since = os.stat(newer).st_mtime if newer else None
-for top in tops:
+    "$venv/bin/python" - "$results_dir" "$figures_dir" <<'PY'
+import hashlib, pathlib, sys
+for top in sys.argv[1:]:
     for path in sorted(pathlib.Path(top).rglob("*")):
         if not path.is_file() or path.suffix == ".tmp" or path.name.startswith("."):
             continue
-        if since is not None and path.stat().st_mtime < since:
-            continue
         print(hashlib.sha256(path.read_bytes()).hexdigest(), path)
+PY
+}
+# "sha path" of the files under the output folders that one notebook wrote:
+# nar_gap logs every file it writes to $NAR_GAP_WRITTEN_LOG (file times cannot
+# tell two notebooks running side by side apart).
+written_files() {
+    "$venv/bin/python" - "$1" "$results_dir" "$figures_dir" <<'PY'
+import hashlib, pathlib, sys
+log, *tops = sys.argv[1:]
+tops = [pathlib.Path(top).resolve() for top in tops]
+for line in sorted(set(pathlib.Path(log).read_text().splitlines())):
+    path = pathlib.Path(line)
+    if path.is_file() and any(top in path.parents for top in tops):
+        print(hashlib.sha256(path.read_bytes()).hexdigest(), path)
+PY
+}
+# The notebooks (stems, e.g. 02_baselines) that a notebook needs finished first.
+needs_of() {
+    "$venv/bin/python" - "$1" <<'PY'
+import json, pathlib, sys
+notebook = pathlib.Path(sys.argv[1])
+needs = json.loads(notebook.read_text()).get("metadata", {}).get("nar_gap", {}).get("needs", [])
+for need in needs:
+    if not (notebook.parent / f"{need}.ipynb").is_file():
+        sys.exit(f"nar_gap: {notebook.name} needs '{need}', which is not a notebook in {notebook.parent}")
+    print(need)
 PY
 }
 # What a notebook's results depend on: its text, the profile, the package
@@ -203,36 +247,127 @@ report_changes() {
     fi
 }
 
-echo "nar_gap: running ${#notebooks[@]} notebooks with PROFILE=$profile;" \
-    "tables to ${results_dir#"$PWD"/}, figures to ${figures_dir#"$PWD"/}"
-start=$SECONDS
-timings=()
-for notebook in "${notebooks[@]}"; do
+# One notebook, from papermill to its stamp; run in the background.
+run_notebook() {
+    local notebook="$1" inputs="$2" name executed stamp_file written
     name="$(basename "$notebook" .ipynb)"
     executed="$executed_dir/$name.ipynb"
     stamp_file="$executed_dir/$name.stamp"
-    inputs="$(inputs_of "$notebook")"
-    if [[ "$force" == 0 && -f "$executed" ]] && up_to_date "$stamp_file" "$inputs"; then
-        echo "nar_gap: $notebook is up to date for profile $profile (skipped; --force reruns it)"
-        timings+=("$name: skipped")
-        continue
-    fi
-    echo "nar_gap: $notebook"
-    began=$SECONDS
+    written="$(cd "$executed_dir" && pwd)/.$name.written"
     rm -f "$stamp_file"
-    marker="$executed_dir/.$name.started"
-    touch "$marker"
-    if ! "$venv/bin/python" -m nar_gap.experiments.notebook_runner "$notebook" "$executed" \
-        --cwd notebooks -p PROFILE "$profile" -p RUNS_DIR "$runs_dir" \
-        -p RESULTS_DIR "$results_dir" -p FIGURES_DIR "$figures_dir" "${progress[@]}"; then
-        report_changes
-        echo "nar_gap: FAILED in $notebook (profile $profile) at $(failed_cell "$executed");" \
-            "the executed copy, with the error in place, is $executed" >&2
+    : >"$written"
+    NAR_GAP_WRITTEN_LOG="$written" "$venv/bin/python" -m nar_gap.experiments.notebook_runner \
+        "$notebook" "$executed" --cwd notebooks -p PROFILE "$profile" -p RUNS_DIR "$runs_dir" \
+        -p RESULTS_DIR "$results_dir" -p FIGURES_DIR "$figures_dir" "${progress[@]}" || return 1
+    { echo "$inputs"; written_files "$written"; } >"$stamp_file"
+    rm -f "$written"
+}
+
+if ((jobs > 1)); then
+    progress=()
+    # Two JAX processes on one GPU: neither may claim most of its memory.
+    export XLA_PYTHON_CLIENT_PREALLOCATE="${XLA_PYTHON_CLIENT_PREALLOCATE:-false}"
+fi
+names=()
+declare -A needs=()
+for notebook in "${notebooks[@]}"; do
+    name="$(basename "$notebook" .ipynb)"
+    names+=("$name")
+    needs[$name]="$(needs_of "$notebook")" || exit 2
+done
+declare -A state=() began=() pids=()
+for name in "${names[@]}"; do state[$name]=pending; done
+# A notebook is ready when every notebook it needs has finished; a need that
+# is not selected (--only) is not waited for (the notebook trains what it
+# needs itself, and two processes never train one run at once).
+ready() {
+    local need
+    for need in ${needs[$1]}; do
+        if [[ -n "${state[$need]:-}" && "${state[$need]}" != done ]]; then return 1; fi
+    done
+}
+
+echo "nar_gap: running ${#notebooks[@]} notebooks with PROFILE=$profile, up to $jobs at once;" \
+    "tables to ${results_dir#"$PWD"/}, figures to ${figures_dir#"$PWD"/}"
+# Each notebook in its own process group (set -m), so that an interrupt stops
+# the notebooks it started, kernels included: a background job of a script
+# would otherwise ignore Ctrl-C and go on training.
+set -m
+stop_running() {
+    local name
+    for name in "${names[@]}"; do
+        if [[ "${state[$name]}" == running ]]; then kill -TERM -- "-${pids[$name]}" 2>/dev/null || true; fi
+    done
+}
+trap 'stop_running; echo "nar_gap: interrupted; finished notebooks keep their results" >&2; exit 130' INT TERM
+
+start=$SECONDS
+timings=()
+failed=()
+running=0
+while :; do
+    progressed=0
+    if ((${#failed[@]} == 0)); then
+        for notebook in "${notebooks[@]}"; do
+            name="$(basename "$notebook" .ipynb)"
+            [[ "${state[$name]}" == pending ]] && ((running < jobs)) && ready "$name" || continue
+            inputs="$(inputs_of "$notebook")"
+            if [[ "$force" == 0 && -f "$executed_dir/$name.ipynb" ]] &&
+                up_to_date "$executed_dir/$name.stamp" "$inputs"; then
+                echo "nar_gap: $notebook is up to date for profile $profile (skipped; --force reruns it)"
+                timings+=("$name: skipped")
+                state[$name]=done
+                progressed=1
+                continue
+            fi
+            if ((jobs > 1)); then
+                echo "nar_gap: $notebook started (output in $executed_dir/$name.log)"
+                run_notebook "$notebook" "$inputs" >"$executed_dir/$name.log" 2>&1 &
+            else
+                echo "nar_gap: $notebook"
+                run_notebook "$notebook" "$inputs" &
+            fi
+            pids[$name]=$!
+            began[$name]=$SECONDS
+            state[$name]=running
+            running=$((running + 1))
+        done
+    fi
+    if ((running == 0)); then
+        if ((progressed)); then continue; fi  # a skipped notebook may have readied another
+        break
+    fi
+    sleep 1
+    for name in "${names[@]}"; do
+        [[ "${state[$name]}" == running ]] && ! kill -0 "${pids[$name]}" 2>/dev/null || continue
+        running=$((running - 1))
+        took=$((SECONDS - ${began[$name]}))
+        if wait "${pids[$name]}"; then
+            state[$name]=done
+            timings+=("$name: $took s")
+            if ((jobs > 1)); then echo "nar_gap: notebooks/$name.ipynb finished in $took s"; fi
+        else
+            state[$name]=failed
+            failed+=("$name")
+            if ((jobs > 1)); then tail -n 20 "$executed_dir/$name.log" >&2; fi
+            echo "nar_gap: FAILED in notebooks/$name.ipynb (profile $profile) at" \
+                "$(failed_cell "$executed_dir/$name.ipynb"); the executed copy, with the" \
+                "error in place, is $executed_dir/$name.ipynb" >&2
+            if ((running > 0)); then
+                echo "nar_gap: starting nothing new; waiting for the $running notebook(s) still running" >&2
+            fi
+        fi
+    done
+done
+if ((${#failed[@]} > 0)); then
+    report_changes
+    exit 1
+fi
+for name in "${names[@]}"; do
+    if [[ "${state[$name]}" != done ]]; then
+        echo "nar_gap: notebooks/$name.ipynb never became ready (needs: ${needs[$name]})" >&2
         exit 1
     fi
-    { echo "$inputs"; fingerprint "$marker"; } >"$stamp_file"
-    rm -f "$marker"
-    timings+=("$name: $((SECONDS - began)) s")
 done
 echo "nar_gap: all notebooks ran in $((SECONDS - start)) s; executed copies in $executed_dir/"
 for line in "${timings[@]}"; do echo "  $line"; done

@@ -498,3 +498,33 @@ def test_a_finished_run_is_read_back_not_scored_again(tmp_path, monkeypatch):
     # asked for fewer steps than it holds: scored again (a different question)
     with pytest.raises(AssertionError, match="scored again"):
         train(dataclasses.replace(config, steps=2), tmp_path, progress=False)
+
+
+def test_a_second_process_waits_for_the_run_it_shares(tmp_path, capsys):
+    """Two notebooks side by side (``run_all.sh --jobs 2``) may ask for one run."""
+    config = dataclasses.replace(
+        SMOKE, seeds=(4, 5, 6, 7), steps=4, eval_every=2, checkpoint_every=2
+    )
+    out = tmp_path / "run"
+    first = train(config, out, progress=False)
+    capsys.readouterr()
+    hold = textwrap.dedent(
+        """
+        import sys, time
+        from nar_gap.system import files
+        with files.exclusive(sys.argv[1]):
+            print("holding", flush=True)
+            time.sleep(3)
+        """
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold, str(out)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        again = train(config, out, progress=False)
+    finally:
+        holder.wait(timeout=60)
+    assert "another process is training this run; waiting" in capsys.readouterr().out
+    assert holder.returncode == 0
+    assert again.metrics == first.metrics

@@ -15,11 +15,16 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; processes must not share a run
+    fcntl = None
 
 from nar_gap.system.provenance import provenance
 
@@ -40,6 +45,34 @@ def ensure_dir(path: str | os.PathLike) -> Path:
     if not os.access(path, os.W_OK):
         raise OutputError(f"output directory {path} is not writable")
     return path
+
+
+LOCK_FILE = ".lock"
+
+
+@contextlib.contextmanager
+def exclusive(
+    directory: str | os.PathLike, on_wait: Callable[[], None] | None = None
+) -> Iterator[Path]:
+    """Hold ``directory``'s lock while this process writes there.
+
+    ``./run_all.sh`` runs independent notebooks side by side, and a user may
+    start two notebooks in two terminals: two processes asked for the same
+    run would both train it and write the same checkpoints.  With the lock
+    the second waits (``on_wait`` is called once, to say so), then finds the
+    run finished and reads it back.  The lock is advisory (``flock``) and is
+    released when the process ends, however it ends.
+    """
+    path = ensure_dir(directory)
+    with open(path / LOCK_FILE, "a") as handle:
+        if fcntl is not None:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if on_wait is not None:
+                    on_wait()
+                fcntl.flock(handle, fcntl.LOCK_EX)
+        yield path
 
 
 def _umask() -> int:
@@ -63,6 +96,25 @@ def _atomic_path(path: Path) -> Iterator[Path]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    _record_written(path)
+
+
+WRITTEN_LOG = "NAR_GAP_WRITTEN_LOG"
+
+
+def _record_written(path: Path) -> None:
+    """Append ``path`` to the file named by ``$NAR_GAP_WRITTEN_LOG``, if set.
+
+    ``./run_all.sh`` runs notebooks side by side and must know which files
+    each one wrote (its stamp lists them, so it is skipped only while they
+    are unchanged); modification times cannot tell two notebooks running at
+    once apart.  One short line per write, opened for appending, so writers
+    in several processes do not interleave within a line.
+    """
+    log = os.environ.get(WRITTEN_LOG)
+    if log:
+        with open(log, "a") as handle:
+            handle.write(f"{path.resolve()}\n")
 
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:

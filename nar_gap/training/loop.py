@@ -377,6 +377,22 @@ def train(
     parameters is refused.
     """
     out = Path(out_dir) if out_dir is not None else None
+    if out is None:
+        return _train(config, None, progress, initial_params)
+
+    def say_waiting() -> None:
+        tqdm.write(f"nar_gap: {out}: another process is training this run; waiting")
+
+    with files.exclusive(out, on_wait=say_waiting):
+        return _train(config, out, progress, initial_params)
+
+
+def _train(
+    config: TrainConfig,
+    out: Path | None,
+    progress: bool,
+    initial_params: Any | None,
+) -> TrainResult:
     digest = fingerprint(initial_params) if initial_params is not None else ""
     if out is not None:
         _prepare_run_dir(config, out, digest)

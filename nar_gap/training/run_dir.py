@@ -392,6 +392,13 @@ def continue_from(
             f"{source} trained {previous.steps} steps, more than the "
             f"{config.steps} asked for: nothing to continue"
         )
+    with files.exclusive(out):
+        return _copy_seeds(source, previous, config, out)
+
+
+def _copy_seeds(
+    source: Path, previous: TrainConfig, config: TrainConfig, out: Path
+) -> list[int]:
     copied = []
     for seed in config.seeds:
         start = seed_dir(source, seed) / CHECKPOINT_FILE

@@ -1,0 +1,256 @@
+"""run_all.sh's scheduler: notebooks side by side after the notebooks they
+need, each stamped with the files it wrote, nothing new after a failure.
+
+Three tiny notebooks in a copy of the project's scripts stand in for the real
+ones, which take minutes even at the smoke profile.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+_TINY = """
+import json, pathlib, time
+from nar_gap.system import files
+results = pathlib.Path(RESULTS_DIR)
+events = results.parent / "events.log"
+def event(what):
+    with open(events, "a") as handle:
+        handle.write(json.dumps([NAME, what, time.time()]) + "\\n")
+def seen(name, what):
+    lines = events.read_text().splitlines() if events.exists() else []
+    return any(json.loads(line)[:2] == [name, what] for line in lines)
+event("start")
+for need in NEEDS:
+    assert seen(need, "end"), f"{NAME} started before {need} ended"
+for other in WAIT_FOR:  # proves two ran at once, without timing anything
+    for _ in range(600):
+        if seen(other, "start"):
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"{other} never ran beside {NAME}")
+files.write_text_atomic(results / f"{NAME}.txt", f"{NAME} {PROFILE}")
+event("end")
+"""
+
+
+def _tiny_project(tmp_path: Path, plan: dict[str, dict]) -> Path:
+    import shutil
+
+    import nbformat
+
+    project = tmp_path / "project"
+    (project / "notebooks").mkdir(parents=True)
+    (project / "requirements").mkdir()
+    shutil.copy(ROOT / "run_all.sh", project)
+    shutil.copytree(ROOT / "scripts", project / "scripts")
+    shutil.copy(ROOT / "pyproject.toml", project)
+    shutil.copy(ROOT / "requirements" / "lock.txt", project / "requirements")
+    for name, spec in plan.items():
+        notebook = nbformat.v4.new_notebook()
+        notebook.metadata["kernelspec"] = {
+            "name": "nar-gap",
+            "display_name": "nar_gap",
+            "language": "python",
+        }
+        if spec.get("needs"):
+            notebook.metadata["nar_gap"] = {"needs": spec["needs"]}
+        parameters = nbformat.v4.new_code_cell(
+            'PROFILE = "cpu"\nRUNS_DIR = ""\nRESULTS_DIR = ""\nFIGURES_DIR = ""'
+        )
+        parameters.metadata["tags"] = ["parameters"]
+        settings = nbformat.v4.new_code_cell(
+            f"NAME = {name!r}\nNEEDS = {spec.get('needs', [])!r}\n"
+            f"WAIT_FOR = {spec.get('wait_for', [])!r}"
+        )
+        body = spec.get("body", _TINY)
+        notebook.cells = [parameters, settings, nbformat.v4.new_code_cell(body)]
+        nbformat.write(notebook, project / "notebooks" / f"{name}.ipynb")
+    return project
+
+
+def _run_all(project: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
+    venv = Path(sys.prefix)  # the venv running these tests
+    return subprocess.run(
+        [str(project / "run_all.sh"), "--profile", "smoke", "--out", str(out), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NAR_GAP_VENV": str(venv)},
+    )
+
+
+def _events(out: Path) -> list[tuple[str, str]]:
+    lines = (out / "events.log").read_text().splitlines()
+    return [tuple(json.loads(line)[:2]) for line in lines]
+
+
+def test_run_all_runs_independent_notebooks_side_by_side_after_their_needs(tmp_path):
+    project = _tiny_project(
+        tmp_path,
+        {
+            "01_a": {"wait_for": ["03_c"]},
+            "02_b": {"needs": ["01_a"]},
+            "03_c": {},
+        },
+    )
+    out = tmp_path / "out"
+    done = _run_all(project, out, "--jobs", "2")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    events = _events(out)
+    assert events.index(("02_b", "start")) > events.index(("01_a", "end"))
+    assert events.index(("03_c", "start")) < events.index(("01_a", "end"))
+    assert "up to 2 at once" in done.stdout
+    # Each stamp lists what its own notebook wrote, although they ran at once:
+    # a rerun skips all three, and a changed file reruns its notebook alone.
+    again = _run_all(project, out, "--jobs", "2")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert again.stdout.count(": skipped") == 3, again.stdout
+    (out / "results" / "03_c.txt").write_text("edited")
+    third = _run_all(project, out, "--jobs", "2")
+    assert third.returncode == 0, third.stderr[-3000:]
+    assert third.stdout.count(": skipped") == 2, third.stdout
+    assert "03_c: skipped" not in third.stdout
+    assert (out / "results" / "03_c.txt").read_text() == "03_c smoke"
+
+
+@pytest.mark.slow
+def test_after_a_failure_run_all_starts_nothing_new_and_keeps_what_finished(tmp_path):
+    project = _tiny_project(
+        tmp_path,
+        {
+            "01_a": {"body": "raise ValueError('a broke')"},
+            "02_b": {"needs": ["01_a"]},
+            "03_c": {},
+        },
+    )
+    out = tmp_path / "out"
+    done = _run_all(project, out, "--jobs", "2")
+    assert done.returncode == 1
+    assert "FAILED in notebooks/01_a.ipynb" in done.stderr
+    assert "ValueError: a broke" in done.stderr
+    assert ("02_b", "start") not in _events(out)
+    assert (out / "results" / "03_c.txt").read_text() == "03_c smoke"
+
+
+def test_run_all_refuses_a_need_that_is_not_a_notebook(tmp_path):
+    project = _tiny_project(tmp_path, {"01_a": {"needs": ["00_missing"]}})
+    done = _run_all(project, tmp_path / "out")
+    assert done.returncode == 2
+    assert "01_a.ipynb needs '00_missing', which is not a notebook" in done.stderr
+
+
+# --------------------------------------------------------------------------- #
+# The real notebooks' needs: two notebooks that may run side by side train no
+# run in common (the run lock makes that safe, but one would wait for the
+# other's training instead of running beside it).
+# --------------------------------------------------------------------------- #
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def _parameters(path: Path) -> dict:
+    cells = json.loads(path.read_text())["cells"]
+    (cell,) = [c for c in cells if "parameters" in c["metadata"].get("tags", [])]
+    names: dict = {}
+    exec("".join(cell["source"]), names)
+    return names
+
+
+def _needs(path: Path) -> list[str]:
+    return json.loads(path.read_text())["metadata"].get("nar_gap", {}).get("needs", [])
+
+
+def _runs_trained_by(stem: str, profile, algorithms: list[str]) -> set[str]:
+    """The run directories a notebook trains in, by what its cells call.
+
+    A notebook that starts training a new kind of run is added here.
+    """
+    from nar_gap.compiler import compile as compile_model
+    from nar_gap.experiments import ablations, closing_gap, stability
+    from nar_gap.experiments.runs import baseline_config, run_dir
+
+    def name(config) -> str:
+        return run_dir(config, "runs").name
+
+    if stem in ("02_baselines", "03_faithfulness", "06_loss_landscapes"):
+        return {name(baseline_config(profile, a)) for a in algorithms}
+    if stem == "04_ablations":
+        return {
+            name(v.config)
+            for e in ablations.experiments(profile).values()
+            for v in e.variants
+        }
+    if stem == "05_stability":
+        found = set()
+        for algorithm in algorithms:
+            config = profile.train_config(
+                compile_model(algorithm, hidden_size=None).config,
+                seeds=profile.seed_list(profile.stability_orders),
+            )
+            for _, start, setting in stability.stability_settings(config, profile):
+                found.add(f"stability_{start}_{name(setting)}")
+        return found
+    if stem == "07_closing_the_gap":
+        return {
+            name(c)
+            for a in algorithms
+            for c in closing_gap.variant_configs(profile, a).values()
+        }
+    if stem == "01_compile":
+        return set()
+    raise AssertionError(f"say which runs {stem} trains")
+
+
+def _after(stem: str, needs: dict[str, list[str]]) -> set[str]:
+    """Every notebook that must finish before ``stem`` starts."""
+    found = set()
+    for need in needs[stem]:
+        found |= {need} | _after(need, needs)
+    return found
+
+
+def test_notebooks_that_may_run_side_by_side_train_no_run_in_common():
+    """At the cpu profile, the default run.
+
+    At smoke and paper some ablation variants of notebook 04 are notebook
+    02's baseline configurations (the same width and steps), so the two share
+    those runs: the run lock makes whichever comes second wait and read the
+    run back (``test_a_second_process_waits_for_the_run_it_shares``).  At
+    cpu they share none, and 04 runs beside 02 for its whole length.
+    """
+    from nar_gap.experiments import profiles
+
+    profile = profiles.get("cpu")
+    needs = {path.stem: _needs(path) for path in NOTEBOOKS}
+    runs = {
+        path.stem: _runs_trained_by(
+            path.stem, profile, _parameters(path).get("ALGORITHMS", [])
+        )
+        for path in NOTEBOOKS
+    }
+    for first in runs:
+        for second in runs:
+            if first >= second or first in _after(second, needs):
+                continue
+            # runs of a notebook both wait for are finished, only read
+            finished = set().union(
+                *(runs[n] for n in _after(first, needs) & _after(second, needs))
+            )
+            shared = (runs[first] & runs[second]) - finished
+            assert not shared, f"{first} and {second} both train {sorted(shared)}"
+
+
+def test_each_notebook_needs_only_earlier_notebooks():
+    """Run in number order with --jobs 1, every need has finished."""
+    for path in NOTEBOOKS:
+        for need in _needs(path):
+            assert need < path.stem and (path.parent / f"{need}.ipynb").is_file()
