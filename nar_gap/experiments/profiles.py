@@ -23,7 +23,8 @@ run at hidden 32 over 4 seeds for 70 steps, training on from compiled over 3
 data orders, and landscapes on a 9 × 9 grid; notebook 07 trains the first 3
 BFS and Bellman-Ford baseline seeds again with each of its recipes (``long``:
 twice the steps), meant to fit every notebook in an hour on 2 cores (the
-last fresh-clone run took 64 minutes: see the README).  ``paper`` is the
+last fresh-clone ``./run_all.sh``, two notebooks side by side, took 52
+minutes: see the README).  ``paper`` is the
 paper's setting (128 seeds, 10 000 steps, hidden 128, 1024 minimal seeds,
 50 000 extended steps) and is meant for a GPU.
 """
@@ -234,8 +235,7 @@ CPU = Profile(
     exactness_sizes=(16, 64, 256),
     sequential_lengths=(4, 7),
     # Notebook 07 at 3 seeds (both algorithms) took the room of 4 DFS seeds:
-    # at 4 seeds it alone took 942 s, and the seven notebooks an estimated 65
-    # minutes.
+    # at 4 seeds it alone took 942 s (at 3: 646 s and 652 s).
     closing_gap_seeds=3,
     generalisation_sizes=(16, 64, 256),
     baselines=(
