@@ -375,6 +375,11 @@ def train(
     the seeds then differ only in their data order (the stability study).  Its
     fingerprint is kept in the run directory, so a resume from other starting
     parameters is refused.
+
+    While it works in ``out_dir`` it holds that directory's lock
+    (:func:`nar_gap.system.files.exclusive`): a second process asking for the
+    same run, a notebook run beside another by ``./run_all.sh``, waits and
+    then reads the finished run back instead of training it a second time.
     """
     out = Path(out_dir) if out_dir is not None else None
     if out is None:
