@@ -404,8 +404,7 @@ def _copy_seeds(
         start = seed_dir(source, seed) / CHECKPOINT_FILE
         target = seed_dir(out, seed) / CHECKPOINT_FILE
         if seed in previous.seeds and start.exists() and not target.exists():
-            files.ensure_dir(target.parent)
-            files.write_bytes_atomic(target, start.read_bytes())
+            files.write_bytes_atomic(target, start.read_bytes())  # makes the seed dir
             copied.append(seed)
     history = [r for r in read_validation(source) if r["seed"] in copied]
     if history:
