@@ -181,6 +181,16 @@ def test_01_compile_is_exact_and_draws_the_weights(executed):
     assert (figures / "fig7_bellman_ford_encoders_decoders.pdf").exists()
     assert (figures / "fig_compiled_bfs_weights.png").exists()
     assert (figures / "fig_compiled_bfs_encoders_decoders.png").exists()
+    witnesses = read_table(results / "locality_witnesses.csv")
+    found = {
+        (r["algorithm"], r["view"], r["steps_per_hint"])
+        for r in witnesses
+        if r["witness"] == "True"
+    }
+    expected = {("dfs", "graph program", "any"), ("dfs_light", "hard feedback", "1")}
+    assert expected <= found
+    assert ("dfs", "hard feedback", "1") not in found
+    assert not {a for a, _, _ in found} & {"bfs", "bellman_ford"}
 
 
 def test_02_baselines_table(executed):

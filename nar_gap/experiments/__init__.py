@@ -6,7 +6,8 @@ writes its tables and figures:
 ==================  ========================================  =======================
 notebook            function                                  module
 ==================  ========================================  =======================
-01_compile          ``compiled_figures``, ``exactness_table``  ``compilation.py``
+01_compile          ``compiled_figures``, ``exactness_table``, ``compilation.py``
+                    ``locality_table``
 02_baselines        ``run_baselines``                         ``baselines.py``
 03_faithfulness     ``run_faithfulness``                      ``faithfulness_study.py``
 04_ablations        ``run_ablations``                         ``ablations.py``
@@ -30,6 +31,7 @@ from nar_gap.experiments.compilation import (
     compiled_figures,
     exactness_table,
     example_graph,
+    locality_table,
 )
 from nar_gap.experiments.faithfulness_study import run_faithfulness
 from nar_gap.experiments.landscapes import run_landscapes
@@ -40,6 +42,7 @@ __all__ = [
     "compiled_figures",
     "example_graph",
     "exactness_table",
+    "locality_table",
     "run_ablations",
     "run_closing_gap",
     "run_baselines",

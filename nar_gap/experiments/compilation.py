@@ -14,7 +14,14 @@ from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile
 from nar_gap.experiments import plots
 from nar_gap.experiments.profiles import Profile
 from nar_gap.experiments.runs import metadata
+from nar_gap.programs.locality import find_witness, graphs
+from nar_gap.programs.registry import PROGRAMS
 from nar_gap.system import files
+
+# Which algorithms the locality table searches, and how: every graph on this
+# many nodes, self loops included (512 directed, 64 symmetric matrices).
+LOCALITY_ALGORITHMS = ("bfs", "bellman_ford", "bfs_seq", "dfs_light", "dfs")
+LOCALITY_NODES = 3
 
 EXAMPLE_EDGES = ((0, 1), (1, 3), (1, 4), (2, 5), (3, 5), (4, 5))  # clrs-semantics §2.1
 
@@ -89,5 +96,61 @@ def exactness_table(
                     )
     files.write_table(
         Path(results_dir) / "compiled_exactness.csv", rows, metadata(profile)
+    )
+    return rows
+
+
+def locality_table(
+    profile: Profile,
+    results_dir: str | os.PathLike,
+    algorithms: Sequence[str] = LOCALITY_ALGORITHMS,
+    num_nodes: int = LOCALITY_NODES,
+) -> list[dict[str, Any]]:
+    """Which algorithms a node's view cannot decide (issue 19).
+
+    For every algorithm, :func:`~nar_gap.programs.locality.find_witness`
+    three ways: a graph program at one GATv2 step per hint step and at every
+    radius, and an exact network with its hints fed back hard, at one step
+    per hint step.  A witness is a pair of graphs that no such model runs
+    both of exactly; ``isolated`` says it holds at every number of steps.
+    The same on every profile: it enumerates every graph of ``num_nodes``
+    nodes.
+    """
+    searches = (("graph program", 1), ("graph program", None), ("hard feedback", 1))
+    rows = []
+    for algorithm in algorithms:
+        searched = sum(1 for _ in graphs(algorithm, num_nodes, self_loops=True))
+        for view_kind, steps in searches:
+            witness = find_witness(
+                algorithm,
+                num_nodes,
+                True,
+                steps_per_hint=steps,
+                feedback=view_kind == "hard feedback",
+            )
+            edges = witness.edge_lists() if witness else ("", "")
+            rows.append(
+                {
+                    "algorithm": algorithm,
+                    "compiled": algorithm in PROGRAMS,
+                    "view": view_kind,
+                    "steps_per_hint": "any" if steps is None else steps,
+                    "num_nodes": num_nodes,
+                    "graphs_searched": searched,
+                    "witness": witness is not None,
+                    "isolated": bool(witness and witness.isolated),
+                    "node": witness.node if witness else "",
+                    "hint": witness.hint if witness else "",
+                    "probe": witness.probe if witness else "",
+                    "value_1": str(witness.values[0]) if witness else "",
+                    "value_2": str(witness.values[1]) if witness else "",
+                    "graph_1": edges[0],
+                    "graph_2": edges[1],
+                    "source_1": "" if not witness else witness.sources[0],
+                    "source_2": "" if not witness else witness.sources[1],
+                }
+            )
+    files.write_table(
+        Path(results_dir) / "locality_witnesses.csv", rows, metadata(profile)
     )
     return rows
