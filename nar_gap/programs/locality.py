@@ -246,9 +246,10 @@ def feedback_views(
 
     The network is assumed exact with *hard* hint feedback (``hint_repred_mode
     = "hard"``), so step ``j`` encodes dm-clrs's own hint ``j``: every node
-    then knows its hint values, graph hints (``time``, which reaches every
-    attention logit) and the pointer edges CLRS adds to the attention graph.
-    A node's state after a message-passing step is a function of its own
+    then knows its hint values and the pointer edges CLRS adds to the
+    attention graph.  Graph hints (``time``) enter only the attention logits,
+    so they count for a node with two candidates or more; a node that attends
+    to itself alone gets the same state whatever its logits.  A node's state after a message-passing step is a function of its own
     features and previous state and of its neighbours' (GATv2's ``z_j =
     [n_j ; h_j]``) across edges with their inputs.  Views are interned to
     integers; ``interned`` is shared, so equal integers are equal views
@@ -290,7 +291,7 @@ def feedback_views(
             (
                 num_nodes,
                 x,
-                shared,
+                shared if attend[x].sum() > 1 else (),
                 tuple(float(v[x]) for v in inputs.values()),
                 tuple(np.asarray(batch.hints[h][step, 0, x]).tobytes() for h in hints),
             )
