@@ -249,9 +249,10 @@ def feedback_views(
     then knows its hint values and the pointer edges CLRS adds to the
     attention graph.  Graph hints (``time``) enter only the attention logits,
     so they count for a node with two candidates or more; a node that attends
-    to itself alone gets the same state whatever its logits.  A node's state after a message-passing step is a function of its own
-    features and previous state and of its neighbours' (GATv2's ``z_j =
-    [n_j ; h_j]``) across edges with their inputs.  Views are interned to
+    to itself alone gets the same state whatever its logits.  A node's state
+    after a message-passing step is a function of its own features and
+    previous state and of its neighbours' (GATv2's ``z_j = [n_j ; h_j]``)
+    across edges with their inputs.  Views are interned to
     integers; ``interned`` is shared, so equal integers are equal views
     across graphs.
     """
