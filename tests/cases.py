@@ -14,8 +14,10 @@ import dataclasses
 import numpy as np
 
 from nar_gap.benchmark.batch import Batch, concat_batches, pad_batch
+from nar_gap.benchmark.exactness import compare_with_clrs, format_mismatches
 from nar_gap.benchmark.graphs import batch_from_graph
 from nar_gap.benchmark.sampling import sample_batch
+from nar_gap.programs.interpreter import run_program
 
 COMPILED_ALGORITHMS = ("bfs", "bellman_ford")
 
@@ -204,3 +206,29 @@ def hand_batch(algorithm: str) -> Batch:
 
 def hand_names(algorithm: str) -> list[str]:
     return [c.name for c in HAND_CASES if c.algorithm == algorithm]
+
+
+def three_way(model, batch) -> None:
+    """Assert interpreter == dm-clrs, network == dm-clrs, network == interpreter."""
+    trace = run_program(model.program, batch)
+    wrong = compare_with_clrs(trace.hint_preds, trace.outputs, batch)
+    assert not wrong, "interpreter:\n" + format_mismatches(wrong)
+    net = model.trace(batch)
+    wrong = compare_with_clrs(net.hint_preds, net.outputs, batch)
+    assert not wrong, "compiled network:\n" + format_mismatches(wrong)
+    real = np.asarray(batch.node_mask)
+    for t in range(trace.selected.shape[0]):
+        differ = (trace.selected[t] != net.selected[t]) & real
+        assert not differ.any(), (
+            f"step {t}: attention selects {net.selected[t][differ]} where the "
+            f"program selects {trace.selected[t][differ]}"
+        )
+    # The hidden state is the program's state: float32 against float64, and a
+    # stored id may carry e^{-tie_margin} ~ 5e-5 of a tied rival (Bellman-Ford's
+    # parent and the receiver's loop-less self pair tie every round), far below
+    # the 1/(2N) that would change a decoded pointer.
+    np.testing.assert_allclose(
+        net.state * real[None, :, :, None],
+        trace.state * real[None, :, :, None],
+        atol=2e-4,
+    )

@@ -39,7 +39,6 @@ from nar_gap.programs.dsl import (
     inp,
     var,
 )
-from nar_gap.programs.interpreter import run_program
 from nar_gap.programs.registry import UnknownProgramError
 
 SIZES = (None, 128)  # minimal, and the benchmark's hidden size
@@ -54,48 +53,22 @@ def models():
     }
 
 
-def _three_way(model, batch) -> None:
-    """Assert interpreter == dm-clrs, network == dm-clrs, network == interpreter."""
-    trace = run_program(model.program, batch)
-    wrong = compare_with_clrs(trace.hint_preds, trace.outputs, batch)
-    assert not wrong, "interpreter:\n" + format_mismatches(wrong)
-    net = model.trace(batch)
-    wrong = compare_with_clrs(net.hint_preds, net.outputs, batch)
-    assert not wrong, "compiled network:\n" + format_mismatches(wrong)
-    real = np.asarray(batch.node_mask)
-    for t in range(trace.selected.shape[0]):
-        differ = (trace.selected[t] != net.selected[t]) & real
-        assert not differ.any(), (
-            f"step {t}: attention selects {net.selected[t][differ]} where the "
-            f"program selects {trace.selected[t][differ]}"
-        )
-    # The hidden state is the program's state: float32 against float64, and a
-    # stored id may carry e^{-tie_margin} ~ 5e-5 of a tied rival (Bellman-Ford's
-    # parent and the receiver's loop-less self pair tie every round), far below
-    # the 1/(2N) that would change a decoded pointer.
-    np.testing.assert_allclose(
-        net.state * real[None, :, :, None],
-        trace.state * real[None, :, :, None],
-        atol=2e-4,
-    )
-
-
 @pytest.mark.parametrize("size", SIZES, ids=["minimal", "h128"])
 @pytest.mark.parametrize("case", cases.SAMPLED_CASES, ids=cases.case_id)
 def test_compiled_network_reproduces_every_clrs_probe(case, size, models):
-    _three_way(models[(case.algorithm, size)], case.batch())
+    cases.three_way(models[(case.algorithm, size)], case.batch())
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["minimal", "h128"])
 @pytest.mark.parametrize("algorithm", cases.COMPILED_ALGORITHMS)
 def test_hand_made_cases_are_exact(algorithm, size, models):
-    _three_way(models[(algorithm, size)], cases.hand_batch(algorithm))
+    cases.three_way(models[(algorithm, size)], cases.hand_batch(algorithm))
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["minimal", "h128"])
 @pytest.mark.parametrize("case", cases.LARGE_CASES, ids=cases.case_id)
 def test_graphs_of_128_and_256_nodes_are_exact(case, size, models):
-    _three_way(models[(case.algorithm, size)], case.batch())
+    cases.three_way(models[(case.algorithm, size)], case.batch())
 
 
 @pytest.mark.parametrize("algorithm", cases.COMPILED_ALGORITHMS)

@@ -5,8 +5,8 @@ named dimensions of each; the rest are ``unused`` (zero weights):
 
 * ``hidden``: the program's variables, in program order (channel 0 first:
   it is the one the paper's edge information feeds);
-* ``node``: encoded node inputs (``pos``, ``s``), the ``n_i`` half of
-  ``z_i = [n_i ; h_i]``;
+* ``node``: encoded node inputs (``pos``, ``s``) and fed-back hints the
+  program reads (``hint:<probe>``), the ``n_i`` half of ``z_i = [n_i ; h_i]``;
 * ``edge``: encoded edge inputs (``A``);
 * ``pre_attention``: the channels of ``P_ij`` built from the selection.
 
@@ -158,7 +158,7 @@ def lay_out(
     needs the room).
     """
     variables = list(program.variable_names())
-    node = [n for n in NODE_INPUTS]
+    node = [*NODE_INPUTS, *program.hint_inputs()]
     edge = list(program.edge_inputs())
     labels = []
     for channel in channels:

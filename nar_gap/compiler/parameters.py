@@ -20,7 +20,7 @@ from nar_gap.compiler.config import CompilerConfig
 from nar_gap.compiler.layout import Layout
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.network import param_shapes
-from nar_gap.programs.dsl import NODE_INPUTS, Expr, GraphProgram
+from nar_gap.programs.dsl import NODE_INPUTS, Expr, GraphProgram, hint_probe, is_hint
 
 Params = dict[str, Any]
 
@@ -34,7 +34,7 @@ def empty_tree(config: NetworkConfig) -> Params:
 
 def _z_row(layout: Layout, ref: str) -> int:
     """Row of ``z = [n ; h]`` (processor input) holding ``ref``."""
-    if ref in NODE_INPUTS:
+    if ref in NODE_INPUTS or is_hint(ref):
         return layout.node_index(ref)
     return layout.hidden_size + layout.hidden_index(ref)
 
@@ -42,9 +42,9 @@ def _z_row(layout: Layout, ref: str) -> int:
 def _new_state_row(layout: Layout, ref: str) -> int:
     """Row of ``h_t = [n ; h_prev ; h_new]`` (decoder input) holding ``ref``.
 
-    Variables are read from the new state, inputs from ``n``.
+    Variables are read from the new state, inputs and fed-back hints from ``n``.
     """
-    if ref in NODE_INPUTS:
+    if ref in NODE_INPUTS or is_hint(ref):
         return layout.node_index(ref)
     return 2 * layout.hidden_size + layout.hidden_index(ref)
 
@@ -61,6 +61,8 @@ def _fill_encoders(net: Params, program: GraphProgram, layout: Layout) -> None:
         net[f"encoder_{name}"]["kernel"][0, layout.node_index(name)] = 1.0
     for name in program.edge_inputs():
         net[f"encoder_{name}"]["kernel"][0, layout.edge_index(name)] = 1.0
+    for ref in program.hint_inputs():
+        net[f"encoder_{hint_probe(ref)}"]["kernel"][0, layout.node_index(ref)] = 1.0
 
 
 def _fill_updates(proc: Params, program: GraphProgram, layout: Layout) -> None:
@@ -138,9 +140,10 @@ def assign_parameters(
 
     Returns:
       The parameter tree in ``config.dtype`` (:func:`as_compiled_dtype`).
-      Hint encoders stay zero: all state lives in the hidden vector, so
-      teacher forcing and re-prediction
-      cannot change what the model computes (clrs-semantics.md §7.6).
+      Hint encoders stay zero unless the program reads a fed-back hint
+      (:func:`~nar_gap.programs.dsl.hint`): BFS's and Bellman-Ford's state
+      lives in the hidden vector, so teacher forcing and re-prediction cannot
+      change what they compute (clrs-semantics.md §7.6).
     """
     tree = empty_tree(network_config)
     net = tree["net"]

@@ -9,6 +9,7 @@ from typing import Any
 from nar_gap.benchmark.specs import Location, Stage, Type, get_spec
 from nar_gap.programs.dsl import (
     EDGE_INPUTS,
+    HINT_PREFIX,
     NODE_INPUTS,
     Eligible,
     Expr,
@@ -17,6 +18,8 @@ from nar_gap.programs.dsl import (
     LowestId,
     Minimise,
     Prefer,
+    hint_probe,
+    is_hint,
 )
 
 # A program's decoder kind -> the CLRS type it produces.
@@ -43,10 +46,50 @@ class CompileError(ValueError):
         super().__init__(f"cannot compile program {program!r}:\n{lines}")
 
 
-def _check_node_expr(expr: Expr, where: str, names: set[str]) -> list[Problem]:
+# The hint types a program may read back: one value per node, as encoded.
+_READABLE_HINT_TYPES = (Type.MASK, Type.MASK_ONE, Type.SCALAR)
+
+
+def readable_hints(program: GraphProgram) -> frozenset[str]:
+    """The ``hint:<probe>`` references ``program`` may read.
+
+    Node hints of type mask, mask_one or scalar that the program decodes
+    itself: the interpreter feeds back its own decoded value, so a hint it
+    does not decode would have no value to feed back.  (Categorical and
+    pointer hints are encoded as several numbers per node or as edge
+    features; the language does not read them yet.)
+    """
+    try:
+        spec = get_spec(program.algorithm)
+    except ValueError:
+        return frozenset()
+    decoded = {p for d in program.decoders for p in d.probes}
+    return frozenset(
+        HINT_PREFIX + name
+        for name, (stage, location, typ) in spec.items()
+        if stage == Stage.HINT
+        and location == Location.NODE
+        and typ in _READABLE_HINT_TYPES
+        and name in decoded
+    )
+
+
+def _check_node_expr(
+    expr: Expr, where: str, names: set[str], hints: frozenset[str] = frozenset()
+) -> list[Problem]:
     problems = []
     for ref in expr.refs():
-        if ref in EDGE_INPUTS:
+        if is_hint(ref):
+            if ref not in hints:
+                problems.append(
+                    Problem(
+                        where,
+                        f"cannot read hint {hint_probe(ref)!r}: a program reads "
+                        "back only the mask, mask_one and scalar node hints it "
+                        f"decodes itself (here: {sorted(hints) or 'none'})",
+                    )
+                )
+        elif ref in EDGE_INPUTS:
             problems.append(
                 Problem(where, f"edge input {ref!r} used where only node values exist")
             )
@@ -84,12 +127,15 @@ def _check_updates(program: GraphProgram) -> list[Problem]:
             problems.append(Problem(name, "variable has no update rule"))
         elif targets.count(name) > 1:
             problems.append(Problem(name, "variable has more than one update rule"))
+    hints = readable_hints(program)
     for update in program.updates:
         where = update.target
         if update.target not in known:
             problems.append(Problem(where, "update of an undeclared variable"))
-        problems += _check_node_expr(update.own, f"{where} (own)", known)
-        problems += _check_node_expr(update.selected, f"{where} (selected)", known)
+        problems += _check_node_expr(update.own, f"{where} (own)", known, hints)
+        problems += _check_node_expr(
+            update.selected, f"{where} (selected)", known, hints
+        )
         if update.edge is not None and update.edge not in EDGE_INPUTS:
             problems.append(
                 Problem(
@@ -174,7 +220,7 @@ def _check_selection(program: GraphProgram) -> list[Problem]:
         exprs, messages = check(criterion)
         problems += [Problem(where, message) for message in messages]
         for expr in exprs:
-            problems += _check_node_expr(expr, where, known)
+            problems += _check_node_expr(expr, where, known, readable_hints(program))
     return problems
 
 
@@ -188,7 +234,9 @@ def _check_decoders(program: GraphProgram) -> list[Problem]:
     problems: list[Problem] = []
     decoded: list[str] = []
     for decoder in program.decoders:
-        problems += _check_node_expr(decoder.expr, f"decoder {decoder.probes}", known)
+        problems += _check_node_expr(
+            decoder.expr, f"decoder {decoder.probes}", known, readable_hints(program)
+        )
         for probe in decoder.probes:
             decoded.append(probe)
             if probe not in spec or spec[probe][0] == Stage.INPUT:

@@ -35,6 +35,7 @@ from nar_gap.programs.dsl import (
     Selection,
     Update,
     Variable,
+    hint,
     inp,
     var,
 )
@@ -87,4 +88,49 @@ def make_bfs(max_weight: float = 1.0) -> GraphProgram:
         ),
         definitions=(("reach_h", is_reached), ("pi", pi)),
         doc=__doc__ or "",
+    )
+
+
+def make_bfs_fed_back(max_weight: float = 1.0) -> GraphProgram:
+    """BFS that keeps its reach flag in the hint CLRS feeds back, not in a variable.
+
+    The program of :func:`make_bfs` with ``reached_not_source + s`` replaced
+    by ``hint("reach_h")``: step ``t`` reads the ``reach_h`` it decoded at step
+    ``t - 1`` (dm-clrs's ``hint[0]``, the source alone, at step 0), so the
+    source needs no special case.  The hidden ``reach`` only carries the new
+    flag to the decoder.  It is the smallest program that needs the feedback
+    loop: zero the ``reach_h`` encoder and it stops at the source.  Not in the
+    registry (``nar_gap.compile("bfs")`` is :func:`make_bfs`); the DFS work
+    of issue 19 builds on it.
+    """
+    del max_weight
+    fed = hint("reach_h")
+    not_source = fed - inp("s")  # 1 for a reached node other than the source
+    pi = var("pi_open") + var("pi_closed")
+    return GraphProgram(
+        name="bfs_fed_back",
+        algorithm="bfs",
+        variables=(
+            Variable("reach", "flag", "reached after this round (decoded as reach_h)"),
+            Variable("pi_open", "id", "selected id until the node is reached"),
+            Variable("pi_closed", "id", "predecessor id once reached"),
+        ),
+        selection=Selection(
+            (
+                Eligible(fed),
+                LowestId(among=fed, unless_receiver=fed, resolution="nodes"),
+                Prefer(inp("pos")),
+            )
+        ),
+        updates=(
+            Update("reach", selected=fed),
+            Update("pi_open", own=-ID_GATE * not_source, selected=inp("pos")),
+            Update("pi_closed", own=pi + ID_GATE * not_source - ID_GATE),
+        ),
+        decoders=(
+            Decoder(("reach_h",), "mask", var("reach")),
+            Decoder(("pi_h", "pi"), "pointer", pi),
+        ),
+        definitions=(("reach_h at step t", fed), ("pi", pi)),
+        doc=make_bfs_fed_back.__doc__ or "",
     )

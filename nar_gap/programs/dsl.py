@@ -7,8 +7,9 @@ state changes in one round of an algorithm (one CLRS hint step):
   state, one channel each.  All start at 0 (the hidden state before step 0 is
   zero), so anything a node needs at step 0 comes from the inputs ``pos`` and
   ``s``.  Values stay >= 0 because every update ends in a ReLU.
-* **Expressions** (:class:`Expr`) are affine maps of a node's variables and
-  node inputs (``pos``, ``s``), or of an edge input (``A``).  They are what a
+* **Expressions** (:class:`Expr`) are affine maps of a node's variables,
+  node inputs (``pos``, ``s``) and fed-back hints (:func:`hint`), or of an
+  edge input (``A``).  They are what a
   linear layer can compute, so they are the only arithmetic in a program.
 * **Selection** (:class:`Selection`) says whom each receiver attends to: an
   ordered list of criteria, compared lexicographically over the candidates
@@ -38,6 +39,8 @@ from typing import Literal
 
 NODE_INPUTS: tuple[str, ...] = ("pos", "s")  # node inputs a program may read
 EDGE_INPUTS: tuple[str, ...] = ("A", "adj")  # edge inputs a program may read
+# A reference ``hint:<probe>`` reads the hint the network fed back (see hint()).
+HINT_PREFIX = "hint:"
 
 VariableKind = Literal["flag", "id", "distance"]
 DecoderKind = Literal["mask", "scalar", "pointer"]
@@ -138,6 +141,30 @@ def var(name: str) -> Expr:
 def inp(name: str) -> Expr:
     """A node input (``pos`` or ``s``) of the node being read."""
     return Expr(((name, 1.0),))
+
+
+def hint(probe: str) -> Expr:
+    """The fed-back value of the node hint ``probe`` at the node being read.
+
+    CLRS's network encodes at step ``t`` the hints it decoded at step
+    ``t - 1`` (at step 0, dm-clrs's own ``hint[0]``), so a program may keep
+    state in a hint instead of a hidden variable: the interpreter feeds back
+    the hints its decoders produced, the compiler gives the hint's encoder a
+    node dimension.  A program that reads a hint is no longer independent of
+    teacher forcing and re-prediction.  The validator accepts node hints of
+    type mask, mask_one or scalar that the program itself decodes.
+    """
+    return Expr(((HINT_PREFIX + probe, 1.0),))
+
+
+def is_hint(ref: str) -> bool:
+    """Whether ``ref`` reads a fed-back hint (``hint:<probe>``)."""
+    return ref.startswith(HINT_PREFIX)
+
+
+def hint_probe(ref: str) -> str:
+    """The probe a ``hint:<probe>`` reference reads."""
+    return ref[len(HINT_PREFIX) :]
 
 
 def edge(name: str = "A") -> Expr:
@@ -331,6 +358,18 @@ class GraphProgram:
     def uses_edge_values(self) -> bool:
         """Whether an update adds an edge input (needs the paper's edge information)."""
         return any(u.edge is not None for u in self.updates)
+
+    def hint_inputs(self) -> tuple[str, ...]:
+        """The fed-back hints the program reads (``hint:<probe>`` references)."""
+        exprs: list[Expr] = []
+        for update in self.updates:
+            exprs += [update.own, update.selected]
+        exprs += [decoder.expr for decoder in self.decoders]
+        for criterion in self.selection.criteria:
+            exprs += [
+                value for value in vars(criterion).values() if isinstance(value, Expr)
+            ]
+        return tuple(sorted({r for e in exprs for r in e.refs() if is_hint(r)}))
 
     def edge_inputs(self) -> tuple[str, ...]:
         """The edge inputs the program reads, in updates and criteria."""

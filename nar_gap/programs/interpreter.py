@@ -1,7 +1,9 @@
 """Run a graph program symbolically, in float64 numpy, before any weight exists.
 
 One interpreter step is one GATv2 step is one CLRS hint step: step ``t``
-reads the state after ``t`` rounds (zero before step 0) and the inputs, lets
+reads the state after ``t`` rounds (zero before step 0), the inputs and the
+hints it reads back (dm-clrs's ``hint[0]`` at step 0, then its own decoded
+prediction of hint ``t``, as CLRS's evaluation feeds them back), lets
 every receiver select one sender by the program's criteria (compared exactly,
 lexicographically), applies the updates and decodes hint ``t + 1``.  The
 trace it returns has the shapes of a network's (``S = max(1, T - 1)`` steps),
@@ -25,6 +27,7 @@ from nar_gap.programs.dsl import (
     LowestId,
     Minimise,
     Prefer,
+    hint_probe,
 )
 
 # Ids are stored as pos values; equal ids may differ by float64 rounding of
@@ -226,6 +229,12 @@ def run_program(program: GraphProgram, batch: Batch) -> Trace:
         }
         state = {name: np.zeros(num_nodes) for name in names}
         for t in range(num_steps):
+            for ref in program.hint_inputs():
+                # Step 0 encodes dm-clrs's hint[0]; later steps what the
+                # program's decoders predicted for hint t at step t - 1.
+                probe = hint_probe(ref)
+                fed = batch.hints[probe][0, b] if t == 0 else preds[probe][t - 1, b]
+                inputs[ref] = np.asarray(fed, np.float64)
             state, chosen = step(program, state, inputs, weights, attend)
             state_out[t, b] = np.stack([state[n] for n in names], -1)
             selected[t, b] = chosen
