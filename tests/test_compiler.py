@@ -17,6 +17,7 @@ import pytest
 
 from nar_gap.benchmark.exactness import compare_with_clrs, format_mismatches
 from nar_gap.benchmark.graphs import GraphInputError, batch_from_graph
+from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler import (
     CompileError,
     CompilerConfig,
@@ -507,3 +508,27 @@ def test_a_parameter_tree_of_another_shape_is_refused_in_one_line(models):
     path = cases._undirected(12, [(k, k + 1, 1.0) for k in range(11)])
     with pytest.raises(GraphInputError, match="not a compilation of a named program"):
         other.run(path, 0)
+
+
+def test_exactness_compares_categories_and_graph_scalars():
+    """DFS's color (categorical) and time (graph scalar), for a compiled DFS.
+
+    dm-clrs's own trace, shifted by one step, is exact; one wrong class or
+    one wrong time is a mismatch that names it.
+    """
+    batch = sample_batch("dfs", 8, 3, seed=2, p=(0.3,))
+    preds = {name: np.asarray(v)[1:] for name, v in batch.hints.items()}
+    assert not compare_with_clrs(preds, dict(batch.outputs), batch)
+    color = preds["color"].copy()
+    color[2, 1, 3] = np.roll(color[2, 1, 3], 1)
+    time = preds["time"].copy()
+    time[4, 0] += 0.01
+    wrong = compare_with_clrs(
+        {**preds, "color": color, "time": time}, dict(batch.outputs), batch
+    )
+    assert [(m.probe, m.step, m.sample) for m in wrong] == [
+        ("color", 3, 1),
+        ("time", 5, 0),
+    ]
+    assert wrong[0].nodes == (3,)
+    assert np.argmax(batch.hints["color"][3, 1, 3]) == wrong[0].expected[0]

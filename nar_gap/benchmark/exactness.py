@@ -2,9 +2,10 @@
 
 A compiled model is *exact* when, for every sample ``b``, every step ``t``
 below its length (``t < L_b - 1``: step ``t`` predicts ``hint[t + 1]``), every
-hint and every output agree: pointers and masks equal, scalars within
-:data:`DISTANCE_TOLERANCE`.  Mismatches name the probe, the step and the
-sample, so a broken weight block is found from the report alone.
+hint and every output agree: pointers, masks and categories equal, scalars
+(node or graph, such as DFS's ``time``) within :data:`DISTANCE_TOLERANCE`.
+Mismatches name the probe, the step and the sample, so a broken weight block
+is found from the report alone.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.specs import get_spec
+from nar_gap.benchmark.specs import Location, Type, get_spec
 
 # Distances: CLRS sums float64 weights; a network stores them in float32, and
 # the compiled update adds and removes a gate of 2 (x + 2 - 2), so each step
@@ -42,6 +43,20 @@ class Mismatch:
             f"{self.probe} ({where}, sample {self.sample}): nodes {list(self.nodes)} "
             f"expected {list(self.expected)} found {list(self.found)}"
         )
+
+
+def _values(data: np.ndarray, real: np.ndarray, location: str, typ: str):
+    """One sample's values to compare: real nodes, or the graph's one value.
+
+    Categorical probes (one-hot ``[..., C]``) compare as class indices, so a
+    mismatch reports the class each side chose.
+    """
+    data = np.asarray(data)
+    if typ == Type.CATEGORICAL:
+        data = np.argmax(data, axis=-1)
+    if location == Location.GRAPH:
+        return np.atleast_1d(data)
+    return data[real]
 
 
 def _differs(typ: str, expected: np.ndarray, found: np.ndarray) -> np.ndarray:
@@ -85,7 +100,7 @@ def compare_with_clrs(
     lengths = np.asarray(batch.lengths, np.int64)
     real = np.asarray(batch.node_mask, bool)
     found: list[Mismatch] = []
-    for name, (stage, _, typ) in spec.items():
+    for name, (stage, location, typ) in spec.items():
         if stage == "hint":
             truth = np.asarray(batch.hints[name])
             if name not in hint_preds:
@@ -96,8 +111,8 @@ def compare_with_clrs(
                 for t in range(lengths[b] - 1):
                     if t + 1 >= truth.shape[0] or t >= preds.shape[0]:
                         break
-                    expected = truth[t + 1, b][real[b]]
-                    got = preds[t, b][real[b]]
+                    expected = _values(truth[t + 1, b], real[b], location, typ)
+                    got = _values(preds[t, b], real[b], location, typ)
                     bad = _differs(typ, expected, got)
                     if bad.any():
                         found.append(_report(name, t + 1, b, bad, expected, got))
@@ -108,7 +123,8 @@ def compare_with_clrs(
             truth = np.asarray(batch.outputs[name])
             preds = np.asarray(outputs[name])
             for b in range(truth.shape[0]):
-                expected, got = truth[b][real[b]], preds[b][real[b]]
+                expected = _values(truth[b], real[b], location, typ)
+                got = _values(preds[b], real[b], location, typ)
                 bad = _differs(typ, expected, got)
                 if bad.any():
                     found.append(_report(name, -1, b, bad, expected, got))
