@@ -260,7 +260,7 @@ def test_a_valid_program_has_no_problems():
                 )
             },
             "reach_h",
-            "CLRS type is mask",
+            "CLRS has a node mask",
         ),
         ({"selection": Selection(())}, "selection", "at least one"),
     ],

@@ -21,8 +21,19 @@ from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler import compile, compile_program
 from nar_gap.compiler.validate import CompileError, readable_hints, validate
 from nar_gap.programs.bfs import make_bfs_fed_back
-from nar_gap.programs.dsl import Decoder, Update, hint, inp, var
-from nar_gap.programs.interpreter import run_program
+from nar_gap.programs.dsl import (
+    ZERO,
+    Decoder,
+    GraphProgram,
+    Prefer,
+    Selection,
+    Update,
+    Variable,
+    hint,
+    inp,
+    var,
+)
+from nar_gap.programs.interpreter import AmbiguousSelectionError, run_program
 
 SIZES = (None, 128)
 
@@ -113,3 +124,121 @@ def test_only_hints_the_program_decodes_can_be_read():
     assert any("cannot read hint 'nope'" in p for p in problems), problems
     with pytest.raises(CompileError, match="cannot read hint 'pi_h'"):
         compile_program(reads_pointer)
+
+
+# ----------------------------------------------------------- decoders over nodes
+
+
+def _dfs_skeleton() -> GraphProgram:
+    """Every DFS probe, decoded by every decoder kind from a trivial state.
+
+    Not DFS: dm-clrs disagrees everywhere.  It pins down that the compiled
+    decoders compute what the interpreter says they do, including a
+    ``mask_one`` hint read back (``u`` moves to the highest id that is not
+    the fed-back ``u``).
+    """
+    x, z = var("x"), var("z")
+    return GraphProgram(
+        name="dfs_skeleton",
+        algorithm="dfs",
+        variables=(
+            Variable("x", "id", "own id"),
+            Variable("z", "flag", "the fed-back u"),
+        ),
+        selection=Selection((Prefer(inp("pos")),)),
+        updates=(Update("x", own=inp("pos")), Update("z", own=hint("u"))),
+        decoders=(
+            Decoder(("pi_h", "pi"), "pointer", x),
+            Decoder(("s_prev",), "pointer", x),
+            Decoder(("color",), "categorical", classes=(x, 2.0 * z, 0.7011 - x)),
+            Decoder(("d",), "scalar", x + z),
+            Decoder(("f",), "scalar", z),
+            Decoder(("s",), "mask_one", x),
+            Decoder(("u",), "mask_one", x - z),
+            Decoder(("v",), "mask_one", -1.0 * x),
+            Decoder(("s_last",), "mask_one", x - 2.0 * z),
+            Decoder(("time",), "graph_scalar", x + 0.5 * z + 0.25),
+        ),
+    )
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["minimal", "h128"])
+def test_compiled_decoders_over_nodes_are_what_the_interpreter_says(size):
+    program = _dfs_skeleton()
+    assert not validate(program)
+    model = compile_program(program, hidden_size=size)
+    for n in (4, 9, 33):
+        batch = sample_batch("dfs", n, 3, seed=n, p=(0.3,))
+        want, got = run_program(program, batch), model.trace(batch)
+        real = np.asarray(batch.node_mask)
+        for name, expected in want.hint_preds.items():
+            found = np.asarray(got.hint_preds[name])
+            assert found.shape == expected.shape, name
+            if name in ("d", "f", "time"):
+                np.testing.assert_allclose(found, expected, atol=1e-5, err_msg=name)
+            else:
+                np.testing.assert_array_equal(found, expected, err_msg=name)
+        np.testing.assert_array_equal(
+            got.outputs["pi"] * real, want.outputs["pi"] * real
+        )
+        # u moves between the two highest ids, reading back where it was.
+        u = np.argmax(want.hint_preds["u"], -1)[:, 0]
+        assert set(u.tolist()) == {n - 1, n - 2}
+        # Every class is used: 1 where z (u at hint 0 is node 0), then by id.
+        assert np.argmax(want.hint_preds["color"][0, 0], -1).tolist() == [1] + [
+            2 if k / n < 0.35055 else 0 for k in range(1, n)
+        ]
+
+
+def test_a_decoder_over_nodes_refuses_a_tie_a_softmax_would_split():
+    program = _dfs_skeleton()
+    tied = dataclasses.replace(
+        program,
+        decoders=tuple(
+            Decoder(("s",), "mask_one", ZERO) if d.probes == ("s",) else d
+            for d in program.decoders
+        ),
+    )
+    with pytest.raises(AmbiguousSelectionError, match="tie"):
+        run_program(tied, sample_batch("dfs", 4, 1, seed=0))
+
+
+def test_decoders_must_match_the_probes_type_and_place():
+    program = _dfs_skeleton()
+    wrong = dataclasses.replace(
+        program,
+        decoders=tuple(
+            Decoder(("time",), "scalar", var("x"))
+            if d.probes == ("time",)
+            else Decoder(("color",), "categorical", var("x"))
+            if d.probes == ("color",)
+            else d
+            for d in program.decoders
+        ),
+    )
+    problems = [str(p) for p in validate(wrong)]
+    assert any(
+        "time: decoded as scalar but CLRS has a graph scalar" in p for p in problems
+    )
+    assert any("only it, has classes" in p for p in problems), problems
+    two_classes = dataclasses.replace(
+        program,
+        decoders=tuple(
+            Decoder(("color",), "categorical", classes=(var("x"), var("z")))
+            if d.probes == ("color",)
+            else d
+            for d in program.decoders
+        ),
+    )
+    with pytest.raises(CompileError, match="CLRS has 3 classes, the program gives 2"):
+        compile_program(two_classes)
+
+
+def test_a_dfs_program_has_no_source_input():
+    program = _dfs_skeleton()
+    assert "s" not in compile_program(program, hidden_size=None).layout.node
+    reads_s = dataclasses.replace(
+        program, updates=(Update("x", own=inp("s")), *program.updates[1:])
+    )
+    problems = [str(p) for p in validate(reads_s)]
+    assert any("the algorithm has no input 's'" in p for p in problems), problems

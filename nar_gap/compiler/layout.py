@@ -20,8 +20,8 @@ import dataclasses
 import numpy as np
 
 from nar_gap.compiler.selection import Channel
-from nar_gap.compiler.validate import Problem
-from nar_gap.programs.dsl import NODE_INPUTS, GraphProgram
+from nar_gap.compiler.validate import Problem, node_inputs
+from nar_gap.programs.dsl import GraphProgram
 
 UNUSED = "unused"
 POINTER_DECODER_CHANNELS = 2  # max(x, pos) and max(-x, -pos)
@@ -158,7 +158,7 @@ def lay_out(
     needs the room).
     """
     variables = list(program.variable_names())
-    node = [*NODE_INPUTS, *program.hint_inputs()]
+    node = [*node_inputs(program.algorithm), *program.hint_inputs()]
     edge = list(program.edge_inputs())
     labels = []
     for channel in channels:

@@ -18,6 +18,7 @@ import numpy as np
 from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler.config import CompilerConfig
 from nar_gap.compiler.layout import Layout
+from nar_gap.compiler.validate import CompileError, Problem
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.network import param_shapes
 from nar_gap.programs.dsl import NODE_INPUTS, Expr, GraphProgram, hint_probe, is_hint
@@ -57,12 +58,12 @@ def _write(kernel: np.ndarray, column: int, expr: Expr, row_of, scale=1.0) -> fl
 
 
 def _fill_encoders(net: Params, program: GraphProgram, layout: Layout) -> None:
-    for name in NODE_INPUTS:
-        net[f"encoder_{name}"]["kernel"][0, layout.node_index(name)] = 1.0
+    for name in layout.node:
+        if name in NODE_INPUTS or is_hint(name):
+            probe = hint_probe(name) if is_hint(name) else name
+            net[f"encoder_{probe}"]["kernel"][0, layout.node_index(name)] = 1.0
     for name in program.edge_inputs():
         net[f"encoder_{name}"]["kernel"][0, layout.edge_index(name)] = 1.0
-    for ref in program.hint_inputs():
-        net[f"encoder_{hint_probe(ref)}"]["kernel"][0, layout.node_index(ref)] = 1.0
 
 
 def _fill_updates(proc: Params, program: GraphProgram, layout: Layout) -> None:
@@ -104,9 +105,32 @@ def _fill_decoders(
                 lin = params["linear_0"]
                 k = config.mask_scale
                 lin["bias"][0] = _write(lin["kernel"], 0, decoder.expr, row, k) - k / 2
-            elif decoder.kind == "scalar":
+            elif decoder.kind in ("scalar", "graph_scalar"):
+                # graph_scalar: the same map on h_t max-pooled over nodes
+                # (CLRS's graph decoder), so const + Σ coef * max_i ref_i.
                 lin = params["linear_0"]
                 lin["bias"][0] = _write(lin["kernel"], 0, decoder.expr, row)
+            elif decoder.kind == "mask_one":
+                # Softmax over nodes of pointer_scale * expr: ids 1/N apart
+                # differ by the full margin, as in pointer decoding.
+                lin = params["linear_0"]
+                k = config.pointer_scale
+                lin["bias"][0] = _write(lin["kernel"], 0, decoder.expr, row, k)
+            elif decoder.kind == "categorical":
+                # logit_c = mask_scale * classes[c]: 0/1 indicators differ by
+                # 2 * margin, the mask decoders' gap.
+                lin = params["linear_0"]
+                if lin["kernel"].shape[1] != len(decoder.classes):
+                    found = Problem(
+                        probe,
+                        f"CLRS has {lin['kernel'].shape[1]} classes, the program "
+                        f"gives {len(decoder.classes)}",
+                    )
+                    raise CompileError(program.name, [found])
+                for c, expr in enumerate(decoder.classes):
+                    lin["bias"][c] = _write(
+                        lin["kernel"], c, expr, row, config.mask_scale
+                    )
             elif decoder.kind == "pointer":
                 # l_ij = -lam (max(x_i, pos_j) + max(-x_i, -pos_j)) = -lam |x_i - pos_j|
                 # (dm-clrs's pointer decoder: w4 . max(W1 h_i, W2 h_j + W3 e_ji)).

@@ -22,8 +22,15 @@ from nar_gap.programs.dsl import (
     is_hint,
 )
 
-# A program's decoder kind -> the CLRS type it produces.
-_DECODER_TYPES = {"mask": Type.MASK, "scalar": Type.SCALAR, "pointer": Type.POINTER}
+# A program's decoder kind -> the CLRS (type, location) it produces.
+_DECODER_TYPES = {
+    "mask": (Type.MASK, Location.NODE),
+    "scalar": (Type.SCALAR, Location.NODE),
+    "pointer": (Type.POINTER, Location.NODE),
+    "categorical": (Type.CATEGORICAL, Location.NODE),
+    "mask_one": (Type.MASK_ONE, Location.NODE),
+    "graph_scalar": (Type.SCALAR, Location.GRAPH),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +51,15 @@ class CompileError(ValueError):
         self.problems = problems
         lines = "\n".join(f"  - {p}" for p in problems)
         super().__init__(f"cannot compile program {program!r}:\n{lines}")
+
+
+def node_inputs(algorithm: str) -> tuple[str, ...]:
+    """The node inputs (``pos``, ``s``) ``algorithm`` has: DFS has no source."""
+    try:
+        spec = get_spec(algorithm)
+    except ValueError:
+        return NODE_INPUTS
+    return tuple(n for n in NODE_INPUTS if n in spec and spec[n][0] == Stage.INPUT)
 
 
 # The hint types a program may read back: one value per node, as encoded.
@@ -75,7 +91,11 @@ def readable_hints(program: GraphProgram) -> frozenset[str]:
 
 
 def _check_node_expr(
-    expr: Expr, where: str, names: set[str], hints: frozenset[str] = frozenset()
+    expr: Expr,
+    where: str,
+    names: set[str],
+    hints: frozenset[str] = frozenset(),
+    inputs: tuple[str, ...] = NODE_INPUTS,
 ) -> list[Problem]:
     problems = []
     for ref in expr.refs():
@@ -93,6 +113,8 @@ def _check_node_expr(
             problems.append(
                 Problem(where, f"edge input {ref!r} used where only node values exist")
             )
+        elif ref in NODE_INPUTS and ref not in inputs:
+            problems.append(Problem(where, f"the algorithm has no input {ref!r}"))
         elif ref not in names and ref not in NODE_INPUTS:
             problems.append(
                 Problem(
@@ -128,13 +150,14 @@ def _check_updates(program: GraphProgram) -> list[Problem]:
         elif targets.count(name) > 1:
             problems.append(Problem(name, "variable has more than one update rule"))
     hints = readable_hints(program)
+    inputs = node_inputs(program.algorithm)
     for update in program.updates:
         where = update.target
         if update.target not in known:
             problems.append(Problem(where, "update of an undeclared variable"))
-        problems += _check_node_expr(update.own, f"{where} (own)", known, hints)
+        problems += _check_node_expr(update.own, f"{where} (own)", known, hints, inputs)
         problems += _check_node_expr(
-            update.selected, f"{where} (selected)", known, hints
+            update.selected, f"{where} (selected)", known, hints, inputs
         )
         if update.edge is not None and update.edge not in EDGE_INPUTS:
             problems.append(
@@ -220,12 +243,18 @@ def _check_selection(program: GraphProgram) -> list[Problem]:
         exprs, messages = check(criterion)
         problems += [Problem(where, message) for message in messages]
         for expr in exprs:
-            problems += _check_node_expr(expr, where, known, readable_hints(program))
+            problems += _check_node_expr(
+                expr,
+                where,
+                known,
+                readable_hints(program),
+                node_inputs(program.algorithm),
+            )
     return problems
 
 
 def _check_decoders(program: GraphProgram) -> list[Problem]:
-    """Every CLRS hint and output decoded once, as its type, from node values."""
+    """Every CLRS hint and output decoded once, as its type and location."""
     known = {v.name for v in program.variables}
     try:
         spec = get_spec(program.algorithm)
@@ -234,24 +263,33 @@ def _check_decoders(program: GraphProgram) -> list[Problem]:
     problems: list[Problem] = []
     decoded: list[str] = []
     for decoder in program.decoders:
-        problems += _check_node_expr(
-            decoder.expr, f"decoder {decoder.probes}", known, readable_hints(program)
-        )
+        where = f"decoder {decoder.probes}"
+        for expr in decoder.exprs():
+            problems += _check_node_expr(
+                expr,
+                where,
+                known,
+                readable_hints(program),
+                node_inputs(program.algorithm),
+            )
+        if (decoder.kind == "categorical") != bool(decoder.classes):
+            problems.append(
+                Problem(where, "a categorical decoder, and only it, has classes")
+            )
         for probe in decoder.probes:
             decoded.append(probe)
             if probe not in spec or spec[probe][0] == Stage.INPUT:
                 problems.append(
                     Problem(probe, f"not a hint or output of {program.algorithm!r}")
                 )
-            elif _DECODER_TYPES.get(decoder.kind) != spec[probe][2]:
+            elif _DECODER_TYPES.get(decoder.kind) != (spec[probe][2], spec[probe][1]):
                 problems.append(
                     Problem(
                         probe,
-                        f"decoded as {decoder.kind} but CLRS type is {spec[probe][2]}",
+                        f"decoded as {decoder.kind} but CLRS has a {spec[probe][1]} "
+                        f"{spec[probe][2]}",
                     )
                 )
-            elif spec[probe][1] != Location.NODE:
-                problems.append(Problem(probe, "only node probes can be decoded"))
     for probe, (stage, _, _) in spec.items():
         if stage in (Stage.HINT, Stage.OUTPUT) and probe not in decoded:
             problems.append(Problem(probe, f"CLRS {stage} has no decoder"))

@@ -43,7 +43,9 @@ EDGE_INPUTS: tuple[str, ...] = ("A", "adj")  # edge inputs a program may read
 HINT_PREFIX = "hint:"
 
 VariableKind = Literal["flag", "id", "distance"]
-DecoderKind = Literal["mask", "scalar", "pointer"]
+DecoderKind = Literal[
+    "mask", "scalar", "pointer", "categorical", "mask_one", "graph_scalar"
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -308,15 +310,31 @@ class Update:
 class Decoder:
     """How a CLRS hint and/or output is read from the *new* state.
 
-    ``mask``: 1 iff ``expr > 1/2``; ``scalar``: ``expr``; ``pointer``: the node
-    whose ``pos`` equals ``expr``.  ``probe`` is the CLRS probe name; one
-    decoder may serve a hint and an output of the same name pattern
-    (``pi_h`` and ``pi``) through ``probes``.
+    Per node: ``mask``: 1 iff ``expr > 1/2``; ``scalar``: ``expr``;
+    ``pointer``: the node whose ``pos`` equals ``expr``; ``categorical``: the
+    class ``c`` whose ``classes[c]`` is largest (``expr`` unused).
+
+    Over all nodes (CLRS decodes these with a softmax or a max across the
+    graph, which is how a choice reaches nodes that cannot see it):
+    ``mask_one``: the one node whose ``expr`` is largest (compiled logits
+    ``pointer_scale * expr``: values ``1 / resolution_nodes`` apart are told
+    apart with the full margin; the interpreter refuses exact ties);
+    ``graph_scalar``: ``const + Σ coef * max over nodes of ref`` for
+    ``expr = const + Σ coef * ref`` (CLRS's graph decoder is linear in
+    per-channel maxima).
+
+    ``probes`` are CLRS probe names; one decoder may serve a hint and an
+    output of the same name pattern (``pi_h`` and ``pi``).
     """
 
     probes: tuple[str, ...]
     kind: DecoderKind
-    expr: Expr
+    expr: Expr = dataclasses.field(default_factory=Expr)
+    classes: tuple[Expr, ...] = ()
+
+    def exprs(self) -> tuple[Expr, ...]:
+        """Every expression the decoder reads."""
+        return (self.expr, *self.classes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -364,7 +382,7 @@ class GraphProgram:
         exprs: list[Expr] = []
         for update in self.updates:
             exprs += [update.own, update.selected]
-        exprs += [decoder.expr for decoder in self.decoders]
+        exprs += [e for decoder in self.decoders for e in decoder.exprs()]
         for criterion in self.selection.criteria:
             exprs += [
                 value for value in vars(criterion).values() if isinstance(value, Expr)
@@ -390,7 +408,12 @@ class GraphProgram:
                 (str(u),) for u in self.updates
             ],
             "decoders": [
-                (", ".join(d.probes), d.kind, str(d.expr)) for d in self.decoders
+                (
+                    ", ".join(d.probes),
+                    d.kind,
+                    " | ".join(map(str, d.classes)) if d.classes else str(d.expr),
+                )
+                for d in self.decoders
             ],
         }
 

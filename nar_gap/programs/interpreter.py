@@ -19,7 +19,9 @@ import numpy as np
 
 from nar_gap.benchmark.batch import Batch
 from nar_gap.programs.dsl import (
+    NODE_INPUTS,
     Criterion,
+    Decoder,
     Eligible,
     Expr,
     GraphProgram,
@@ -51,8 +53,10 @@ class Trace:
       variables: names of the hidden variables (last axis of ``state``).
       state: ``[S, B, N, V]`` variables after step ``t`` (= after t+1 rounds).
       selected: ``[S, B, N]`` the sender each receiver selected at step ``t``.
-      hint_preds: ``[S, B, N]`` decoded prediction of ``hint[t + 1]`` per name.
-      outputs: ``[B, N]`` decoded outputs, taken at step ``max(0, L - 2)``.
+      hint_preds: ``[S, B, ...]`` decoded prediction of ``hint[t + 1]`` per
+        name, shaped as the batch's hint (``[S, B, N]``, ``[S, B, N, C]`` for
+        a categorical, ``[S, B]`` for a graph hint).
+      outputs: ``[B, ...]`` decoded outputs, taken at step ``max(0, L - 2)``.
     """
 
     variables: tuple[str, ...]
@@ -166,7 +170,7 @@ def select(
 
 
 def decode(kind: str, value: np.ndarray, pos: np.ndarray, real: np.ndarray):
-    """A decoder's CLRS value from the expression value at every node."""
+    """A per-node decoder's CLRS value from the expression value at every node."""
     if kind == "mask":
         return (value > 0.5).astype(np.float64)
     if kind == "scalar":
@@ -176,6 +180,44 @@ def decode(kind: str, value: np.ndarray, pos: np.ndarray, real: np.ndarray):
         distance[:, ~real] = np.inf
         return np.argmin(distance, axis=1)
     raise ValueError(f"unknown decoder kind {kind!r}")
+
+
+def _unique_argmax(values: np.ndarray, what: str) -> int:
+    """The index of the largest value; an exact tie would split a softmax."""
+    order = np.argsort(-values, kind="stable")
+    if len(values) > 1 and values[order[1]] >= values[order[0]] - ID_TOLERANCE:
+        raise AmbiguousSelectionError(
+            f"{what}: {order[0]} and {order[1]} tie at {values[order[0]]:g} (a "
+            "compiled softmax would split between them)"
+        )
+    return int(order[0])
+
+
+def decode_probe(
+    decoder: Decoder, node: dict[str, np.ndarray], real: np.ndarray
+) -> np.ndarray:
+    """Decoder ``decoder``'s CLRS value on one graph: ``[N]``, ``[N, C]`` or ``[]``.
+
+    ``node`` holds every variable, input and fed-back hint at every node.
+    """
+    if decoder.kind == "categorical":
+        scores = np.stack([_read(e, node) for e in decoder.classes], -1)
+        out = np.zeros_like(scores)
+        for i in np.flatnonzero(real):
+            out[i, _unique_argmax(scores[i], f"{decoder.probes} at node {i}")] = 1.0
+        return out
+    value = _read(decoder.expr, node)
+    if decoder.kind == "mask_one":
+        out = np.zeros_like(value)
+        real_nodes = np.flatnonzero(real)
+        out[real_nodes[_unique_argmax(value[real], str(decoder.probes))]] = 1.0
+        return out
+    if decoder.kind == "graph_scalar":
+        total = decoder.expr.const
+        for ref, coef in decoder.expr.terms:
+            total += coef * float(np.max(node[ref][real]))
+        return np.asarray(total, np.float64)
+    return decode(decoder.kind, value, node["pos"], real)
 
 
 def step(
@@ -211,8 +253,12 @@ def run_program(program: GraphProgram, batch: Batch) -> Trace:
     batch_size, num_nodes = np.asarray(batch.node_mask).shape
     state_out = np.zeros((num_steps, batch_size, num_nodes, len(names)))
     selected = np.zeros((num_steps, batch_size, num_nodes), np.int64)
+    shapes = {
+        **{p: np.shape(v)[2:] for p, v in batch.hints.items()},
+        **{p: np.shape(v)[1:] for p, v in batch.outputs.items()},
+    }
     preds = {
-        probe: np.zeros((num_steps, batch_size, num_nodes))
+        probe: np.zeros((num_steps, batch_size, *shapes[probe]))
         for d in program.decoders
         for probe in d.probes
     }
@@ -224,8 +270,9 @@ def run_program(program: GraphProgram, batch: Batch) -> Trace:
         attend &= real[None, :]
         attend |= np.eye(num_nodes, dtype=bool)
         inputs = {
-            "pos": np.asarray(batch.inputs["pos"][b], np.float64),
-            "s": np.asarray(batch.inputs["s"][b], np.float64),
+            name: np.asarray(batch.inputs[name][b], np.float64)
+            for name in NODE_INPUTS
+            if name in batch.inputs  # DFS has no source s
         }
         state = {name: np.zeros(num_nodes) for name in names}
         for t in range(num_steps):
@@ -240,9 +287,7 @@ def run_program(program: GraphProgram, batch: Batch) -> Trace:
             selected[t, b] = chosen
             node = {**inputs, **state}
             for decoder in program.decoders:
-                value = decode(
-                    decoder.kind, _read(decoder.expr, node), inputs["pos"], real
-                )
+                value = decode_probe(decoder, node, real)
                 for probe in decoder.probes:
                     preds[probe][t, b] = value
     output_names = set(batch.outputs)
