@@ -126,6 +126,18 @@ def _check_node_expr(
     return problems
 
 
+def _expr_checker(program: GraphProgram) -> Callable[[Expr, str], list[Problem]]:
+    """``check(expr, where)``: the problems of one node expression of ``program``."""
+    known = {v.name for v in program.variables}
+    hints = readable_hints(program)
+    inputs = node_inputs(program.algorithm)
+
+    def check(expr: Expr, where: str) -> list[Problem]:
+        return _check_node_expr(expr, where, known, hints, inputs)
+
+    return check
+
+
 def _check_variables(program: GraphProgram) -> list[Problem]:
     names = [v.name for v in program.variables]
     problems = []
@@ -149,16 +161,13 @@ def _check_updates(program: GraphProgram) -> list[Problem]:
             problems.append(Problem(name, "variable has no update rule"))
         elif targets.count(name) > 1:
             problems.append(Problem(name, "variable has more than one update rule"))
-    hints = readable_hints(program)
-    inputs = node_inputs(program.algorithm)
+    check = _expr_checker(program)
     for update in program.updates:
         where = update.target
         if update.target not in known:
             problems.append(Problem(where, "update of an undeclared variable"))
-        problems += _check_node_expr(update.own, f"{where} (own)", known, hints, inputs)
-        problems += _check_node_expr(
-            update.selected, f"{where} (selected)", known, hints, inputs
-        )
+        problems += check(update.own, f"{where} (own)")
+        problems += check(update.selected, f"{where} (selected)")
         if update.edge is not None and update.edge not in EDGE_INPUTS:
             problems.append(
                 Problem(
@@ -229,7 +238,7 @@ CRITERION_CHECKS: dict[type, Callable[[Any], tuple[list[Expr], list[str]]]] = {
 
 
 def _check_selection(program: GraphProgram) -> list[Problem]:
-    known = {v.name for v in program.variables}
+    check_expr = _expr_checker(program)
     criteria = program.selection.criteria
     problems = (
         [] if criteria else [Problem("selection", "needs at least one criterion")]
@@ -243,19 +252,13 @@ def _check_selection(program: GraphProgram) -> list[Problem]:
         exprs, messages = check(criterion)
         problems += [Problem(where, message) for message in messages]
         for expr in exprs:
-            problems += _check_node_expr(
-                expr,
-                where,
-                known,
-                readable_hints(program),
-                node_inputs(program.algorithm),
-            )
+            problems += check_expr(expr, where)
     return problems
 
 
 def _check_decoders(program: GraphProgram) -> list[Problem]:
     """Every CLRS hint and output decoded once, as its type and location."""
-    known = {v.name for v in program.variables}
+    check_expr = _expr_checker(program)
     try:
         spec = get_spec(program.algorithm)
     except ValueError as error:
@@ -265,13 +268,7 @@ def _check_decoders(program: GraphProgram) -> list[Problem]:
     for decoder in program.decoders:
         where = f"decoder {decoder.probes}"
         for expr in decoder.exprs():
-            problems += _check_node_expr(
-                expr,
-                where,
-                known,
-                readable_hints(program),
-                node_inputs(program.algorithm),
-            )
+            problems += check_expr(expr, where)
         if (decoder.kind == "categorical") != bool(decoder.classes):
             problems.append(
                 Problem(where, "a categorical decoder, and only it, has classes")
