@@ -144,15 +144,20 @@ def _dfs_skeleton() -> GraphProgram:
         variables=(
             Variable("x", "id", "own id"),
             Variable("z", "flag", "the fed-back u"),
+            Variable("g", "flag", "the fed-back color's class 1 (grey)"),
         ),
         selection=Selection((Prefer(inp("pos")),)),
-        updates=(Update("x", own=inp("pos")), Update("z", own=hint("u"))),
+        updates=(
+            Update("x", own=inp("pos")),
+            Update("z", own=hint("u")),
+            Update("g", own=hint("color", 1)),
+        ),
         decoders=(
             Decoder(("pi_h", "pi"), "pointer", x),
             Decoder(("s_prev",), "pointer", x),
             Decoder(("color",), "categorical", classes=(x, 2.0 * z, 0.7011 - x)),
             Decoder(("d",), "scalar", x + z),
-            Decoder(("f",), "scalar", z),
+            Decoder(("f",), "scalar", z + var("g")),
             Decoder(("s",), "mask_one", x),
             Decoder(("u",), "mask_one", x - z),
             Decoder(("v",), "mask_one", -1.0 * x),
@@ -181,6 +186,9 @@ def test_compiled_decoders_over_nodes_are_what_the_interpreter_says(size):
         np.testing.assert_array_equal(
             got.outputs["pi"] * real, want.outputs["pi"] * real
         )
+        # g reads back the grey class the program decoded a step before.
+        g = want.state[..., want.variables.index("g")]
+        assert g[0].max() == 0 and g[1:].max() == 1
         # u moves between the two highest ids, reading back where it was.
         u = np.argmax(want.hint_preds["u"], -1)[:, 0]
         assert set(u.tolist()) == {n - 1, n - 2}
@@ -232,6 +240,21 @@ def test_decoders_must_match_the_probes_type_and_place():
     )
     with pytest.raises(CompileError, match="CLRS has 3 classes, the program gives 2"):
         compile_program(two_classes)
+
+
+def test_a_categorical_hint_is_read_one_class_at_a_time():
+    program = _dfs_skeleton()
+    assert {"hint:color#0", "hint:color#1", "hint:color#2"} <= readable_hints(program)
+    for wrong, name in ((hint("color", 3), "color#3"), (hint("color"), "color")):
+        bad = dataclasses.replace(
+            program, updates=(*program.updates[:2], Update("g", own=wrong))
+        )
+        problems = [str(p) for p in validate(bad)]
+        assert any(f"cannot read hint {name!r}" in p for p in problems), problems
+    model = compile_program(program, hidden_size=None)
+    kernel = np.asarray(model.params["net"]["encoder_color"]["kernel"])
+    assert kernel[1, model.layout.node_index("hint:color#1")] == 1.0
+    assert np.count_nonzero(kernel) == 1
 
 
 def test_a_dfs_program_has_no_source_input():

@@ -21,7 +21,14 @@ from nar_gap.compiler.layout import Layout
 from nar_gap.compiler.validate import CompileError, Problem
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.network import param_shapes
-from nar_gap.programs.dsl import NODE_INPUTS, Expr, GraphProgram, hint_probe, is_hint
+from nar_gap.programs.dsl import (
+    NODE_INPUTS,
+    Expr,
+    GraphProgram,
+    hint_category,
+    hint_probe,
+    is_hint,
+)
 
 Params = dict[str, Any]
 
@@ -61,7 +68,10 @@ def _fill_encoders(net: Params, program: GraphProgram, layout: Layout) -> None:
     for name in layout.node:
         if name in NODE_INPUTS or is_hint(name):
             probe = hint_probe(name) if is_hint(name) else name
-            net[f"encoder_{probe}"]["kernel"][0, layout.node_index(name)] = 1.0
+            # A categorical hint's encoder reads its C class probabilities:
+            # the row of the class the reference names.
+            row = (hint_category(name) if is_hint(name) else None) or 0
+            net[f"encoder_{probe}"]["kernel"][row, layout.node_index(name)] = 1.0
     for name in program.edge_inputs():
         net[f"encoder_{name}"]["kernel"][0, layout.edge_index(name)] = 1.0
 

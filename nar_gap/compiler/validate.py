@@ -18,7 +18,6 @@ from nar_gap.programs.dsl import (
     LowestId,
     Minimise,
     Prefer,
-    hint_probe,
     is_hint,
 )
 
@@ -69,25 +68,29 @@ _READABLE_HINT_TYPES = (Type.MASK, Type.MASK_ONE, Type.SCALAR)
 def readable_hints(program: GraphProgram) -> frozenset[str]:
     """The ``hint:<probe>`` references ``program`` may read.
 
-    Node hints of type mask, mask_one or scalar that the program decodes
+    Node hints of type mask, mask_one or scalar, and each class
+    (``hint:<probe>#<c>``) of a categorical one, that the program decodes
     itself: the interpreter feeds back its own decoded value, so a hint it
-    does not decode would have no value to feed back.  (Categorical and
-    pointer hints are encoded as several numbers per node or as edge
-    features; the language does not read them yet.)
+    does not decode would have no value to feed back.  (Pointer hints are
+    encoded as edge features; the language does not read them yet.)
     """
     try:
         spec = get_spec(program.algorithm)
     except ValueError:
         return frozenset()
-    decoded = {p for d in program.decoders for p in d.probes}
-    return frozenset(
-        HINT_PREFIX + name
-        for name, (stage, location, typ) in spec.items()
-        if stage == Stage.HINT
-        and location == Location.NODE
-        and typ in _READABLE_HINT_TYPES
-        and name in decoded
-    )
+    readable = set()
+    for decoder in program.decoders:
+        for name in decoder.probes:
+            stage, location, typ = spec.get(name, (None, None, None))
+            if stage != Stage.HINT or location != Location.NODE:
+                continue
+            if typ in _READABLE_HINT_TYPES:
+                readable.add(HINT_PREFIX + name)
+            elif typ == Type.CATEGORICAL and decoder.kind == "categorical":
+                readable |= {
+                    f"{HINT_PREFIX}{name}#{c}" for c in range(len(decoder.classes))
+                }
+    return frozenset(readable)
 
 
 def _check_node_expr(
@@ -104,9 +107,10 @@ def _check_node_expr(
                 problems.append(
                     Problem(
                         where,
-                        f"cannot read hint {hint_probe(ref)!r}: a program reads "
-                        "back only the mask, mask_one and scalar node hints it "
-                        f"decodes itself (here: {sorted(hints) or 'none'})",
+                        f"cannot read hint {ref[len(HINT_PREFIX) :]!r}: a program "
+                        "reads back only the mask, mask_one and scalar node hints "
+                        "and the classes of the categorical ones it decodes "
+                        f"itself (here: {sorted(hints) or 'none'})",
                     )
                 )
         elif ref in EDGE_INPUTS:

@@ -145,8 +145,11 @@ def inp(name: str) -> Expr:
     return Expr(((name, 1.0),))
 
 
-def hint(probe: str) -> Expr:
+def hint(probe: str, category: int | None = None) -> Expr:
     """The fed-back value of the node hint ``probe`` at the node being read.
+
+    For a categorical hint, ``category`` names the class whose probability
+    (0/1 when exact) is read: ``hint("color", 1)`` is 1 on grey nodes.
 
     CLRS's network encodes at step ``t`` the hints it decoded at step
     ``t - 1`` (at step 0, dm-clrs's own ``hint[0]``), so a program may keep
@@ -154,9 +157,11 @@ def hint(probe: str) -> Expr:
     the hints its decoders produced, the compiler gives the hint's encoder a
     node dimension.  A program that reads a hint is no longer independent of
     teacher forcing and re-prediction.  The validator accepts node hints of
-    type mask, mask_one or scalar that the program itself decodes.
+    type mask, mask_one or scalar, and the classes of categorical ones, that
+    the program itself decodes.
     """
-    return Expr(((HINT_PREFIX + probe, 1.0),))
+    ref = HINT_PREFIX + probe + ("" if category is None else f"#{int(category)}")
+    return Expr(((ref, 1.0),))
 
 
 def is_hint(ref: str) -> bool:
@@ -165,8 +170,14 @@ def is_hint(ref: str) -> bool:
 
 
 def hint_probe(ref: str) -> str:
-    """The probe a ``hint:<probe>`` reference reads."""
-    return ref[len(HINT_PREFIX) :]
+    """The probe a ``hint:<probe>`` (or ``hint:<probe>#<class>``) reference reads."""
+    return ref[len(HINT_PREFIX) :].split("#")[0]
+
+
+def hint_category(ref: str) -> int | None:
+    """The class a ``hint:<probe>#<class>`` reference reads (None: not categorical)."""
+    _, _, category = ref.partition("#")
+    return int(category) if category else None
 
 
 def edge(name: str = "A") -> Expr:

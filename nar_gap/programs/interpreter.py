@@ -29,6 +29,7 @@ from nar_gap.programs.dsl import (
     LowestId,
     Minimise,
     Prefer,
+    hint_category,
     hint_probe,
 )
 
@@ -279,9 +280,10 @@ def run_program(program: GraphProgram, batch: Batch) -> Trace:
             for ref in program.hint_inputs():
                 # Step 0 encodes dm-clrs's hint[0]; later steps what the
                 # program's decoders predicted for hint t at step t - 1.
-                probe = hint_probe(ref)
+                probe, category = hint_probe(ref), hint_category(ref)
                 fed = batch.hints[probe][0, b] if t == 0 else preds[probe][t - 1, b]
-                inputs[ref] = np.asarray(fed, np.float64)
+                fed = np.asarray(fed, np.float64)
+                inputs[ref] = fed if category is None else fed[:, category]
             state, chosen = step(program, state, inputs, weights, attend)
             state_out[t, b] = np.stack([state[n] for n in names], -1)
             selected[t, b] = chosen
