@@ -129,15 +129,9 @@ class LocalityWitness:
         )
 
 
-def attention_graph(adjacency: np.ndarray) -> np.ndarray:
-    """``sym(adjacency) | I``: whom each node attends to, before pointer links."""
-    linked = (np.asarray(adjacency) != 0) | np.eye(len(adjacency), dtype=bool)
-    return linked | linked.T
-
-
 def reach(adjacency: np.ndarray, node: int, radius: int) -> np.ndarray:
     """The nodes within ``radius`` hops of ``node`` in ``sym(adjacency) | I``."""
-    linked = attention_graph(adjacency)
+    linked = (adjacency != 0) | (adjacency.T != 0)
     inside = np.zeros(len(adjacency), bool)
     inside[node] = True
     for _ in range(radius):
@@ -265,7 +259,8 @@ def feedback_views(
     spec = get_spec(batch.algorithm)
     a = np.asarray(batch.inputs["A"][0])
     num_nodes = len(a)
-    linked = attention_graph(np.asarray(batch.inputs["adj"][0]))
+    linked = (np.asarray(batch.inputs["adj"][0]) != 0) | np.eye(num_nodes, dtype=bool)
+    linked |= linked.T
     inputs = {
         name: np.asarray(batch.inputs[name][0])
         for name in _VIEW_INPUTS
