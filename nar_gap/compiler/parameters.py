@@ -69,8 +69,8 @@ def _fill_encoders(net: Params, program: GraphProgram, layout: Layout) -> None:
         if name in NODE_INPUTS or is_hint(name):
             probe = hint_probe(name) if is_hint(name) else name
             # A categorical hint's encoder reads its C class probabilities:
-            # the row of the class the reference names.
-            row = (hint_category(name) if is_hint(name) else None) or 0
+            # the row of the class the reference names (row 0 otherwise).
+            row = hint_category(name) or 0
             net[f"encoder_{probe}"]["kernel"][row, layout.node_index(name)] = 1.0
     for name in program.edge_inputs():
         net[f"encoder_{name}"]["kernel"][0, layout.edge_index(name)] = 1.0

@@ -263,6 +263,7 @@ def run_program(program: GraphProgram, batch: Batch) -> Trace:
         for d in program.decoders
         for probe in d.probes
     }
+    fed_back = program.hint_inputs()
     for b in range(batch_size):
         real = np.asarray(batch.node_mask[b], bool)
         weights = np.asarray(batch.inputs["A"][b], np.float64)
@@ -277,7 +278,7 @@ def run_program(program: GraphProgram, batch: Batch) -> Trace:
         }
         state = {name: np.zeros(num_nodes) for name in names}
         for t in range(num_steps):
-            for ref in program.hint_inputs():
+            for ref in fed_back:
                 # Step 0 encodes dm-clrs's hint[0]; later steps what the
                 # program's decoders predicted for hint t at step t - 1.
                 probe, category = hint_probe(ref), hint_category(ref)

@@ -129,9 +129,15 @@ class LocalityWitness:
         )
 
 
+def attention_graph(adjacency: np.ndarray) -> np.ndarray:
+    """``sym(adjacency) | I``: whom each node attends to, before pointer links."""
+    linked = (np.asarray(adjacency) != 0) | np.eye(len(adjacency), dtype=bool)
+    return linked | linked.T
+
+
 def reach(adjacency: np.ndarray, node: int, radius: int) -> np.ndarray:
     """The nodes within ``radius`` hops of ``node`` in ``sym(adjacency) | I``."""
-    linked = (adjacency != 0) | (adjacency.T != 0)
+    linked = attention_graph(adjacency)
     inside = np.zeros(len(adjacency), bool)
     inside[node] = True
     for _ in range(radius):
@@ -259,8 +265,7 @@ def feedback_views(
     spec = get_spec(batch.algorithm)
     a = np.asarray(batch.inputs["A"][0])
     num_nodes = len(a)
-    linked = (np.asarray(batch.inputs["adj"][0]) != 0) | np.eye(num_nodes, dtype=bool)
-    linked |= linked.T
+    linked = attention_graph(np.asarray(batch.inputs["adj"][0]))
     inputs = {
         name: np.asarray(batch.inputs[name][0])
         for name in _VIEW_INPUTS
