@@ -16,9 +16,10 @@ the criterion (LReLU(x) = x for x >= 0 and 0.01 x below):
 * ``Minimise(v, among, A)``: ``s = lambda (v_j + A_ij)``; channels
   ``s - K (1 - among_j)`` (head -1) and ``s`` (head +0.01): ``-0.99 s`` for
   senders in ``among``, the constant ``+0.01 K`` for the others.
-* ``Prefer(x)``: ``y = C (pos_j - x_i)``; channels ``y``, ``-y`` (head -1)
+* ``Prefer(x, sender_id=w)``: ``y = C (w_j - x_i)`` (``w = pos`` unless
+  given); channels ``y``, ``-y`` (head -1)
   and ``y - b``, ``-y - b`` (head +1) sum to ``-0.99 min(|y|, b) - 0.02 b``:
-  a bump that is ``0.99 b`` higher for the sender whose id equals ``x_i`` and
+  a bump that is ``0.99 b`` higher for the sender whose ``w_j`` equals ``x_i`` and
   flat for every other sender once ``C / N >= b`` (``C = b N_res``).  This is
   the size-free self-preference: no N x N matrix, no dependence on N beyond
   the id spacing 1/N.
@@ -156,7 +157,7 @@ def _lower_minimise(
 def _lower_prefer(c: Prefer, needed: float, config: CompilerConfig):
     bump = needed / (1.0 - LEAK)
     slope = bump * config.resolution_nodes  # C / N >= b up to resolution_nodes
-    y_sender = slope * inp("pos")
+    y_sender = slope * c.sender_id
     y_receiver = -slope * c.receiver_id
     channels = [
         Channel("prefer+", -1.0, sender=y_sender, receiver=y_receiver),

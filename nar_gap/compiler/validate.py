@@ -227,7 +227,7 @@ def _lowest_id(c: LowestId) -> tuple[list[Expr], list[str]]:
 
 
 def _prefer(c: Prefer) -> tuple[list[Expr], list[str]]:
-    return [c.receiver_id], []
+    return [c.receiver_id, c.sender_id], []
 
 
 # One checker per criterion kind: (the node expressions it reads, its own

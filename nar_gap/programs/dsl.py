@@ -266,15 +266,26 @@ class LowestId:
 
 @dataclasses.dataclass(frozen=True)
 class Prefer:
-    """The sender whose id equals the receiver's ``receiver_id`` first.
+    """The sender whose ``sender_id`` equals the receiver's ``receiver_id`` first.
 
-    ``pos_i``: self-selection; a stored predecessor id: keep the parent.
+    With the default ``sender_id = pos`` the receiver names the sender:
+    ``Prefer(pos)`` is self-selection, ``Prefer(pi)`` keeps the parent.  With
+    ``receiver_id = pos`` and a stored id as ``sender_id`` the sender names the
+    receiver: ``Prefer(inp("pos"), sender_id=var("next"))`` finds the
+    neighbour whose ``next`` points here (a pointer followed backwards: how
+    the node DFS pushes learns who pushed it, since attention runs along the
+    receiver's edges, not the scanner's).  Both sides must hold ids, values on
+    the ``pos`` grid ``k / N``; the compiled bump is flat for every other
+    value on that grid.
     """
 
     receiver_id: Expr
+    sender_id: Expr = dataclasses.field(default_factory=lambda: inp("pos"))
 
     def __str__(self) -> str:
-        return f"the sender whose id is the receiver's {self.receiver_id}"
+        if self.sender_id == inp("pos"):
+            return f"the sender whose id is the receiver's {self.receiver_id}"
+        return f"the sender whose {self.sender_id} is the receiver's {self.receiver_id}"
 
 
 Criterion = Linked | Eligible | Minimise | LowestId | Prefer

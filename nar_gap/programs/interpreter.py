@@ -101,7 +101,8 @@ def _minimise_key(c: Minimise, i: int, cand, node, weights) -> np.ndarray:
 
 def _prefer_key(c: Prefer, i: int, cand, node, weights) -> np.ndarray:
     wanted = _read(c.receiver_id, node)[i]
-    return (np.abs(node["pos"][cand] - wanted) > ID_TOLERANCE).astype(np.float64)
+    offered = _read(c.sender_id, node)[cand]
+    return (np.abs(offered - wanted) > ID_TOLERANCE).astype(np.float64)
 
 
 def _lowest_id_key(c: LowestId, i: int, cand, node, weights) -> np.ndarray:
