@@ -29,6 +29,7 @@ from nar_gap.programs.dsl import (
     Selection,
     Update,
     Variable,
+    graph_hint,
     hint,
     inp,
     var,
@@ -265,3 +266,76 @@ def test_a_dfs_program_has_no_source_input():
     )
     problems = [str(p) for p in validate(reads_s)]
     assert any("the algorithm has no input 's'" in p for p in problems), problems
+
+
+# ------------------------------------------------------------ graph hints
+
+
+def _clock() -> GraphProgram:
+    """The skeleton with ``time' = graph_hint(time) + 0.01 * max_i z_i``.
+
+    ``z`` is the fed-back ``u``, which is 1 at exactly one node, so the graph
+    decoder adds 0.01 every step to the ``time`` the network fed back: a clock
+    kept in CLRS's own feedback loop (graph features -> graph decoder).
+    """
+    skeleton = _dfs_skeleton()
+    clock = graph_hint("time") + 0.01 * var("z")
+    return dataclasses.replace(
+        skeleton,
+        name="dfs_clock",
+        decoders=tuple(
+            Decoder(("time",), "graph_scalar", clock) if d.probes == ("time",) else d
+            for d in skeleton.decoders
+        ),
+    )
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["minimal", "h128"])
+def test_a_graph_decoder_reads_the_graph_hint_fed_back(size):
+    program = _clock()
+    assert not validate(program)
+    model = compile_program(program, hidden_size=size)
+    assert "graph_hint:time" in str(model.layout)
+    for n in (4, 9, 33):
+        batch = sample_batch("dfs", n, 3, seed=n, p=(0.3,))
+        want, got = run_program(program, batch), model.trace(batch)
+        start = np.asarray(batch.hints["time"][0])
+        steps = want.hint_preds["time"].shape[0]
+        clock = start[None, :] + 0.01 * np.arange(1, steps + 1)[:, None]
+        np.testing.assert_allclose(want.hint_preds["time"], clock, atol=1e-12)
+        np.testing.assert_allclose(got.hint_preds["time"], clock, atol=1e-4)
+
+
+def test_without_its_encoder_the_clock_stops():
+    """The check can fail: zero the ``time`` encoder and the network's clock
+    reads 0 back every step (0.01 at every step, not 0.01 t)."""
+    model = compile_program(_clock())
+    params = jax.tree.map(np.array, model.params)
+    params["net"]["encoder_time"]["kernel"][:] = 0.0
+    batch = sample_batch("dfs", 9, 2, seed=9, p=(0.3,))
+    got = model.trace(batch, params=params)
+    np.testing.assert_allclose(got.hint_preds["time"], 0.01, atol=1e-6)
+
+
+def test_graph_hints_are_read_only_by_graph_decoders():
+    program = _clock()
+    in_a_node = dataclasses.replace(
+        program,
+        updates=(
+            Update("x", own=inp("pos") + graph_hint("time")),
+            *program.updates[1:],
+        ),
+    )
+    problems = [str(p) for p in validate(in_a_node)]
+    assert any("graph features reach only" in p for p in problems), problems
+    unknown = dataclasses.replace(
+        program,
+        decoders=tuple(
+            Decoder(("time",), "graph_scalar", graph_hint("nope"))
+            if d.probes == ("time",)
+            else d
+            for d in program.decoders
+        ),
+    )
+    problems = [str(p) for p in validate(unknown)]
+    assert any("cannot read graph hint 'nope'" in p for p in problems), problems

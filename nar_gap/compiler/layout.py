@@ -8,7 +8,9 @@ named dimensions of each; the rest are ``unused`` (zero weights):
 * ``node``: encoded node inputs (``pos``, ``s``) and fed-back hints the
   program reads (``hint:<probe>``), the ``n_i`` half of ``z_i = [n_i ; h_i]``;
 * ``edge``: encoded edge inputs (``A``);
-* ``pre_attention``: the channels of ``P_ij`` built from the selection.
+* ``pre_attention``: the channels of ``P_ij`` built from the selection;
+* ``graph``: fed-back graph hints the graph decoders read
+  (``graph_hint:<probe>``), the graph features ``g`` (only when used).
 
 ``Layout.labels()`` labels every heat map of weights and hidden states.
 """
@@ -37,6 +39,7 @@ class Layout:
     edge: tuple[str, ...]
     pre_attention: tuple[str, ...]
     channels: tuple[Channel, ...]
+    graph: tuple[str, ...] = ()
 
     def hidden_index(self, name: str) -> int:
         """The hidden dimension that holds variable ``name``."""
@@ -49,6 +52,22 @@ class Layout:
     def edge_index(self, name: str) -> int:
         """The encoded edge-input dimension of input ``name``."""
         return self.edge.index(name)
+
+    def graph_index(self, name: str) -> int:
+        """The graph-feature dimension of fed-back graph hint ``name``."""
+        return self.graph.index(name)
+
+    def _spaces(self) -> dict[str, tuple[str, ...]]:
+        """The spaces shown in tables: ``graph`` only when a program uses it."""
+        spaces = {
+            "hidden": self.hidden,
+            "node": self.node,
+            "edge": self.edge,
+            "pre_attention": self.pre_attention,
+        }
+        if any(name != UNUSED for name in self.graph):
+            spaces["graph"] = self.graph
+        return spaces
 
     @property
     def variables(self) -> tuple[str, ...]:
@@ -79,6 +98,7 @@ class Layout:
             "node": self.node,
             "edge": self.edge,
             "pre_attention": self.pre_attention,
+            **({"graph": self.graph} if "graph" in self._spaces() else {}),
             "z": tuple(f"n:{n}" for n in self.node)
             + tuple(f"h:{h}" for h in self.hidden),
             "h_t": tuple(f"n:{n}" for n in self.node)
@@ -87,8 +107,8 @@ class Layout:
         }
 
     def table(self) -> list[tuple[str, ...]]:
-        """``(dim, hidden, node, edge, pre_attention)`` for every used dimension."""
-        spaces = (self.hidden, self.node, self.edge, self.pre_attention)
+        """``(dim, hidden, node, edge, pre_attention[, graph])`` per used dimension."""
+        spaces = tuple(self._spaces().values())
         used = [
             k for k in range(self.hidden_size) if any(s[k] != UNUSED for s in spaces)
         ]
@@ -98,7 +118,7 @@ class Layout:
 
     def __str__(self) -> str:
         """The used dimensions of the four spaces, as an aligned table."""
-        header = ("dim", "hidden", "node", "edge", "pre_attention")
+        header = ("dim", *self._spaces())
         rows = [header, *self.table()]
         widths = [max(len(r[k]) for r in rows) for k in range(len(header))]
         lines = [
@@ -112,7 +132,7 @@ class Layout:
     def _repr_html_(self) -> str:
         from html import escape
 
-        header = ("dim", "hidden", "node", "edge", "pre-attention")
+        header = ("dim", *(s.replace("_", "-") for s in self._spaces()))
         head = "".join(f"<th>{h}</th>" for h in header)
         body = "".join(
             "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
@@ -129,11 +149,16 @@ class Layout:
             sum(n != UNUSED for n in self.node),
             sum(n != UNUSED for n in self.edge),
             len(self.channels),
+            sum(n != UNUSED for n in self.graph),
         )
 
 
 def minimal_hidden_size(
-    num_variables: int, num_node_inputs: int, num_edge_inputs: int, num_channels: int
+    num_variables: int,
+    num_node_inputs: int,
+    num_edge_inputs: int,
+    num_channels: int,
+    num_graph_inputs: int = 0,
 ) -> int:
     """The smallest D that holds every space's named dimensions."""
     return max(
@@ -141,6 +166,7 @@ def minimal_hidden_size(
         num_node_inputs,
         num_edge_inputs,
         num_channels,
+        num_graph_inputs,
         POINTER_DECODER_CHANNELS,
     )
 
@@ -160,13 +186,16 @@ def lay_out(
     variables = list(program.variable_names())
     node = [*node_inputs(program.algorithm), *program.hint_inputs()]
     edge = list(program.edge_inputs())
+    graph = list(program.graph_hint_inputs())
     labels = []
     for channel in channels:
         label, k = channel.label, 2
         while label in labels:
             label, k = f"{channel.label}#{k}", k + 1
         labels.append(label)
-    needed = minimal_hidden_size(len(variables), len(node), len(edge), len(labels))
+    needed = minimal_hidden_size(
+        len(variables), len(node), len(edge), len(labels), len(graph)
+    )
     size = needed if hidden_size is None else int(hidden_size)
     if size < needed:
         parts = [
@@ -188,5 +217,6 @@ def lay_out(
         edge=_pad(edge, size),
         pre_attention=_pad(labels, size),
         channels=tuple(channels),
+        graph=_pad(graph, size),
     )
     return layout, []

@@ -27,6 +27,7 @@ from nar_gap.programs.dsl import (
     GraphProgram,
     hint_category,
     hint_probe,
+    is_graph_hint,
     is_hint,
 )
 
@@ -74,6 +75,9 @@ def _fill_encoders(net: Params, program: GraphProgram, layout: Layout) -> None:
             net[f"encoder_{probe}"]["kernel"][row, layout.node_index(name)] = 1.0
     for name in program.edge_inputs():
         net[f"encoder_{name}"]["kernel"][0, layout.edge_index(name)] = 1.0
+    for name in program.graph_hint_inputs():
+        kernel = net[f"encoder_{hint_probe(name)}"]["kernel"]
+        kernel[0, layout.graph_index(name)] = 1.0
 
 
 def _fill_updates(proc: Params, program: GraphProgram, layout: Layout) -> None:
@@ -115,11 +119,22 @@ def _fill_decoders(
                 lin = params["linear_0"]
                 k = config.mask_scale
                 lin["bias"][0] = _write(lin["kernel"], 0, decoder.expr, row, k) - k / 2
-            elif decoder.kind in ("scalar", "graph_scalar"):
-                # graph_scalar: the same map on h_t max-pooled over nodes
-                # (CLRS's graph decoder), so const + Σ coef * max_i ref_i.
+            elif decoder.kind == "scalar":
                 lin = params["linear_0"]
                 lin["bias"][0] = _write(lin["kernel"], 0, decoder.expr, row)
+            elif decoder.kind == "graph_scalar":
+                # CLRS's graph decoder L1(max_i h_i) + L2(g): node terms through
+                # L1, so const + Σ coef * max_i ref_i; fed-back graph hints
+                # through L2, read once per graph.
+                nodes = Expr.of(
+                    {r: c for r, c in decoder.expr.terms if not is_graph_hint(r)},
+                    decoder.expr.const,
+                )
+                lin = params["linear_0"]
+                lin["bias"][0] = _write(lin["kernel"], 0, nodes, row)
+                for ref, coef in decoder.expr.terms:
+                    if is_graph_hint(ref):
+                        params["linear_1"]["kernel"][layout.graph_index(ref), 0] = coef
             elif decoder.kind == "mask_one":
                 # Softmax over nodes of pointer_scale * expr: ids 1/N apart
                 # differ by the full margin, as in pointer decoding.

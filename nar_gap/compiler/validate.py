@@ -18,6 +18,8 @@ from nar_gap.programs.dsl import (
     LowestId,
     Minimise,
     Prefer,
+    hint_probe,
+    is_graph_hint,
     is_hint,
 )
 
@@ -93,6 +95,44 @@ def readable_hints(program: GraphProgram) -> frozenset[str]:
     return frozenset(readable)
 
 
+def readable_graph_hints(program: GraphProgram) -> frozenset[str]:
+    """The ``graph_hint:<probe>`` references a graph decoder may read.
+
+    The graph scalar hints the program decodes itself (DFS's ``time``).
+    """
+    try:
+        spec = get_spec(program.algorithm)
+    except ValueError:
+        return frozenset()
+    return frozenset(
+        f"graph_hint:{name}"
+        for decoder in program.decoders
+        if decoder.kind == "graph_scalar"
+        for name in decoder.probes
+        if spec.get(name, (None,))[0] == Stage.HINT
+    )
+
+
+def _check_graph_reads(
+    expr: Expr, where: str, readable: frozenset[str]
+) -> list[Problem]:
+    """A graph decoder's ``graph_hint`` references: only hints it decodes."""
+    return [
+        Problem(
+            where,
+            f"cannot read graph hint {hint_probe(ref)!r}: a graph decoder reads "
+            "back only the graph scalar hints the program decodes itself "
+            f"(here: {sorted(readable) or 'none'})",
+        )
+        for ref in expr.refs()
+        if is_graph_hint(ref) and ref not in readable
+    ]
+
+
+def _without_graph_reads(expr: Expr) -> Expr:
+    return Expr.of({r: c for r, c in expr.terms if not is_graph_hint(r)}, expr.const)
+
+
 def _check_node_expr(
     expr: Expr,
     where: str,
@@ -102,7 +142,17 @@ def _check_node_expr(
 ) -> list[Problem]:
     problems = []
     for ref in expr.refs():
-        if is_hint(ref):
+        if is_graph_hint(ref):
+            problems.append(
+                Problem(
+                    where,
+                    f"graph hint {hint_probe(ref)!r} read where a node value is "
+                    "needed: CLRS's graph features reach only the attention "
+                    "logits and the graph decoders, so only a graph_scalar "
+                    "decoder reads it",
+                )
+            )
+        elif is_hint(ref):
             if ref not in hints:
                 problems.append(
                     Problem(
@@ -269,9 +319,13 @@ def _check_decoders(program: GraphProgram) -> list[Problem]:
         return [Problem(program.name, str(error))]
     problems: list[Problem] = []
     decoded: list[str] = []
+    graph_readable = readable_graph_hints(program)
     for decoder in program.decoders:
         where = f"decoder {decoder.probes}"
         for expr in decoder.exprs():
+            if decoder.kind == "graph_scalar":
+                problems += _check_graph_reads(expr, where, graph_readable)
+                expr = _without_graph_reads(expr)
             problems += check_expr(expr, where)
         if (decoder.kind == "categorical") != bool(decoder.classes):
             problems.append(

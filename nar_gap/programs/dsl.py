@@ -39,8 +39,10 @@ from typing import Literal
 
 NODE_INPUTS: tuple[str, ...] = ("pos", "s")  # node inputs a program may read
 EDGE_INPUTS: tuple[str, ...] = ("A", "adj")  # edge inputs a program may read
-# A reference ``hint:<probe>`` reads the hint the network fed back (see hint()).
+# A reference ``hint:<probe>`` reads the hint the network fed back (see hint()),
+# ``graph_hint:<probe>`` a fed-back graph hint (see graph_hint()).
 HINT_PREFIX = "hint:"
+GRAPH_HINT_PREFIX = "graph_hint:"
 
 VariableKind = Literal["flag", "id", "distance"]
 DecoderKind = Literal[
@@ -164,14 +166,34 @@ def hint(probe: str, category: int | None = None) -> Expr:
     return Expr(((ref, 1.0),))
 
 
+def graph_hint(probe: str) -> Expr:
+    """The fed-back value of the graph scalar hint ``probe`` (DFS's ``time``).
+
+    CLRS encodes graph hints into graph features ``g``, which reach only the
+    attention logits and the graph decoders (``L1(max_i h_i) + L2(g)``),
+    never a node's state.  So the validator accepts ``graph_hint`` only in
+    ``graph_scalar`` decoders, where it is read once per graph (not maxed
+    over nodes): ``time' = graph_hint("time") + 0.01 * event`` is a clock the
+    network keeps in its own feedback loop.  Like :func:`hint`, the program
+    must decode the hint itself.
+    """
+    return Expr(((GRAPH_HINT_PREFIX + probe, 1.0),))
+
+
+def is_graph_hint(ref: str) -> bool:
+    """Whether ``ref`` reads a fed-back graph hint (``graph_hint:<probe>``)."""
+    return ref.startswith(GRAPH_HINT_PREFIX)
+
+
 def is_hint(ref: str) -> bool:
     """Whether ``ref`` reads a fed-back hint (``hint:<probe>``)."""
     return ref.startswith(HINT_PREFIX)
 
 
 def hint_probe(ref: str) -> str:
-    """The probe a ``hint:<probe>`` (or ``hint:<probe>#<class>``) reference reads."""
-    return ref[len(HINT_PREFIX) :].split("#")[0]
+    """The probe a ``hint:`` or ``graph_hint:`` reference reads (class dropped)."""
+    prefix = GRAPH_HINT_PREFIX if is_graph_hint(ref) else HINT_PREFIX
+    return ref[len(prefix) :].split("#")[0]
 
 
 def hint_category(ref: str) -> int | None:
@@ -410,6 +432,13 @@ class GraphProgram:
                 value for value in vars(criterion).values() if isinstance(value, Expr)
             ]
         return tuple(sorted({r for e in exprs for r in e.refs() if is_hint(r)}))
+
+    def graph_hint_inputs(self) -> tuple[str, ...]:
+        """The fed-back graph hints the program reads (``graph_hint:<probe>``)."""
+        exprs = [e for decoder in self.decoders for e in decoder.exprs()]
+        for update in self.updates:
+            exprs += [update.own, update.selected]
+        return tuple(sorted({r for e in exprs for r in e.refs() if is_graph_hint(r)}))
 
     def edge_inputs(self) -> tuple[str, ...]:
         """The edge inputs the program reads, in updates and criteria."""

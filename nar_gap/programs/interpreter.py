@@ -265,6 +265,7 @@ def run_program(program: GraphProgram, batch: Batch) -> Trace:
         for probe in d.probes
     }
     fed_back = program.hint_inputs()
+    fed_back_graph = program.graph_hint_inputs()
     for b in range(batch_size):
         real = np.asarray(batch.node_mask[b], bool)
         weights = np.asarray(batch.inputs["A"][b], np.float64)
@@ -286,6 +287,12 @@ def run_program(program: GraphProgram, batch: Batch) -> Trace:
                 fed = batch.hints[probe][0, b] if t == 0 else preds[probe][t - 1, b]
                 fed = np.asarray(fed, np.float64)
                 inputs[ref] = fed if category is None else fed[:, category]
+            for ref in fed_back_graph:
+                # The same, once per graph; held at every node so that the
+                # graph decoder's max over nodes reads the value itself.
+                probe = hint_probe(ref)
+                fed = batch.hints[probe][0, b] if t == 0 else preds[probe][t - 1, b]
+                inputs[ref] = np.full(num_nodes, float(fed))
             state, chosen = step(program, state, inputs, weights, attend)
             state_out[t, b] = np.stack([state[n] for n in names], -1)
             selected[t, b] = chosen

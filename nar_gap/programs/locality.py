@@ -255,7 +255,10 @@ def feedback_views(
     then knows its hint values and the pointer edges CLRS adds to the
     attention graph.  Graph hints (``time``) enter only the attention logits,
     so they count for a node with two candidates or more; a node that attends
-    to itself alone gets the same state whatever its logits.  A node's state
+    to itself alone gets the same state whatever its logits.  That is
+    generous: logits choose among the candidates' values, they do not carry
+    ``time`` into them, so "no witness" here is necessary for an exact
+    network, not sufficient.  A node's state
     after a message-passing step is a function of its own features and
     previous state and of its neighbours' (GATv2's ``z_j = [n_j ; h_j]``)
     across edges with their inputs.  Views are interned to
