@@ -39,6 +39,23 @@ from nar_gap.programs.interpreter import AmbiguousSelectionError, run_program
 SIZES = (None, 128)
 
 
+def _assert_refused(program: GraphProgram, words: str) -> None:
+    """The validator names a problem containing ``words``."""
+    problems = [str(p) for p in validate(program)]
+    assert any(words in p for p in problems), problems
+
+
+def _with_decoder(program: GraphProgram, replacement: Decoder) -> GraphProgram:
+    """``program`` with the decoder of ``replacement``'s probes swapped for it."""
+    return dataclasses.replace(
+        program,
+        decoders=tuple(
+            replacement if d.probes == replacement.probes else d
+            for d in program.decoders
+        ),
+    )
+
+
 @pytest.fixture(scope="module")
 def models():
     program = make_bfs_fed_back()
@@ -108,8 +125,7 @@ def test_only_hints_the_program_decodes_can_be_read():
             *program.updates[1:],
         ),
     )
-    problems = [str(p) for p in validate(reads_pointer)]
-    assert any("cannot read hint 'pi_h'" in p for p in problems), problems
+    _assert_refused(reads_pointer, "cannot read hint 'pi_h'")
     undecoded = dataclasses.replace(
         program,
         decoders=(
@@ -121,8 +137,7 @@ def test_only_hints_the_program_decodes_can_be_read():
             *program.updates[1:],
         ),
     )
-    problems = [str(p) for p in validate(undecoded)]
-    assert any("cannot read hint 'nope'" in p for p in problems), problems
+    _assert_refused(undecoded, "cannot read hint 'nope'")
     with pytest.raises(CompileError, match="cannot read hint 'pi_h'"):
         compile_program(reads_pointer)
 
@@ -200,14 +215,7 @@ def test_compiled_decoders_over_nodes_are_what_the_interpreter_says(size):
 
 
 def test_a_decoder_over_nodes_refuses_a_tie_a_softmax_would_split():
-    program = _dfs_skeleton()
-    tied = dataclasses.replace(
-        program,
-        decoders=tuple(
-            Decoder(("s",), "mask_one", ZERO) if d.probes == ("s",) else d
-            for d in program.decoders
-        ),
-    )
+    tied = _with_decoder(_dfs_skeleton(), Decoder(("s",), "mask_one", ZERO))
     with pytest.raises(AmbiguousSelectionError, match="tie"):
         run_program(tied, sample_batch("dfs", 4, 1, seed=0))
 
@@ -230,14 +238,8 @@ def test_decoders_must_match_the_probes_type_and_place():
         "time: decoded as scalar but CLRS has a graph scalar" in p for p in problems
     )
     assert any("only it, has classes" in p for p in problems), problems
-    two_classes = dataclasses.replace(
-        program,
-        decoders=tuple(
-            Decoder(("color",), "categorical", classes=(var("x"), var("z")))
-            if d.probes == ("color",)
-            else d
-            for d in program.decoders
-        ),
+    two_classes = _with_decoder(
+        program, Decoder(("color",), "categorical", classes=(var("x"), var("z")))
     )
     with pytest.raises(CompileError, match="CLRS has 3 classes, the program gives 2"):
         compile_program(two_classes)
@@ -250,8 +252,7 @@ def test_a_categorical_hint_is_read_one_class_at_a_time():
         bad = dataclasses.replace(
             program, updates=(*program.updates[:2], Update("g", own=wrong))
         )
-        problems = [str(p) for p in validate(bad)]
-        assert any(f"cannot read hint {name!r}" in p for p in problems), problems
+        _assert_refused(bad, f"cannot read hint {name!r}")
     model = compile_program(program, hidden_size=None)
     kernel = np.asarray(model.params["net"]["encoder_color"]["kernel"])
     assert kernel[1, model.layout.node_index("hint:color#1")] == 1.0
@@ -264,8 +265,7 @@ def test_a_dfs_program_has_no_source_input():
     reads_s = dataclasses.replace(
         program, updates=(Update("x", own=inp("s")), *program.updates[1:])
     )
-    problems = [str(p) for p in validate(reads_s)]
-    assert any("the algorithm has no input 's'" in p for p in problems), problems
+    _assert_refused(reads_s, "the algorithm has no input 's'")
 
 
 # ------------------------------------------------------------ graph hints
@@ -278,16 +278,9 @@ def _clock() -> GraphProgram:
     decoder adds 0.01 every step to the ``time`` the network fed back: a clock
     kept in CLRS's own feedback loop (graph features -> graph decoder).
     """
-    skeleton = _dfs_skeleton()
     clock = graph_hint("time") + 0.01 * var("z")
-    return dataclasses.replace(
-        skeleton,
-        name="dfs_clock",
-        decoders=tuple(
-            Decoder(("time",), "graph_scalar", clock) if d.probes == ("time",) else d
-            for d in skeleton.decoders
-        ),
-    )
+    program = _with_decoder(_dfs_skeleton(), Decoder(("time",), "graph_scalar", clock))
+    return dataclasses.replace(program, name="dfs_clock")
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["minimal", "h128"])
@@ -326,16 +319,8 @@ def test_graph_hints_are_read_only_by_graph_decoders():
             *program.updates[1:],
         ),
     )
-    problems = [str(p) for p in validate(in_a_node)]
-    assert any("graph features reach only" in p for p in problems), problems
-    unknown = dataclasses.replace(
-        program,
-        decoders=tuple(
-            Decoder(("time",), "graph_scalar", graph_hint("nope"))
-            if d.probes == ("time",)
-            else d
-            for d in program.decoders
-        ),
+    _assert_refused(in_a_node, "graph features reach only")
+    unknown = _with_decoder(
+        program, Decoder(("time",), "graph_scalar", graph_hint("nope"))
     )
-    problems = [str(p) for p in validate(unknown)]
-    assert any("cannot read graph hint 'nope'" in p for p in problems), problems
+    _assert_refused(unknown, "cannot read graph hint 'nope'")
