@@ -324,3 +324,26 @@ def test_graph_hints_are_read_only_by_graph_decoders():
         program, Decoder(("time",), "graph_scalar", graph_hint("nope"))
     )
     _assert_refused(unknown, "cannot read graph hint 'nope'")
+
+
+def test_a_dfs_program_runs_on_a_users_directed_graph():
+    """``run(A)`` with no source, on a directed graph as DFS's sampler draws
+    them: every DFS probe comes back in CLRS's encoding (the skeleton is not
+    DFS, so the run lists its mismatches with dm-clrs)."""
+    model = compile_program(_clock())
+    directed = np.zeros((5, 5))
+    directed[[0, 0, 2, 3], [1, 2, 4, 1]] = 1.0  # 0->1, 0->2, 2->4, 3->1
+    done = model.run(directed)
+    length = int(done.reference.lengths[0])
+    assert length == 3 * 5  # T = 3N for every DFS trace
+    assert done.hints["color"].shape == (length, 5, 3)
+    assert done.hints["time"].shape == (length,)
+    clock = 0.01 * np.arange(1, length)  # float32 sums: off by ~2e-8 at step 14
+    np.testing.assert_allclose(done.hints["time"][1:], clock, atol=1e-6)
+    assert done.outputs["pi"].shape == (5,)
+    assert {m.probe for m in done.mismatches} >= {"pi_h", "color"}
+    with pytest.raises(ValueError, match="source"):
+        model.run(directed, source=0)
+    bfs = compile_program(make_bfs_fed_back())
+    with pytest.raises(ValueError, match="undirected"):
+        bfs.run(directed, source=0)

@@ -139,6 +139,28 @@ def has_source(algorithm: str) -> bool:
     return _HAS_SOURCE[check_algorithm(algorithm)]
 
 
+# Whether dm-clrs's sampler draws directed graphs (DfsSampler: directed=True;
+# the BFS and Bellman-Ford samplers draw symmetric matrices).
+_SAMPLES_DIRECTED: Mapping[str, bool] = types.MappingProxyType(
+    {
+        "bfs": False,
+        "bfs_seq": False,
+        "bellman_ford": False,
+        "dfs": True,
+        "dfs_light": True,
+    }
+)
+
+
+def samples_directed(algorithm: str) -> bool:
+    """Whether ``algorithm``'s CLRS sampler draws directed graphs (DFS does).
+
+    Raises:
+        UnknownAlgorithmError: if ``algorithm`` is not known.
+    """
+    return _SAMPLES_DIRECTED[check_algorithm(algorithm)]
+
+
 def sampler_class(algorithm: str) -> type[clrs_samplers.Sampler]:
     """The dm-clrs sampler class that draws ``algorithm``'s graphs.
 

@@ -22,7 +22,7 @@ import numpy as np
 from nar_gap.benchmark.batch import Batch
 from nar_gap.benchmark.exactness import Mismatch, compare_with_clrs
 from nar_gap.benchmark.graphs import GraphInputError, batch_from_graph
-from nar_gap.benchmark.specs import Type, get_spec
+from nar_gap.benchmark.specs import Type, get_spec, samples_directed
 from nar_gap.compiler.assembly import assemble
 from nar_gap.compiler.config import CompilerConfig
 from nar_gap.compiler.layout import Layout
@@ -244,8 +244,13 @@ class CompiledModel(Model):
         own = get_program(self.program.name, self.compiler_config.max_weight)
         return own == self.program
 
-    def graph_batch(self, weights: Any, source: int) -> Batch:
-        """A user's graph as a float64 batch, refused if the program cannot run it."""
+    def graph_batch(self, weights: Any, source: int | None = None) -> Batch:
+        """A user's graph as a float64 batch, refused if the program cannot run it.
+
+        ``source`` is required for BFS and Bellman-Ford and refused for DFS.
+        Graphs are undirected for the algorithms whose CLRS samplers draw
+        symmetric matrices, and may be directed for DFS, as its sampler's are.
+        """
         matrix = (
             np.asarray(weights, dtype=np.float64) if _is_numeric(weights) else weights
         )
@@ -255,15 +260,18 @@ class CompiledModel(Model):
             self.program.algorithm, matrix, source, float_dtype=np.float64
         )
         a = np.asarray(batch.inputs["A"][0], np.float64)
-        if not np.array_equal(a, a.T):
+        directed = samples_directed(self.program.algorithm)
+        if not directed and not np.array_equal(a, a.T):
             raise GraphInputError(
                 "compiled models run undirected graphs (A == A.T), as the CLRS "
                 "samplers draw them; give every edge in both directions"
             )
         return batch
 
-    def run(self, weights: Any, source: int) -> CompiledRun:
+    def run(self, weights: Any, source: int | None = None) -> CompiledRun:
         """Run on one graph: ``weights`` (n, n), 0 = no edge; ``source`` a node.
+
+        BFS and Bellman-Ford take a source; DFS takes none.
 
         The number of steps is the reference trace's (as CLRS evaluation
         does), so dm-clrs's probing runs alongside and the result carries the

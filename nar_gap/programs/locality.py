@@ -45,13 +45,17 @@ import numpy as np
 
 from nar_gap.benchmark.batch import Batch
 from nar_gap.benchmark.graphs import batch_from_graph
-from nar_gap.benchmark.specs import Location, Stage, Type, get_spec, has_source
+from nar_gap.benchmark.specs import (
+    Location,
+    Stage,
+    Type,
+    get_spec,
+    has_source,
+    samples_directed,
+)
 
 # Node inputs a program may read (dsl.NODE_INPUTS) that a graph's view carries.
 _VIEW_INPUTS = ("pos", "s")
-# Directed reference algorithms: their graphs are enumerated with every
-# orientation; the others as symmetric matrices, as their samplers draw them.
-_DIRECTED = frozenset({"dfs", "dfs_light"})
 # Decoders that read one node's h_t (mask_one and pointers take an argmax
 # over nodes, graph probes a max over nodes).
 _LOCAL_DECODER_TYPES = (Type.MASK, Type.SCALAR, Type.CATEGORICAL)
@@ -189,7 +193,7 @@ def graphs(algorithm: str, num_nodes: int, self_loops: bool = False) -> Iterator
     Directed for ``dfs``/``dfs_light``, symmetric otherwise; the diagonal is
     zero unless ``self_loops``.
     """
-    directed = algorithm in _DIRECTED
+    directed = samples_directed(algorithm)
     pairs = [
         (u, v)
         for u in range(num_nodes)
@@ -223,7 +227,7 @@ def random_graphs(
     With ``edge_probability = 0.5`` every one of them is equally likely.
     """
     rng = np.random.default_rng(seed)
-    directed = algorithm in _DIRECTED
+    directed = samples_directed(algorithm)
     for _ in range(count):
         matrix = (rng.random((num_nodes, num_nodes)) < edge_probability).astype(float)
         if not directed:
