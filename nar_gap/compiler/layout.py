@@ -94,11 +94,7 @@ class Layout:
         new hidden), and the four spaces.
         """
         return {
-            "hidden": self.hidden,
-            "node": self.node,
-            "edge": self.edge,
-            "pre_attention": self.pre_attention,
-            **({"graph": self.graph} if "graph" in self._spaces() else {}),
+            **self._spaces(),
             "z": tuple(f"n:{n}" for n in self.node)
             + tuple(f"h:{h}" for h in self.hidden),
             "h_t": tuple(f"n:{n}" for n in self.node)

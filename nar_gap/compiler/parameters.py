@@ -29,6 +29,7 @@ from nar_gap.programs.dsl import (
     hint_probe,
     is_graph_hint,
     is_hint,
+    without_graph_hints,
 )
 
 Params = dict[str, Any]
@@ -126,10 +127,7 @@ def _fill_decoders(
                 # CLRS's graph decoder L1(max_i h_i) + L2(g): node terms through
                 # L1, so const + Σ coef * max_i ref_i; fed-back graph hints
                 # through L2, read once per graph.
-                nodes = Expr.of(
-                    {r: c for r, c in decoder.expr.terms if not is_graph_hint(r)},
-                    decoder.expr.const,
-                )
+                nodes = without_graph_hints(decoder.expr)
                 lin = params["linear_0"]
                 lin["bias"][0] = _write(lin["kernel"], 0, nodes, row)
                 for ref, coef in decoder.expr.terms:

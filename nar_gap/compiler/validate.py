@@ -9,6 +9,7 @@ from typing import Any
 from nar_gap.benchmark.specs import Location, Stage, Type, get_spec
 from nar_gap.programs.dsl import (
     EDGE_INPUTS,
+    GRAPH_HINT_PREFIX,
     HINT_PREFIX,
     NODE_INPUTS,
     Eligible,
@@ -21,6 +22,7 @@ from nar_gap.programs.dsl import (
     hint_probe,
     is_graph_hint,
     is_hint,
+    without_graph_hints,
 )
 
 # A program's decoder kind -> the CLRS (type, location) it produces.
@@ -105,7 +107,7 @@ def readable_graph_hints(program: GraphProgram) -> frozenset[str]:
     except ValueError:
         return frozenset()
     return frozenset(
-        f"graph_hint:{name}"
+        GRAPH_HINT_PREFIX + name
         for decoder in program.decoders
         if decoder.kind == "graph_scalar"
         for name in decoder.probes
@@ -127,10 +129,6 @@ def _check_graph_reads(
         for ref in expr.refs()
         if is_graph_hint(ref) and ref not in readable
     ]
-
-
-def _without_graph_reads(expr: Expr) -> Expr:
-    return Expr.of({r: c for r, c in expr.terms if not is_graph_hint(r)}, expr.const)
 
 
 def _check_node_expr(
@@ -325,7 +323,7 @@ def _check_decoders(program: GraphProgram) -> list[Problem]:
         for expr in decoder.exprs():
             if decoder.kind == "graph_scalar":
                 problems += _check_graph_reads(expr, where, graph_readable)
-                expr = _without_graph_reads(expr)
+                expr = without_graph_hints(expr)
             problems += check_expr(expr, where)
         if (decoder.kind == "categorical") != bool(decoder.classes):
             problems.append(

@@ -185,6 +185,11 @@ def is_graph_hint(ref: str) -> bool:
     return ref.startswith(GRAPH_HINT_PREFIX)
 
 
+def without_graph_hints(expr: Expr) -> Expr:
+    """``expr`` with its ``graph_hint`` terms left out: what reads nodes."""
+    return Expr.of({r: c for r, c in expr.terms if not is_graph_hint(r)}, expr.const)
+
+
 def is_hint(ref: str) -> bool:
     """Whether ``ref`` reads a fed-back hint (``hint:<probe>``)."""
     return ref.startswith(HINT_PREFIX)

@@ -242,6 +242,16 @@ def step(
     return new_state, chosen
 
 
+def attention_graph(adjacency: np.ndarray) -> np.ndarray:
+    """``sym(adjacency) | I``: whom each node attends to, before pointer links.
+
+    dm-clrs's ``accum_adj_mat`` symmetrises the input graph's edges and adds
+    the self loop; decoded pointers add more links at run time.
+    """
+    linked = (np.asarray(adjacency) != 0) | np.eye(len(adjacency), dtype=bool)
+    return linked | linked.T
+
+
 def run_program(program: GraphProgram, batch: Batch) -> Trace:
     """Run ``program`` on every sample of ``batch`` for the batch's hint steps."""
     if batch.algorithm != program.algorithm:
@@ -269,10 +279,8 @@ def run_program(program: GraphProgram, batch: Batch) -> Trace:
     for b in range(batch_size):
         real = np.asarray(batch.node_mask[b], bool)
         weights = np.asarray(batch.inputs["A"][b], np.float64)
-        adj = np.asarray(batch.inputs["adj"][b], np.float64) != 0
-        attend = (adj | adj.T | np.eye(num_nodes, dtype=bool)) & real[:, None]
-        attend &= real[None, :]
-        attend |= np.eye(num_nodes, dtype=bool)
+        attend = attention_graph(np.asarray(batch.inputs["adj"][b]))
+        attend = attend & real[:, None] & real[None, :] | np.eye(num_nodes, dtype=bool)
         inputs = {
             name: np.asarray(batch.inputs[name][b], np.float64)
             for name in NODE_INPUTS
@@ -280,19 +288,17 @@ def run_program(program: GraphProgram, batch: Batch) -> Trace:
         }
         state = {name: np.zeros(num_nodes) for name in names}
         for t in range(num_steps):
-            for ref in fed_back:
+            for ref in (*fed_back, *fed_back_graph):
                 # Step 0 encodes dm-clrs's hint[0]; later steps what the
                 # program's decoders predicted for hint t at step t - 1.
                 probe, category = hint_probe(ref), hint_category(ref)
                 fed = batch.hints[probe][0, b] if t == 0 else preds[probe][t - 1, b]
                 fed = np.asarray(fed, np.float64)
-                inputs[ref] = fed if category is None else fed[:, category]
-            for ref in fed_back_graph:
-                # The same, once per graph; held at every node so that the
-                # graph decoder's max over nodes reads the value itself.
-                probe = hint_probe(ref)
-                fed = batch.hints[probe][0, b] if t == 0 else preds[probe][t - 1, b]
-                inputs[ref] = np.full(num_nodes, float(fed))
+                if category is not None:
+                    fed = fed[:, category]
+                # A graph hint is held at every node, so that the graph
+                # decoder's max over nodes reads the value itself.
+                inputs[ref] = np.full(num_nodes, fed) if fed.ndim == 0 else fed
             state, chosen = step(program, state, inputs, weights, attend)
             state_out[t, b] = np.stack([state[n] for n in names], -1)
             selected[t, b] = chosen

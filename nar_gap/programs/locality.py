@@ -53,6 +53,7 @@ from nar_gap.benchmark.specs import (
     has_source,
     samples_directed,
 )
+from nar_gap.programs.interpreter import attention_graph
 
 # Node inputs a program may read (dsl.NODE_INPUTS) that a graph's view carries.
 _VIEW_INPUTS = ("pos", "s")
@@ -131,12 +132,6 @@ class LocalityWitness:
             " ".join(f"{u}->{v}" for u, v in zip(*np.nonzero(g), strict=True))
             for g in self.graphs
         )
-
-
-def attention_graph(adjacency: np.ndarray) -> np.ndarray:
-    """``sym(adjacency) | I``: whom each node attends to, before pointer links."""
-    linked = (np.asarray(adjacency) != 0) | np.eye(len(adjacency), dtype=bool)
-    return linked | linked.T
 
 
 def reach(adjacency: np.ndarray, node: int, radius: int) -> np.ndarray:
