@@ -20,7 +20,9 @@ from nar_gap.model.network import init_params
 from nar_gap.model.seeds import forward
 from nar_gap.programs.interpreter import run_program
 from nar_gap.programs.locality import (
+    argmax_hints,
     feedback_views,
+    find_argmax_witness,
     find_witness,
     graphs,
     reach,
@@ -283,3 +285,83 @@ def test_which_fed_back_hints_reach_an_isolated_node(
     runs = [_isolated_node_hidden("encoded_decoded", far) for far in (False, True)]
     moved = np.abs(runs[0] - runs[1]).max()
     assert (moved > 1e-3) if carries else (moved < 1e-6), moved
+
+
+def _v_witness_graphs() -> tuple[np.ndarray, np.ndarray]:
+    """Graph 1: 0 -> 2 -> 3 on 5 nodes; graph 2: 0 -> 1 on 10 nodes.
+
+    At hint 6, dm-clrs's ``v`` is node 4 of graph 1 (node 3 found no white
+    out-neighbour: ``v = N - 1``) and node 2 of graph 2 (node 0's tree is
+    done: ``v`` is the next root).  Node 4 of graph 1 and node 8 of graph 2
+    (both pos 4/5), and node 1 of graph 1 and node 2 of graph 2 (both pos
+    1/5), are isolated and untouched up to hint 5.
+    """
+    first, second = np.zeros((5, 5)), np.zeros((10, 10))
+    first[0, 2] = first[2, 3] = 1
+    second[0, 1] = 1
+    return first, second
+
+
+def test_dfs_v_after_a_failed_scan_needs_the_graph_size():
+    """dm-clrs's ``v = N - 1`` quirk: no size-free exact network decodes it.
+
+    ``v`` is a softmax over per-node logits.  The search finds two graphs
+    that need the logits of two equal pairs of views ordered both ways.
+    With views that know ``N`` (not size-free, as CLRS's inputs are not)
+    the two graphs share no view, and nothing is found.
+    """
+    first, second = _v_witness_graphs()
+    witness = find_argmax_witness("dfs", [first, second])
+    assert witness is not None
+    assert (witness.probe, witness.hint) == ("v", 6)
+    assert witness.winners == (4, 2) and witness.losers == (1, 8)
+    assert "node 4 and node 8 see the same" in str(witness)
+    for steps in (2, 5):
+        assert find_argmax_witness("dfs", [first, second], steps) is not None
+    interned: dict[tuple, int] = {}
+    known = [
+        feedback_views(batch_from_graph("dfs", g), 1, interned) for g in (first, second)
+    ]
+    assert not set(known[0].ravel()) & set(known[1].ravel())
+    assert find_argmax_witness("dfs", [first, second], probes=("s", "u")) is None
+    with pytest.raises(ValueError, match="no mask_one hint"):
+        find_argmax_witness("dfs", [first], probes=("color",))
+    with pytest.raises(ValueError, match="takes a source"):
+        find_argmax_witness("bfs", [first])
+    assert argmax_hints("dfs") == ("s", "u", "v", "s_last")
+
+
+def test_a_dfs_network_fed_the_exact_hints_cannot_tell_the_witness_nodes_apart(
+    fresh_forward,
+):
+    """The premise of the witness, on CLRS's network itself.
+
+    A random DFS network fed dm-clrs's hints (teacher forcing, i.e. exact
+    hard feedback) gives node 4 of the 5-node graph and node 8 of the
+    10-node graph the same hidden state at every step up to hint 6's
+    decoding, and so node 1 and node 2.  ``v``'s logit is a linear map of
+    a node's features and states, so the network ranks the pairs the same
+    way in both graphs, while dm-clrs ranks them opposite ways.  Node 9 of
+    the 10-node graph (pos 9/10, which holds ``v`` after each failed scan)
+    is the control: its state differs from node 4's, so the comparison
+    sees differences where there are some.
+    """
+    first, second = _v_witness_graphs()
+    config = NetworkConfig(
+        algorithm="dfs",
+        hidden_size=16,
+        num_heads=2,
+        msg_passing_steps=2,
+        hint_teacher_forcing=1.0,
+    )
+    batches = [batch_from_graph("dfs", g) for g in (first, second)]
+    params = init_params(config, batches[0], seed=0)
+    hidden = [
+        np.asarray(forward(config, repred=False)(params, b).hiddens)[:6, 0]
+        for b in batches
+    ]
+    np.testing.assert_allclose(hidden[0][:, 4], hidden[1][:, 8], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(hidden[0][:, 1], hidden[1][:, 2], rtol=0, atol=1e-6)
+    assert np.abs(hidden[0][:, 4] - hidden[1][:, 9]).max() > 1e-3
+    v = [np.asarray(b.hints["v"][6, 0]) for b in batches]
+    assert v[0].argmax() == 4 and v[1].argmax() == 2

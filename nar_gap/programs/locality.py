@@ -29,6 +29,15 @@ rules out every exact network with hard feedback.  With *soft* feedback
 bounds them (``tests/test_locality.py`` shows an isolated node's state
 moving with the rest of the graph).
 
+**Argmax decoders and the graph size.**  A ``mask_one`` hint is a softmax
+over per-node logits, each a function of one node's state; CLRS tells a
+node its ``pos = i / N``, never ``N``.  So nodes of graphs of different
+sizes with the same ``pos`` and history get the same logit, and two graphs
+that need two such pairs ranked both ways rule out every exact network
+with hard feedback whose weights serve every size
+(:func:`find_argmax_witness`; DFS's ``v`` after a failed scan, which
+dm-clrs leaves at ``N - 1``).
+
 :func:`find_witness` searches every graph of a few nodes (or a sample) for
 a witness.  What it finds is in ``results/locality_witnesses.csv``
 (notebook 01) and the README; a search that finds none proves nothing
@@ -39,7 +48,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from fractions import Fraction
 
 import numpy as np
 
@@ -245,7 +255,10 @@ def local_hints(algorithm: str) -> tuple[str, ...]:
 
 
 def feedback_views(
-    batch: Batch, steps_per_hint: int, interned: dict[tuple, int]
+    batch: Batch,
+    steps_per_hint: int,
+    interned: dict[tuple, int],
+    size_free: bool = False,
 ) -> np.ndarray:
     """``views[k, v]``: what node v's state after step k may depend on, with feedback.
 
@@ -263,6 +276,11 @@ def feedback_views(
     across edges with their inputs.  Views are interned to
     integers; ``interned`` is shared, so equal integers are equal views
     across graphs.
+
+    With ``size_free`` a node knows its ``pos`` (``x / N``), not ``x`` and
+    ``N``: CLRS's inputs carry nothing else about the graph's size, so
+    nodes of graphs of different sizes at the same ``pos`` with the same
+    history get the same view (what :func:`find_argmax_witness` compares).
     """
     spec = get_spec(batch.algorithm)
     a = np.asarray(batch.inputs["A"][0])
@@ -283,6 +301,15 @@ def feedback_views(
     def intern(key: tuple) -> int:
         return interned.setdefault(key, len(interned))
 
+    def name(x: int) -> object:
+        """How a node is known: its id and the graph size, or its pos alone."""
+        return Fraction(int(x), num_nodes) if size_free else int(x)
+
+    def hint_at(probe: str, step: int, x: int) -> object:
+        """A node's hint value; a pointer names its target as nodes are named."""
+        value = np.asarray(batch.hints[probe][step, 0, x])
+        return name(int(value)) if probe in pointers else value.tobytes()
+
     length = int(batch.lengths[0])
     views = np.zeros((max(1, length - 1), num_nodes), np.int64)
     state = [intern(("zero",))] * num_nodes
@@ -297,11 +324,11 @@ def feedback_views(
         )
         features = [
             (
-                num_nodes,
-                x,
+                () if size_free else num_nodes,
+                name(x),
                 shared if attend[x].sum() > 1 else (),
                 tuple(float(v[x]) for v in inputs.values()),
-                tuple(np.asarray(batch.hints[h][step, 0, x]).tobytes() for h in hints),
+                tuple(hint_at(h, step, x) for h in hints),
             )
             for x in range(num_nodes)
         ]
@@ -313,7 +340,7 @@ def feedback_views(
                         state[x],
                         tuple(
                             (
-                                y,
+                                name(y),
                                 float(a[x, y]),
                                 float(a[y, x]),
                                 tuple(
@@ -417,4 +444,114 @@ def find_witness(
                                 every_radius=every_radius,
                                 feedback=feedback,
                             )
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class ArgmaxWitness:
+    """Two graphs in which two nodes see the same but a global argmax must flip.
+
+    A ``mask_one`` decoder is a softmax over nodes of per-node logits, each
+    a function of that node's state alone.  If node ``a`` of graph 1 and
+    node ``b`` of graph 1 have the views that node ``a'`` and ``b'`` of graph 2
+    have, and dm-clrs's hint picks ``b`` over ``a`` in graph 1 but ``a'``
+    over ``b'`` in graph 2, the logits would have to order two equal pairs
+    both ways.
+
+    Attributes:
+      algorithm: the CLRS algorithm.
+      probe: the ``mask_one`` hint.
+      hint: the hint index ``k`` (decoded by the ``k``-th GATv2 step).
+      graphs: the two adjacency matrices (they may differ in size).
+      winners: the node dm-clrs's hint ``k`` picks in each graph.
+      losers: the node of each graph whose view is the other graph's winner's.
+      steps_per_hint: message-passing steps per hint step of the views.
+    """
+
+    algorithm: str
+    probe: str
+    hint: int
+    graphs: tuple[np.ndarray, np.ndarray]
+    winners: tuple[int, int]
+    losers: tuple[int, int]
+    steps_per_hint: int
+
+    def __str__(self) -> str:
+        def edges(a: np.ndarray) -> str:
+            pairs = [f"{u}->{v}" for u, v in zip(*np.nonzero(a), strict=True)]
+            return "{" + ", ".join(pairs) + "}" if pairs else "no edges"
+
+        (g1, g2), (w1, w2), (l1, l2) = self.graphs, self.winners, self.losers
+        n1, n2 = len(g1), len(g2)
+        return (
+            f"{self.algorithm}: hint {self.hint}'s {self.probe} is node {w1} "
+            f"(pos {w1}/{n1}) over node {l1} (pos {l1}/{n1}) in graph 1 "
+            f"{edges(g1)} (n = {n1}), but node {w2} (pos {w2}/{n2}) over node "
+            f"{l2} (pos {l2}/{n2}) in graph 2 {edges(g2)} (n = {n2}); node {w1} "
+            f"and node {l2} see the same, and so do node {l1} and node {w2} "
+            "(hard feedback, size-free views)"
+        )
+
+
+def argmax_hints(algorithm: str) -> tuple[str, ...]:
+    """Node hints CLRS decodes as an argmax over nodes (``mask_one``)."""
+    spec = get_spec(algorithm)
+    return tuple(n for n in node_hints(algorithm) if spec[n][2] == Type.MASK_ONE)
+
+
+def find_argmax_witness(
+    algorithm: str,
+    matrices: Iterable[np.ndarray],
+    steps_per_hint: int = 1,
+    probes: tuple[str, ...] | None = None,
+) -> ArgmaxWitness | None:
+    """The first pair of graphs whose ``mask_one`` hint no size-free network decodes.
+
+    For every graph of ``matrices`` (any sizes; the algorithm must take no
+    source), every hint ``k`` and every ``mask_one`` probe, dm-clrs's
+    winner must get a larger logit than every other node.  A logit is a
+    function of the node's state, bounded by its size-free view
+    (:func:`feedback_views` with ``size_free``: a node knows its ``pos``,
+    its history and its neighbours', not ``N``).  Two graphs that need
+    ``view_A > view_B`` and ``view_B > view_A`` at the same hint are the
+    witness: no exact network with hard feedback, of any width and with
+    ``steps_per_hint`` message-passing steps per hint step, runs both.
+    ``probes`` limits the search to some ``mask_one`` hints (default: all).
+    """
+    if has_source(algorithm):
+        raise ValueError(f"{algorithm!r} takes a source; argmax witnesses need none")
+    if steps_per_hint < 1:
+        raise ValueError(f"steps_per_hint must be >= 1, got {steps_per_hint}")
+    probes = argmax_hints(algorithm) if probes is None else probes
+    unknown = sorted(set(probes) - set(argmax_hints(algorithm)))
+    if unknown:
+        raise ValueError(f"{algorithm} has no mask_one hint named {unknown}")
+    interned: dict[tuple, int] = {}
+    # (probe, hint, winner view, loser view) -> (graph, winner, loser)
+    beats: dict[tuple, tuple[np.ndarray, int, int]] = {}
+    for matrix in matrices:
+        batch = batch_from_graph(algorithm, matrix, None)
+        views = feedback_views(batch, steps_per_hint, interned, size_free=True)
+        for hint in range(1, int(batch.lengths[0])):
+            row = views[hint - 1]
+            for probe in probes:
+                winner = int(np.argmax(np.asarray(batch.hints[probe][hint, 0])))
+                for loser in range(len(matrix)):
+                    if row[loser] == row[winner]:
+                        continue
+                    reverse = beats.get((probe, hint, row[loser], row[winner]))
+                    if reverse is not None:
+                        other, w, l_ = reverse
+                        return ArgmaxWitness(
+                            algorithm=algorithm,
+                            probe=probe,
+                            hint=hint,
+                            graphs=(other, matrix),
+                            winners=(w, winner),
+                            losers=(l_, loser),
+                            steps_per_hint=steps_per_hint,
+                        )
+                    beats.setdefault(
+                        (probe, hint, row[winner], row[loser]), (matrix, winner, loser)
+                    )
     return None
