@@ -6,7 +6,9 @@ a few channels ``c`` whose summed contribution is an exact, known function of
 the criterion (LReLU(x) = x for x >= 0 and 0.01 x below):
 
 * ``Eligible(f)``: one channel ``E f_j`` >= 0, head +1: eligible senders
-  gain ``E``.
+  gain ``E``.  ``Eligible(f, edge)``: ``u = E (f_j + e_ij - 1)`` (head +1)
+  and ``u + 2E`` (head -0.01) sum to ``0.99 E relu(f_j + e_ij - 1)`` minus
+  a constant: the leak cancelled, so ``f`` may be -1 too.
 * ``LowestId``: one channel ``mu (1 - pos_j)`` >= 0, head +1.  Gated by
   ``among``/``unless_receiver``: channel ``u = mu (1 - pos_j) - K (1 -
   among_j) - K unless_i`` (head +1) plus ``mu (1 - pos_j)`` (head -0.01):
@@ -80,10 +82,24 @@ def _one_minus_pos(mu: float) -> Expr:
 def _lower_eligible(
     c: Eligible, needed: float, config: CompilerConfig
 ) -> tuple[list[Channel], CriterionScale]:
-    scale = needed
-    channels = [Channel("eligible", 1.0, sender=scale * c.flag)]
+    if c.edge is None:
+        scale = needed
+        channels = [Channel("eligible", 1.0, sender=scale * c.flag)]
+        return channels, CriterionScale(
+            "Eligible", scale, scale, "E >= margin + span after"
+        )
+    # u = E (flag_j + edge_ij - 1) >= -2E (flag >= -1), head +1, and u + 2E
+    # >= 0, head -0.01: LReLU(u) - 0.01 (u + 2E) = 0.99 E relu(flag + edge - 1)
+    # - 0.02 E, so eligible senders gain 0.99 E and every other one the same.
+    scale = needed / (1.0 - LEAK)
+    sender = scale * c.flag - scale
+    along = scale * edge(c.edge)
+    channels = [
+        Channel("eligible", 1.0, sender=sender, edge=along),
+        Channel("eligible_leak", -LEAK, sender=sender + 2.0 * scale, edge=along),
+    ]
     return channels, CriterionScale(
-        "Eligible", scale, scale, "E >= margin + span after"
+        "Eligible", scale, scale, "0.99 E >= margin + span after (edge-gated)"
     )
 
 

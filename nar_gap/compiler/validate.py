@@ -255,7 +255,8 @@ def _check_edge_channel(program: GraphProgram) -> list[Problem]:
 
 
 def _eligible(c: Eligible) -> tuple[list[Expr], list[str]]:
-    return [c.flag], []
+    wrong = [] if c.edge is None or c.edge in EDGE_INPUTS else [c.edge]
+    return [c.flag], [f"unknown edge input {e!r}" for e in wrong]
 
 
 def _linked(c: Linked) -> tuple[list[Expr], list[str]]:

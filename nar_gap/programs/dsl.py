@@ -220,12 +220,24 @@ ZERO = Expr()
 
 @dataclasses.dataclass(frozen=True)
 class Eligible:
-    """Senders whose ``flag`` (a sender expression valued 0/1) is 1 come first."""
+    """Senders whose ``flag`` (a sender expression valued 0/1) is 1 come first.
+
+    With ``edge``, a sender is eligible only across an edge of that input
+    too: ``flag_j + edge_ij - 1 = 1``, e.g. DFS's "a white out-neighbour"
+    (``A_ij = 1`` is the edge ``i -> j``; attention runs over both
+    directions).  Then ``flag`` may also take the value -1 (a difference of
+    two flags, ``W - U``: white and not the current node): the lowering
+    cancels the LeakyReLU's leak, so every ineligible sender gets the same
+    logit, whatever its flag.
+    """
 
     flag: Expr
+    edge: str | None = None
 
     def __str__(self) -> str:
-        return f"eligible senders first: {self.flag} = 1"
+        if self.edge is None:
+            return f"eligible senders first: {self.flag} = 1"
+        return f"eligible senders first: {self.flag} = 1 and {self.edge}_ij = 1"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -449,7 +461,7 @@ class GraphProgram:
         """The edge inputs the program reads, in updates and criteria."""
         names = {u.edge for u in self.updates if u.edge}
         for c in self.selection.criteria:
-            if isinstance(c, Minimise | Linked) and c.edge:
+            if isinstance(c, Minimise | Linked | Eligible) and c.edge:
                 names.add(c.edge)
         return tuple(sorted(names))
 

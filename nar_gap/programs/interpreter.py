@@ -75,8 +75,23 @@ def _read(expr: Expr, columns: dict[str, np.ndarray]) -> np.ndarray:
     return out
 
 
+def _edge_values(name: str, i: int, cand, weights) -> np.ndarray:
+    """Edge input ``name`` from receiver ``i`` to each candidate.
+
+    ``A`` is the weight matrix; ``adj`` is dm-clrs's ``A != 0`` with ones on
+    the diagonal.
+    """
+    values = np.asarray(weights[i, cand], np.float64)
+    if name == "adj":
+        return ((values != 0) | (cand == i)).astype(np.float64)
+    return values
+
+
 def _eligible_key(c: Eligible, i: int, cand, node, weights) -> np.ndarray:
-    return (_read(c.flag, node)[cand] <= 0.5).astype(np.float64)
+    value = _read(c.flag, node)[cand]
+    if c.edge is not None:
+        value = value + _edge_values(c.edge, i, cand, weights) - 1.0
+    return (value <= 0.5).astype(np.float64)
 
 
 def _linked_key(c: Linked, i: int, cand, node, weights) -> np.ndarray:
