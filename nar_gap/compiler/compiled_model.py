@@ -119,7 +119,16 @@ class CompiledModel(Model):
     def build(
         cls, program: GraphProgram, hidden_size: int | None, config: CompilerConfig
     ) -> CompiledModel:
-        """Compile ``program`` (:func:`~nar_gap.compiler.assembly.assemble`)."""
+        """Compile ``program`` (:func:`~nar_gap.compiler.assembly.assemble`).
+
+        A program built for one graph size (DFS) needs its ids told apart
+        on that size only, so it compiles at ``resolution_nodes = N``: every
+        id scale shrinks by ``1024 / N``, which keeps its largest logits
+        (the call criteria, ~2e5 C's at 1024) where float32 still resolves
+        the margin.
+        """
+        if program.num_nodes is not None:
+            config = dataclasses.replace(config, resolution_nodes=program.num_nodes)
         made = assemble(program, hidden_size, config)
         return cls(made.network, made.params, program, made.layout, made.scales, config)
 
@@ -208,6 +217,7 @@ class CompiledModel(Model):
 
         ``params`` replaces the compiled parameters (a perturbed copy, say).
         """
+        self.program.check_size(np.asarray(batch.node_mask).sum(axis=1))
         weights = self.params if params is None else params
         out = self._forward(weights, batch)
         with self.numerics():

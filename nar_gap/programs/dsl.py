@@ -411,6 +411,10 @@ class GraphProgram:
       decoders: CLRS hints and outputs.
       definitions: named expressions (documentation and plots only).
       doc: what the program does, in words.
+      num_nodes: None for a program that runs graphs of every size; the one
+        size it runs otherwise (DFS's ``v`` needs it: see
+        ``locality.find_argmax_witness``).  Interpreter and compiled model
+        refuse other sizes.
     """
 
     name: str
@@ -421,6 +425,18 @@ class GraphProgram:
     decoders: tuple[Decoder, ...]
     definitions: tuple[tuple[str, Expr], ...] = ()
     doc: str = ""
+    num_nodes: int | None = None
+
+    def check_size(self, node_counts) -> None:
+        """Refuse graphs of another size than the one a sized program runs."""
+        if self.num_nodes is None:
+            return
+        other = sorted({int(k) for k in node_counts} - {self.num_nodes})
+        if other:
+            raise ValueError(
+                f"program {self.name!r} is built for graphs of {self.num_nodes} "
+                f"nodes, got {other[0]}; build it for that size"
+            )
 
     def variable_names(self) -> tuple[str, ...]:
         """The variables' names, in layout order."""

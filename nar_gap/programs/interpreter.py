@@ -274,6 +274,7 @@ def run_program(program: GraphProgram, batch: Batch) -> Trace:
             f"program {program.name!r} runs {program.algorithm!r} batches, "
             f"got a {batch.algorithm!r} batch"
         )
+    program.check_size(np.asarray(batch.node_mask).sum(axis=1))
     names = program.variable_names()
     first_hint = next(iter(batch.hints.values()))
     num_steps = max(1, first_hint.shape[0] - 1)
