@@ -214,14 +214,22 @@ def _add_run_parser(commands: Any) -> None:
         "run",
         help="run a compiled model on a graph file",
         description="Run a compiled model on one graph (an edge-list file, see "
-        "nar_gap.benchmark.graphs) from a source node; prints outputs and hints "
-        "as JSON. The model is --params if given, else ALGO compiled on the spot.",
+        "nar_gap.benchmark.graphs), from a source node for bfs and bellman_ford; "
+        "prints outputs and hints as JSON. The model is --params if given, else "
+        "ALGO compiled on the spot (dfs: for the graph's size).",
     )
-    run.add_argument("algorithm", help="bfs or bellman_ford")
+    run.add_argument("algorithm", help="bfs, bellman_ford or dfs")
     run.add_argument(
-        "--graph", required=True, help="edge-list file: lines 'u v [w]', 'nodes N'"
+        "--graph",
+        required=True,
+        help="edge-list file: lines 'u v [w]' (undirected), 'u -> v [w]' "
+        "(directed, for dfs), 'nodes N'",
     )
-    run.add_argument("--source", required=True, type=int, help="the source node")
+    run.add_argument(
+        "--source",
+        type=int,
+        help="the source node (bfs and bellman_ford; dfs takes none)",
+    )
     run.add_argument("--params", help="a compiled-model file (from 'nar-gap compile')")
     run.add_argument(
         "--check",

@@ -329,6 +329,10 @@ def test_run_check_exits_1_on_perturbed_params(bfs_params, tmp_path, capsys):
             "hidden size",
         ),
         (["run", "bfs", "--graph", "{path}", "--source", "x"], "--source"),
+        (["run", "bfs", "--graph", "{path}"], "needs a source"),
+        (["run", "dfs", "--graph", "{path}", "--source", "0"], "takes no source"),
+        (["run", "bfs", "--graph", "{arcs}", "--source", "0"], "undirected"),
+        (["run", "dfs", "--graph", "{bad_arc}"], "'u -> v [w]'"),
         (["run", "bfs", "--source", "0"], "--graph"),
         (["compile", "bfs", "--hidden-size", "3", "-o", "{out}"], "hidden_size >= "),
         (
@@ -355,6 +359,8 @@ def test_bad_compile_and_run_input_exits_2_with_one_line(
         "out_of_range": _write(tmp_path, "range.txt", "nodes 3\n0 1\n2 3\n"),
         "negative": _write(tmp_path, "negative.txt", "0 1 -2\n"),
         "empty": _write(tmp_path, "empty.txt", "# nothing here\n"),
+        "arcs": _write(tmp_path, "arcs.txt", "0 -> 1\n1 -> 2\n"),
+        "bad_arc": _write(tmp_path, "bad_arc.txt", "0 -> 1\n1 ->\n"),
         "missing": str(tmp_path / "missing.txt"),
         "garbage": str(tmp_path / "garbage.msgpack"),
         "bfs_params": bfs_params,
@@ -376,13 +382,37 @@ EXAMPLE_GRAPHS = sorted(
 )
 
 
-@pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford"])
+DIRECTED_GRAPHS = sorted(
+    (Path(__file__).resolve().parent.parent / "examples" / "graphs" / "directed").glob(
+        "*.txt"
+    )
+)
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford", "dfs"])
 @pytest.mark.parametrize("graph", EXAMPLE_GRAPHS, ids=lambda p: p.stem)
 def test_example_graphs_run_exactly(graph, algorithm, capsys):
     assert EXAMPLE_GRAPHS, "examples/graphs/*.txt are missing"
-    code = main(["run", algorithm, "--graph", str(graph), "--source", "0", "--check"])
+    source = [] if algorithm == "dfs" else ["--source", "0"]
+    code = main(["run", algorithm, "--graph", str(graph), *source, "--check"])
     assert code == 0, capsys.readouterr().err
     assert json.loads(capsys.readouterr().out)["exact"] is True
+
+
+@pytest.mark.parametrize("graph", DIRECTED_GRAPHS, ids=lambda p: p.stem)
+def test_dfs_runs_and_checks_directed_graph_files(graph, capsys):
+    """``nar-gap run dfs --graph G --check``: no source, arcs ``u -> v``."""
+    assert DIRECTED_GRAPHS, "examples/graphs/directed/*.txt are missing"
+    code, report = _run_json(capsys, ["run", "dfs", "--graph", str(graph), "--check"])
+    assert code == 0, report["mismatches"]
+    assert report["exact"] is True and report["source"] is None
+    weights = read_edge_list(graph)
+    assert not np.array_equal(weights, weights.T)  # the arcs are directed
+    reference = batch_from_graph("dfs", weights)
+    assert report["outputs"]["pi"] == reference.outputs["pi"][0].tolist()
+    assert sorted(report["hints"]) == sorted(reference.hints)
+    assert len(report["hints"]["time"]) == 3 * len(weights)  # T = 3N
+    assert len(report["hints"]["color"][0][0]) == 3  # categorical classes
 
 
 def test_bare_nar_gap_lists_its_commands(capsys):

@@ -138,3 +138,98 @@ def test_a_program_built_for_one_size_refuses_another(programs):
         compile_program(programs[16], hidden_size=None).trace(batch)
     with pytest.raises(ValueError, match="num_nodes must be >= 1"):
         make_dfs(0)
+
+
+def test_compile_dfs_runs_a_users_graph_of_any_size():
+    """``nar_gap.compile("dfs").run(A)``: no source, a directed graph, any size.
+
+    The model is built for 16 nodes; ``run`` compiles the program again for
+    the graph's size, and the result has the fields BFS's and
+    Bellman-Ford's have.
+    """
+    import nar_gap
+    from nar_gap.compiler.compiled_model import CompiledRun
+
+    model = nar_gap.compile("dfs")
+    assert model.program.num_nodes == 16 and model.layout.hidden_size == 128
+    for a in (HAND_CASES["several_roots"][0], HAND_CASES["cycle_back_edges"][0]):
+        result = model.run(a)
+        assert isinstance(result, CompiledRun)
+        assert not result.mismatches
+        reference = batch_from_graph("dfs", a)
+        np.testing.assert_array_equal(result.outputs["pi"], reference.outputs["pi"][0])
+        assert result.hints["color"].shape == (3 * len(a), len(a), 3)
+        assert result.hints["time"].shape == (3 * len(a),)
+        assert result.compiler_config.resolution_nodes == len(a)
+    assert nar_gap.compile("dfs", num_nodes=6).program.num_nodes == 6
+
+
+def test_a_perturbed_dfs_model_is_not_recompiled_for_another_size():
+    import nar_gap
+    from nar_gap.benchmark.graphs import GraphInputError
+    from nar_gap.compiler.compiled_model import CompiledModel
+
+    model = nar_gap.compile("dfs", hidden_size=None, num_nodes=5)
+    params = jax.tree.map(np.array, model.params)
+    params["net"]["encoder_color"]["kernel"][0, 0] += 1e-3
+    edited = CompiledModel(
+        model.config,
+        params,
+        model.program,
+        model.layout,
+        model.scales,
+        model.compiler_config,
+    )
+    assert edited.run(HAND_CASES["path"][0]) is not None  # its own size: runs
+    with pytest.raises(GraphInputError, match="built for 5"):
+        edited.run(HAND_CASES["several_roots"][0])
+    mixed = concat_batches(
+        [
+            batch_from_graph("dfs", HAND_CASES["path"][0]),
+            batch_from_graph("dfs", HAND_CASES["path"][0]),
+        ]
+    )
+    assert model.fitted(mixed) is model
+
+
+def test_a_batch_of_two_sizes_is_refused_in_one_line():
+    import nar_gap
+    from nar_gap.benchmark.batch import pad_batch
+    from nar_gap.benchmark.graphs import GraphInputError
+
+    model = nar_gap.compile("dfs", hidden_size=None, num_nodes=5)
+    batches = [
+        batch_from_graph("dfs", HAND_CASES[name][0])
+        for name in ("path", "several_roots")
+    ]
+    mixed = concat_batches([pad_batch(b, num_nodes=6) for b in batches])
+    with pytest.raises(GraphInputError, match=r"graphs of \[5, 6\] nodes"):
+        model.fitted(mixed)
+
+
+def test_its_pi_and_colour_are_dfs_light_plus_the_pushed_discoveries():
+    """The closest exact variant of ``dfs_light`` (which no network runs).
+
+    Dropping from the compiled DFS's trace the discovery snapshot that
+    follows each push (``s_last`` is not ``u`` before it) leaves dm-clrs's
+    ``dfs_light`` trace of ``pi_h`` and ``color``, snapshot for snapshot.
+    """
+    import nar_gap
+
+    model = nar_gap.compile("dfs", hidden_size=None)
+    for name in ("cycle_back_edges", "several_roots", "star_out", "self_loops"):
+        a = HAND_CASES[name][0]
+        hints = model.run(a).hints
+        after_push = [
+            t
+            for t in range(1, len(hints["u"]))
+            if np.argmax(hints["s_last"][t - 1]) != np.argmax(hints["u"][t - 1])
+        ]
+        keep = [t for t in range(len(hints["u"])) if t not in after_push]
+        light = batch_from_graph("dfs_light", a)
+        np.testing.assert_array_equal(
+            hints["pi_h"][keep], np.asarray(light.hints["pi_h"][:, 0]), err_msg=name
+        )
+        np.testing.assert_array_equal(
+            hints["color"][keep], np.asarray(light.hints["color"][:, 0]), err_msg=name
+        )

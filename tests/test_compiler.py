@@ -288,8 +288,8 @@ def test_too_small_a_hidden_size_says_what_needs_the_room():
 
 
 def test_unknown_programs_list_the_known_ones():
-    with pytest.raises(UnknownProgramError, match="bellman_ford, bfs"):
-        get_program("dfs")
+    with pytest.raises(UnknownProgramError, match="bellman_ford, bfs, dfs"):
+        get_program("dfs_light")
 
 
 # ------------------------------------------------------------ the paper's bias

@@ -98,3 +98,29 @@ def test_unreadable_files_are_graph_file_errors(tmp_path):
     latin1.write_bytes("0 1 # caf\xe9\n".encode("latin-1"))
     with pytest.raises(GraphFileError, match="latin1.txt: not UTF-8"):
         read_edge_list(latin1)
+
+
+def test_arcs_set_one_direction_only():
+    a = parse_edge_list("0 -> 1\n1 -> 2 0.5\n2 0\n2 -> 2\n")
+    expected = np.zeros((3, 3))
+    expected[0, 1], expected[1, 2], expected[2, 2] = 1.0, 0.5, 1.0
+    expected[2, 0] = expected[0, 2] = 1.0  # the undirected edge 2 0
+    np.testing.assert_array_equal(a, expected)
+
+
+@pytest.mark.parametrize(
+    "text,line",
+    [
+        ("0 -> 1\n0 -> 1 2\n", 2),  # the same arc, another weight
+        ("0 1\n1 -> 0 2\n", 2),  # an arc against an edge's weight
+        ("0 -> 1 3\n1 0\n", 2),  # an edge against an arc's weight
+    ],
+)
+def test_an_entry_given_twice_needs_the_same_weight(text, line):
+    with pytest.raises(GraphFileError, match=f"line {line}: edge"):
+        parse_edge_list(text)
+
+
+def test_an_arc_and_its_reverse_may_differ():
+    a = parse_edge_list("0 -> 1 2\n1 -> 0 3\n")
+    assert (a[0, 1], a[1, 0]) == (2.0, 3.0)

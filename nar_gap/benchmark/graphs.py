@@ -19,6 +19,9 @@ The format is plain UTF-8 text, one edge per line::
   is a self loop (``A[u, u] = w``).  Weights must be finite and > 0, since 0
   means "no edge".  Giving an edge again (in either direction) is allowed only
   with the same weight.
+* ``u -> v [w]``: a directed edge (arc), ``A[u, v] = w`` only: DFS's graphs
+  are directed, as its CLRS sampler draws them.  BFS and Bellman-Ford run
+  undirected graphs, and refuse a file whose arcs make ``A`` asymmetric.
 * Node ids are integers ``0..n-1``.  ``n`` is ``max id + 1``, or ``N`` if the
   file has a line ``nodes N`` (at most one; it may come anywhere), which also
   allows isolated nodes.
@@ -63,12 +66,19 @@ class GraphFileError(ValueError):
 
 @dataclass(frozen=True)
 class _Edge:
-    """One parsed ``u v [w]`` line."""
+    """One parsed ``u v [w]`` (or ``u -> v [w]``: ``directed``) line."""
 
     u: int
     v: int
     weight: float
     line: int
+    directed: bool = False
+
+    def pairs(self) -> tuple[tuple[int, int], ...]:
+        """The ``(row, column)`` entries of ``A`` the line sets."""
+        if self.directed or self.u == self.v:
+            return ((self.u, self.v),)
+        return ((self.u, self.v), (self.v, self.u))
 
 
 def _error(name: str, line: int | None, why: str) -> GraphFileError:
@@ -107,11 +117,15 @@ def _parse_nodes(fields: list[str], name: str, line: int) -> int:
 def _parse_edge(fields: list[str], name: str, line: int) -> _Edge:
     """A ``u v [w]`` line as an :class:`_Edge`, with ids >= 0 and a weight > 0."""
     shown = " ".join(fields)
+    directed = len(fields) >= 2 and fields[1] == "->"
+    if directed:
+        fields = [fields[0], *fields[2:]]
     if len(fields) not in (2, 3):
         raise _error(
             name,
             line,
-            f"expected 'u v [w]' (2 or 3 fields), got {len(fields)}: {shown!r}",
+            f"expected 'u v [w]' or 'u -> v [w]' (2 or 3 fields), got "
+            f"{len(fields)}: {shown!r}",
         )
     u, v = _parse_id(fields[0]), _parse_id(fields[1])
     if u is None or v is None:
@@ -134,7 +148,7 @@ def _parse_edge(fields: list[str], name: str, line: int) -> _Edge:
                 line,
                 f"weight {fields[2]!r} must be finite and > 0 (0 would mean no edge)",
             )
-    return _Edge(u, v, weight, line)
+    return _Edge(u, v, weight, line, directed)
 
 
 def _parse_lines(text: str, name: str) -> tuple[list[_Edge], tuple[int, int] | None]:
@@ -157,18 +171,18 @@ def _parse_lines(text: str, name: str) -> tuple[list[_Edge], tuple[int, int] | N
 
 
 def _check_duplicates(edges: list[_Edge], name: str) -> None:
-    """Refuse an edge given twice (either direction) with different weights."""
+    """Refuse an entry of ``A`` given twice with different weights."""
     seen: dict[tuple[int, int], _Edge] = {}
     for edge in edges:
-        key = (min(edge.u, edge.v), max(edge.u, edge.v))
-        first = seen.setdefault(key, edge)
-        if first.weight != edge.weight:
-            raise _error(
-                name,
-                edge.line,
-                f"edge {edge.u} {edge.v} has weight {edge.weight:g}, but line "
-                f"{first.line} gave it weight {first.weight:g}",
-            )
+        for key in edge.pairs():
+            first = seen.setdefault(key, edge)
+            if first.weight != edge.weight:
+                raise _error(
+                    name,
+                    edge.line,
+                    f"edge {edge.u} {edge.v} has weight {edge.weight:g}, but line "
+                    f"{first.line} gave it weight {first.weight:g}",
+                )
 
 
 def _num_nodes(edges: list[_Edge], nodes: tuple[int, int] | None, name: str) -> int:
@@ -197,7 +211,8 @@ def parse_edge_list(text: str, name: str = "<text>") -> np.ndarray:
       name: how error messages name the source (usually the file path).
 
     Returns:
-      The symmetric ``(n, n)`` float64 weight matrix; 0 means no edge.
+      The ``(n, n)`` float64 weight matrix (symmetric unless the text has
+      arcs ``u -> v``); 0 means no edge.
 
     Raises:
       GraphFileError: naming the line of the first problem found.
@@ -207,8 +222,8 @@ def parse_edge_list(text: str, name: str = "<text>") -> np.ndarray:
     count = _num_nodes(edges, nodes, name)
     matrix = np.zeros((count, count), dtype=np.float64)
     for edge in edges:
-        matrix[edge.u, edge.v] = edge.weight
-        matrix[edge.v, edge.u] = edge.weight
+        for row, column in edge.pairs():
+            matrix[row, column] = edge.weight
     return matrix
 
 
@@ -219,7 +234,8 @@ def read_edge_list(path: str | os.PathLike) -> np.ndarray:
       path: the file to read (UTF-8; a byte-order mark is ignored).
 
     Returns:
-      The symmetric ``(n, n)`` float64 weight matrix; 0 means no edge.
+      The ``(n, n)`` float64 weight matrix (symmetric unless the file has
+      arcs ``u -> v``); 0 means no edge.
 
     Raises:
       GraphFileError: if the file cannot be read or parsed.

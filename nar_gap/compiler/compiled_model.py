@@ -147,6 +147,9 @@ class CompiledModel(Model):
         perturbed, corrupted) are never replaced: such a model runs only
         graphs inside its own range, and others are refused.
         """
+        resized = self._resized(batch)
+        if resized is not None:
+            return resized
         if not self.program.edge_inputs():
             return self
         cfg = self.compiler_config
@@ -168,8 +171,40 @@ class CompiledModel(Model):
             max_distance=max(cfg.max_distance, _power_of_two_above(distance)),
             distance_scale=None,
         )
-        program = get_program(self.program.name, max_weight=wider.max_weight)
+        program = get_program(
+            self.program.name,
+            max_weight=wider.max_weight,
+            num_nodes=self.program.num_nodes,
+        )
         return CompiledModel.build(program, self.layout.hidden_size, wider)
+
+    def _resized(self, batch: Batch) -> CompiledModel | None:
+        """For a program built for one size: itself compiled for ``batch``'s.
+
+        None when the program runs every size or is already this size.
+        """
+        if self.program.num_nodes is None:
+            return None
+        sizes = sorted({int(k) for k in np.asarray(batch.node_mask).sum(axis=1)})
+        if len(sizes) != 1:
+            raise GraphInputError(
+                f"program {self.program.name!r} is built for one graph size; "
+                f"this batch holds graphs of {sizes} nodes: run one size at a time"
+            )
+        if sizes[0] == self.program.num_nodes:
+            return None
+        if not self._is_its_programs_compilation() or not self._rebuildable():
+            raise GraphInputError(
+                f"the graph has {sizes[0]} nodes; this model's program is built for "
+                f"{self.program.num_nodes} and its parameters are not a compilation "
+                "of a named program, so they cannot be compiled again for it"
+            )
+        program = get_program(
+            self.program.name, self.compiler_config.max_weight, num_nodes=sizes[0]
+        )
+        return CompiledModel.build(
+            program, self.layout.hidden_size, self.compiler_config
+        )
 
     @property
     def dtype(self) -> str:
@@ -251,7 +286,11 @@ class CompiledModel(Model):
         """
         if self.program.name not in PROGRAMS:
             return False
-        own = get_program(self.program.name, self.compiler_config.max_weight)
+        own = get_program(
+            self.program.name,
+            self.compiler_config.max_weight,
+            num_nodes=self.program.num_nodes,
+        )
         return own == self.program
 
     def graph_batch(self, weights: Any, source: int | None = None) -> Batch:

@@ -35,13 +35,17 @@ def compile(  # noqa: A001 - the public verb of the issue: nar_gap.compile("bfs"
     algorithm: str,
     hidden_size: int | None = DEFAULT_HIDDEN_SIZE,
     config: CompilerConfig | None = None,
+    num_nodes: int | None = None,
     **options: Any,
 ) -> CompiledModel:
-    """Compile the named algorithm's program (``bfs`` or ``bellman_ford``).
+    """Compile the named algorithm's program (``bfs``, ``bellman_ford``, ``dfs``).
 
-    Keyword ``options`` override :class:`CompilerConfig` fields, e.g.
-    ``nar_gap.compile("bfs", pre_att_bias_nodes=16)`` for the paper's variant.
+    ``num_nodes`` is the graph size DFS's program is built for (default 16;
+    ``run`` compiles it again for the graph it is given); the others run
+    every size and ignore it.  Keyword ``options`` override
+    :class:`CompilerConfig` fields, e.g. ``nar_gap.compile("bfs",
+    pre_att_bias_nodes=16)`` for the paper's variant.
     """
     config = dataclasses.replace(config or CompilerConfig(), **options)
-    program = get_program(algorithm, max_weight=config.max_weight)
+    program = get_program(algorithm, max_weight=config.max_weight, num_nodes=num_nodes)
     return compile_program(program, hidden_size, config)

@@ -28,7 +28,7 @@ from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import baseline_config, metadata, train_once
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import init_stacked, unstack_tree
-from nar_gap.programs.registry import PROGRAMS
+from nar_gap.programs.registry import SIZE_FREE_PROGRAMS
 from nar_gap.system import files
 
 SHARPNESS_RADII = (0.1, 0.5)
@@ -131,8 +131,9 @@ def run_landscapes(
 ) -> list[dict[str, Any]]:
     """D.11: compiled (minimal), learned (best baseline seed) and initial parameters.
 
-    An algorithm with no graph program (DFS, until it has one) has no
-    compiled centre: its landscapes are the learned and the initial ones.
+    An algorithm without a program that runs every size (DFS's is built
+    for one graph size) has no compiled centre yet: its landscapes are the
+    learned and the initial ones.
     """
     config = baseline_config(profile, algorithm)
     run = train_once(config, dirs.runs, progress)
@@ -141,7 +142,7 @@ def run_landscapes(
     initial = init_stacked(config.network, batch, (int(config.seeds[best]),))
     compiled = (
         {"compiled": compile(algorithm, hidden_size=None)}
-        if algorithm in PROGRAMS
+        if algorithm in SIZE_FREE_PROGRAMS
         else {}
     )
     centres = {

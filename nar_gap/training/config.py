@@ -9,7 +9,7 @@ from nar_gap.benchmark.defaults import TRAIN_LENGTHS, TRAIN_P
 from nar_gap.benchmark.shapes import largest_padded_nodes
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.seeds import SEED_STRATEGIES
-from nar_gap.programs.registry import PROGRAMS
+from nar_gap.programs.registry import SIZE_FREE_PROGRAMS
 from nar_gap.system import files
 
 OPTIMIZERS = ("adam", "sgd")
@@ -133,10 +133,11 @@ class TrainConfig:
             weight = getattr(self, name)
             if weight < 0:
                 problems.append(f"{name} must be >= 0, got {weight}")
-            if weight > 0 and self.network.algorithm not in PROGRAMS:
+            if weight > 0 and self.network.algorithm not in SIZE_FREE_PROGRAMS:
                 problems.append(
-                    f"{name} needs a compiled {self.network.algorithm}; "
-                    f"compiled programs exist for {', '.join(PROGRAMS)}"
+                    f"{name} needs a compiled {self.network.algorithm} that runs "
+                    "every graph size; such programs exist for "
+                    f"{', '.join(SIZE_FREE_PROGRAMS)}"
                 )
         if self.state_weight > 0 and not self.network.state_probe_size:
             problems.append(

@@ -42,9 +42,9 @@ from nar_gap.benchmark.steps import internal_steps
 from nar_gap.compiler import compile
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.seeds import forward
-from nar_gap.programs.registry import PROGRAMS
+from nar_gap.programs.registry import SIZE_FREE_PROGRAMS
 
-SUPERVISED_ALGORITHMS = tuple(PROGRAMS)
+SUPERVISED_ALGORITHMS = SIZE_FREE_PROGRAMS
 # Added inside the log so that a zero entry of the trained row (a padded or
 # masked sender) costs a finite amount and equal rows cost exactly 0.
 _LOG_FLOOR = 1e-12
