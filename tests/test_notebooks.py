@@ -186,12 +186,13 @@ def test_01_compile_is_exact_and_draws_the_weights(executed):
     results, figures = executed.ran("01_compile")
     rows = read_table(results / "compiled_exactness.csv")
     assert rows and all(r["exact"] == "True" for r in rows), rows
-    assert {r["algorithm"] for r in rows} == {"bfs", "bellman_ford"}
+    assert {r["algorithm"] for r in rows} == {"bfs", "bellman_ford", "dfs"}
     # numbered as the paper: Bellman-Ford's processor (6), its ends (7)
     assert (figures / "fig6_bellman_ford_weights.png").exists()
     assert (figures / "fig7_bellman_ford_encoders_decoders.pdf").exists()
     assert (figures / "fig_compiled_bfs_weights.png").exists()
     assert (figures / "fig_compiled_bfs_encoders_decoders.png").exists()
+    assert (figures / "fig_compiled_dfs_attention.png").exists()
     witnesses = read_table(results / "locality_witnesses.csv")
     found = {
         (r["algorithm"], r["view"], r["steps_per_hint"])

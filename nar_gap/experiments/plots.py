@@ -203,7 +203,13 @@ def _encoder_decoder_blocks(model) -> list[Panel]:
     if values:
         kernel = np.hstack([arr(layer["kernel"]) for _, layer in values])
         bias = np.hstack([arr(layer["bias"]) for _, layer in values])
-        names = [n for n, _ in values]
+        # one column per output: a categorical decoder has one per class
+        names = [
+            name if width == 1 else f"{name}:{c}"
+            for name, layer in values
+            for width in [arr(layer["kernel"]).shape[1]]
+            for c in range(width)
+        ]
         panels.append(
             ("value decoders", np.vstack([kernel, bias]), [*h_t, BIAS], names)
         )
