@@ -654,3 +654,23 @@ def test_teacher_forcing_changes_what_an_untrained_model_attends_to(compiled, ba
     forced = models_lib.measure_models(models, batch, ref, forced=True).attention[0]
     np.testing.assert_allclose(forced[0], rollout[0], atol=1e-6)
     assert np.abs(forced[1:] - rollout[1:]).max() > 1e-3
+
+
+def test_a_mask_one_hint_is_one_choice_per_sample():
+    """DFS's cursors (``u``, ``s_last``, ...) are one argmax over the nodes.
+
+    Their match is one element per sample, as a graph hint's; counting it per
+    node broke on DFS (``[S, B]`` against the ``[B, N]`` node mask).
+    """
+    batch = sample_batch("dfs", 5, 3, seed=0)
+    config = NetworkConfig("dfs")
+    preds = _perfect_logits(batch, config)
+    preds["u"] = preds["u"].copy()
+    preds["u"][0, 1] = np.roll(preds["u"][0, 1], 1)  # step 0, sample 1: wrong node
+    matches = fa.step_matches(config, preds, batch)
+    fraction, every = (np.asarray(x) for x in matches["u"])
+    assert fraction.shape == every.shape == preds["u"].shape[:2]
+    assert fraction[0, 1] == 0.0 and every[0, 1] == 0.0
+    assert fraction[0, 0] == 1.0 and np.all(fraction[1:] == 1.0)
+    colour = np.asarray(matches["color"][0])
+    assert colour.shape == preds["u"].shape[:2] and np.all(colour == 1.0)

@@ -224,7 +224,7 @@ def test_02_baselines_table(executed):
 
 def test_03_faithfulness_tables_and_figures(executed):
     results, figures = executed.ran("03_faithfulness")
-    for algorithm in ("bfs", "bellman_ford"):
+    for algorithm in ("bfs", "bellman_ford", "dfs"):
         summary = read_table(results / f"faithfulness_summary_{algorithm}.csv")[0]
         assert float(summary["reference_internal"]) < 1e-6
         assert float(summary["reference_external"]) == 1.0

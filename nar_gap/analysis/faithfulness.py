@@ -164,13 +164,15 @@ def step_matches(
         match, valid = jax.vmap(
             lambda p, t, typ=typ: _element_matches(typ, p, t, margins)
         )(preds, truth)
-        if loc == Location.NODE:  # [S, B, N]: real nodes only
+        # A mask_one hint is one choice over the nodes: one element per
+        # sample, as a graph hint is ([S, B] after the argmax).
+        if loc == Location.NODE and typ != Type.MASK_ONE:  # [S, B, N]: real nodes
             valid = valid & jnp.asarray(batch.node_mask)[None]
             count = jnp.sum(valid, -1)
             hits = jnp.sum(match & valid, -1)
             fraction = hits / jnp.maximum(count, 1)
             every = hits == count
-        else:  # graph-located: one element per sample
+        else:  # graph-located or mask_one: one element per sample
             fraction = (match & valid).astype(jnp.float32)
             every = match | ~valid
         result[name] = (fraction.astype(jnp.float32), every.astype(jnp.float32))

@@ -450,11 +450,17 @@ def run_faithfulness(
     dirs: OutputDirs,
     progress: bool = True,
 ):
-    """Section 4 for one algorithm: the baseline seeds against compiled (hidden 128)."""
+    """Section 4 for one algorithm: the baseline seeds against compiled (hidden 128).
+
+    DFS's program is compiled for the faithfulness graphs' size (its ``v``
+    needs ``N``; every test graph has ``profile.test_num_nodes`` nodes).
+    """
     config = baseline_config(profile, algorithm)
     run = train_once(config, dirs.runs, progress)
-    compiled = compile(algorithm, hidden_size=DEFAULT_HIDDEN_SIZE)
     batch = faithfulness_batch(profile, algorithm)
+    compiled = compile(
+        algorithm, hidden_size=DEFAULT_HIDDEN_SIZE, num_nodes=batch.num_nodes
+    )
     report = faithfulness_study(
         Models.from_run(run), compiled, batch, progress=progress
     )

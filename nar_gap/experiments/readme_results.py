@@ -34,6 +34,18 @@ ABLATION_FILES = (
     ("D.1", "d1_regularisation"),
 )
 ALGORITHMS = ("bfs", "bellman_ford")
+# The faithfulness study also measures DFS against its compiled program, in
+# results written since DFS has one (older results dirs lack its files).
+OPTIONAL_FAITHFULNESS = ("dfs",)
+
+
+def _faithfulness_algorithms(results: Path) -> tuple[str, ...]:
+    extra = tuple(
+        a
+        for a in OPTIONAL_FAITHFULNESS
+        if (results / f"faithfulness_summary_{a}.csv").exists()
+    )
+    return ALGORITHMS + extra
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -99,7 +111,7 @@ FAITHFULNESS_COLUMNS = (
 def _faithfulness(results: Path) -> str:
     summaries = [
         files.read_table(results / f"faithfulness_summary_{a}.csv")[0]
-        for a in ALGORITHMS
+        for a in _faithfulness_algorithms(results)
     ]
     columns = [(k, label) for k, label in FAITHFULNESS_COLUMNS if k in summaries[0]]
     return markdown_table(
@@ -117,11 +129,12 @@ def _faithfulness(results: Path) -> str:
 
 
 def _reference_points(results: Path) -> str | None:
-    paths = [results / f"faithfulness_reference_points_{a}.csv" for a in ALGORITHMS]
+    algorithms = _faithfulness_algorithms(results)
+    paths = [results / f"faithfulness_reference_points_{a}.csv" for a in algorithms]
     if not all(p.exists() for p in paths):
         return None  # results written before the reference points existed
     rows = []
-    for algorithm, path in zip(ALGORITHMS, paths, strict=True):
+    for algorithm, path in zip(algorithms, paths, strict=True):
         for r in files.read_table(path):
             rows.append(
                 (
