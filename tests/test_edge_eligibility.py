@@ -102,14 +102,14 @@ def test_a_node_selects_across_its_out_edges_only(size, self_first):
     assert "A_ij = 1" in str(program)
     model = compile_program(program, hidden_size=size)
     asymmetric = 0
-    for n in (4, 9, 33, 64):
+    for n in (4, 9, 33):  # and 64 nodes in the hand-made case below
         batch = sample_batch("dfs", n, 3, seed=n, p=(0.2,))
         want, got = run_program(program, batch), model.trace(batch)
         np.testing.assert_array_equal(want.selected, _expected(batch, want, self_first))
         np.testing.assert_array_equal(got.selected, want.selected)
         a = np.asarray(batch.inputs["A"])
         asymmetric += int((a != a.transpose(0, 2, 1)).any())
-    assert asymmetric == 4  # directed graphs: the direction is tested
+    assert asymmetric == 3  # directed graphs: the direction is tested
 
 
 def test_an_in_neighbour_is_not_eligible():
