@@ -233,3 +233,19 @@ def test_its_pi_and_colour_are_dfs_light_plus_the_pushed_discoveries():
         np.testing.assert_array_equal(
             hints["color"][keep], np.asarray(light.hints["color"][:, 0]), err_msg=name
         )
+
+
+def test_dfs_has_no_distance_range_to_fit():
+    """DFS's ``A`` gates eligibility only, and its ``d`` is a time, not a distance.
+
+    On 401 isolated nodes the last discovery is at time 8.01, beyond the
+    default ``max_distance`` of 8; the model stays as it is, since only
+    programs that add weights up as lengths fit a range.
+    """
+    import nar_gap
+
+    model = nar_gap.compile("dfs", hidden_size=None, num_nodes=401)
+    batch = model.graph_batch(np.zeros((401, 401)))
+    assert float(np.max(batch.hints["d"])) > model.compiler_config.max_distance
+    assert not model.program.measures_distances
+    assert model.fitted(batch) is model

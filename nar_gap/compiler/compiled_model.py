@@ -141,7 +141,10 @@ class CompiledModel(Model):
         weights or shortest distances exceed the compiled range gets the
         program compiled again (it takes milliseconds) with the range rounded
         up to a power of two, so graphs of similar reach share constants.  The
-        range comes from the graph being run, never from its node count.
+        range comes from the graph being run, never from its node count.  A
+        program that adds no weights up as lengths (BFS, DFS) has no range to
+        fit; one built for a single graph size (DFS) is compiled again for
+        the batch's size instead.
 
         Parameters that are not their program's compilation (edited,
         perturbed, corrupted) are never replaced: such a model runs only
@@ -150,7 +153,7 @@ class CompiledModel(Model):
         resized = self._resized(batch)
         if resized is not None:
             return resized
-        if not self.program.edge_inputs():
+        if not self.program.measures_distances:
             return self
         cfg = self.compiler_config
         weight = float(np.max(np.asarray(batch.inputs["A"], np.float64)))

@@ -450,6 +450,18 @@ class GraphProgram:
         raise KeyError(f"program {self.name!r} has no update for {name!r}")
 
     @property
+    def measures_distances(self) -> bool:
+        """Whether it adds edge weights up as lengths (a Minimise or an edge update).
+
+        Only then do the compiler's constants depend on the weight and
+        distance ranges; an edge read as a flag (``Eligible(edge=...)``,
+        ``Linked``) does not.
+        """
+        return self.uses_edge_values or any(
+            isinstance(c, Minimise) for c in self.selection.criteria
+        )
+
+    @property
     def uses_edge_values(self) -> bool:
         """Whether an update adds an edge input (needs the paper's edge information)."""
         return any(u.edge is not None for u in self.updates)

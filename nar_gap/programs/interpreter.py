@@ -97,7 +97,7 @@ def _eligible_key(c: Eligible, i: int, cand, node, weights) -> np.ndarray:
 def _linked_key(c: Linked, i: int, cand, node, weights) -> np.ndarray:
     # The interpreter attends over the input graph (and self) only, so every
     # candidate is joined; kept as a key so the criterion means the same here.
-    joined = (weights[i, cand] != 0) | (cand == i)
+    joined = _edge_values(c.edge, i, cand, weights) != 0
     return (~joined).astype(np.float64)
 
 

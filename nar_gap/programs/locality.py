@@ -74,6 +74,12 @@ _LOCAL_DECODER_TYPES = (Type.MASK, Type.SCALAR, Type.CATEGORICAL)
 MAX_GRAPHS = 1 << 16
 
 
+def _edge_text(adjacency: np.ndarray) -> str:
+    """A graph's edges as ``{u->v, ...}``, for witness messages."""
+    pairs = [f"{u}->{v}" for u, v in zip(*np.nonzero(adjacency), strict=True)]
+    return "{" + ", ".join(pairs) + "}" if pairs else "no edges"
+
+
 @dataclasses.dataclass(frozen=True)
 class LocalityWitness:
     """Two graphs in which ``node`` sees the same but must decode differently.
@@ -105,15 +111,11 @@ class LocalityWitness:
     feedback: bool = False
 
     def __str__(self) -> str:
-        def edges(a: np.ndarray) -> str:
-            pairs = [f"{u}->{v}" for u, v in zip(*np.nonzero(a), strict=True)]
-            return "{" + ", ".join(pairs) + "}" if pairs else "no edges"
-
         where = "every radius" if self.every_radius else f"radius {self.radius}"
         if self.feedback:
             where += ", with the exact hints fed back"
         runs = [
-            edges(g) + ("" if s is None else f" from source {s}")
+            _edge_text(g) + ("" if s is None else f" from source {s}")
             for g, s in zip(self.graphs, self.sources, strict=True)
         ]
         return (
@@ -477,17 +479,13 @@ class ArgmaxWitness:
     steps_per_hint: int
 
     def __str__(self) -> str:
-        def edges(a: np.ndarray) -> str:
-            pairs = [f"{u}->{v}" for u, v in zip(*np.nonzero(a), strict=True)]
-            return "{" + ", ".join(pairs) + "}" if pairs else "no edges"
-
         (g1, g2), (w1, w2), (l1, l2) = self.graphs, self.winners, self.losers
         n1, n2 = len(g1), len(g2)
         return (
             f"{self.algorithm}: hint {self.hint}'s {self.probe} is node {w1} "
             f"(pos {w1}/{n1}) over node {l1} (pos {l1}/{n1}) in graph 1 "
-            f"{edges(g1)} (n = {n1}), but node {w2} (pos {w2}/{n2}) over node "
-            f"{l2} (pos {l2}/{n2}) in graph 2 {edges(g2)} (n = {n2}); node {w1} "
+            f"{_edge_text(g1)} (n = {n1}), but node {w2} (pos {w2}/{n2}) over node "
+            f"{l2} (pos {l2}/{n2}) in graph 2 {_edge_text(g2)} (n = {n2}); node {w1} "
             f"and node {l2} see the same, and so do node {l1} and node {w2} "
             "(hard feedback, size-free views)"
         )

@@ -44,14 +44,15 @@ DEFAULT_NUM_NODES = 16
 # Every builder takes the largest edge weight its program must handle (the
 # compiler's ``max_weight``: Bellman-Ford's gates depend on it) and the graph
 # size (DFS's program is built for one).
+_SIZE_FREE_BUILDERS = {"bfs": make_bfs, "bellman_ford": make_bellman_ford}
+_SIZED_BUILDERS = {"dfs": make_dfs}
 PROGRAMS: dict[str, Callable[..., GraphProgram]] = {
-    "bfs": _size_free(make_bfs),
-    "bellman_ford": _size_free(make_bellman_ford),
-    "dfs": _sized(make_dfs),
+    **{name: _size_free(build) for name, build in _SIZE_FREE_BUILDERS.items()},
+    **{name: _sized(build) for name, build in _SIZED_BUILDERS.items()},
 }
 # The programs whose one compilation runs every graph size: what training
 # supervision and the landscapes' compiled centres use.
-SIZE_FREE_PROGRAMS: tuple[str, ...] = ("bfs", "bellman_ford")
+SIZE_FREE_PROGRAMS: tuple[str, ...] = tuple(_SIZE_FREE_BUILDERS)
 
 
 def get_program(
