@@ -75,6 +75,15 @@ def filter_normalised_direction(key: jax.Array, centre: Params) -> Params:
     return jax.tree_util.tree_unflatten(tree, directions)
 
 
+def plane_directions(key: jax.Array, centre: Params) -> tuple[Params, Params]:
+    """The two filter-normalised directions :func:`loss_grid` spans from ``key``."""
+    k1, k2 = jax.random.split(key)
+    return (
+        filter_normalised_direction(k1, centre),
+        filter_normalised_direction(k2, centre),
+    )
+
+
 @jax.jit
 def filter_norms(params: Params) -> Params:
     """Per-filter L2 norms of every weight matrix (1-D parameters: ``None``)."""
@@ -208,9 +217,7 @@ def loss_grid(
     and the two directions (reuse them to compare several centres on the same
     kind of plane).
     """
-    k1, k2 = jax.random.split(key)
-    first = filter_normalised_direction(k1, centre)
-    second = filter_normalised_direction(k2, centre)
+    first, second = plane_directions(key, centre)
     axis = np.linspace(-radius, radius, points)
     alphas, betas = np.meshgrid(axis, axis, indexing="ij")
     grid = np.stack([alphas.ravel(), betas.ravel()], axis=1)

@@ -16,12 +16,14 @@ notebook            function                                  module
 07_closing_the_gap  ``run_closing_gap``                       ``closing_gap.py``
 ==================  ========================================  =======================
 
-Each of 03-06 ends with ``paper.write_comparison``: the paper's findings
+Each of 01-06 ends with ``paper.write_comparison``: the paper's findings
 against ours, computed from the results files (``paper.py``).
 
 ``profiles.py`` names the sizes, ``runs.py`` addresses shared training runs,
 ``plots.py`` draws, ``notebook.py`` displays in a notebook and
-``notebook_runner.py`` executes one with papermill.
+``notebook_runner.py`` executes one with papermill, and ``walkthrough.py``
+holds what the notebooks' teaching cells call (an equation's code, the
+hands-on knobs).
 """
 
 from nar_gap.experiments.ablations import run_ablations

@@ -10,6 +10,7 @@ then a comparison of two columns.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,7 +20,7 @@ import jax
 import numpy as np
 from tqdm import tqdm
 
-from nar_gap.analysis.landscape import Landscape, loss_grid
+from nar_gap.analysis.landscape import Landscape, loss_grid, plane_directions
 from nar_gap.benchmark.batch import Batch
 from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler import compile
@@ -32,6 +33,11 @@ from nar_gap.programs.registry import SIZE_FREE_PROGRAMS
 from nar_gap.system import files
 
 SHARPNESS_RADII = (0.1, 0.5)
+
+
+def centre_key(index: int, seed: int = 0) -> jax.Array:
+    """The key of the ``index``-th centre's plane: its two directions come from it."""
+    return jax.random.fold_in(jax.random.PRNGKey(seed), index)
 
 
 def landscape_rows_and_surfaces(
@@ -47,7 +53,7 @@ def landscape_rows_and_surfaces(
     for index, (label, centre) in enumerate(
         tqdm(centres.items(), desc="landscapes", disable=not progress)
     ):
-        key = jax.random.fold_in(jax.random.PRNGKey(seed), index)
+        key = centre_key(index, seed)
         land, _ = loss_grid(
             centre.config,
             centre.params,
@@ -135,6 +141,46 @@ def run_landscapes(
     for one graph size) has no compiled centre yet: its landscapes are the
     learned and the initial ones.
     """
+    centres = landscape_centres(profile, algorithm, dirs, progress)
+    rows, surfaces = landscape_rows_and_surfaces(
+        centres.models,
+        centres.batch,
+        points=profile.landscape_points,
+        progress=progress,
+    )
+    write_landscapes(
+        rows,
+        surfaces,
+        algorithm,
+        dirs.results,
+        dirs.figures,
+        metadata(profile, learned_seed=centres.learned_seed),
+    )
+    return rows
+
+
+@dataclasses.dataclass(frozen=True)
+class Centres:
+    """The models a landscape is drawn around, and the batch it is drawn on."""
+
+    models: dict[str, Model]  # "compiled" (when size-free), "learned", "initial"
+    batch: Batch
+    learned_seed: int
+
+    def directions(self, label: str, seed: int = 0) -> tuple[Any, Any]:
+        """The two directions of ``label``'s plane in :func:`run_landscapes`."""
+        index = list(self.models).index(label)
+        return plane_directions(centre_key(index, seed), self.models[label].params)
+
+
+def landscape_centres(
+    profile: Profile, algorithm: str, dirs: OutputDirs, progress: bool = True
+) -> Centres:
+    """D.11's centres: compiled (minimal), learned (best baseline seed), its start.
+
+    The learned seed is the baseline run's best on the test graphs; it is
+    trained (or read back) in ``dirs.runs``.
+    """
     config = baseline_config(profile, algorithm)
     run = train_once(config, dirs.runs, progress)
     best = int(np.argmax([m["test_score"] for m in run.metrics]))
@@ -145,20 +191,9 @@ def run_landscapes(
         if algorithm in SIZE_FREE_PROGRAMS
         else {}
     )
-    centres = {
+    models = {
         **compiled,
         "learned": Model(config.network, unstack_tree(run.params, best)),
         "initial": Model(config.network, unstack_tree(initial, 0)),  # its start
     }
-    rows, surfaces = landscape_rows_and_surfaces(
-        centres, batch, points=profile.landscape_points, progress=progress
-    )
-    write_landscapes(
-        rows,
-        surfaces,
-        algorithm,
-        dirs.results,
-        dirs.figures,
-        metadata(profile, learned_seed=int(config.seeds[best])),
-    )
-    return rows
+    return Centres(models, batch, int(config.seeds[best]))

@@ -13,9 +13,17 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar
 
+import jax
+import numpy as np
+
 from nar_gap.benchmark.batch import Batch
 from nar_gap.model.config import NetOutput, NetworkConfig
 from nar_gap.model.seeds import forward
+
+
+def parameter_count(params: Any) -> int:
+    """How many numbers a parameter tree holds (what "a 500-parameter GAT" counts)."""
+    return int(sum(np.size(leaf) for leaf in jax.tree_util.tree_leaves(params)))
 
 
 @dataclasses.dataclass(frozen=True)
