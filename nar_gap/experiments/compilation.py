@@ -15,6 +15,7 @@ from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile
 from nar_gap.experiments import plots
 from nar_gap.experiments.profiles import Profile
 from nar_gap.experiments.runs import metadata
+from nar_gap.model.model import parameter_count
 from nar_gap.programs.locality import find_witness, graphs
 from nar_gap.programs.registry import PROGRAMS
 from nar_gap.system import files
@@ -99,6 +100,7 @@ def exactness_table(
                         {
                             "algorithm": algorithm,
                             "hidden_size": model.layout.hidden_size,
+                            "parameters": parameter_count(model.params),
                             "num_nodes": n,
                             "edge_probability": p,
                             "graphs": graphs,

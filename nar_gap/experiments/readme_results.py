@@ -23,7 +23,7 @@ from nar_gap.experiments import paper
 from nar_gap.system import files
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
-STUDY_NOTEBOOKS = ("03", "04", "05", "06")
+COMPARED_NOTEBOOKS = ("01", "02", "03", "04", "05", "06")
 ABLATION_FILES = (
     ("Table 11", "table11_edge_info"),
     ("Table 12", "table12_pre_att_bias"),
@@ -317,7 +317,7 @@ def _closing_gap(results: Path) -> str:
 
 def _paper(results: Path) -> str:
     parts = []
-    for notebook in STUDY_NOTEBOOKS:
+    for notebook in COMPARED_NOTEBOOKS:
         rows = paper.comparison(notebook, results)
         table = markdown_table(
             ("notebook", "where", "the paper", "its numbers", "ours", "verdict"),
@@ -398,7 +398,7 @@ def render(results_dir: str | os.PathLike) -> str:
         ("Ablations (notebook 04)", _ablations),
         ("Stability, Table 16 (notebook 05)", _stability),
         ("Loss landscapes, D.11 (notebook 06)", _landscapes),
-        ("The paper and ours (end of notebooks 03-06)", _paper),
+        ("The paper and ours (end of notebooks 01-06)", _paper),
         ("Closing the gap (notebook 07)", _closing_gap),
         (
             "Compiled models from 16 to 4096 nodes "
