@@ -107,6 +107,128 @@ def test_the_typed_result_check_catches_the_old_prose():
     assert not TYPED_RESULT.search("radius 0.1 and 0.5, temperatures 0.5 and 0.1")
 
 
+# --------------------------------------------------------------------------- #
+# The teaching walkthrough: a question first, every equation beside the code
+# that computes it, cells to change, exercises, and the paper against ours.
+# --------------------------------------------------------------------------- #
+
+
+def _tags(cell: dict) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def _text(cell: dict) -> str:
+    return "".join(cell["source"])
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_each_notebook_opens_with_its_question_and_what_it_shows(path):
+    opening = _text(_cells(path)[0])
+    assert re.search(r"\*\*The question", opening), path.name
+    assert path.stem.startswith("07") or "**What you will see.**" in opening
+
+
+def companion_problems(cells: list[dict]) -> list[str]:
+    """Why the equations and their companion cells are not paired one to one."""
+    problems = []
+    for k, cell in enumerate(cells):
+        if cell["cell_type"] == "markdown" and "$$" in _text(cell):
+            after = cells[k + 1] if k + 1 < len(cells) else None
+            if after is None or "companion" not in _tags(after):
+                problems.append(
+                    f"cell {cell.get('id')}: an equation without a companion"
+                )
+            elif "walkthrough.show_source(" not in _text(after):
+                problems.append(
+                    f"cell {after.get('id')}: a companion that shows no code"
+                )
+        if "companion" in _tags(cell):
+            before = cells[k - 1]
+            if before["cell_type"] != "markdown" or "$$" not in _text(before):
+                problems.append(
+                    f"cell {cell.get('id')}: a companion without an equation"
+                )
+    return problems
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_equation_is_followed_by_the_code_that_computes_it(path):
+    cells = _cells(path)
+    assert any("companion" in _tags(c) for c in cells), path.name
+    assert companion_problems(cells) == []
+
+
+def test_the_companion_check_catches_an_equation_left_alone():
+    equation = {"cell_type": "markdown", "source": ["$$a = b$$"]}
+    show = {
+        "cell_type": "code",
+        "metadata": {"tags": ["companion"]},
+        "source": ["walkthrough.show_source(f)"],
+    }
+    plain = {"cell_type": "code", "metadata": {}, "source": ["f()"]}
+    assert companion_problems([equation, show]) == []
+    assert companion_problems([equation, plain]) != []
+    assert companion_problems([plain, show]) != []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_exercises_close_each_notebook_with_hidden_solutions(path):
+    cells = _cells(path)
+    questions = [k for k, c in enumerate(cells) if _text(c).startswith("**Exercise ")]
+    assert 2 <= len(questions) <= 3, path.name
+    for k in questions:
+        answer = cells[k + 1]
+        assert "solution" in _tags(answer), cells[k].get("id")
+        assert answer["metadata"].get("jupyter", {}).get("source_hidden") is True
+    tail = cells[questions[-1] + 2 :]
+    if path.stem.startswith("07"):  # beyond the paper: nothing to compare
+        assert tail == []
+    else:  # the computed comparison is the last word
+        assert [c["cell_type"] for c in tail] == ["markdown", "code"]
+        assert _text(tail[0]).startswith("## The paper and ours")
+        assert f'write_comparison("{path.stem[:2]}"' in _text(tail[1])
+
+
+# The hands-on cells the walkthrough promises, by notebook: what each calls.
+HANDS_ON = {
+    "01_compile": ["walkthrough.compile_at(", "walkthrough.break_one_weight("],
+    "03_faithfulness": ["report.evaluation.attention"],
+    "05_stability": ["walkthrough.train_on("],
+    "06_loss_landscapes": ["walkthrough.loss_along("],
+}
+
+
+@pytest.mark.parametrize("name", sorted(HANDS_ON))
+def test_the_hands_on_cells_are_there(name):
+    cells = _cells(ROOT / "notebooks" / f"{name}.ipynb")
+    hands_on = [_text(c) for c in cells if "hands-on" in _tags(c)]
+    for call in HANDS_ON[name]:
+        assert any(call in text for text in hands_on), (name, call)
+
+
+def test_the_readme_s_reading_order_counts_what_the_notebooks_hold():
+    """The README's reading table is typed once; its counts must follow the
+    notebooks (walkthrough.reading_stats), so an edited notebook cannot leave
+    the README's word count or reading time behind."""
+    from nar_gap.experiments.walkthrough import reading_stats
+
+    readme = (ROOT / "README.md").read_text()
+    found = dict(
+        re.findall(
+            r"^\| \[`(\d\d_\w+)`\]\(notebooks/\1\.ipynb\) \|(.*)$", readme, re.M
+        )
+    )
+    assert sorted(found) == EXPECTED
+    for name, row in found.items():
+        stats = reading_stats(ROOT / "notebooks" / f"{name}.ipynb")
+        counts = (
+            f"{stats.words} words, {stats.equations} display equations, "
+            f"{stats.hands_on} hands-on, {stats.exercises} exercises "
+            f"| {stats.reading_minutes} min |"
+        )
+        assert counts in row, (name, counts, row)
+
+
 def test_a_notebook_saved_by_jupyterlab_passes_the_same_checks(tmp_path):
     """JupyterLab saves through jupyter_server's contents manager: an edited
     notebook saved that way (outputs cleared) is what a user commits."""
@@ -283,7 +405,7 @@ def test_04_a_rerun_resumes_the_notebooks_runs_to_the_same_rows(executed, shared
     assert [{k: str(v) for k, v in row.items()} for row in again] == written
 
 
-@pytest.mark.parametrize("number", ["03", "04", "05", "06"])
+@pytest.mark.parametrize("number", ["01", "02", "03", "04", "05", "06"])
 def test_each_study_notebook_ends_with_the_paper_against_ours(executed, number):
     name = next(p.stem for p in NOTEBOOKS if p.stem.startswith(number))
     results, _ = executed.ran(name)
@@ -291,6 +413,28 @@ def test_each_study_notebook_ends_with_the_paper_against_ours(executed, number):
     assert rows and all(
         r["verdict"] in {"agree", "disagree", "not comparable"} for r in rows
     ), rows
+
+
+def test_every_companion_cell_ran_and_showed_its_code(executed):
+    """At the smoke profile, each equation's companion cell executed and
+    displayed the package source it points at (not only the structure)."""
+    executed.ran(EXPECTED[-1])
+    copies = executed.copies()
+    assert [p.stem for p in copies] == EXPECTED
+    for copy in copies:
+        companions = [c for c in _cells(copy) if "companion" in _tags(c)]
+        assert companions, copy.name
+        for cell in companions:
+            assert cell["execution_count"] is not None, (copy.name, cell.get("id"))
+            shown = [
+                "".join(o.get("data", {}).get("text/markdown", ""))
+                for o in cell["outputs"]
+            ]
+            assert any(re.match(r"`nar_gap/[\w/]+\.py:", s) for s in shown), (
+                copy.name,
+                cell.get("id"),
+            )
+            assert not [o for o in cell["outputs"] if o["output_type"] == "error"]
 
 
 def test_the_readme_section_renders_from_a_full_run(executed):
