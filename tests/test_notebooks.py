@@ -214,9 +214,7 @@ def test_the_readme_s_reading_order_counts_what_the_notebooks_hold():
 
     readme = (ROOT / "README.md").read_text()
     found = dict(
-        re.findall(
-            r"^\| \[`(\d\d_\w+)`\]\(notebooks/\1\.ipynb\) \|(.*)$", readme, re.M
-        )
+        re.findall(r"^\| \[`(\d\d_\w+)`\]\(notebooks/\1\.ipynb\) \|(.*)$", readme, re.M)
     )
     assert sorted(found) == EXPECTED
     for name, row in found.items():

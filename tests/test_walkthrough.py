@@ -49,10 +49,13 @@ def test_perturbed_moves_exactly_one_entry(bfs):
     assert np.count_nonzero(after - before) == 1
     assert after[1, 2] == pytest.approx(before[1, 2] + 0.5)
     untouched = jax.tree_util.tree_leaves(bfs.params)
-    assert sum(
-        not np.array_equal(a, b)
-        for a, b in zip(untouched, jax.tree_util.tree_leaves(moved), strict=True)
-    ) == 1
+    assert (
+        sum(
+            not np.array_equal(a, b)
+            for a, b in zip(untouched, jax.tree_util.tree_leaves(moved), strict=True)
+        )
+        == 1
+    )
 
 
 def test_perturbed_refuses_unknown_names_and_indices(bfs):

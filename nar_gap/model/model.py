@@ -11,6 +11,7 @@ configuration travel as one stacked tree instead
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, ClassVar
 
 import jax
@@ -22,8 +23,15 @@ from nar_gap.model.seeds import forward
 
 
 def parameter_count(params: Any) -> int:
-    """How many numbers a parameter tree holds (what "a 500-parameter GAT" counts)."""
-    return int(sum(np.size(leaf) for leaf in jax.tree_util.tree_leaves(params)))
+    """How many numbers a parameter tree holds (what "a 500-parameter GAT" counts).
+
+    Leaves may be arrays or ``jax.ShapeDtypeStruct`` (``param_shapes``: a
+    count without running the initialiser).
+    """
+    leaves = jax.tree_util.tree_leaves(params)
+    return int(
+        sum(math.prod(getattr(leaf, "shape", np.shape(leaf))) for leaf in leaves)
+    )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -86,11 +86,48 @@ def backend() -> dict[str, Any]:
     }
 
 
+# The vector instruction sets XLA's CPU backend compiles for, widest first.
+VECTOR_ISAS = ("avx512f", "avx2", "avx", "sse4_2")
+
+
+def host(cpuinfo: str | None = None) -> dict[str, str]:
+    """The CPU that compiled and ran the programs: its model and widest vector ISA.
+
+    XLA compiles CPU code for the host's instruction set, and the vector width
+    decides the order of a float reduction's additions: the same jitted
+    gradient gives other last bits under ``XLA_FLAGS=--xla_cpu_max_isa=AVX``
+    than on an AVX2 host (measured on jax 0.10.1), and training amplifies
+    them into other scores.  A rerun therefore reproduces a result bit for
+    bit on a CPU with the same ISA, which this records.  ``cpuinfo``: the
+    text of ``/proc/cpuinfo`` (read when None; other systems report
+    ``platform.processor()`` and no ISA).
+    """
+    import platform
+
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            cpuinfo = ""
+    fields = dict(
+        (key.strip(), value.strip())
+        for key, _, value in (line.partition(":") for line in cpuinfo.splitlines())
+        if value
+    )
+    flags = set(fields.get("flags", "").split())
+    return {
+        "machine": platform.machine(),
+        "cpu": fields.get("model name") or platform.processor() or "unknown",
+        "vector_isa": next((isa for isa in VECTOR_ISAS if isa in flags), "unknown"),
+    }
+
+
 def provenance() -> dict[str, Any]:
     """Everything a reader needs to tell which code and backend made a result."""
     return {
         "git": git_state(),
         "versions": versions(),
         "backend": backend(),
+        "host": host(),
         "self_check": backend_check.self_check().to_dict(),
     }

@@ -1,0 +1,55 @@
+"""What a results sidecar records about where its numbers came from."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from nar_gap.system import provenance
+
+INTEL = "model name\t: Intel(R) Xeon(R) Gold\nflags\t\t: fpu sse4_2 avx avx2 avx512f\n"
+OLD = "model name\t: Some CPU\nflags\t\t: fpu sse4_2\n"
+
+
+def test_the_host_s_cpu_and_widest_vector_isa_are_recorded():
+    assert provenance.host(INTEL)["vector_isa"] == "avx512f"
+    assert provenance.host(INTEL)["cpu"] == "Intel(R) Xeon(R) Gold"
+    assert provenance.host(OLD)["vector_isa"] == "sse4_2"
+    assert provenance.host("")["vector_isa"] == "unknown"
+    assert set(provenance.provenance()["host"]) == {"machine", "cpu", "vector_isa"}
+
+
+GRADIENT = """
+import hashlib, jax, jax.numpy as jnp, numpy as np
+def f(w, x):
+    h = x
+    for _ in range(4):
+        h = jax.nn.softmax(jnp.tanh(h @ w) * 3.0, axis=-1) + jnp.log1p(jnp.abs(h))
+    return jnp.sum(h * h)
+w = jax.random.normal(jax.random.PRNGKey(0), (128, 128)) / 12
+x = jax.random.normal(jax.random.PRNGKey(1), (256, 128))
+print(hashlib.sha1(np.asarray(jax.jit(jax.grad(f))(w, x)).tobytes()).hexdigest())
+"""
+
+
+def _gradient_bits(xla_flags: str) -> str:
+    env = {**os.environ, "XLA_FLAGS": xla_flags, "JAX_PLATFORMS": "cpu"}
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    done = subprocess.run(
+        [sys.executable, "-c", GRADIENT], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
+def test_why_the_isa_is_recorded_the_bits_follow_the_vector_width():
+    """The reason for ``host``: one jitted gradient, the same inputs, two
+    instruction sets, other bits (measured here: AVX2 differs from AVX, while
+    SSE4.2 and AVX agree; AVX2 is where fused multiply-adds arrive, our
+    guess at the cause).  A host without AVX2 only checks that one ISA
+    repeats its bits."""
+    here = _gradient_bits("")
+    assert here == _gradient_bits("")  # one ISA: the same bits, every time
+    if provenance.host()["vector_isa"] in ("avx2", "avx512f"):  # FMA: AVX2 and up
+        assert here != _gradient_bits("--xla_cpu_max_isa=AVX")
