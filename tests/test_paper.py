@@ -114,6 +114,12 @@ def test_notebook_02_verdicts_follow_the_numbers(tmp_path):
         tmp_path, {"bfs": 0.95, "dfs": 0.6, "bellman_ford": 0.7}
     )  # DFS lowest, not low
     assert set(_verdicts("02", tmp_path).values()) == {paper.DISAGREE}
+    _baselines(tmp_path, {"bfs": 0.995})  # a table without two rows: missing
+    rows = paper.comparison("02", tmp_path)
+    assert [r["verdict"] for r in rows] == [paper.AGREE, paper.MISSING, paper.MISSING]
+    assert rows[1]["ours"] == "no bellman_ford row in table10_baselines.csv"
+    _exactness(tmp_path, [("bfs", 7, 1390, True)])
+    assert paper.MISSING in _verdicts("01", tmp_path).values()
 
 
 def test_notebook_03_verdicts_follow_the_numbers(tmp_path):

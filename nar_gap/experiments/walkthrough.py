@@ -12,6 +12,7 @@ the cell stays a line or two and runs in seconds at the default profile.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +29,7 @@ from nar_gap.benchmark.exactness import Mismatch
 from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler import compile
 from nar_gap.compiler.validate import CompileError
+from nar_gap.experiments.landscapes import landscape_centres
 from nar_gap.model.model import Model, parameter_count
 
 Params = Any
@@ -182,15 +184,37 @@ def loss_along(
     """
     if direction is None:
         direction = filter_normalised_direction(jax.random.PRNGKey(seed), model.params)
-    loss = jax.jit(
-        lambda alpha: model_loss(
-            model.config,
-            jax.tree_util.tree_map(lambda c, d: c + alpha * d, model.params, direction),
-            batch,
-        )
+    loss = _line_loss(model.config)
+    values = np.array(
+        [float(loss(model.params, direction, batch, np.float32(a))) for a in alphas]
     )
-    values = np.array([float(loss(np.float32(a))) for a in alphas])
     return LossLine(np.asarray(alphas, dtype=float), values)
+
+
+@functools.lru_cache(maxsize=16)
+def _line_loss(config: Any):
+    """The jitted loss at ``params + alpha * direction``, one per network config.
+
+    Cached so a student's second walk (another centre of the same
+    architecture, other alphas) reuses the compiled program.
+    """
+
+    def at(params, direction, batch, alpha):
+        moved = jax.tree_util.tree_map(lambda c, d: c + alpha * d, params, direction)
+        return model_loss(config, moved, batch)
+
+    return jax.jit(at)
+
+
+@functools.lru_cache(maxsize=8)
+def centres_for(profile: Any, algorithm: str, dirs: Any) -> Any:
+    """:func:`~nar_gap.experiments.landscapes.landscape_centres`, read once.
+
+    Reading a finished run's seeds and building the centres takes seconds;
+    the hands-on cell of notebook 06 calls this so that changing the centre
+    or the step sizes reruns in seconds.
+    """
+    return landscape_centres(profile, algorithm, dirs, progress=False)
 
 
 @dataclasses.dataclass(frozen=True)
