@@ -30,6 +30,7 @@ from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler import compile
 from nar_gap.compiler.validate import CompileError
 from nar_gap.experiments.landscapes import landscape_centres
+from nar_gap.experiments.stability import relative_drift
 from nar_gap.model.model import Model, parameter_count
 
 Params = Any
@@ -260,24 +261,13 @@ def train_on(
         updates, state = optimizer.update(grads, state, params)
         return optax.apply_updates(params, updates), state
 
-    centre = jax.tree_util.tree_leaves(model.params)
-    norm = float(np.sqrt(sum(np.sum(np.square(c, dtype=np.float64)) for c in centre)))
     params, state, done, reports = model.params, optimizer.init(model.params), 0, []
     for target in sorted(steps):
         while done < target:
             params, state = update(params, state)
             done += 1
-        moved = jax.tree_util.tree_leaves(params)
-        drift = float(
-            np.sqrt(
-                sum(
-                    np.sum(
-                        np.square(np.asarray(m, np.float64) - np.asarray(c, np.float64))
-                    )
-                    for m, c in zip(moved, centre, strict=True)
-                )
-            )
-        ) / max(norm, 1e-30)
+        one_seed = jax.tree_util.tree_map(lambda p: np.asarray(p)[None], params)
+        drift = float(relative_drift(one_seed, model.params)[0])
         loss = float(loss_at(params))
         reports.append(
             StepReport(done, loss, drift, first_broken(model.check(batch, params)))
