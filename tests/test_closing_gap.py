@@ -97,3 +97,60 @@ def test_time_rows_average_the_hints_then_give_mean_and_std_over_seeds():
     assert [r["mean"] for r in internal] == pytest.approx([0.2, 0.5])
     assert [r["std"] for r in internal] == pytest.approx([0.1, 0.0])
     assert {r["variant"] for r in rows} == {"attention"}
+
+
+def _seed_metrics(seed, step, score, rule="first_best", reset=0, without=()):
+    metrics = {
+        "seed": seed,
+        "best_val_step": step,
+        "best_val_score": score,
+        "selection": rule,
+        "selection_reset_step": reset,
+        "selected_step": step,
+    }
+    for key in without:  # a run written before these were recorded
+        del metrics[key]
+    return metrics
+
+
+def test_a_row_lists_each_seeds_selected_step():
+    metrics = [
+        _seed_metrics(0, 50, 1.0),
+        _seed_metrics(1, 200, 0.9),
+        _seed_metrics(2, 100, 1.0, without=("selected_step", "selection")),  # old
+    ]
+    columns = closing_gap.selection_columns(metrics, seeds=(2, 0))
+    assert columns == {
+        "selection": "first_best",
+        "selected_steps": "100 50",
+        "selected_step_min": 50,
+        "selected_step_max": 100,
+    }
+
+
+def test_the_long_row_counts_seeds_selected_after_plain_and_says_why_not():
+    metrics = [
+        _seed_metrics(0, 400, 1.0, reset=200),  # selected after plain's 200 steps
+        _seed_metrics(1, 200, float("nan"), reset=200),  # never finite after 200
+        _seed_metrics(2, 50, 1.0),  # continued without reselect: at the ceiling
+        _seed_metrics(3, 150, 0.8),
+    ]
+    columns = closing_gap.selection_columns(metrics, (0, 1, 2, 3), plain_steps=200)
+    assert columns["selected_after_plain"] == 1
+    reasons = columns["not_after_plain"].split("; ")
+    assert reasons == [
+        "seed 1: no finite validation score after step 200",
+        "seed 2: first_best keeps step 50, validated at the ceiling 1.0, which "
+        "no later step can beat",
+        "seed 3: first_best keeps step 150: no later step scored higher than 0.800",
+    ]
+    everyone = closing_gap.selection_columns(metrics[:1], (0,), plain_steps=200)
+    assert everyone["selected_after_plain"] == 1
+    assert everyone["not_after_plain"] == ""
+
+
+def test_the_long_recipe_has_its_own_reselected_directory(tmp_path):
+    configs = closing_gap.variant_configs(profiles.get("smoke"), "bfs")
+    long_dir = closing_gap.long_run_dir(configs["long"], tmp_path)
+    plain_address = closing_gap.run_dir(configs["long"], tmp_path)
+    assert long_dir.name == f"{plain_address.name}_reselected"

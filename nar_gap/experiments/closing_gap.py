@@ -17,15 +17,21 @@ against the compiled model with the calibrated measures of notebook 03:
   times the baseline's steps (:func:`~nar_gap.training.run_dir.continue_from`:
   the same trajectory, extended), the paper's under-convergence explanation
   tested directly (its validation curve at the top of the training sizes says
-  whether the trace is still being learned).
+  whether the trace is still being learned).  Its selection starts again
+  after the plain run's last step (``continue_from(..., reselect=True)``):
+  under CLRS's first-best rule a seed whose plain run validated at 1.0 would
+  otherwise keep its early parameters, and ``long`` would measure ``plain``
+  again.
 
 ``attention`` and ``state`` train those seeds again (same data order, same
 width), one change each; ``long`` goes on where ``plain`` stopped.  Each
 variant gets one row (means over those seeds): test accuracy, Eq. 24's
 internal distance and the argmax agreement with the compiled model (both over
 the counted receivers), external faithfulness, accuracy at each
-``generalisation_sizes`` graph size, and sharpness (mean loss rise at radius
-0.1 in a filter-normalised plane, the number notebook 06 compares), beside
+``generalisation_sizes`` graph size, sharpness (mean loss rise at radius
+0.1 in a filter-normalised plane, the number notebook 06 compares), and the
+training steps the measured parameters come from (:func:`selection_columns`:
+with saturated validation a "200-step" model may be a step-50 one), beside
 the compiled model's own row; and each variant's external and internal
 faithfulness along the trace (:func:`time_rows`).
 :func:`verdict` then answers the issue's question from the table: which
@@ -108,11 +114,88 @@ def variant_configs(profile: Profile, algorithm: str) -> dict[str, TrainConfig]:
     }
 
 
+def long_run_dir(config: TrainConfig, runs: Path) -> Path:
+    """Where ``long`` trains: its configuration's address, marked as reselected.
+
+    Its own directory, not :func:`~nar_gap.experiments.runs.run_dir`'s: a
+    ``long`` run continued before selection restarted after the plain run's
+    end kept plain's selected parameters, and must not be read back as this.
+    """
+    address = run_dir(config, runs)
+    return address.with_name(f"{address.name}_reselected")
+
+
 def _first_seeds(models: Models, seeds: Sequence[int]) -> Models:
     """``models`` restricted to ``seeds`` (in that order)."""
     index = [models.seeds.index(s) for s in seeds]
     params = jax.tree_util.tree_map(lambda x: np.asarray(x)[index], models.params)
-    return Models(models.config, params, tuple(seeds), models.source)
+    steps = getattr(models, "selected_steps", None)
+    if steps is None:
+        return Models(models.config, params, tuple(seeds), models.source)
+    picked = tuple(steps[i] for i in index)
+    return Models(models.config, params, tuple(seeds), models.source, picked)
+
+
+def _selected_step(metrics: Mapping[str, Any]) -> int:
+    """A seed's selected step; older runs recorded it as ``best_val_step``."""
+    return int(metrics.get("selected_step", metrics["best_val_step"]))
+
+
+def why_unchanged(metrics: Mapping[str, Any], plain_steps: int) -> str:
+    """Why a ``long`` seed's parameters are from the plain run's steps, in words.
+
+    ``metrics`` is the seed's row of the long run.  Where its selection was
+    restarted after the plain run (``selection_reset_step``), only validation
+    scores that were never finite keep it there; otherwise the rule kept the
+    plain run's choice: under ``first_best`` nothing later scored higher (at
+    1.0, nothing could).
+    """
+    seed, step = metrics["seed"], _selected_step(metrics)
+    rule = metrics.get("selection", "first_best")
+    score = float(metrics["best_val_score"])
+    if int(metrics.get("selection_reset_step", 0)) >= plain_steps:
+        return f"seed {seed}: no finite validation score after step {plain_steps}"
+    if rule == "first_best" and score >= 1.0:
+        return (
+            f"seed {seed}: first_best keeps step {step}, validated at the "
+            "ceiling 1.0, which no later step can beat"
+        )
+    than = "higher than" if rule == "first_best" else "at least"
+    return (
+        f"seed {seed}: {rule} keeps step {step}: no later step scored "
+        f"{than} {score:.3f}"
+    )
+
+
+def selection_columns(
+    metrics: Sequence[Mapping[str, Any]],
+    seeds: Sequence[int],
+    plain_steps: int | None = None,
+) -> dict[str, Any]:
+    """A variant's model selection, for its table row.
+
+    ``metrics``: the run's per-seed metrics; ``seeds``: the ones measured.
+    ``selected_steps`` lists each seed's selected step in seed order (space
+    separated: one cell), with their range.  With ``plain_steps`` (the
+    ``long`` row) also how many seeds' parameters come from after the plain
+    run's last step, and, for each that does not, why (:func:`why_unchanged`).
+    """
+    by_seed = {int(m["seed"]): m for m in metrics}
+    chosen = [by_seed[s] for s in seeds]
+    steps = [_selected_step(m) for m in chosen]
+    columns: dict[str, Any] = {
+        "selection": chosen[0].get("selection", "first_best"),
+        "selected_steps": " ".join(str(s) for s in steps),
+        "selected_step_min": min(steps),
+        "selected_step_max": max(steps),
+    }
+    if plain_steps is not None:
+        kept = [m for m, s in zip(chosen, steps, strict=True) if s <= plain_steps]
+        columns["selected_after_plain"] = len(chosen) - len(kept)
+        columns["not_after_plain"] = "; ".join(
+            why_unchanged(m, plain_steps) for m in kept
+        )
+    return columns
 
 
 def _mean(values: Any) -> float:
@@ -300,10 +383,11 @@ def run_closing_gap(
     configs = variant_configs(profile, algorithm)
     seeds = configs["attention"].seeds
     run_dirs = {name: run_dir(config, dirs.runs) for name, config in configs.items()}
+    run_dirs["long"] = long_run_dir(configs["long"], dirs.runs)
     results = {}
     for name, config in configs.items():
         if name == "long":  # the plain run, trained on: its first steps are reused
-            continue_from(run_dirs["plain"], config, run_dirs[name])
+            continue_from(run_dirs["plain"], config, run_dirs[name], reselect=True)
         results[name] = train(config, run_dirs[name], progress=progress)
     test = faithfulness_batch(profile, algorithm)
     compiled = compile(algorithm, hidden_size=None)
@@ -319,14 +403,19 @@ def run_closing_gap(
         loss=sample_batch(algorithm, profile.val_num_nodes, profile.batch_size, seed=2),
     )
     measured = {"compiled": _compiled(compiled, graphs)}
-    steps = {"compiled": 0}
+    extra: dict[str, dict[str, Any]] = {"compiled": {"steps": 0}}
+    plain_steps = configs["plain"].steps
     for name in tqdm(
         VARIANTS, desc=f"closing the gap {algorithm}", disable=not progress
     ):
         models = _first_seeds(Models.from_run(results[name]), seeds)
         measured[name] = evaluate_variant(name, models, graphs)
-        steps[name] = configs[name].steps
-    rows = [{**m.row, "steps": steps[name]} for name, m in measured.items()]
+        after = plain_steps if name == "long" else None
+        extra[name] = {
+            "steps": configs[name].steps,
+            **selection_columns(results[name].metrics, seeds, after),
+        }
+    rows = [{**m.row, **extra[name]} for name, m in measured.items()]
     write_closing_gap(
         rows,
         validation_rows(run_dirs, seeds),

@@ -35,6 +35,7 @@ _LATER_FIELDS = {
     "attention_weight": 0.0,
     "state_weight": 0.0,
     "network.state_probe_size": 0,
+    "selection": "first_best",
 }
 
 
@@ -71,11 +72,21 @@ def metadata(profile: Profile, **extra: Any) -> dict[str, Any]:
     return {"profile": profile.name, "profile_sizes": sizes, **extra}
 
 
-def baseline_config(profile: Profile, algorithm: str) -> TrainConfig:
-    """The default architecture for ``algorithm`` at its baseline sizes."""
+def baseline_config(
+    profile: Profile, algorithm: str, edge_info: bool = False
+) -> TrainConfig:
+    """The default architecture for ``algorithm`` at its baseline sizes.
+
+    ``edge_info``: the paper's modified network (edge information in the
+    selected values, Table 11), at the same sizes and seeds: the trained
+    counterpart of a compiled network that uses edge information, as the
+    compiled Bellman-Ford does, so the two are compared like for like.
+    """
     sizes = profile.baseline_sizes(algorithm)
     return profile.train_config(
-        NetworkConfig(algorithm, hidden_size=sizes.hidden_size),
+        NetworkConfig(
+            algorithm, hidden_size=sizes.hidden_size, use_edge_info=edge_info
+        ),
         seeds=profile.seed_list(sizes.seeds),
         steps=sizes.steps,
     )

@@ -14,6 +14,9 @@ from nar_gap.system import files
 
 OPTIMIZERS = ("adam", "sgd")
 
+# Which validated parameters a run keeps (TrainConfig.selection).
+SELECTION_RULES = ("first_best", "last_best", "final")
+
 
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
@@ -75,6 +78,22 @@ class TrainConfig:
         inside one compiled step), or ``"auto"``, the measured best for the
         backend.  Only the execution changes (the numbers agree to float32
         reassociation), so a run may resume under another strategy.
+      selection: which parameters a seed keeps, its *selected* parameters
+        (:func:`~nar_gap.training.loop.improved` decides, at every
+        validation): ``"first_best"`` (default) keeps the earliest step with
+        the best validation score, a later step must beat it strictly (``>``);
+        ``"last_best"`` lets a later step that ties it win (``>=``);
+        ``"final"`` keeps the last step's parameters whatever validation
+        says.  ``first_best`` is CLRS's rule (dm-clrs's run.py saves on
+        ``val > best``) and so the paper's protocol: every run made before
+        this field existed used it.  Where validation saturates (BFS at 1.0
+        from the first evaluation on) it selects an early step, so a
+        "10 000-step model" may be a step-500 model; the other two rules ask
+        what longer training gives.  Validation runs at step 0 too (a fresh
+        start, before the first optimiser step), a candidate like any other:
+        under ``first_best`` an untrained model is kept only if no later step
+        beats it.  Runs written before this field existed load with
+        ``"first_best"``.
     """
 
     network: NetworkConfig
@@ -98,6 +117,7 @@ class TrainConfig:
     time_buckets: tuple[int, ...] = ()
     shape_buckets: tuple[tuple[int, int], ...] = ((8, 8), (16, 12), (16, 16))
     seed_strategy: str = "auto"
+    selection: str = "first_best"
 
     def __post_init__(self) -> None:
         problems = []
@@ -153,6 +173,10 @@ class TrainConfig:
                 f"seed_strategy must be one of {SEED_STRATEGIES}, "
                 f"got {self.seed_strategy!r}"
             )
+        if self.selection not in SELECTION_RULES:
+            problems.append(
+                f"selection must be one of {SELECTION_RULES}, got {self.selection!r}"
+            )
         if any(len(b) != 2 or b[0] < 2 or b[1] < 1 for b in self.shape_buckets):
             problems.append(
                 f"shape_buckets must be (nodes >= 2, steps >= 1) pairs, "
@@ -205,7 +229,11 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any]) -> TrainConfig:
-        """The inverse of :meth:`to_dict`."""
+        """The inverse of :meth:`to_dict`.
+
+        Fields added later take their defaults when absent, the values the
+        runs written before them used (``selection``: ``"first_best"``).
+        """
         fields = dict(payload)
         fields["network"] = NetworkConfig(**fields["network"])
         # Written before shape buckets existed: those runs padded without them.

@@ -11,8 +11,11 @@ stacked parameters, optimiser states, best-validation parameters and
 counters of seeds that share their step) goes in and out of pure functions
 -- :func:`train_step`, :func:`validate` -- and :func:`save` writes it.
 Evaluation follows run.py: validation every ``eval_every`` steps on the CLRS
-val split (N = 16), the best-validation parameters are kept, and the test
-split (N = 64) is scored with them at the end.
+val split (N = 16), each seed keeps the parameters its selection rule picks
+(``TrainConfig.selection``, decided by :func:`improved`; CLRS's rule, the
+first best, by default), and the test split (N = 64) is scored with them at
+the end.  A fresh start is also validated at step 0, before its first
+optimiser step, so every validation history starts from the untrained model.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +39,14 @@ from nar_gap.model.network import param_shapes
 from nar_gap.model.seeds import init_stacked, score_seeds, stack_trees, unstack_tree
 from nar_gap.system import files
 from nar_gap.system.provenance import provenance
-from nar_gap.training.config import TrainConfig
+from nar_gap.training.config import SELECTION_RULES, TrainConfig
 from nar_gap.training.devices import put_on_devices, seed_sharding
 from nar_gap.training.feed import prefetch, seed_batches
 from nar_gap.training.run_dir import (
     CHECKPOINT_FILE,
     CONFIG_FILE,
     INITIAL_FILE,
+    NO_SCORE,
     PARAMS_FILE,
     ResumePlan,
     TrainResult,
@@ -56,6 +60,7 @@ from nar_gap.training.run_dir import (
     resume_plan,
     save_checkpoint,
     seed_dir,
+    selection_reset_step,
 )
 from nar_gap.training.step import make_optimizer, make_train_step, step_key
 
@@ -88,7 +93,7 @@ def _fresh_seed_state(params: Any, optimizer: Any) -> SeedState:
         "opt_state": optimizer.init(params),
         "best_params": params,
         "step": 0,
-        "best_val": -1.0,
+        "best_val": NO_SCORE,
         "best_step": 0,
         "nonfinite": 0,
         "last_loss": float("nan"),
@@ -175,30 +180,81 @@ def train_step(
     return new, loss, finite
 
 
+def improved(scores: np.ndarray, best: np.ndarray, rule: str) -> np.ndarray:
+    """Per seed: do the parameters just validated replace the selected ones?
+
+    ``scores`` are this validation's, ``best`` the selected parameters' (the
+    best so far); ``rule`` is ``TrainConfig.selection``.  ``first_best``
+    (``>``, CLRS's) keeps the earliest of equal scores, ``last_best``
+    (``>=``) the latest, ``final`` takes every validation, so the last one,
+    at the run's last step, wins.  A NaN score wins only under ``final``.
+    """
+    scores = np.asarray(scores, np.float64)
+    best = np.asarray(best, np.float64)
+    if rule == "first_best":
+        return scores > best
+    if rule == "last_best":
+        return scores >= best
+    if rule == "final":
+        return np.ones(np.broadcast(scores, best).shape, bool)
+    raise ValueError(f"selection must be one of {SELECTION_RULES}, got {rule!r}")
+
+
+def selected_position(
+    scores: Sequence[float], rule: str, best: float = NO_SCORE
+) -> int | None:
+    """Which of one seed's validations, in order, ``rule`` selects (None: none).
+
+    :func:`improved` applied along a validation history, as the loop applies
+    it; ``best`` is the score to beat before the first (``NO_SCORE``: none).
+    """
+    chosen = None
+    for position, score in enumerate(scores):
+        if improved(np.array([score]), np.array([best]), rule)[0]:
+            chosen, best = position, score
+    return chosen
+
+
 def validate(
     config: TrainConfig, state: GroupState, val_batch: Batch, out: Path | None = None
 ) -> GroupState:
-    """Score every seed on the validation split; keep each seed's best parameters.
+    """Score every seed on the validation split; apply the selection rule.
 
-    With a run directory, the scores join its validation history
+    Where :func:`improved` says so (``config.selection``), a seed's current
+    parameters become its selected ones.  With a run directory, the scores
+    join its validation history
     (:func:`~nar_gap.training.run_dir.record_validation`).
     """
     scores = score_seeds(config.network, state.params, val_batch)["score"]
     if out is not None:
         record_validation(out, config.seeds, state.step, scores, state.last_loss)
-    improved = scores > state.best_val
+    better = improved(scores, state.best_val, config.selection)
     current = jax.device_get(state.params)
     best = jax.tree_util.tree_map(
-        lambda b, c: np.where(improved.reshape((-1,) + (1,) * (b.ndim - 1)), c, b),
+        lambda b, c: np.where(better.reshape((-1,) + (1,) * (b.ndim - 1)), c, b),
         state.best_params,
         current,
     )
     return dataclasses.replace(
         state,
         best_params=best,
-        best_val=np.where(improved, scores, state.best_val),
-        best_step=np.where(improved, state.step, state.best_step),
+        best_val=np.where(better, scores, state.best_val),
+        best_step=np.where(better, state.step, state.best_step),
     )
+
+
+def starts_fresh(state: GroupState) -> bool:
+    """Whether the group starts untrained, so step 0 is validated first.
+
+    Step 0 is then in the validation history (the curves of notebook 02 start
+    from the untrained model) and a candidate like any other: under
+    ``first_best`` it stays selected only if no later validation beats it.
+    Validation reads the parameters and changes nothing that training uses (a
+    step's data and keys depend on seed and step alone), so the trained
+    parameters are those of a run without it.  A resumed or continued group
+    (step > 0) has its earlier validations already.
+    """
+    return state.step == 0
 
 
 def save(
@@ -231,6 +287,8 @@ def train_group(
     sharding = seed_sharding(len(config.seeds))
     step_fn = make_train_step(config)
     state = group_state(states, sharding)
+    if starts_fresh(state):
+        state = validate(config, state, val_batch, out)
     steps = range(state.step, config.steps)
     batches = prefetch(lambda s: seed_batches(config, s), steps)
     bar = tqdm(
@@ -278,11 +336,30 @@ def train_group(
     return states
 
 
-def _summary_row(seed: int, state: SeedState, test: dict[str, Any], index: int) -> dict:
+def _summary_row(
+    seed: int,
+    state: SeedState,
+    test: dict[str, Any],
+    index: int,
+    selection: str,
+    reset_step: int = 0,
+) -> dict:
+    """One seed's metrics; ``test`` scores its selected parameters.
+
+    ``selected_step`` is the step of the selected parameters under
+    ``selection`` (``best_val_step``, the same number, stays for older
+    readers; ``best_val_score`` is that step's validation score).
+    ``selection_reset_step`` is the step at which
+    :func:`~nar_gap.training.run_dir.continue_from` restarted selection (only
+    validations after it were candidates), 0 when it never was.
+    """
     row = {
         "seed": seed,
         "steps": int(state["step"]),
         "final_loss": float(state["last_loss"]),
+        "selection": selection,
+        "selected_step": int(state["best_step"]),
+        "selection_reset_step": int(reset_step),
         "best_val_score": float(state["best_val"]),
         "best_val_step": int(state["best_step"]),
         "nonfinite_steps": int(state["nonfinite"]),
@@ -433,8 +510,9 @@ def _train(
 
     best = stack_trees([s["best_params"] for s in states])
     test = score_seeds(config.network, best, test_batch)
+    resets = [0 if out is None else selection_reset_step(out, s) for s in config.seeds]
     rows = [
-        _summary_row(seed, s, test, k)
+        _summary_row(seed, s, test, k, config.selection, resets[k])
         for k, (seed, s) in enumerate(zip(config.seeds, states, strict=True))
     ]
     details = [

@@ -2,8 +2,12 @@
 
 Layout of ``<out>/``: ``config.json`` (the :class:`TrainConfig`),
 ``initial.json`` (the fingerprint of shared starting parameters, if any),
-``metrics.csv`` / ``metrics.json`` (one row per seed, with provenance) and
-``seed_<k>/{checkpoint.msgpack, params.msgpack, metrics.json}``.  Every file
+``metrics.csv`` / ``metrics.json`` (one row per seed, with provenance),
+``validation.csv`` (every validation) and
+``seed_<k>/{checkpoint.msgpack, params.msgpack, metrics.json}`` (the
+checkpoint holds the last step's parameters, ``params.msgpack`` the selected
+ones), with ``seed_<k>/selection_reset.json`` where :func:`continue_from`
+restarted the seed's selection.  Every file
 is written atomically, so an interrupted run leaves the last checkpoint, and
 a rerun resumes from it.
 """
@@ -40,10 +44,30 @@ INITIAL_FILE = "initial.json"
 
 CONFIG_FILE = "config.json"
 
+# Written by continue_from(reselect=True) into a copied seed's directory: the
+# step after which its selection started again.
+SELECTION_RESET_FILE = "selection_reset.json"
+
+# The best validation score of a seed nothing was selected for yet: below every
+# score (scores lie in [0, 1]), so the first finite validation is selected.
+NO_SCORE = -1.0
+
+# What load_run can read: each seed's selected parameters (params.msgpack) or
+# its last step's (the checkpoint's).
+PARAMETERS = ("selected", "final")
+
 # Every validation of every seed: one row per (seed, step), with the training
 # loss of that step; what justifies a profile's step count.
 VALIDATION_FILE = "validation.csv"
 VALIDATION_COLUMNS = ("seed", "step", "val_score", "train_loss")
+
+
+def _number(text: str) -> float:
+    """A CSV cell as a float; empty (how a NaN is written) is NaN.
+
+    Step 0's training loss is NaN: no training step has run yet.
+    """
+    return float(text) if text != "" else float("nan")
 
 
 def read_validation(out_dir: str | os.PathLike) -> list[dict[str, Any]]:
@@ -55,8 +79,8 @@ def read_validation(out_dir: str | os.PathLike) -> list[dict[str, Any]]:
         {
             "seed": int(row["seed"]),
             "step": int(row["step"]),
-            "val_score": float(row["val_score"]),
-            "train_loss": float(row["train_loss"]),
+            "val_score": _number(row["val_score"]),
+            "train_loss": _number(row["train_loss"]),
         }
         for row in files.read_table(path)
     ]
@@ -109,12 +133,15 @@ class TrainResult:
 
     config: TrainConfig
     metrics: list[dict[str, Any]]
-    params: Any  # stacked best-validation parameters, seed axis first
+    params: Any  # stacked parameters (``parameters``), seed axis first
     out_dir: Path | None
     plan: ResumePlan | None = None  # what this call found and did
     # The padded (nodes, steps) shapes this call trained on, and how many steps
     # each: one compile of the train step per shape.
     shapes: dict[tuple[int, int], int] = dataclasses.field(default_factory=dict)
+    # Which parameters ``params`` holds: "selected" (by config.selection, what
+    # the metrics' test scores are of) or "final" (the last step's).
+    parameters: str = "selected"
 
 
 def seed_dir(out_dir: Path, seed: int) -> Path:
@@ -309,30 +336,44 @@ def config_differences(
     return found
 
 
+def _checkpoint_params(path: Path, target: Any, at_step: int | None = None) -> Any:
+    """The current parameters in one checkpoint (at ``at_step``, if given)."""
+    try:
+        state = flax.serialization.msgpack_restore(path.read_bytes())
+        params = flax.serialization.from_state_dict(target, state["params"])
+        step = int(state["step"])
+    except FileNotFoundError:
+        raise CheckpointError(f"no checkpoint at {path}") from None
+    except Exception as error:
+        raise CheckpointError(
+            f"checkpoint {path} is corrupt or from another model "
+            f"({type(error).__name__})"
+        ) from None
+    if at_step is not None and step != at_step:
+        raise CheckpointError(
+            f"checkpoint {path} is at step {step}, not the run's last step "
+            f"{at_step}: train the run to the end first"
+        )
+    return params
+
+
 def load_current_params(out_dir: str | os.PathLike) -> Any:
     """Every seed's *latest* parameters (from its checkpoint), stacked.
 
-    :func:`load_run` returns the best-validation parameters; studies of how
-    parameters move during training (stability) need the current ones.
+    :func:`load_run` returns the selected parameters; studies of how
+    parameters move during training (stability) need the current ones, at
+    whatever step each checkpoint holds.
     """
     out = Path(out_dir)
     config = load_run_config(out)
     template = sample_batch(config.network.algorithm, 4, 1, 0)
     target = param_shapes(config.network, template)
-    params = []
-    for seed in config.seeds:
-        path = seed_dir(out, seed) / CHECKPOINT_FILE
-        try:
-            state = flax.serialization.msgpack_restore(path.read_bytes())
-            params.append(flax.serialization.from_state_dict(target, state["params"]))
-        except FileNotFoundError:
-            raise CheckpointError(f"no checkpoint at {path}") from None
-        except Exception as error:
-            raise CheckpointError(
-                f"checkpoint {path} is corrupt or from another model "
-                f"({type(error).__name__})"
-            ) from None
-    return stack_trees(params)
+    return stack_trees(
+        [
+            _checkpoint_params(seed_dir(out, seed) / CHECKPOINT_FILE, target)
+            for seed in config.seeds
+        ]
+    )
 
 
 def load_run_config(out_dir: str | os.PathLike) -> TrainConfig:
@@ -348,23 +389,68 @@ def load_run_config(out_dir: str | os.PathLike) -> TrainConfig:
         raise CheckpointError(f"{out / CONFIG_FILE} is unreadable ({error})") from None
 
 
-def load_run(out_dir: str | os.PathLike) -> TrainResult:
-    """Read a finished run back: config, per-seed metrics and stacked params."""
+def with_selection(metrics: dict[str, Any], config: TrainConfig) -> dict[str, Any]:
+    """One seed's metrics with the selection fields, also for older runs.
+
+    Runs written before ``TrainConfig.selection`` existed selected by its
+    default rule and recorded the step as ``best_val_step`` only.
+    """
+    return {
+        "selection": config.selection,
+        "selected_step": metrics.get("best_val_step"),
+        "selection_reset_step": 0,
+        **metrics,
+    }
+
+
+def load_run(out_dir: str | os.PathLike, parameters: str = "selected") -> TrainResult:
+    """Read a finished run back: config, per-seed metrics and stacked params.
+
+    ``parameters``: ``"selected"`` (each seed's parameters under
+    ``config.selection``, the ones its test score is of) or ``"final"`` (the
+    parameters of its last step, from its checkpoint, which must be at
+    ``config.steps``).  The metrics are the same either way: those of the
+    selected parameters.
+    """
+    if parameters not in PARAMETERS:
+        raise ValueError(f"parameters must be one of {PARAMETERS}, got {parameters!r}")
     out = Path(out_dir)
     config = load_run_config(out)
     template = sample_batch(config.network.algorithm, 4, 1, 0)
+    target = param_shapes(config.network, template)
     params, metrics = [], []
     for seed in config.seeds:
         directory = seed_dir(out, seed)
-        params.append(load_params(directory / PARAMS_FILE, config.network, template))
-        metrics.append(files.read_json(directory / "metrics.json"))
+        if parameters == "final":
+            checkpoint = directory / CHECKPOINT_FILE
+            params.append(_checkpoint_params(checkpoint, target, config.steps))
+        else:
+            params.append(
+                load_params(directory / PARAMS_FILE, config.network, template)
+            )
+        saved = files.read_json(directory / "metrics.json")
+        metrics.append(with_selection(saved, config))
     return TrainResult(
-        config=config, metrics=metrics, params=stack_trees(params), out_dir=out
+        config=config,
+        metrics=metrics,
+        params=stack_trees(params),
+        out_dir=out,
+        parameters=parameters,
     )
 
 
+def selection_reset_step(out_dir: str | os.PathLike, seed: int) -> int:
+    """The step after which a seed's selection started again (0: never reset)."""
+    path = seed_dir(Path(out_dir), seed) / SELECTION_RESET_FILE
+    return int(files.read_json(path)["step"]) if path.exists() else 0
+
+
 def continue_from(
-    shorter: str | os.PathLike, config: TrainConfig, out: Path
+    shorter: str | os.PathLike,
+    config: TrainConfig,
+    out: Path,
+    *,
+    reselect: bool = False,
 ) -> list[int]:
     """Start ``out`` from the checkpoints of a shorter run of the same configuration.
 
@@ -377,7 +463,22 @@ def continue_from(
     started from random initial parameters, as ``out`` will.  Seeds of
     ``config`` that ``out`` already holds, or that ``shorter`` lacks, are
     left alone.  The shorter run's validation rows of the copied seeds come
-    along, so ``out``'s history starts at step 0.
+    along, so ``out``'s history starts where the shorter one's does.
+
+    ``reselect``: with False (default) selection goes on over the whole
+    trajectory, so the result is exactly that of one run of ``config.steps``
+    (a straight run, resumed).  But under ``first_best`` a seed whose shorter
+    run already validated at the ceiling (BFS at 1.0) keeps that early step
+    for good: "trained longer" would not change the parameters measured.
+    With True, each copied seed's selection starts again after the copied
+    step: its selected parameters become the copied current ones with no
+    score (:data:`NO_SCORE`), so the first finite
+    validation after that step is selected and the rule runs on from there.
+    The copied step is not validated again: its score is in the copied
+    history, and as a candidate under ``first_best`` it would win every tie
+    and keep the long run where it started.  The step is recorded in the
+    seed's ``selection_reset.json`` and its metrics'
+    ``selection_reset_step``.
 
     Returns the seeds copied.
     """
@@ -393,18 +494,46 @@ def continue_from(
             f"{config.steps} asked for: nothing to continue"
         )
     with files.exclusive(out):
-        return _copy_seeds(source, previous, config, out)
+        return _copy_seeds(source, previous, config, out, reselect)
+
+
+def reset_selection(checkpoint: bytes) -> tuple[bytes, int]:
+    """A checkpoint whose selection starts again at its step, and that step.
+
+    The selected parameters become the current ones, with no score: what is
+    kept if no later validation is finite.
+    """
+    state = flax.serialization.msgpack_restore(checkpoint)
+    step = int(state["step"])
+    state = {
+        **state,
+        "best_params": state["params"],
+        "best_val": NO_SCORE,
+        "best_step": step,
+    }
+    return flax.serialization.msgpack_serialize(state), step
 
 
 def _copy_seeds(
-    source: Path, previous: TrainConfig, config: TrainConfig, out: Path
+    source: Path,
+    previous: TrainConfig,
+    config: TrainConfig,
+    out: Path,
+    reselect: bool,
 ) -> list[int]:
     copied = []
     for seed in config.seeds:
         start = seed_dir(source, seed) / CHECKPOINT_FILE
         target = seed_dir(out, seed) / CHECKPOINT_FILE
         if seed in previous.seeds and start.exists() and not target.exists():
-            files.write_bytes_atomic(target, start.read_bytes())  # makes the seed dir
+            checkpoint = start.read_bytes()
+            if reselect:
+                checkpoint, step = reset_selection(checkpoint)
+                files.write_json_atomic(
+                    seed_dir(out, seed) / SELECTION_RESET_FILE,
+                    {"step": step, "from": str(source)},
+                )
+            files.write_bytes_atomic(target, checkpoint)
             copied.append(seed)
     history = [r for r in read_validation(source) if r["seed"] in copied]
     if history:

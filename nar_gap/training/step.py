@@ -100,6 +100,7 @@ def make_train_step(config: TrainConfig) -> Callable:
             steps=0,
             eval_every=0,
             checkpoint_every=0,
+            selection="first_best",  # which parameters are kept: not the step
             seed_strategy=seed_strategy_for(config.seed_strategy),
         )
     )
