@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import jax
@@ -14,11 +15,13 @@ import nar_gap
 from nar_gap.analysis import faithfulness as fa
 from nar_gap.analysis import models as models_lib
 from nar_gap.analysis import stats as st
+from nar_gap.benchmark import steps as steps_lib
 from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.experiments import faithfulness_study as fs
 from nar_gap.experiments import profiles, runs
 from nar_gap.model.config import NetworkConfig
 from nar_gap.system.files import read_table
+from nar_gap.training import run_dir
 
 ALGORITHMS = ("bfs", "bellman_ford")
 
@@ -57,6 +60,7 @@ def test_the_compiled_model_against_itself_is_distance_0_and_faithfulness_1(
     assert result.scalars["internal"][0] == 0.0
     assert result.scalars["external"][0] == 1.0
     assert result.scalars["external_strict"][0] == 1.0
+    assert result.scalars["external_pre_output"][0] == 1.0
     assert result.scalars["accuracy"][0] == 1.0
 
 
@@ -240,6 +244,244 @@ def test_margins_are_validated():
 
 
 # --------------------------------------------------------------------------- #
+# Eq. 25 before the output: the window that leaves the output's copy out.
+# --------------------------------------------------------------------------- #
+
+
+def test_the_pre_output_window_on_a_hand_made_trace():
+    """Three samples, T = 4 hint slots, N = 3 nodes (node 2 of sample 0 is
+    padding, its values differ on purpose).  Step t predicts hint t + 1.
+
+    - sample 0, L = 4: hints 1 and 3 equal the output, hint 2 does not; the
+      last equal one is 3, so steps 0 and 1 (hints 1, 2) count, step 2 not.
+    - sample 1, L = 3: no hint equals the output: every external step counts.
+    - sample 2, L = 2: hint 1 equals the output, and the zero padding past L
+      equals its all-zero output too but must not count: no step is left.
+    """
+    out = np.array([[1, 0, 7], [2, 2, 2], [0, 0, 0]])
+    hint = np.zeros((4, 3, 3), int)
+    hint[:, 0] = [[0, 1, 9], [1, 0, 5], [1, 1, 7], [1, 0, 6]]
+    hint[:3, 1] = [[0, 1, 2], [1, 1, 2], [2, 1, 2]]
+    hint[:2, 2] = [[1, 1, 1], [0, 0, 0]]
+    lengths = np.array([4, 3, 2])
+    real = np.array([[True, True, False], [True] * 3, [True] * 3])
+    last = np.asarray(steps_lib.last_equal_step(hint, out, lengths, real))
+    np.testing.assert_array_equal(last, [3, -1, 1])
+    window = np.asarray(steps_lib.pre_output_steps(lengths, last, 3))  # [S, B]
+    np.testing.assert_array_equal(
+        window, [[True, True, False], [True, True, False], [False, False, False]]
+    )
+    # [S, B]: what the variant drops from Eq. 25's steps
+    external = np.asarray(steps_lib.external_steps(lengths, 3))
+    np.testing.assert_array_equal(
+        external & ~window,
+        [[False, False, True], [False, False, False], [True, False, False]],
+    )
+    # with the padded node compared, no hint of sample 0 matches (5, 7, 6 vs 7
+    # at hints 1-3, and hint 2 differs on node 1): it keeps every step
+    unmasked = np.asarray(steps_lib.last_equal_step(hint, out, lengths))
+    np.testing.assert_array_equal(unmasked, [-1, -1, 1])
+
+
+@pytest.mark.parametrize("algorithm", ("bfs", "bellman_ford", "dfs"))
+def test_the_last_hint_is_the_output_and_only_its_step_is_left_out(algorithm):
+    """In dm-clrs's traces ``pi_h`` is ``pi``'s twin and its final value is a
+    copy of the output, so the variant drops exactly step ``L_b - 2``."""
+    batch = sample_batch(algorithm, 8, 8, seed=5)
+    config = NetworkConfig(algorithm)
+    assert fa.output_twins(config) == {"pi_h": "pi"}
+    lengths = np.asarray(batch.lengths)
+    num_steps = int(lengths.max()) - 1
+    window = np.asarray(fa.pre_output_window(config, batch, num_steps))
+    external = np.asarray(fa.external_steps(batch.lengths, num_steps))
+    dropped = external & ~window
+    assert not np.any(window & ~external)
+    for b, length in enumerate(lengths):
+        expected = np.zeros(num_steps, bool)
+        if length >= 2:
+            expected[length - 2] = True
+        np.testing.assert_array_equal(dropped[:, b], expected)
+
+
+def test_pre_output_differs_from_external_exactly_on_the_excluded_step(batches):
+    """Hand-made predictions on BFS graphs: perfect everywhere, then wrong on
+    every node at one step of every sample.  Wrong at the excluded step
+    ``L_b - 2`` lowers ``external`` only; wrong at step 0 of a sample with
+    three or more hints lowers both."""
+    batch = batches["bfs"]
+    config = NetworkConfig("bfs")
+    lengths = np.asarray(batch.lengths)
+    assert np.any(lengths >= 3)  # some sample keeps a step
+    perfect = _perfect_logits(batch, config)
+    base = fa.external_scores(config, perfect, batch)
+    assert float(base["external"]) == 1.0
+    assert float(base["external_pre_output"]) == 1.0
+
+    def wrong_at(step_of: np.ndarray) -> dict:
+        preds = {k: v.copy() for k, v in perfect.items()}
+        for b, t in enumerate(step_of):
+            if t >= 0:
+                preds["pi_h"][t, b] = np.roll(preds["pi_h"][t, b], 1, axis=-1)
+                preds["reach_h"][t, b] *= -1
+        return {
+            k: float(v)
+            for k, v in fa.external_scores(config, preds, batch).items()
+            if np.ndim(v) == 0
+        }
+
+    last = wrong_at(np.where(lengths >= 2, lengths - 2, -1))
+    assert last["external_pre_output"] == 1.0
+    assert last["external_pre_output_pi_h"] == 1.0
+    # by hand: a sample with m counted steps scores (m - 1) / m on each hint
+    counted = lengths[lengths >= 2] - 1
+    expected = float(np.mean((counted - 1) / counted))
+    assert last["external"] == pytest.approx(expected, abs=1e-6)
+    assert last["external_pi_h"] < 1.0
+    early = wrong_at(np.where(lengths >= 3, 0, -1))
+    assert early["external_pre_output"] < 1.0
+    assert early["external"] < 1.0
+
+
+def test_a_batch_of_two_hint_traces_has_no_pre_output_score():
+    """The equality is read off the trace, not assumed: BFS traces cut to two
+    hints (hint 1 is then not the output) keep their one step; once hint 1 is
+    the output's copy, no step is left and the score is NaN, not 0 or 1."""
+    batch = sample_batch("bfs", 8, 8, seed=11)
+    short = dataclasses.replace(batch, lengths=np.full_like(batch.lengths, 2))
+    config = NetworkConfig("bfs")
+    external = np.asarray(fa.external_steps(short.lengths, 3))
+    cut = np.asarray(batch.lengths) > 2  # the others' hint 1 is the output
+    assert cut.any() and not cut.all()
+    window = np.asarray(fa.pre_output_window(config, short, 3))
+    np.testing.assert_array_equal(window[:, cut], external[:, cut])
+    assert not window[:, ~cut].any()
+    pi_h = np.array(short.hints["pi_h"])
+    pi_h[1] = short.outputs["pi"]
+    copied = dataclasses.replace(short, hints={**short.hints, "pi_h": pi_h})
+    assert not np.any(np.asarray(fa.pre_output_window(config, copied, 3)))
+    scores = fa.external_scores(config, _perfect_logits(copied, config), copied)
+    assert np.isnan(float(scores["external_pre_output"]))
+    assert float(scores["external"]) == 1.0
+
+
+# --------------------------------------------------------------------------- #
+# The selected step per seed, and Table 1 under selection rules.
+# --------------------------------------------------------------------------- #
+
+
+def test_the_selected_step_comes_from_the_metrics_with_a_fallback():
+    assert models_lib.selected_step({"selected_step": 150, "best_val_step": 50}) == 150
+    assert models_lib.selected_step({"best_val_step": 50}) == 50
+    with pytest.raises(KeyError, match="selected_step"):
+        models_lib.selected_step({"steps": 200})
+
+
+def test_models_from_a_run_carry_each_seeds_selected_step(compiled):
+    model = compiled["bfs"]
+    params = jax.tree_util.tree_map(lambda x: np.stack([x, x]), model.params)
+    config = runs.baseline_config(profiles.get("smoke"), "bfs")
+    fake = run_dir.TrainResult(
+        config=dataclasses.replace(config, network=model.config, seeds=(3, 4)),
+        metrics=[{"best_val_step": 50}, {"selected_step": 200, "best_val_step": 0}],
+        params=params,
+        out_dir=None,
+    )
+    models = models_lib.Models.from_run(fake)
+    assert models.selected_steps == (50, 200)
+    joined = models_lib.Models.from_runs([fake])
+    assert joined.selected_steps == (50, 200)
+    with pytest.raises(ValueError, match="selected steps"):
+        models_lib.Models(model.config, params, (3, 4), selected_steps=(1,))
+
+
+def test_table1_has_the_paper_rows_then_the_partial_and_final_ones():
+    rng = np.random.default_rng(0)
+    k = 12
+    step = rng.choice([50.0, 100.0, 150.0, 200.0], k)
+    scalars = {
+        "accuracy": 0.5 + step / 400 + rng.normal(0, 0.01, k),
+        **{n: rng.uniform(0, 1, k) for n in fs.TABLE1_MEASURES},
+    }
+    scalars["internal"] = 1 - step / 200 + rng.normal(0, 0.01, k)  # step-driven
+    final = {n: rng.uniform(0, 1, k) for n in ("accuracy", *fs.FINAL_MEASURES)}
+    rows = fs.table1(scalars, step, final)
+    by = {}
+    for row in rows:
+        by.setdefault(row["selection"], []).append(row["measure"])
+    assert list(by) == ["first_best", "first_best_partial", "final"]
+    assert by["first_best"] == list(fs.TABLE1_MEASURES)
+    assert by["first_best_partial"] == list(fs.TABLE1_MEASURES)
+    assert by["final"] == list(fs.FINAL_MEASURES)
+    assert "external_pre_output" in by["final"]
+    raw = next(r for r in rows if r["measure"] == "internal")
+    partial = next(
+        r
+        for r in rows
+        if r["measure"] == "internal" and r["selection"] == "first_best_partial"
+    )
+    assert raw["pearson_r"] < -0.9  # both follow the selected step
+    assert abs(partial["pearson_r"]) < 0.5
+    assert partial["pearson_r"] == pytest.approx(
+        st.partial_correlation(
+            scalars["internal"], scalars["accuracy"], step, "pearson"
+        )
+    )
+    assert list(fs.table1(scalars)[0])[:2] == ["selection", "measure"]
+    assert {r["selection"] for r in fs.table1(scalars)} == {"first_best"}
+
+
+def test_the_study_measures_final_parameters_against_the_same_reference(batches):
+    """A tiny fake: four untrained seeds as the "selected" parameters, the
+    same seeds scaled as the "final" ones.  The final pass is its own
+    evaluation; Figures 1 and 10 still print the first_best row."""
+    from nar_gap.model.seeds import init_stacked
+
+    batch = batches["bfs"]
+    config = NetworkConfig("bfs", hidden_size=16)
+    seeds = (0, 1, 2, 3)
+    params = init_stacked(config, batch, seeds)
+    models = models_lib.Models(config, params, seeds, selected_steps=(50, 100, 0, 200))
+    final = models_lib.Models(
+        config, jax.tree_util.tree_map(lambda x: 1.3 * x, params), seeds
+    )
+    reference = nar_gap.compile("bfs")
+    report = fs.faithfulness_study(
+        models, reference, batch, progress=False, final_models=final
+    )
+    assert report.final_evaluation is not None
+    assert not np.allclose(
+        report.final_evaluation.scalars["internal"],
+        report.evaluation.scalars["internal"],
+    )
+    alone = models_lib.measure_models(
+        final, batch, models_lib.reference_attention(reference, batch)
+    )
+    np.testing.assert_allclose(
+        report.final_evaluation.scalars["internal"], alone.scalars["internal"]
+    )
+    rows = report.seed_rows()
+    assert [r["selected_step"] for r in rows] == [50, 100, 0, 200]
+    assert all("external_pre_output" in r and "final_internal" in r for r in rows)
+    assert {r["selection"] for r in report.correlations} == {
+        "first_best",
+        "first_best_partial",
+        "final",
+    }
+    assert fs._table1_row(report, "internal")["selection"] == "first_best"
+    assert "mean_external_pre_output" in report.summary
+    with pytest.raises(ValueError, match="same seeds"):
+        fs.faithfulness_study(
+            models,
+            reference,
+            batch,
+            progress=False,
+            final_models=models_lib.Models(
+                config, jax.tree_util.tree_map(lambda x: x[:2], params), (0, 1)
+            ),
+        )
+
+
+# --------------------------------------------------------------------------- #
 # Statistics.
 # --------------------------------------------------------------------------- #
 
@@ -408,15 +650,22 @@ def test_the_chain_runs_end_to_end_and_writes_its_files(smoke_report, tmp_path):
     } <= names
     rows = read_table(tmp_path / "results" / "faithfulness_bfs.csv")
     assert [int(r["seed"]) for r in rows] == list(SMOKE_SWEEP.seeds)
+    metrics = run_dir.load_run(run.out_dir).metrics
+    assert [int(r["selected_step"]) for r in rows] == [
+        models_lib.selected_step(m) for m in metrics
+    ]
     for row in rows:
         for key in ("accuracy", "internal", "external", "external_reach_h"):
             assert 0.0 <= float(row[key]) <= 1.0, (key, row)
+        assert "external_pre_output" in row
     table = read_table(tmp_path / "results" / "table1_correlations_bfs.csv")
-    assert [r["measure"] for r in table] == [
+    assert [r["measure"] for r in table if r["selection"] == "first_best"] == [
         *fs.GAP_MEASURES,
         *fs.FORCED_MEASURES,
         "external",
+        "external_pre_output",
     ]
+    assert {r["selection"] for r in table} == {"first_best", "first_best_partial"}
     points = read_table(tmp_path / "results" / "faithfulness_reference_points_bfs.csv")
     assert [p["point"] for p in points] == [
         "compiled",
@@ -475,6 +724,26 @@ def test_the_chain_is_reproducible(smoke_report):
     assert again.seed_rows() == report.seed_rows()
     assert again.summary == report.summary
     assert np.array_equal(again.distances, report.distances)
+
+
+@SHARED_RUNS
+def test_the_final_step_parameters_of_the_run_give_table1s_final_rows(smoke_report):
+    """What run_faithfulness does: the last-step parameters from the run
+    directory, measured against the same compiled attention."""
+    run, report, batch = smoke_report
+    final = models_lib.Models.from_run(
+        run_dir.load_run(run.out_dir, parameters="final")
+    )
+    assert final.seeds == report.evaluation.seeds
+    assert final.selected_steps == report.selected_steps
+    measured = models_lib.measure_models(final, batch, report.reference_attention)
+    rows = fs.table1(report.evaluation.scalars, report.selected_steps, measured.scalars)
+    assert [r["measure"] for r in rows if r["selection"] == "final"] == list(
+        fs.FINAL_MEASURES
+    )
+    at_end = [s == run.config.steps for s in report.selected_steps]
+    same = measured.scalars["accuracy"] == report.evaluation.scalars["accuracy"]
+    assert all(same[at_end])  # a seed selected at its last step is its final one
 
 
 @SHARED_RUNS

@@ -349,3 +349,79 @@ def test_bad_cluster_inputs_are_refused():
         st.cluster_count_curve(_groups(), [-0.1])
     with pytest.raises(ValueError, match="symmetric"):
         st.cluster_counts(np.arange(9.0).reshape(3, 3))
+
+
+# --------------------------------------------------------------------------- #
+# Partial correlation: a confounder held fixed.
+# --------------------------------------------------------------------------- #
+
+
+def _textbook_partial(x, y, z):
+    """``(r_xy - r_xz r_yz) / sqrt((1 - r_xz²)(1 - r_yz²))``."""
+    r = np.corrcoef([x, y, z])
+    return (r[0, 1] - r[0, 2] * r[1, 2]) / np.sqrt(
+        (1 - r[0, 2] ** 2) * (1 - r[1, 2] ** 2)
+    )
+
+
+def test_a_confounder_that_drives_both_makes_a_strong_r_and_a_null_partial_r():
+    # the selected step drives both the measure and accuracy; given it, the
+    # two are independent noise
+    rng = np.random.default_rng(0)
+    n = 40
+    step = rng.uniform(50, 200, n)
+    measure = -step / 100 + rng.normal(0, 0.05, n)
+    accuracy = step / 200 + rng.normal(0, 0.025, n)
+    raw = st.correlation_table(accuracy, {"m": measure})[0]
+    (row,) = st.partial_correlation_table(accuracy, {"m": measure}, step)
+    assert raw["pearson_r"] < -0.9 and raw["pearson_p"] < 0.01
+    assert abs(row["pearson_r"]) < 0.3 and row["pearson_p"] > 0.05
+    assert abs(row["spearman_rho"]) < 0.3
+    assert row["pearson_ci_low"] < 0 < row["pearson_ci_high"]
+    assert row["pearson_r"] == pytest.approx(_textbook_partial(measure, accuracy, step))
+    assert list(row) == OLD_COLUMNS + NEW_COLUMNS
+
+
+def test_a_relation_the_confounder_hides_shows_in_the_partial_r():
+    # the opposite case: x = u + z and y = u - z with var(u) = var(z), so raw
+    # r ~ 0, while with z held fixed both are u (plus noise)
+    rng = np.random.default_rng(1)
+    n = 40
+    u, z = rng.normal(0, 1, n), rng.normal(0, 1, n)
+    x = u + z + rng.normal(0, 0.05, n)
+    y = u - z + rng.normal(0, 0.05, n)
+    raw = st.correlation_table(y, {"x": x})[0]
+    (row,) = st.partial_correlation_table(y, {"x": x}, z)
+    assert abs(raw["pearson_r"]) < 0.35
+    assert row["pearson_r"] > 0.95 and row["pearson_p"] < 0.01
+    assert row["pearson_ci_low"] > 0.8
+    assert row["pearson_r"] == pytest.approx(_textbook_partial(x, y, z))
+    assert st.partial_correlation(x, y, z, "pearson") == pytest.approx(row["pearson_r"])
+
+
+def test_the_partial_permutation_p_permutes_the_residuals():
+    x, y = _pair(12, -1.0, 3)
+    z = np.random.default_rng(4).uniform(0, 1, 12)
+    (row,) = st.partial_correlation_table(y, {"x": x}, z)
+    expected = st.permutation_p(st.residualise(x, z), st.residualise(y, z), "pearson")
+    assert row["pearson_p"] == expected.pvalue
+    assert row["p_method"].endswith("of residuals")
+
+
+def test_a_constant_control_leaves_the_raw_correlation_and_says_so():
+    x, y = _pair(8, -1.0, 5)
+    raw = st.correlation_table(y, {"x": x})[0]
+    (row,) = st.partial_correlation_table(y, {"x": x}, np.full(8, 200.0))
+    assert row["pearson_r"] == pytest.approx(raw["pearson_r"])
+    assert row["spearman_rho"] == pytest.approx(raw["spearman_rho"])
+    assert "control is constant" in row["note"]
+
+
+def test_a_measure_the_control_explains_or_too_few_seeds_is_undefined():
+    z = np.arange(6.0)
+    (row,) = st.partial_correlation_table(z**0.5, {"x": 2 * z + 1}, z)
+    assert np.isnan(row["pearson_r"]) and "undefined" in row["note"]
+    (few,) = st.partial_correlation_table(np.ones(3), {"x": np.arange(3.0)}, z[:3])
+    assert np.isnan(few["pearson_r"]) and "undefined" in few["note"]
+    (nan,) = st.correlation_table(np.arange(4.0), {"x": np.array([1, 2, np.nan, 3])})
+    assert np.isnan(nan["pearson_r"]) and "NaN" in nan["note"]

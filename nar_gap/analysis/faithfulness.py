@@ -13,6 +13,19 @@ over its steps ``t < L_b - 1``; a model's is the mean over samples and, for the
 single number ``external``, over the spec's hints.  Padded steps and nodes
 never count.
 
+**External faithfulness before the output** (``external_pre_output``, ours):
+Eq. 25 over a shorter window.  dm-clrs's BFS, Bellman-Ford and DFS push a
+last hint ``pi_h`` that is a copy of the output ``pi`` (a hint's *output
+twin*, :func:`output_twins`), predicted from the same last processor state
+as the output: the last counted step scores the output a second time, so
+``external`` tracks accuracy by construction (BFS: r = +0.99 across seeds).
+The variant counts only the steps that predict a hint before the last one
+equal to its output twin, read per sample off the ground-truth trace
+(:func:`~nar_gap.benchmark.steps.pre_output_steps`; on these algorithms: all
+steps but ``t = L_b - 2``).  Every hint, with a twin or not, is averaged over
+that one window, per sample then over samples that keep a step; the number
+is NaN when no sample of the batch keeps one (every trace has two hints).
+
 **Internal faithfulness (Eq. 24)** is the L1 distance between two models'
 attention time series on the same graphs, each rolling out on its *own*
 predictions (``repred=True``, as at evaluation).  Every receiver's attention
@@ -46,7 +59,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.steps import external_steps, internal_steps
+from nar_gap.benchmark.steps import (
+    external_steps,
+    internal_steps,
+    last_equal_step,
+    pre_output_steps,
+)
 from nar_gap.benchmark.vocabulary import MASKED, Location, Stage, Type
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.network import Network
@@ -62,10 +80,13 @@ __all__ = [
     "argmax_rows",
     "calibrated_measures",
     "neighbourhood",
+    "output_twins",
+    "pre_output_window",
     "self_attention",
     "sharpened",
     "uniform_attention",
     "unnormalised_l1",
+    "external_scores",
     "external_steps",
     "head_averaged",
     "internal_distance",
@@ -114,6 +135,45 @@ DEFAULT_MARGINS = Margins()
 # --------------------------------------------------------------------------- #
 # Which steps count.
 # --------------------------------------------------------------------------- #
+
+
+def output_twins(config: NetworkConfig) -> dict[str, str]:
+    """``{hint: output}`` for every hint that mirrors an output of the spec.
+
+    dm-clrs names a hint that carries an output's value during the trace
+    ``<output>_h`` (``pi_h`` for ``pi`` in BFS, Bellman-Ford, DFS and the
+    fork's variants); a twin must also share the output's location and type.
+    Hints without a twin (``reach_h``, ``d``, ``color``...) get none.
+    """
+    entries = config.spec_entries()
+    outputs = {
+        name: (loc, typ) for name, stage, loc, typ in entries if stage == Stage.OUTPUT
+    }
+    return {
+        name: name[: -len("_h")]
+        for name, stage, loc, typ in entries
+        if stage == Stage.HINT
+        and name.endswith("_h")
+        and outputs.get(name[: -len("_h")]) == (loc, typ)
+    }
+
+
+def pre_output_window(config: NetworkConfig, batch: Batch, num_steps: int) -> jax.Array:
+    """``[S, B]`` the steps of ``external_pre_output``, one window for every hint.
+
+    Per sample, the earliest :func:`~nar_gap.benchmark.steps.last_equal_step`
+    over the spec's twins cuts the trace (:func:`output_twins`); a spec
+    without twins keeps every external step.
+    """
+    locations = {name: loc for name, _, loc, _ in config.spec_entries()}
+    cut = jnp.full(jnp.asarray(batch.lengths).shape, -1)
+    for hint, output in output_twins(config).items():
+        real = batch.node_mask if locations[hint] == Location.NODE else None
+        last = last_equal_step(
+            batch.hints[hint], batch.outputs[output], batch.lengths, real
+        )
+        cut = jnp.where((cut < 0) | ((last >= 0) & (last < cut)), last, cut)
+    return pre_output_steps(batch.lengths, cut, num_steps)
 
 
 # --------------------------------------------------------------------------- #
@@ -186,6 +246,50 @@ def _trace_mean(values: jax.Array, valid: jax.Array) -> jax.Array:
     per_sample = jnp.sum(values * weight, 0) / jnp.maximum(steps, 1)
     has_steps = (steps > 0).astype(jnp.float32)
     return jnp.sum(per_sample * has_steps) / jnp.maximum(jnp.sum(has_steps), 1)
+
+
+def _window_mean(values: jax.Array, valid: jax.Array) -> jax.Array:
+    """:func:`_trace_mean`, but NaN when no sample keeps a step (not a 0)."""
+    kept = jnp.any(jnp.asarray(valid, bool))
+    return jnp.where(kept, _trace_mean(values, valid), jnp.nan)
+
+
+def external_scores(
+    config: NetworkConfig,
+    hint_preds: Mapping[str, jax.Array],
+    batch: Batch,
+    margins: Margins = DEFAULT_MARGINS,
+) -> dict[str, jax.Array]:
+    """Eq. 25 and its pre-output variant from hint predictions ``[S, B, ...]``.
+
+    Pure and unjitted (:func:`measure_one` calls it on the network's
+    predictions; tests on hand-made ones).  Keys: ``external`` and
+    ``external_strict`` (means over hints), per hint ``external_<hint>``,
+    ``_strict``, ``_along_time`` and ``_steps`` (``[S, B]``); and
+    ``external_pre_output`` with ``external_pre_output_<hint>`` over
+    :func:`pre_output_window`'s steps.
+    """
+    result: dict[str, jax.Array] = {}
+    matches = step_matches(config, hint_preds, batch, margins)
+    if not matches:
+        return result
+    num_steps = next(iter(matches.values()))[0].shape[0]
+    valid = external_steps(batch.lengths, num_steps)
+    window = pre_output_window(config, batch, num_steps)
+    per_hint, strict, before = [], [], []
+    for name, (fraction, every) in matches.items():
+        result[f"external_{name}"] = _trace_mean(fraction, valid)
+        result[f"external_{name}_strict"] = _trace_mean(every, valid)
+        result[f"external_{name}_along_time"] = _along_time(fraction, valid)
+        result[f"external_{name}_steps"] = fraction  # [S, B], for rescaling
+        result[f"external_pre_output_{name}"] = _window_mean(fraction, window)
+        per_hint.append(result[f"external_{name}"])
+        strict.append(result[f"external_{name}_strict"])
+        before.append(result[f"external_pre_output_{name}"])
+    result["external"] = jnp.mean(jnp.stack(per_hint))
+    result["external_strict"] = jnp.mean(jnp.stack(strict))
+    result["external_pre_output"] = jnp.mean(jnp.stack(before))
+    return result
 
 
 def _along_time(values: jax.Array, valid: jax.Array) -> jax.Array:
@@ -459,18 +563,7 @@ def measure_one(
         "attention": attention,
     }
     if config.decode_hints:
-        valid = external_steps(batch.lengths, attention.shape[0])
-        matches = step_matches(config, out.hint_preds, batch, margins)
-        per_hint, strict = [], []
-        for name, (fraction, every) in matches.items():
-            result[f"external_{name}"] = _trace_mean(fraction, valid)
-            result[f"external_{name}_strict"] = _trace_mean(every, valid)
-            result[f"external_{name}_along_time"] = _along_time(fraction, valid)
-            result[f"external_{name}_steps"] = fraction  # [S, B], for rescaling
-            per_hint.append(result[f"external_{name}"])
-            strict.append(result[f"external_{name}_strict"])
-        result["external"] = jnp.mean(jnp.stack(per_hint))
-        result["external_strict"] = jnp.mean(jnp.stack(strict))
+        result.update(external_scores(config, out.hint_preds, batch, margins))
     if reference_attention is not None:
         if reference_attention.shape != attention.shape:
             raise ValueError(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jax
@@ -40,7 +40,31 @@ from nar_gap.model.seeds import (
 )
 from nar_gap.training.run_dir import TrainResult, load_run
 
-__all__ = ["Models", "SeedEvaluation", "measure_models", "reference_attention"]
+__all__ = [
+    "Models",
+    "SeedEvaluation",
+    "measure_models",
+    "reference_attention",
+    "selected_step",
+]
+
+
+def selected_step(metrics: Mapping[str, Any]) -> int:
+    """The training step whose parameters a seed's run kept (model selection).
+
+    ``metrics`` is one seed's row of a run's metrics: ``selected_step`` where
+    the run records it, else ``best_val_step`` (older runs: CLRS's rule, the
+    first step with the best validation score).  How long a seed effectively
+    trained is a confounder of Table 1, so the study carries it per seed.
+    """
+    if "selected_step" in metrics:
+        return int(metrics["selected_step"])
+    if "best_val_step" in metrics:
+        return int(metrics["best_val_step"])
+    raise KeyError(
+        "a seed's metrics record neither selected_step nor best_val_step: "
+        f"keys {sorted(metrics)}"
+    )
 
 
 @functools.lru_cache(maxsize=16)
@@ -73,12 +97,16 @@ class Models:
       params: the parameter tree with a leading axis of ``len(seeds)``.
       seeds: one label per parameter set (training seeds, or any integers).
       source: where they came from, for results files (``trained``, ``compiled``...).
+      selected_steps: per seed, the training step its parameters come from
+        (:func:`selected_step`); None when unknown (compiled or imported
+        models).
     """
 
     config: NetworkConfig
     params: Any
     seeds: tuple[int, ...]
     source: str = "trained"
+    selected_steps: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         leading = {x.shape[0] for x in jax.tree_util.tree_leaves(self.params)}
@@ -87,13 +115,29 @@ class Models:
                 f"Models: every parameter needs a leading axis of {len(self.seeds)} "
                 f"(one per seed), found leading sizes {sorted(leading)}"
             )
+        if self.selected_steps is not None and len(self.selected_steps) != len(
+            self.seeds
+        ):
+            raise ValueError(
+                f"Models: {len(self.selected_steps)} selected steps for "
+                f"{len(self.seeds)} seeds"
+            )
 
     @classmethod
     def from_run(cls, run: TrainResult | str | os.PathLike) -> Models:
-        """From :func:`nar_gap.train`'s result, or a run directory."""
+        """From :func:`nar_gap.train`'s result, or a run directory.
+
+        Each seed's :func:`selected_step` comes from the run's metrics.  The
+        parameters are the result's (a directory: its selected ones).
+        """
         if isinstance(run, str | os.PathLike):
             run = load_run(run)
-        return cls(run.config.network, run.params, tuple(run.config.seeds))
+        return cls(
+            run.config.network,
+            run.params,
+            tuple(run.config.seeds),
+            selected_steps=tuple(selected_step(m) for m in run.metrics),
+        )
 
     @classmethod
     def from_runs(cls, runs: Sequence[Any]) -> Models:
@@ -117,7 +161,9 @@ class Models:
             lambda *xs: np.concatenate([np.asarray(x) for x in xs]),
             *[p.params for p in parts],
         )
-        return cls(parts[0].config, params, seeds)
+        steps = [p.selected_steps for p in parts]
+        selected = None if None in steps else tuple(s for p in steps for s in p)
+        return cls(parts[0].config, params, seeds, selected_steps=selected)
 
     @classmethod
     def from_models(

@@ -42,6 +42,7 @@ from nar_gap.analysis.stats import (
     cluster_solutions,
     correlation_table,
     linear_fit_band,
+    partial_correlation_table,
 )
 from nar_gap.benchmark.batch import Batch
 from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile
@@ -56,6 +57,7 @@ from nar_gap.experiments.runs import (
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import init_stacked
 from nar_gap.system import files
+from nar_gap.training.run_dir import load_run
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +78,10 @@ class FaithfulnessReport:
         trained (:func:`reference_points`), one row per point.
       sources: ``[B]`` each sample's source node (CLRS input ``s``; -1 where
         the algorithm has none), marked on Fig. 3.
+      selected_steps: ``[K]`` the training step each seed's parameters come
+        from (None: unknown, e.g. compiled models).
+      final_evaluation: the same seeds' last-step parameters, measured on the
+        same batch against the same compiled attention (None: not given).
     """
 
     algorithm: str
@@ -89,22 +95,39 @@ class FaithfulnessReport:
     num_nodes: np.ndarray
     reference_points: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     sources: np.ndarray | None = None
+    selected_steps: tuple[int, ...] | None = None
+    final_evaluation: SeedEvaluation | None = None
 
     def seed_rows(self) -> list[dict[str, Any]]:
-        """One CSV row per seed: accuracy, internal, external (overall, per hint)."""
+        """One CSV row per seed: accuracy, internal, external (overall, per hint).
+
+        With ``selected_step`` where known, and ``final_<measure>`` (the
+        last-step parameters' numbers) where they were measured.
+        """
         ev = self.evaluation
         names = ["accuracy", *GAP_MEASURES, *FORCED_MEASURES]
-        names += ["external", "external_strict"]
+        names += ["external", "external_strict", "external_pre_output"]
         names += sorted(
             n for n in ev.scalars if n.startswith("external_") and n not in names
         )
+        final = self.final_evaluation
         rows = []
         for k, seed in enumerate(ev.seeds):
             row: dict[str, Any] = {
                 "seed": int(seed),
                 "cluster": int(self.clusters.labels[k]),
             }
+            if self.selected_steps is not None:
+                row["selected_step"] = int(self.selected_steps[k])
             row.update({n: float(ev.scalars[n][k]) for n in names if n in ev.scalars})
+            if final is not None:
+                row.update(
+                    {
+                        f"final_{n}": float(final.scalars[n][k])
+                        for n in FINAL_COLUMNS
+                        if n in final.scalars
+                    }
+                )
             rows.append(row)
         return rows
 
@@ -120,6 +143,57 @@ FORCED_MEASURES = tuple(
     f"{name}_forced" for name in ("internal", "internal_argmax", "argmax_agreement")
 )
 RANDOM_INIT_SEEDS = (10_000, 10_001, 10_002, 10_003)  # not training seeds
+
+# Table 1's measures, in its order; the final-step rows leave the forced ones
+# out (they would need a second, teacher-forced pass of the final parameters).
+EXTERNAL_MEASURES = ("external", "external_pre_output")
+TABLE1_MEASURES = (*GAP_MEASURES, *FORCED_MEASURES, *EXTERNAL_MEASURES)
+FINAL_MEASURES = (*GAP_MEASURES, *EXTERNAL_MEASURES)
+FINAL_COLUMNS = ("accuracy", "internal", *EXTERNAL_MEASURES)  # per-seed CSV
+SELECTION = "first_best"  # CLRS's rule, the paper's protocol
+
+
+def table1(
+    scalars: Mapping[str, np.ndarray],
+    selected_steps: np.ndarray | None = None,
+    final_scalars: Mapping[str, np.ndarray] | None = None,
+    selection: str = SELECTION,
+) -> list[dict[str, Any]]:
+    """Table 1's rows under each selection rule, ``selection`` first.
+
+    Every row starts with a ``selection`` column:
+
+    - ``selection`` (``first_best`` for the paper's runs): each measure
+      against accuracy on the parameters the run selected, as the paper
+      reports it (:func:`~nar_gap.analysis.stats.correlation_table`).
+    - ``<selection>_partial`` (with ``selected_steps``): the same, partial on
+      each seed's selected step
+      (:func:`~nar_gap.analysis.stats.partial_correlation_table`).  Selecting
+      on validation picks each seed from a different step, and how long a
+      seed trained can drive both a measure and accuracy.
+    - ``final`` (with ``final_scalars``): the same measures on each seed's
+      last-step parameters, which all trained equally long (no forced rows).
+
+    Measures a model does not have (``external`` without decoded hints) are
+    left out.
+    """
+    first = {n: scalars[n] for n in TABLE1_MEASURES if n in scalars}
+    rows = [
+        {"selection": selection, **r}
+        for r in correlation_table(scalars["accuracy"], first)
+    ]
+    if selected_steps is not None:
+        partial = partial_correlation_table(
+            scalars["accuracy"], first, np.asarray(selected_steps, np.float64)
+        )
+        rows += [{"selection": f"{selection}_partial", **r} for r in partial]
+    if final_scalars is not None:
+        last = {n: final_scalars[n] for n in FINAL_MEASURES if n in final_scalars}
+        rows += [
+            {"selection": "final", **r}
+            for r in correlation_table(final_scalars["accuracy"], last)
+        ]
+    return rows
 
 
 def reference_points(
@@ -171,21 +245,34 @@ def faithfulness_study(
     margins: Margins = DEFAULT_MARGINS,
     chunk: int = 8,
     progress: bool = True,
+    final_models: Models | None = None,
+    selection: str = SELECTION,
 ) -> FaithfulnessReport:
     """Evaluate, compare with the compiled model, correlate and cluster.
 
     Args:
-      models: the learned solutions (any source, one architecture).
+      models: the learned solutions (any source, one architecture); their
+        ``selected_steps``, when known, add Table 1's partial rows.
       reference: the compiled model (or any model taken as ground truth).
       batch: the graphs all models run on (the paper: the test split).
       margins: Eq. 25's margins.
       chunk: seeds per vmapped call.
       progress: show a tqdm bar over the stages.
+      final_models: the same seeds' last-step parameters (optional): one more
+        pass against the same compiled attention, Table 1's ``final`` rows.
+      selection: the rule that selected ``models``' parameters (Table 1's
+        label of its main rows).
     """
     if reference.config.algorithm != models.config.algorithm:
         raise ValueError(
             f"reference is a {reference.config.algorithm!r} model, the learned "
             f"ones {models.config.algorithm!r}"
+        )
+    if final_models is not None and (
+        final_models.seeds != models.seeds or final_models.config != models.config
+    ):
+        raise ValueError(
+            "final_models must be the same seeds of the same architecture as models"
         )
     stages = tqdm(total=5, desc=f"faithfulness {batch.algorithm}", disable=not progress)
     ref_att = reference_attention(reference, batch)
@@ -208,6 +295,11 @@ def faithfulness_study(
             **{name: forced[name.removesuffix("_forced")] for name in FORCED_MEASURES},
         },
     )
+    final = (
+        None
+        if final_models is None
+        else measure_models(final_models, batch, ref_att, margins, chunk=chunk)
+    )
     stages.update(1)
     distances = pairwise_internal_distances(
         evaluation.attention, batch.lengths, batch.node_mask
@@ -215,10 +307,12 @@ def faithfulness_study(
     stages.update(1)
     clusters = cluster_solutions(distances)
     scalars = evaluation.scalars
-    measures = {name: scalars[name] for name in (*GAP_MEASURES, *FORCED_MEASURES)}
-    if "external" in scalars:
-        measures["external"] = scalars["external"]
-    correlations = correlation_table(scalars["accuracy"], measures)
+    correlations = table1(
+        scalars,
+        models.selected_steps,
+        None if final is None else final.scalars,
+        selection,
+    )
     closest = int(np.argmin(scalars["internal"]))
     off_diagonal = distances[~np.eye(len(distances), dtype=bool)]
     summary = {
@@ -236,6 +330,9 @@ def faithfulness_study(
         "closest_internal": float(scalars["internal"][closest]),
         "closest_seed": int(models.seeds[closest]),
         "mean_external": float(np.mean(scalars.get("external", np.nan))),
+        "mean_external_pre_output": float(
+            np.mean(scalars.get("external_pre_output", np.nan))
+        ),
         "mean_inter_solution": float(np.mean(off_diagonal))
         if off_diagonal.size
         else 0.0,
@@ -266,6 +363,8 @@ def faithfulness_study(
         num_nodes=np.asarray(batch.node_mask).sum(-1),
         reference_points=points,
         sources=_sources(batch),
+        selected_steps=models.selected_steps,
+        final_evaluation=final,
     )
 
 
@@ -311,8 +410,21 @@ def _report_arrays(report: FaithfulnessReport, sample: int) -> dict[str, np.ndar
 
 
 def _table1_row(report: FaithfulnessReport, measure: str) -> dict | None:
-    """``measure``'s Table 1 row: the figure prints the table's r, p and rho."""
-    return next((r for r in report.correlations if r["measure"] == measure), None)
+    """``measure``'s main Table 1 row: the figure prints its r, p and rho.
+
+    The main rows are the run's own selection (``first_best`` for the
+    paper's runs), never the partial or final ones.
+    """
+    rows = report.correlations
+    main = rows[0].get("selection", SELECTION) if rows else SELECTION
+    return next(
+        (
+            r
+            for r in rows
+            if r["measure"] == measure and r.get("selection", SELECTION) == main
+        ),
+        None,
+    )
 
 
 def _compiled_point(report: FaithfulnessReport, measure: str) -> tuple[float, float]:
@@ -376,13 +488,29 @@ def _cluster_sensitivity(report: FaithfulnessReport, label: str):
 
 
 def _external_figures(report: FaithfulnessReport) -> dict:
-    """Figures 10, 4 and 11: the external measure (none without decoded hints)."""
+    """Figures 10, 4 and 11: the external measure (none without decoded hints).
+
+    Figures 4 and 11 write under each point how many test graphs it averages:
+    a step only long traces reach, or a bin of the normalised clock, can rest
+    on a few graphs (the steps that count: :func:`external_steps`).
+    """
+    from nar_gap.analysis.faithfulness import external_steps, uniform_timescale
+
     a, ev = report.algorithm, report.evaluation
     hints = hint_names(report)
     if not hints:
         return {}
     label = f"{a} ({len(ev.seeds)} seeds)"
     bins = ev.series[f"external_{hints[0]}_uniform"].shape[1]
+    steps = ev.series[f"external_{hints[0]}_along_time"].shape[1]
+    valid = np.asarray(external_steps(ev.lengths, steps), bool)  # [S, B]
+    # A graph counts in a bin when one of its steps falls there: the same
+    # binning as the figure's values, one graph at a time.
+    in_bin = [
+        ~np.isnan(uniform_timescale(np.ones((steps, 1)), valid[:, [b]], bins))
+        for b in range(valid.shape[1])
+    ]
+    per_bin = np.sum(in_bin, axis=0) if in_bin else np.zeros(bins, int)
     return {
         f"fig10_{a}_external_vs_accuracy": plots.plot_measure_vs_accuracy(
             ev.scalars["external"],
@@ -399,12 +527,14 @@ def _external_figures(report: FaithfulnessReport) -> dict:
             "trace accuracy",
             label,
             x=(np.arange(bins) + 0.5) / bins,
+            counts=per_bin,
         ),
         f"fig11_{a}_trace_over_time": plots.plot_series_over_time(
             {h: ev.series[f"external_{h}_along_time"] for h in hints},
             "step",
             "trace accuracy",
             label,
+            counts=valid.sum(1),
         ),
     }
 
@@ -449,20 +579,38 @@ def run_faithfulness(
     algorithm: str,
     dirs: OutputDirs,
     progress: bool = True,
+    edge_info: bool = False,
 ):
     """Section 4 for one algorithm: the baseline seeds against compiled (hidden 128).
 
     DFS's program is compiled for the faithfulness graphs' size (its ``v``
     needs ``N``; every test graph has ``profile.test_num_nodes`` nodes).
+    ``edge_info``: measure the baselines' edge-information arm instead
+    (notebook 02 trains it for the profile's ``edge_info_baselines``), whose
+    files are named ``<algorithm>_edge_info``: the like-for-like pairing
+    with a compiled network that uses edge information, as Bellman-Ford's
+    does.  The paper pairs compiled with the default network.
     """
-    config = baseline_config(profile, algorithm)
+    config = baseline_config(profile, algorithm, edge_info)
     run = train_once(config, dirs.runs, progress)
     batch = faithfulness_batch(profile, algorithm)
     compiled = compile(
         algorithm, hidden_size=DEFAULT_HIDDEN_SIZE, num_nodes=batch.num_nodes
     )
+    final = Models.from_run(load_run(run.out_dir, parameters="final"))
     report = faithfulness_study(
-        Models.from_run(run), compiled, batch, progress=progress
+        Models.from_run(run),
+        compiled,
+        batch,
+        progress=progress,
+        final_models=final,
+        selection=config.selection,
+    )
+    network = "edge information" if edge_info else "default"
+    report = dataclasses.replace(
+        report,
+        algorithm=f"{algorithm}_edge_info" if edge_info else algorithm,
+        summary={**report.summary, "network": network},
     )
     write_report(
         report,
