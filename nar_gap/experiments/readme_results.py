@@ -320,9 +320,25 @@ def _paper(results: Path) -> str:
     for notebook in COMPARED_NOTEBOOKS:
         rows = paper.comparison(notebook, results)
         table = markdown_table(
-            ("notebook", "where", "the paper", "its numbers", "ours", "verdict"),
+            (
+                "notebook",
+                "where",
+                "the paper",
+                "its numbers",
+                "ours",
+                "verdict",
+                "evidence",
+            ),
             [
-                (notebook, r["where"], r["claim"], r["paper"], r["ours"], r["verdict"])
+                (
+                    notebook,
+                    r["where"],
+                    r["claim"],
+                    r["paper"],
+                    r["ours"],
+                    r["verdict"],
+                    r["evidence"],
+                )
                 for r in rows
             ],
         )

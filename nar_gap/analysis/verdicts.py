@@ -1,0 +1,732 @@
+"""Decision rules that turn the paper's words into tests on our numbers.
+
+Each rule is a small pure function on numbers or arrays that returns a
+:class:`Judgement`: one of four verdicts and the evidence behind it (the
+test, n, and the p-value or interval).  :mod:`nar_gap.experiments.paper`
+reads the results files and calls these; nothing here reads a file.
+
+The verdicts:
+
+- ``agree``: the test supports the paper's claim;
+- ``disagree``: the test contradicts it;
+- ``inconclusive``: our numbers can neither support nor contradict it (an
+  interval straddles a bound, a p-value is above 5 % either way);
+- ``not testable here``: our run has not reached the paper's regime (too few
+  seeds, a model not trained to its plateau, minima of different network
+  classes) or a results file or column is absent.
+
+Why these rules and not the first check that comes to mind:
+
+- *"No correlation"* is an equivalence claim.  ``p >= 0.05`` would reward a
+  small n (too few seeds to see anything reads as "no correlation"), so the
+  bootstrap interval of r has to lie inside ±:data:`EQUIVALENCE_BOUND`.
+- *"Higher"* is a one-sided Welch t-test across seeds, not a bare difference
+  of means, which noise alone makes positive half the time.
+- *"At least"* and *"near"* a value use the 95 % t-interval of the mean over
+  seeds: agree only if the whole interval satisfies the claim, disagree only
+  if none of it does.
+- Every rule can return ``disagree``: a check that cannot fail is no check.
+
+Tables report the population standard deviation over seeds (``np.std``, the
+paper's ``mean ± std (max)`` cell); the t-based rules convert it to the sample
+standard deviation (``* sqrt(n / (n - 1))``) before use.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from scipy import stats
+
+from nar_gap.analysis.stats import CONFIDENCE_LEVEL, MIN_SEEDS_FOR_P
+
+AGREE = "agree"
+DISAGREE = "disagree"
+INCONCLUSIVE = "inconclusive"
+NOT_TESTABLE = "not testable here"
+VERDICTS = (AGREE, DISAGREE, INCONCLUSIVE, NOT_TESTABLE)
+
+SIGNIFICANCE = 0.05
+"""A one-sided p-value below this supports a directional claim."""
+
+EQUIVALENCE_BOUND = 0.3
+"""|r| below this is "no correlation".
+
+|r| < 0.3 is a "small" effect by Cohen's convention.  With 32 seeds (the cpu
+profile) a 95 % bootstrap interval of r is about ±0.3 wide, so a narrower
+bound could never be met there even when r is exactly 0.
+"""
+
+NEAR_BAND = 0.05
+"""A mean is "near" a value when its whole t-interval lies within this of it
+(five percentage points of test score)."""
+
+PLATEAU_TOLERANCE = 0.01
+"""A training run is at its plateau when the seed-mean validation score moved
+by at most this over the last quarter of its steps."""
+
+PLATEAU_FRACTION = 0.75
+"""Where the last quarter of training starts, as a fraction of the last step."""
+
+DIFFERENCE_BOUND = 0.02
+"""Two variants' mean scores "do not differ" when the 95 % Welch interval of
+their difference lies inside ±this (two percentage points: our choice, stated
+in every row that uses it; the paper states no margin)."""
+
+INSTABILITY_DROP = 0.01
+"""A fall of accuracy counts when it exceeds this fraction of the start."""
+
+MIN_ORDERS_FOR_TEST = 3
+"""Fewest data orders (seeds) for a t-test across them; below it every order
+must show the fall."""
+
+SATURATED = 0.999
+"""A trace hint whose seed-mean match is at least this in every bin cannot
+degrade measurably: it is left out of the degradation test."""
+
+SILHOUETTE_STRUCTURE = 0.5
+"""Silhouette at or above which clusters are "reasonable structure"
+(Kaufman & Rousseeuw, *Finding Groups in Data*, 1990)."""
+
+SILHOUETTE_NONE = 0.25
+"""Silhouette below which there is "no substantial structure" (ibid.)."""
+
+MIN_SEEDS_FOR_CLUSTERS = 10
+"""Fewest seeds for which a clustering of solutions is judged at all."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Judgement:
+    """A verdict and the evidence behind it (test, n, p or interval)."""
+
+    verdict: str
+    evidence: str
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"unknown verdict {self.verdict!r}; one of {VERDICTS}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Summary:
+    """A table row's score over seeds: mean, population std, number of seeds."""
+
+    mean: float
+    std: float
+    n: int
+
+    @property
+    def sample_std(self) -> float:
+        """The std with Bessel's correction (tables print the population std)."""
+        if self.n < 2:
+            return math.nan
+        return self.std * math.sqrt(self.n / (self.n - 1))
+
+
+def _pct(level: float) -> str:
+    return f"{100 * level:.0f}%"
+
+
+def _p(p: float) -> str:
+    return f"p = {p:.2g}" if p >= 1e-4 else "p < 1e-4"
+
+
+def _interval(low: float, high: float) -> str:
+    return f"[{low:.3f}, {high:.3f}]"
+
+
+# --------------------------------------------------------------------------- #
+# Correlations (Table 1).
+# --------------------------------------------------------------------------- #
+
+
+def no_correlation(
+    r: float, low: float, high: float, n: int, bound: float = EQUIVALENCE_BOUND
+) -> Judgement:
+    """No correlation, as equivalence: the interval of r inside ±``bound``.
+
+    ``low, high``: the bootstrap interval of Pearson's r
+    (:func:`nar_gap.analysis.stats.bootstrap_interval`).  Agree if it lies
+    inside ±bound, disagree if it lies wholly beyond one bound (a correlation
+    of at least that size is shown), inconclusive otherwise.  Not testable
+    below :data:`~nar_gap.analysis.stats.MIN_SEEDS_FOR_P` seeds or without r.
+    """
+    bounds = f"equivalence bounds ±{bound:.2f}"
+    if n < MIN_SEEDS_FOR_P or not math.isfinite(r):
+        return Judgement(
+            NOT_TESTABLE,
+            f"r = {r:+.3f} with n = {n} seeds; needs at least "
+            f"{MIN_SEEDS_FOR_P} seeds and a defined r",
+        )
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return Judgement(
+            NOT_TESTABLE, f"r = {r:+.3f}, n = {n} seeds, but no bootstrap interval"
+        )
+    evidence = (
+        f"bootstrap {_pct(CONFIDENCE_LEVEL)} CI of Pearson r "
+        f"[{low:+.2f}, {high:+.2f}], n = {n} seeds; {bounds}"
+    )
+    if -bound < low and high < bound:
+        return Judgement(AGREE, evidence)
+    if low > bound or high < -bound:
+        return Judgement(DISAGREE, evidence)
+    return Judgement(INCONCLUSIVE, evidence)
+
+
+# --------------------------------------------------------------------------- #
+# Means over seeds (Tables 10-15, 17).
+# --------------------------------------------------------------------------- #
+
+
+def t_interval(
+    summary: Summary, level: float = CONFIDENCE_LEVEL
+) -> tuple[float, float]:
+    """The t-interval of a mean over seeds (NaN bounds below two seeds)."""
+    if summary.n < 2 or not math.isfinite(summary.mean):
+        return math.nan, math.nan
+    half = stats.t.ppf(0.5 + level / 2, summary.n - 1) * (
+        summary.sample_std / math.sqrt(summary.n)
+    )
+    return summary.mean - half, summary.mean + half
+
+
+def _too_few(summary: Summary) -> Judgement | None:
+    if summary.n < 2 or not math.isfinite(summary.mean):
+        return Judgement(
+            NOT_TESTABLE,
+            f"mean {summary.mean:.3f} over n = {summary.n} seeds: "
+            "an interval needs at least 2",
+        )
+    return None
+
+
+def at_least(summary: Summary, threshold: float) -> Judgement:
+    """A mean "at least" ``threshold``: judged on the mean's t-interval.
+
+    Agree if the interval's lower bound reaches the threshold, disagree if
+    its upper bound stays below, inconclusive otherwise.
+    """
+    if (few := _too_few(summary)) is not None:
+        return few
+    low, high = t_interval(summary)
+    evidence = (
+        f"{_pct(CONFIDENCE_LEVEL)} t-interval of the mean {_interval(low, high)}, "
+        f"n = {summary.n} seeds; threshold {threshold:.3f}"
+    )
+    if low >= threshold:
+        return Judgement(AGREE, evidence)
+    if high < threshold:
+        return Judgement(DISAGREE, evidence)
+    return Judgement(INCONCLUSIVE, evidence)
+
+
+def near(summary: Summary, target: float, band: float = NEAR_BAND) -> Judgement:
+    """A mean "near" ``target``: the t-interval inside ``target ± band``.
+
+    Disagree if the interval lies wholly outside the band, inconclusive if it
+    overlaps it only partly.
+    """
+    if (few := _too_few(summary)) is not None:
+        return few
+    low, high = t_interval(summary)
+    evidence = (
+        f"{_pct(CONFIDENCE_LEVEL)} t-interval of the mean {_interval(low, high)}, "
+        f"n = {summary.n} seeds; band {target:.2f} ± {band:.2f}"
+    )
+    if target - band <= low and high <= target + band:
+        return Judgement(AGREE, evidence)
+    if high < target - band or low > target + band:
+        return Judgement(DISAGREE, evidence)
+    return Judgement(INCONCLUSIVE, evidence)
+
+
+def plateau(
+    steps: Sequence[int],
+    means: Sequence[float],
+    tolerance: float = PLATEAU_TOLERANCE,
+    fraction: float = PLATEAU_FRACTION,
+) -> tuple[bool, str]:
+    """Whether a run has reached its plateau, and the numbers that say so.
+
+    ``steps, means``: the evaluation steps and the seed-mean validation score
+    at each.  The run is at its plateau when the score at the evaluation
+    closest to ``fraction`` of the last step (other than the last) and the
+    last one differ by at most ``tolerance``.  A claim about a trained
+    model's score (87 % for Bellman-Ford) says nothing about a run still
+    climbing.  Needs at least two evaluations.
+    """
+    order = np.argsort(np.asarray(steps))
+    steps = [int(steps[i]) for i in order]
+    means = [float(means[i]) for i in order]
+    if len(steps) < 2:
+        return False, f"{len(steps)} validation evaluation(s): need at least 2"
+    target = fraction * steps[-1]
+    early = min(range(len(steps) - 1), key=lambda i: abs(steps[i] - target))
+    change = means[-1] - means[early]
+    reached = abs(change) <= tolerance
+    return reached, (
+        f"seed-mean validation {means[early]:.3f} at step {steps[early]}, "
+        f"{means[-1]:.3f} at step {steps[-1]} (change {change:+.3f}; "
+        f"plateau tolerance {tolerance:.2f})"
+    )
+
+
+def _welch_from_stats(a: Summary, b: Summary) -> tuple[float, float, float]:
+    """Welch's t, its two-sided p and its degrees of freedom (a minus b)."""
+    result = stats.ttest_ind_from_stats(
+        a.mean, a.sample_std, a.n, b.mean, b.sample_std, b.n, equal_var=False
+    )
+    va, vb = a.sample_std**2 / a.n, b.sample_std**2 / b.n
+    df = (va + vb) ** 2 / (va**2 / (a.n - 1) + vb**2 / (b.n - 1)) if va + vb else 1
+    return float(result.statistic), float(result.pvalue), float(df)
+
+
+def _directional(t: float, p_two: float) -> tuple[float, float]:
+    """One-sided p-values (greater, less) from a two-sided t-test's t and p."""
+    if not math.isfinite(t):
+        return math.nan, math.nan
+    greater = p_two / 2 if t > 0 else 1 - p_two / 2
+    return greater, 1 - greater
+
+
+def _judge_higher(p_higher: float, p_lower: float, evidence: str) -> Judgement:
+    if p_higher < SIGNIFICANCE:
+        return Judgement(AGREE, evidence)
+    if p_lower < SIGNIFICANCE:
+        return Judgement(DISAGREE, evidence)
+    return Judgement(INCONCLUSIVE, evidence)
+
+
+def higher(claimed_higher: Sequence[float], other: Sequence[float]) -> Judgement:
+    """``claimed_higher``'s per-seed scores above ``other``'s: Welch, one-sided.
+
+    :func:`scipy.stats.ttest_ind` with ``equal_var=False``.  Agree if
+    p < 0.05 in the claimed direction, disagree if p < 0.05 in the opposite
+    one, inconclusive otherwise.
+    """
+    a = np.asarray(claimed_higher, np.float64)
+    b = np.asarray(other, np.float64)
+    if min(a.size, b.size) < 2:
+        return Judgement(
+            NOT_TESTABLE, f"n = {a.size} and {b.size} seeds: need at least 2 each"
+        )
+    up = float(stats.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue)
+    down = float(stats.ttest_ind(a, b, equal_var=False, alternative="less").pvalue)
+    evidence = (
+        f"one-sided Welch t-test on per-seed scores, difference of means "
+        f"{a.mean() - b.mean():+.3f}, n = {a.size} and {b.size} seeds, "
+        f"{_p(up)} (higher), {_p(down)} (lower)"
+    )
+    return _judge_higher(up, down, evidence)
+
+
+def higher_from_stats(claimed_higher: Summary, other: Summary) -> Judgement:
+    """:func:`higher` from a table's mean, std and seeds.
+
+    :func:`scipy.stats.ttest_ind_from_stats`, for tables that keep no
+    per-seed scores.
+    """
+    if min(claimed_higher.n, other.n) < 2:
+        return Judgement(
+            NOT_TESTABLE,
+            f"n = {claimed_higher.n} and {other.n} seeds: need at least 2 each",
+        )
+    t, p, _ = _welch_from_stats(claimed_higher, other)
+    up, down = _directional(t, p)
+    evidence = (
+        f"one-sided Welch t-test from mean, std and seeds, difference of means "
+        f"{claimed_higher.mean - other.mean:+.3f}, n = {claimed_higher.n} and "
+        f"{other.n} seeds, {_p(up)} (higher), {_p(down)} (lower)"
+    )
+    return _judge_higher(up, down, evidence)
+
+
+def difference_interval(
+    a: Summary, b: Summary, level: float = CONFIDENCE_LEVEL
+) -> tuple[float, float]:
+    """Welch's t-interval of ``a.mean - b.mean``."""
+    _, _, df = _welch_from_stats(a, b)
+    se = math.sqrt(a.sample_std**2 / a.n + b.sample_std**2 / b.n)
+    half = stats.t.ppf(0.5 + level / 2, df) * se
+    difference = a.mean - b.mean
+    return difference - half, difference + half
+
+
+def no_difference(a: Summary, b: Summary, bound: float = DIFFERENCE_BOUND) -> Judgement:
+    """No significant difference, as equivalence of two means.
+
+    Agree if the Welch interval of the difference lies inside ±``bound``;
+    disagree if it excludes 0 (the difference the paper did not see is
+    significant); inconclusive otherwise.  "p >= 0.05" alone would reward
+    few seeds.
+    """
+    if min(a.n, b.n) < 2:
+        return Judgement(NOT_TESTABLE, f"n = {a.n} and {b.n} seeds: need 2 each")
+    low, high = difference_interval(a, b)
+    evidence = (
+        f"{_pct(CONFIDENCE_LEVEL)} Welch interval of the difference "
+        f"{_interval(low, high)}, n = {a.n} and {b.n} seeds; "
+        f"equivalence bounds ±{bound:.2f}"
+    )
+    if -bound < low and high < bound:
+        return Judgement(AGREE, evidence)
+    if low > 0 or high < 0:
+        return Judgement(DISAGREE, evidence)
+    return Judgement(INCONCLUSIVE, evidence)
+
+
+def not_worse(
+    modified: Summary, unmodified: Summary, margin: float = DIFFERENCE_BOUND
+) -> Judgement:
+    """At least as capable: non-inferiority of ``modified`` by ``margin``.
+
+    Agree if the Welch interval of ``modified - unmodified`` lies above
+    ``-margin``; disagree if it lies wholly below ``-margin`` (worse by more
+    than the margin); inconclusive otherwise.
+    """
+    if min(modified.n, unmodified.n) < 2:
+        return Judgement(
+            NOT_TESTABLE, f"n = {modified.n} and {unmodified.n} seeds: need 2 each"
+        )
+    low, high = difference_interval(modified, unmodified)
+    evidence = (
+        f"{_pct(CONFIDENCE_LEVEL)} Welch interval of modified minus unmodified "
+        f"{_interval(low, high)}, n = {modified.n} and {unmodified.n} seeds; "
+        f"non-inferiority margin {margin:.2f}"
+    )
+    if low > -margin:
+        return Judgement(AGREE, evidence)
+    if high < -margin:
+        return Judgement(DISAGREE, evidence)
+    return Judgement(INCONCLUSIVE, evidence)
+
+
+def struggles(
+    weak: Summary, others: Mapping[str, Summary], ceiling: float = 0.5
+) -> Judgement:
+    """One algorithm "struggles significantly" next to the others.
+
+    Agree if the weak one's t-interval lies below ``ceiling`` and below every
+    other's interval (their lower bounds); disagree if its interval lies
+    above ``ceiling`` or above some other's interval (it is shown not to be
+    the weak one); inconclusive otherwise (overlaps).  0.5 is our reading of
+    "struggles": wrong on at least half of the predictions.
+    """
+    everyone = {"weak": weak, **others}
+    few = [s for s in everyone.values() if s.n < 2 or not math.isfinite(s.mean)]
+    if few:
+        return Judgement(
+            NOT_TESTABLE, "an interval needs at least 2 seeds per algorithm"
+        )
+    low, high = t_interval(weak)
+    intervals = {name: t_interval(s) for name, s in others.items()}
+    evidence = (
+        f"{_pct(CONFIDENCE_LEVEL)} t-intervals of the mean: struggling one "
+        f"{_interval(low, high)} (n = {weak.n}), "
+        + ", ".join(
+            f"{name} {_interval(*iv)} (n = {others[name].n})"
+            for name, iv in intervals.items()
+        )
+        + f"; ceiling {ceiling:.2f}"
+    )
+    if high < ceiling and all(high < iv[0] for iv in intervals.values()):
+        return Judgement(AGREE, evidence)
+    if low > ceiling or any(low > iv[1] for iv in intervals.values()):
+        return Judgement(DISAGREE, evidence)
+    return Judgement(INCONCLUSIVE, evidence)
+
+
+# --------------------------------------------------------------------------- #
+# Faithfulness (Section 4).
+# --------------------------------------------------------------------------- #
+
+
+def none_closer(
+    internal: Sequence[float], reference: float, reference_name: str
+) -> Judgement:
+    """No learned seed closer to the compiled attention than a trivial one.
+
+    ``reference``: the smallest internal distance of a trivial attention
+    (uniform over the neighbourhood, self only, a random initialisation).
+    A seed is "close" only if it beats the best of them; a fixed small
+    threshold (the old ``> 0.05``) could never be met by trained networks and
+    so never fail.  Agree if no seed is closer, disagree if any is.
+    """
+    values = np.asarray(internal, np.float64)
+    values = values[np.isfinite(values)]
+    if values.size == 0 or not math.isfinite(reference):
+        return Judgement(NOT_TESTABLE, "no per-seed internal distances or reference")
+    closer = int(np.count_nonzero(values < reference))
+    evidence = (
+        f"{closer} of n = {values.size} seeds below the best trivial reference "
+        f"({reference_name}, internal {reference:.3f}); closest seed "
+        f"{values.min():.3f}"
+    )
+    return Judgement(DISAGREE if closer else AGREE, evidence)
+
+
+def _paired_wilcoxon(x: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:
+    """One-sided Wilcoxon signed-rank p-values (x > y, x < y) and the pairs used.
+
+    Pairs with a NaN are dropped; with no nonzero difference both p are 1.
+    """
+    keep = np.isfinite(x) & np.isfinite(y)
+    x, y = x[keep], y[keep]
+    if not np.any(x != y):
+        return 1.0, 1.0, int(x.size)
+    greater = float(stats.wilcoxon(x, y, alternative="greater").pvalue)
+    less = float(stats.wilcoxon(x, y, alternative="less").pvalue)
+    return greater, less, int(x.size)
+
+
+def degrade(series: Mapping[str, np.ndarray]) -> Judgement:
+    """Trace predictions "degrade over time": first bin against last, per hint.
+
+    ``series``: hint -> ``[seeds, bins]`` external match on the uniform
+    timescale.  Hints saturated at every bin (seed mean >= :data:`SATURATED`)
+    cannot show a fall and are left out.  For each other hint, a one-sided
+    paired Wilcoxon signed-rank test across seeds of the first bin against
+    the last.  Agree if every such hint degrades with p < 0.05; disagree if
+    any significantly improves or if no hint's mean falls at all;
+    inconclusive otherwise.  Not testable if every hint is saturated.
+    """
+    parts, tested = [], {}
+    for hint, values in series.items():
+        values = np.asarray(values, np.float64)
+        with np.errstate(invalid="ignore"):
+            means = np.array(
+                [np.nanmean(c) if np.any(np.isfinite(c)) else np.nan for c in values.T]
+            )
+        if np.all(means[np.isfinite(means)] >= SATURATED):
+            parts.append(f"{hint} saturated")
+            continue
+        down, up, n = _paired_wilcoxon(values[:, 0], values[:, -1])
+        tested[hint] = (down, up, means[0] - means[-1])
+        parts.append(
+            f"{hint} {means[0]:.3f} -> {means[-1]:.3f}, n = {n} seeds, "
+            f"{_p(down)} (degrades)"
+        )
+    evidence = "one-sided paired Wilcoxon, first vs last bin: " + "; ".join(parts)
+    if not tested:
+        return Judgement(NOT_TESTABLE, evidence + " (every hint saturated)")
+    if any(up < SIGNIFICANCE for _, up, _ in tested.values()) or all(
+        fall <= 0 for *_, fall in tested.values()
+    ):
+        return Judgement(DISAGREE, evidence)
+    if all(down < SIGNIFICANCE for down, _, _ in tested.values()):
+        return Judgement(AGREE, evidence)
+    return Judgement(INCONCLUSIVE, evidence)
+
+
+def early_closer(along: np.ndarray, early_steps: int = 2) -> Judgement:
+    """Attention closer to the compiled one in the first steps than later.
+
+    ``along``: ``[seeds, steps]`` internal distance per step (NaN where no
+    graph's trace reaches).  Per seed, the mean over the first
+    ``early_steps`` against the mean over the later steps, a one-sided paired
+    Wilcoxon signed-rank test across seeds.  Agree if early < late with
+    p < 0.05, disagree if early > late with p < 0.05, inconclusive otherwise.
+    """
+    along = np.asarray(along, np.float64)
+    if along.ndim != 2 or along.shape[1] <= early_steps:
+        return Judgement(
+            NOT_TESTABLE, f"{along.shape[-1]} steps: no step after {early_steps}"
+        )
+
+    def mean(block: np.ndarray) -> np.ndarray:
+        present = np.isfinite(block)
+        total = np.where(present, block, 0.0).sum(1)
+        count = present.sum(1)
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+    early, late = mean(along[:, :early_steps]), mean(along[:, early_steps:])
+    if not np.any(np.isfinite(early) & np.isfinite(late)):
+        return Judgement(NOT_TESTABLE, "no seed reaches a step after the first two")
+    larger, smaller, n = _paired_wilcoxon(early, late)
+    keep = np.isfinite(early) & np.isfinite(late)
+    evidence = (
+        f"one-sided paired Wilcoxon, mean over steps 0-{early_steps - 1} "
+        f"{early[keep].mean():.3f} vs later {late[keep].mean():.3f}, "
+        f"n = {n} seeds, {_p(smaller)} (closer early)"
+    )
+    return _judge_higher(smaller, larger, evidence)
+
+
+def closer_to_each_other(distances: np.ndarray, closest: float) -> Judgement:
+    """Learned solutions nearer to each other than the nearest is to compiled.
+
+    §4.5 contrasts the average inter-solution distance with the closest
+    distance to the compiled solution.  Per seed, its mean distance to the
+    other seeds against the closest internal distance, a one-sided
+    one-sample Wilcoxon signed-rank test across seeds.  The seeds' means
+    share pairs, so they are not independent and the p-value is optimistic;
+    it is reported, the verdict needs p < 0.05 in either direction.
+    """
+    d = np.asarray(distances, np.float64)
+    k = d.shape[0]
+    if k < 2 or not math.isfinite(closest):
+        return Judgement(NOT_TESTABLE, f"{k} seed(s): no inter-solution distance")
+    off = d[~np.eye(k, dtype=bool)].reshape(k, k - 1)
+    per_seed = off.mean(1)
+    larger, smaller, n = _paired_wilcoxon(per_seed, np.full(k, closest))
+    evidence = (
+        f"one-sided Wilcoxon of per-seed mean inter-solution distance "
+        f"(mean {per_seed.mean():.3f}) against the closest internal distance "
+        f"{closest:.3f}, n = {n} seeds, {_p(smaller)} (smaller); "
+        "seed means share pairs, so p is optimistic"
+    )
+    return _judge_higher(smaller, larger, evidence)
+
+
+def clusters(distances: np.ndarray, labels: Sequence[int]) -> Judgement:
+    """Learned solutions "form consistent clusters": the silhouette.
+
+    :func:`sklearn.metrics.silhouette_score` on the precomputed inter-seed
+    distances and the per-seed cluster labels.  Agree if there are at least
+    two clusters and the silhouette is >= :data:`SILHOUETTE_STRUCTURE`;
+    disagree below :data:`SILHOUETTE_NONE` or with a single cluster;
+    inconclusive between.  Not testable below
+    :data:`MIN_SEEDS_FOR_CLUSTERS` seeds.  A count of clusters depends on the
+    rule that cuts the tree; the silhouette asks whether the clusters are
+    there at all.
+    """
+    from sklearn.metrics import silhouette_score  # noqa: PLC0415 (slow import)
+
+    labels = np.asarray(labels)
+    d = np.asarray(distances, np.float64)
+    k = labels.size
+    count = int(np.unique(labels).size)
+    if k < MIN_SEEDS_FOR_CLUSTERS:
+        return Judgement(
+            NOT_TESTABLE,
+            f"n = {k} seeds: clusters are judged from {MIN_SEEDS_FOR_CLUSTERS}",
+        )
+    if count < 2:
+        return Judgement(DISAGREE, f"a single cluster of n = {k} seeds")
+    if count >= k:
+        return Judgement(
+            DISAGREE, f"{count} clusters of n = {k} seeds: every seed alone"
+        )
+    d = (d + d.T) / 2
+    np.fill_diagonal(d, 0.0)
+    score = float(silhouette_score(d, labels, metric="precomputed"))
+    evidence = (
+        f"silhouette {score:.2f} of {count} clusters, n = {k} seeds "
+        f"(>= {SILHOUETTE_STRUCTURE} structure, < {SILHOUETTE_NONE} none)"
+    )
+    if score >= SILHOUETTE_STRUCTURE:
+        return Judgement(AGREE, evidence)
+    if score < SILHOUETTE_NONE:
+        return Judgement(DISAGREE, evidence)
+    return Judgement(INCONCLUSIVE, evidence)
+
+
+# --------------------------------------------------------------------------- #
+# Stability and landscapes (D.8, D.11).
+# --------------------------------------------------------------------------- #
+
+
+def unstable(
+    start: Sequence[float],
+    final: Sequence[float],
+    lowest: Sequence[float],
+    controls: Mapping[str, float] | None = None,
+    drop: float = INSTABILITY_DROP,
+) -> Judgement:
+    """A compiled minimum "unstable": training on loses accuracy for good.
+
+    Per data order (seed): the accuracy at the start, at the final
+    evaluation, and the lowest along the way.  A transient dip that recovers
+    is not instability, so the final evaluation is judged.  Agree if the
+    mean final accuracy is below the start by more than ``drop`` (relative)
+    and a one-sided one-sample t-test across orders of
+    ``final - (1 - drop) * start`` says p < 0.05 (below
+    :data:`MIN_ORDERS_FOR_TEST` orders: every order falls by more than
+    ``drop``); disagree if no order ever falls by more than ``drop``;
+    inconclusive otherwise.  ``controls``: other settings' mean final
+    accuracy (another optimizer or step size), reported so a reader sees
+    whether the loss follows the step size.
+    """
+    start = np.asarray(start, np.float64)
+    final = np.asarray(final, np.float64)
+    lowest = np.asarray(lowest, np.float64)
+    n = start.size
+    if n == 0:
+        return Judgement(NOT_TESTABLE, "no data order trained on from compiled")
+    margin = final - (1 - drop) * start
+    fell = final.mean() < (1 - drop) * start.mean()
+    if n >= MIN_ORDERS_FOR_TEST:
+        spread = float(np.std(margin, ddof=1))
+        if spread == 0:
+            p = 0.0 if margin.mean() < 0 else 1.0
+        else:
+            p = float(stats.ttest_1samp(margin, 0.0, alternative="less").pvalue)
+        test = f"one-sided t-test across orders, {_p(p)}"
+        shown = fell and p < SIGNIFICANCE
+    else:
+        test = "too few orders for a test: every order must fall"
+        shown = bool(np.all(margin < 0))
+    evidence = (
+        f"final accuracy {final.mean():.3f} vs start {start.mean():.3f} over "
+        f"n = {n} data orders (per order {', '.join(f'{x:.3f}' for x in final)}; "
+        f"lowest {lowest.min():.3f}); {test}"
+    )
+    if controls:
+        evidence += "; controls' final: " + ", ".join(
+            f"{name} {value:.3f}" for name, value in controls.items()
+        )
+    if shown:
+        return Judgement(AGREE, evidence)
+    if np.all(lowest >= (1 - drop) * start):
+        return Judgement(DISAGREE, evidence)
+    return Judgement(INCONCLUSIVE, evidence)
+
+
+def sharper(
+    compiled: Mapping[str, float],
+    learned: Mapping[str, float],
+    differences: Sequence[str] = (),
+) -> Judgement:
+    """The compiled minimum sharper than the learned one.
+
+    ``compiled, learned``: sharpness measures of one minimum each (loss rise
+    at radius 0.1 and 0.5, maximum over the grid), one network each.
+    ``differences``: how the two networks' classes differ (hidden size, layer
+    norm).  Sharpness is not comparable across network classes (the same
+    perturbation radius means different things in 7 and 128 dimensions, with
+    and without layer norm), so any difference, or any non-finite measure,
+    makes it not testable.  Otherwise: agree if the compiled minimum is the
+    sharper on every measure, disagree if on none, inconclusive if the
+    measures split.  One network each: no test across seeds is possible.
+    """
+    names = [k for k in compiled if k in learned]
+    nonfinite = [
+        f"{which} {name} non-finite"
+        for name in names
+        for which, values in (("compiled", compiled), ("learned", learned))
+        if not math.isfinite(values[name])
+    ]
+    values = "; ".join(
+        f"{name}: compiled {compiled[name]:.3g}, learned {learned[name]:.3g}"
+        for name in names
+    )
+    if differences or nonfinite or not names:
+        reasons = list(differences) + nonfinite or ["no shared measure"]
+        return Judgement(
+            NOT_TESTABLE, "; ".join(reasons) + f" (n = 1 network each; {values})"
+        )
+    sharper_on = [compiled[n] > learned[n] for n in names]
+    evidence = f"n = 1 network each, no test across seeds; {values}"
+    if all(sharper_on):
+        return Judgement(AGREE, evidence)
+    if not any(sharper_on):
+        return Judgement(DISAGREE, evidence)
+    return Judgement(INCONCLUSIVE, evidence)
+
+
+def checked(ok: bool, what: str) -> Judgement:
+    """A deterministic check (no seeds, no test): agree or disagree."""
+    return Judgement(AGREE if ok else DISAGREE, what)

@@ -1,0 +1,278 @@
+"""Each decision rule reaches each of its outcomes on constructed numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nar_gap.analysis import verdicts as v
+from nar_gap.analysis.verdicts import (
+    AGREE,
+    DISAGREE,
+    INCONCLUSIVE,
+    NOT_TESTABLE,
+    Judgement,
+    Summary,
+)
+
+
+def test_a_judgement_refuses_an_unknown_verdict():
+    with pytest.raises(ValueError, match="unknown verdict"):
+        Judgement("missing", "")
+
+
+@pytest.mark.parametrize(
+    ("r", "low", "high", "n", "expected"),
+    [
+        (0.0, -0.2, 0.2, 32, AGREE),
+        (-0.66, -0.81, -0.48, 32, DISAGREE),  # our BFS internal row
+        (0.99, 0.98, 1.0, 32, DISAGREE),
+        (-0.2, -0.5, 0.1, 32, INCONCLUSIVE),
+        (0.0, -0.2, 0.2, 4, NOT_TESTABLE),
+        (float("nan"), float("nan"), float("nan"), 32, NOT_TESTABLE),
+    ],
+)
+def test_no_correlation_is_equivalence(r, low, high, n, expected):
+    judged = v.no_correlation(r, low, high, n)
+    assert judged.verdict == expected
+    assert f"n = {n}" in judged.evidence
+
+
+def test_a_wide_interval_around_zero_is_not_agreement():
+    """The old rule (p >= 0.05) agreed whenever the seeds were too few to see
+    anything; equivalence needs the interval inside the bounds."""
+    assert v.no_correlation(0.05, -0.45, 0.5, 12).verdict == INCONCLUSIVE
+
+
+@pytest.mark.parametrize(
+    ("mean", "std", "n", "expected"),
+    [
+        (0.999, 0.001, 32, AGREE),
+        (0.95, 0.01, 32, DISAGREE),
+        (0.990, 0.009, 32, INCONCLUSIVE),  # our BFS: interval straddles 0.99
+        (0.999, 0.0, 1, NOT_TESTABLE),
+    ],
+)
+def test_at_least(mean, std, n, expected):
+    assert v.at_least(Summary(mean, std, n), 0.99).verdict == expected
+
+
+@pytest.mark.parametrize(
+    ("mean", "std", "n", "expected"),
+    [
+        (0.87, 0.02, 32, AGREE),
+        (0.64, 0.03, 32, DISAGREE),
+        (0.83, 0.05, 8, INCONCLUSIVE),
+        (0.87, 0.0, 1, NOT_TESTABLE),
+    ],
+)
+def test_near(mean, std, n, expected):
+    assert v.near(Summary(mean, std, n), 0.87).verdict == expected
+
+
+def test_the_t_interval_uses_the_sample_std():
+    """Tables print the population std; the interval corrects it."""
+    low, high = v.t_interval(Summary(0.5, 0.1, 4))
+    sample = 0.1 * np.sqrt(4 / 3)
+    assert high - 0.5 == pytest.approx(3.182446 * sample / 2, rel=1e-5)
+    assert 0.5 - low == pytest.approx(high - 0.5)
+
+
+def test_plateau():
+    reached, text = v.plateau([50, 60], [0.853, 0.866])
+    assert not reached and "step 50" in text and "step 60" in text
+    reached, _ = v.plateau([100, 750, 1000], [0.5, 0.87, 0.875])
+    assert reached
+    reached, text = v.plateau([60], [0.86])
+    assert not reached and "at least 2" in text
+
+
+def test_higher_on_per_seed_scores():
+    rng = np.random.default_rng(0)
+    low, high = rng.normal(0.3, 0.01, 8), rng.normal(0.4, 0.01, 8)
+    assert v.higher(high, low).verdict == AGREE
+    assert v.higher(low, high).verdict == DISAGREE
+    assert v.higher(low, low + rng.normal(0, 0.01, 8)).verdict == INCONCLUSIVE
+    assert v.higher([0.5], low).verdict == NOT_TESTABLE
+    assert "n = 8 and 8 seeds" in v.higher(high, low).evidence
+
+
+def test_higher_from_stats_matches_per_seed_scores():
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(0.4, 0.05, 6), rng.normal(0.35, 0.05, 5)
+    direct = v.higher(a, b).evidence.split("seeds, ")[-1]
+    summaries = [Summary(x.mean(), x.std(), x.size) for x in (a, b)]
+    from_stats = v.higher_from_stats(*summaries).evidence.split("seeds, ")[-1]
+    assert direct == from_stats
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        (Summary(0.40, 0.02, 8), Summary(0.30, 0.02, 8), AGREE),
+        (Summary(0.30, 0.02, 8), Summary(0.40, 0.02, 8), DISAGREE),
+        (Summary(0.381, 0.080, 4), Summary(0.351, 0.099, 4), INCONCLUSIVE),
+        (Summary(0.4, 0.0, 1), Summary(0.3, 0.02, 8), NOT_TESTABLE),
+    ],
+)
+def test_higher_from_stats(a, b, expected):
+    assert v.higher_from_stats(a, b).verdict == expected
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        (Summary(0.984, 0.004, 4), Summary(0.983, 0.006, 4), AGREE),
+        (Summary(0.95, 0.004, 8), Summary(0.98, 0.004, 8), DISAGREE),
+        (Summary(0.70, 0.10, 4), Summary(0.69, 0.10, 4), INCONCLUSIVE),
+        (Summary(0.98, 0.0, 1), Summary(0.98, 0.01, 4), NOT_TESTABLE),
+    ],
+)
+def test_no_difference(a, b, expected):
+    assert v.no_difference(a, b).verdict == expected
+
+
+@pytest.mark.parametrize(
+    ("modified", "unmodified", "expected"),
+    [
+        (Summary(0.70, 0.01, 8), Summary(0.69, 0.01, 8), AGREE),
+        (Summary(0.50, 0.01, 8), Summary(0.69, 0.01, 8), DISAGREE),
+        (Summary(0.694, 0.145, 4), Summary(0.681, 0.147, 4), INCONCLUSIVE),
+        (Summary(0.69, 0.0, 1), Summary(0.69, 0.01, 8), NOT_TESTABLE),
+    ],
+)
+def test_not_worse(modified, unmodified, expected):
+    assert v.not_worse(modified, unmodified).verdict == expected
+
+
+@pytest.mark.parametrize(
+    ("weak", "expected"),
+    [
+        (Summary(0.07, 0.03, 4), AGREE),
+        (Summary(0.95, 0.01, 8), DISAGREE),  # above 0.5 and above Bellman-Ford
+        (Summary(0.40, 0.20, 4), INCONCLUSIVE),  # may exceed 0.5
+        (Summary(0.07, 0.0, 1), NOT_TESTABLE),
+    ],
+)
+def test_struggles(weak, expected):
+    others = {"bfs": Summary(0.99, 0.01, 32), "bellman_ford": Summary(0.64, 0.03, 32)}
+    assert v.struggles(weak, others).verdict == expected
+
+
+def test_none_closer():
+    internal = [0.6, 0.7, 0.55]
+    judged = v.none_closer(internal, 0.42, "self only")
+    assert judged.verdict == AGREE and "n = 3" in judged.evidence
+    judged = v.none_closer([0.3, 0.7, 0.2], 0.42, "self only")
+    assert judged.verdict == DISAGREE and judged.evidence.startswith("2 of n = 3")
+    assert v.none_closer([], 0.42, "self only").verdict == NOT_TESTABLE
+
+
+def _series(first, last, seeds=12, noise=0.01, seed=0):
+    rng = np.random.default_rng(seed)
+    return np.stack(
+        [first + rng.normal(0, noise, seeds), last + rng.normal(0, noise, seeds)], 1
+    )
+
+
+def test_degrade():
+    ones = np.ones((12, 2))
+    falls = _series(0.9, 0.6)
+    assert v.degrade({"pi_h": falls, "reach_h": ones}).verdict == AGREE
+    rises = _series(0.6, 0.9)
+    assert v.degrade({"pi_h": falls, "d": rises}).verdict == DISAGREE
+    flat = _series(0.8, 0.8, seed=3)
+    flat[:, 1] = flat[:, 0] + 0.001 * np.sign(np.arange(12) % 2 - 0.5)
+    flat[:, 1] -= 0.0001
+    assert v.degrade({"pi_h": falls, "d": flat}).verdict == INCONCLUSIVE
+    assert v.degrade({"reach_h": ones}).verdict == NOT_TESTABLE
+    nan = falls.copy()
+    nan[0, 1] = np.nan  # a seed without the last bin is dropped, not fatal
+    judged = v.degrade({"pi_h": nan})
+    assert judged.verdict == AGREE and "n = 11 seeds" in judged.evidence
+
+
+def test_degrade_disagrees_when_nothing_falls():
+    constant = np.full((12, 2), 0.8)
+    assert v.degrade({"pi_h": constant}).verdict == DISAGREE
+
+
+def test_early_closer():
+    early_low = np.concatenate([_series(0.2, 0.3), _series(0.8, 0.9)], 1)
+    judged = v.early_closer(early_low)
+    assert judged.verdict == AGREE and "n = 12 seeds" in judged.evidence
+    assert v.early_closer(early_low[:, ::-1]).verdict == DISAGREE
+    level = np.concatenate([_series(0.5, 0.5, seed=1), _series(0.5, 0.5, seed=2)], 1)
+    assert v.early_closer(level).verdict == INCONCLUSIVE
+    assert v.early_closer(early_low[:, :2]).verdict == NOT_TESTABLE
+
+
+def _blobs(sizes, spread, seed=0):
+    """Distances between points of well separated (or not) 1-D groups."""
+    rng = np.random.default_rng(seed)
+    points = np.concatenate(
+        [rng.normal(5.0 * k, spread, n) for k, n in enumerate(sizes)]
+    )
+    labels = np.repeat(np.arange(len(sizes)), sizes)
+    return np.abs(points[:, None] - points[None, :]), labels
+
+
+def test_clusters():
+    distances, labels = _blobs([8, 8, 8], 0.3)
+    judged = v.clusters(distances, labels)
+    assert judged.verdict == AGREE and "n = 24 seeds" in judged.evidence
+    rng = np.random.default_rng(0)
+    assert v.clusters(distances, rng.permutation(labels)).verdict == DISAGREE
+    assert v.clusters(distances, np.zeros(24, int)).verdict == DISAGREE
+    distances, labels = _blobs([8, 8], 2.0)
+    score_between = v.clusters(distances, labels)
+    assert score_between.verdict == INCONCLUSIVE, score_between
+    assert v.clusters(distances[:6, :6], labels[:6]).verdict == NOT_TESTABLE
+
+
+def test_closer_to_each_other():
+    distances, _ = _blobs([12], 0.05)
+    assert v.closer_to_each_other(distances, 0.5).verdict == AGREE
+    assert v.closer_to_each_other(distances, 0.0).verdict == DISAGREE
+    mean = distances[~np.eye(12, dtype=bool)].reshape(12, 11).mean(1)
+    judged = v.closer_to_each_other(distances, float(np.median(mean)))
+    assert judged.verdict == INCONCLUSIVE
+    assert v.closer_to_each_other(np.zeros((1, 1)), 0.5).verdict == NOT_TESTABLE
+
+
+def test_unstable():
+    ones = [1.0, 1.0, 1.0]
+    judged = v.unstable(ones, [0.2, 0.3, 0.1], [0.1, 0.2, 0.05], {"sgd lr 0.001": 1.0})
+    assert judged.verdict == AGREE
+    assert "n = 3 data orders" in judged.evidence and "sgd lr 0.001 1.000" in (
+        judged.evidence
+    )
+    assert v.unstable(ones, [1.0, 0.999, 1.0], [1.0, 0.995, 1.0]).verdict == DISAGREE
+    # a transient dip that recovers is not instability
+    assert v.unstable(ones, [1.0, 1.0, 1.0], [0.5, 1.0, 1.0]).verdict == INCONCLUSIVE
+    # one order falls for good, two recover: not shown across orders
+    assert v.unstable(ones, [0.1, 1.0, 1.0], [0.1, 1.0, 1.0]).verdict == INCONCLUSIVE
+    # fewer than three orders: every order must fall
+    assert v.unstable([1.0, 1.0], [0.2, 0.3], [0.2, 0.3]).verdict == AGREE
+    assert v.unstable([1.0, 1.0], [0.2, 1.0], [0.2, 1.0]).verdict == INCONCLUSIVE
+    assert v.unstable([], [], []).verdict == NOT_TESTABLE
+
+
+def test_sharper():
+    sharp = {"sharpness_r0.1": 10.0, "max_grid_loss": 100.0}
+    flat = {"sharpness_r0.1": 0.01, "max_grid_loss": 9.0}
+    assert v.sharper(sharp, flat).verdict == AGREE
+    assert v.sharper(flat, sharp).verdict == DISAGREE
+    split = {"sharpness_r0.1": 10.0, "max_grid_loss": 1.0}
+    assert v.sharper(split, flat).verdict == INCONCLUSIVE
+    judged = v.sharper(sharp, flat, ["compiled hidden 7 vs learned hidden 128"])
+    assert judged.verdict == NOT_TESTABLE and "hidden 7" in judged.evidence
+    nonfinite = {"sharpness_r0.1": 10.0, "max_grid_loss": float("nan")}
+    judged = v.sharper(nonfinite, flat)
+    assert judged.verdict == NOT_TESTABLE
+    assert "compiled max_grid_loss non-finite" in judged.evidence
+
+
+def test_checked():
+    assert v.checked(True, "n = 2 rows").verdict == AGREE
+    assert v.checked(False, "n = 2 rows").verdict == DISAGREE
