@@ -1,0 +1,68 @@
+"""Appendix A's settings table from the profiles, and where validation flattens."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from nar_gap.experiments import plateau, profiles, settings
+from nar_gap.system import files
+
+
+def test_the_settings_table_reads_every_profile():
+    rows = {r["setting"]: r for r in settings.settings_rows()}
+    assert set(next(iter(rows.values()))) == {"setting", *profiles.PROFILES}
+    bfs = rows["baseline bfs: seeds x steps"]
+    assert bfs["paper"] == "128 x 10000, hidden 128"
+    cpu = profiles.CPU.baseline_sizes("bellman_ford")
+    assert rows["baseline bellman_ford: seeds x steps"]["cpu"] == (
+        f"{cpu.seeds} x {cpu.steps}, hidden {cpu.hidden_size}"
+    )
+    assert rows["model selection"]["paper"] == "first_best"
+    assert rows["learning_rate"]["smoke"] == 1e-3
+
+
+def test_a_changed_profile_changes_its_column_only():
+    longer = dataclasses.replace(profiles.SMOKE, name="longer", long_steps=99)
+    rows = settings.settings_rows([profiles.SMOKE, longer])
+    extended = next(r for r in rows if r["setting"] == "extended training steps")
+    assert extended == {"setting": "extended training steps", "smoke": 24, "longer": 99}
+
+
+def test_the_settings_file_has_a_sidecar(tmp_path):
+    written = settings.write_settings(tmp_path, {"profile": "test"})
+    assert written.name == "table8_settings.csv"
+    assert files.read_json(str(written) + ".json")["profile"] == "test"
+    assert len(files.read_table(written)) == len(settings.SETTINGS)
+
+
+def _history(means_by_step):
+    return [
+        {"seed": seed, "step": step, "val_score": mean + offset}
+        for step, mean in means_by_step.items()
+        for seed, offset in ((0, -0.01), (1, 0.01))
+    ]
+
+
+@pytest.mark.parametrize(
+    ("curve", "expected"),
+    [
+        # still rising at every horizon: no plateau anywhere
+        ({0: 0.1, 100: 0.3, 200: 0.5, 300: 0.7, 400: 0.9}, None),
+        # rises, then flat from 300 on: 400 compares 300 (75 %) with 400
+        ({0: 0.1, 100: 0.5, 200: 0.8, 300: 0.9, 400: 0.905, 500: 0.9}, 400),
+        # flat from the start: every horizon with two evaluations
+        ({0: 0.5, 100: 0.5, 200: 0.5}, 100),
+    ],
+)
+def test_the_plateau_is_where_every_longer_horizon_is_flat(curve, expected):
+    rows = plateau.horizon_rows(_history(curve))
+    assert [r["steps"] for r in rows] == sorted(curve)
+    assert rows[0]["at_plateau"] is False  # one evaluation says nothing
+    assert plateau.first_plateau(rows) == expected
+
+
+def test_a_dip_after_the_plateau_moves_it_later():
+    curve = {0: 0.1, 100: 0.9, 200: 0.9, 300: 0.9, 400: 0.8, 500: 0.8, 600: 0.8}
+    assert plateau.first_plateau(plateau.horizon_rows(_history(curve))) == 500
