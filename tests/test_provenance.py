@@ -17,7 +17,13 @@ def test_the_host_s_cpu_and_widest_vector_isa_are_recorded():
     assert provenance.host(INTEL)["cpu"] == "Intel(R) Xeon(R) Gold"
     assert provenance.host(OLD)["vector_isa"] == "sse4_2"
     assert provenance.host("")["vector_isa"] == "unknown"
-    assert set(provenance.provenance()["host"]) == {"machine", "cpu", "vector_isa"}
+    assert set(provenance.provenance()["host"]) == {
+        "machine",
+        "cpu",
+        "vector_isa",
+        "usable_cores",
+        *provenance.BIT_DECIDING_VARIABLES,
+    }
 
 
 GRADIENT = """
@@ -53,3 +59,11 @@ def test_why_the_isa_is_recorded_the_bits_follow_the_vector_width():
     assert here == _gradient_bits("")  # one ISA: the same bits, every time
     if provenance.host()["vector_isa"] in ("avx2", "avx512f"):  # FMA: AVX2 and up
         assert here != _gradient_bits("--xla_cpu_max_isa=AVX")
+
+
+def test_the_cores_and_xla_switches_that_decide_the_bits_are_recorded():
+    settings = provenance.runtime_settings({"XLA_FLAGS": "--xla_cpu_max_isa=AVX2"})
+    assert settings["XLA_FLAGS"] == "--xla_cpu_max_isa=AVX2"
+    assert settings["JAX_DISABLE_MOST_OPTIMIZATIONS"] == ""
+    assert settings["usable_cores"] >= 1
+    assert set(provenance.runtime_settings()) <= set(provenance.host(INTEL))

@@ -90,17 +90,21 @@ def backend() -> dict[str, Any]:
 VECTOR_ISAS = ("avx512f", "avx2", "avx", "sse4_2")
 
 
-def host(cpuinfo: str | None = None) -> dict[str, str]:
+def host(cpuinfo: str | None = None) -> dict[str, Any]:
     """The CPU that compiled and ran the programs: its model and widest vector ISA.
 
-    XLA compiles CPU code for the host's instruction set, and the vector width
-    decides the order of a float reduction's additions: the same jitted
-    gradient gives other last bits under ``XLA_FLAGS=--xla_cpu_max_isa=AVX``
-    than on an AVX2 host (measured on jax 0.10.1), and training amplifies
-    them into other scores.  A rerun therefore reproduces a result bit for
-    bit on a CPU with the same ISA, which this records.  ``cpuinfo``: the
-    text of ``/proc/cpuinfo`` (read when None; other systems report
-    ``platform.processor()`` and no ISA).
+    XLA compiles CPU code for the host: its instruction set *and* its CPU
+    model (LLVM's host CPU name tunes vector widths and unrolling), and the
+    vector width decides the order of a float reduction's additions.  The
+    same training run gives other bits under ``--xla_cpu_max_isa=AVX2`` or
+    ``=AVX``, under ``--xla_cpu_prefer_vector_width=512``, with
+    ``JAX_DISABLE_MOST_OPTIMIZATIONS=1``, and with another number of visible
+    cores (measured on jax 0.10.1, an AVX-512 Xeon: 1 core against 2), and
+    training amplifies last bits into other scores.  A rerun reproduces a
+    result bit for bit only with all of these the same, so this records the
+    model, the ISA, the cores and the flags (:func:`runtime_settings`).
+    ``cpuinfo``: the text of ``/proc/cpuinfo`` (read when None; other
+    systems report ``platform.processor()`` and no ISA).
     """
     import platform
 
@@ -119,6 +123,32 @@ def host(cpuinfo: str | None = None) -> dict[str, str]:
         "machine": platform.machine(),
         "cpu": fields.get("model name") or platform.processor() or "unknown",
         "vector_isa": next((isa for isa in VECTOR_ISAS if isa in flags), "unknown"),
+        **runtime_settings(),
+    }
+
+
+# Environment variables that change the bits XLA's CPU programs compute.
+BIT_DECIDING_VARIABLES = ("XLA_FLAGS", "JAX_DISABLE_MOST_OPTIMIZATIONS")
+
+
+def runtime_settings(environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """What besides the CPU decides the bits: visible cores and XLA's switches.
+
+    XLA's CPU thread pool has one thread per core the process may use (its
+    affinity, so ``taskset`` counts), and a 5-step training run gave other
+    parameter bits on 1 core than on 2; which operation splits its work by
+    thread count is not isolated (single matmuls and sums did not change).
+    """
+    import os
+
+    environ = dict(os.environ) if environ is None else environ
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 0
+    return {
+        "usable_cores": cores,
+        **{name: environ.get(name, "") for name in BIT_DECIDING_VARIABLES},
     }
 
 
