@@ -6,6 +6,7 @@ smoke profile, checking what they write.
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from nar_gap.analysis.verdicts import VERDICTS
 from nar_gap.experiments import ablations, profiles
 from nar_gap.experiments.faithfulness_study import FORCED_MEASURES, GAP_MEASURES
 from nar_gap.system.files import read_table
@@ -330,6 +332,13 @@ def test_02_baselines_table(executed):
     for algorithm in ("bfs", "dfs", "bellman_ford"):
         history = read_table(results / f"validation_{algorithm}.csv")
         assert {int(r["seed"]) for r in history} == set(range(profiles.SMOKE.seeds))
+        # every seed's history starts at step 0, the untrained model, which
+        # has no training loss yet
+        for seed in range(profiles.SMOKE.seeds):
+            mine = [r for r in history if int(r["seed"]) == seed]
+            first = min(mine, key=lambda r: int(r["step"]))
+            assert int(first["step"]) == 0, (algorithm, seed)
+            assert not math.isfinite(float(first["train_loss"] or "nan"))
         assert (figures / f"fig_validation_{algorithm}.png").exists()
     rows = read_table(results / "table10_baselines.csv")
     assert [r["algorithm"] for r in rows] == ["bfs", "dfs", "bellman_ford"]
@@ -351,11 +360,26 @@ def test_03_faithfulness_tables_and_figures(executed):
         assert 0 <= float(summary["closest_internal"]) <= 1
         assert int(summary["num_clusters"]) >= 1
         table = read_table(results / f"table1_correlations_{algorithm}.csv")
-        assert [r["measure"] for r in table] == [
+        assert list(table[0])[0] == "selection"
+        # CLRS's rule first, then the controls: partial on the selected step,
+        # and the final-step parameters (no forced measures there)
+        rules = list(dict.fromkeys(r["selection"] for r in table))
+        assert rules == ["first_best", "first_best_partial", "final"], rules
+        measures = {
+            rule: [r["measure"] for r in table if r["selection"] == rule]
+            for rule in rules
+        }
+        externals = ["external", "external_pre_output"]
+        assert measures["first_best"] == [
             *GAP_MEASURES,
             *FORCED_MEASURES,
-            "external",
+            *externals,
         ]
+        assert measures["first_best_partial"] == measures["first_best"]
+        assert measures["final"] == [*GAP_MEASURES, *externals]
+        seeds = read_table(results / f"faithfulness_{algorithm}.csv")
+        for column in ("selected_step", "external_pre_output", "final_accuracy"):
+            assert column in seeds[0], column
         points = read_table(results / f"faithfulness_reference_points_{algorithm}.csv")
         assert points[0]["point"] == "compiled"
         for number in (1, 2, 3, 4, 5, 10, 11):
@@ -408,9 +432,11 @@ def test_each_study_notebook_ends_with_the_paper_against_ours(executed, number):
     name = next(p.stem for p in NOTEBOOKS if p.stem.startswith(number))
     results, _ = executed.ran(name)
     rows = read_table(results / f"paper_vs_ours_{number}.csv")
-    assert rows and all(
-        r["verdict"] in {"agree", "disagree", "not comparable"} for r in rows
-    ), rows
+    assert rows and all(r["verdict"] in VERDICTS for r in rows), rows
+    # every verdict carries its evidence, right after the criterion
+    columns = list(rows[0])
+    assert columns[columns.index("criterion") + 1] == "evidence", columns
+    assert all(r["evidence"] for r in rows), rows
 
 
 def test_every_companion_cell_ran_and_showed_its_code(executed):
@@ -488,12 +514,32 @@ def test_07_closing_the_gap_table(executed, algorithm):
         assert float(row["sharpness"]) == float(row["sharpness"])  # not NaN
     steps = {r["variant"]: int(r["steps"]) for r in rows}
     assert steps["long"] == steps["plain"] * profiles.SMOKE.closing_gap_long_factor
+    # which step each trained variant's parameters come from (CLRS's rule)
+    configs = closing_gap.variant_configs(profiles.SMOKE, algorithm)
+    seeds = len(configs["attention"].seeds)
+    for row in rows[1:]:
+        assert row["selection"] == "first_best", row
+        selected = [int(s) for s in row["selected_steps"].split()]
+        assert len(selected) == seeds, row
+        assert min(selected) == int(row["selected_step_min"]), row
+        assert max(selected) == int(row["selected_step_max"]), row
+        assert max(selected) <= steps[row["variant"]], row
+    # long's selection restarted after plain's last step: each seed is
+    # either selected after it or named with the reason it is not
+    long = next(r for r in rows if r["variant"] == "long")
+    after = int(long["selected_after_plain"])
+    unchanged = [x for x in long["not_after_plain"].split("; ") if x]
+    assert after + len(unchanged) == seeds, long
+    assert after == sum(
+        int(s) > steps["plain"] for s in long["selected_steps"].split()
+    ), long
     curves = read_table(results / f"closing_gap_validation_{algorithm}.csv")
     assert {r["variant"] for r in curves} == set(closing_gap.VARIANTS)
     # long is plain continued: its curve holds plain's validations, then its own
     long_steps = {int(r["step"]) for r in curves if r["variant"] == "long"}
     plain_steps = {int(r["step"]) for r in curves if r["variant"] == "plain"}
     assert plain_steps < long_steps and max(long_steps) == steps["long"]
+    assert min(plain_steps) == 0  # validation starts at the untrained model
     over_time = read_table(results / f"closing_gap_over_time_{algorithm}.csv")
     assert {r["variant"] for r in over_time} == {"compiled", *closing_gap.VARIANTS}
     for row in over_time:

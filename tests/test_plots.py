@@ -209,6 +209,100 @@ def test_validation_curves_tick_whole_training_steps():
         _assert_whole_steps(ax)
 
 
+def test_validation_curves_keep_the_log_axis_with_step_0s_nan_loss():
+    """Step 0 validates the untrained model and has no training loss (NaN):
+    the loss axis stays logarithmic over the finite losses."""
+    history = [
+        {
+            "seed": seed,
+            "step": step,
+            "val_score": 0.5,
+            "train_loss": float("nan") if step == 0 else 1 / step,
+        }
+        for seed in (0, 1)
+        for step in range(4)
+    ]
+    fig = plots.plot_validation_curves(history, "bfs")
+    assert fig.axes[1].get_yscale() == "log"
+
+
+def test_validation_curves_stay_linear_when_a_finite_loss_is_not_positive():
+    history = [
+        {"seed": 0, "step": step, "val_score": 0.5, "train_loss": loss}
+        for step, loss in ((0, float("nan")), (1, 0.0), (2, 0.5))
+    ]
+    fig = plots.plot_validation_curves(history, "bfs")
+    assert fig.axes[1].get_yscale() == "linear"
+
+
+# Figures 2, 4 and 11: the whole [0, 1] range, and how many graphs a point holds
+
+
+def _near_one(**kwargs):
+    values = np.array([[1.0, 0.99, 0.995], [1.0, 0.985, 1.0]])
+    return plots.plot_series_over_time(
+        {"pi": values}, "step", "trace accuracy", "bfs", **kwargs
+    )
+
+
+def test_series_over_time_shows_the_whole_unit_range():
+    """A dip of a percent near 1 is drawn on [0, 1], not stretched to fill
+    the axes."""
+    assert _near_one().axes[0].get_ylim() == (0.0, 1.0)
+
+
+def test_series_over_time_takes_a_given_range_or_none():
+    assert _near_one(ylim=(0.5, 1.0)).axes[0].get_ylim() == (0.5, 1.0)
+    low, high = _near_one(ylim=None).axes[0].get_ylim()
+    assert low > 0.9 and high < 1.01  # matplotlib's own range
+
+
+def _texts(ax) -> list[str]:
+    return [t.get_text() for t in ax.texts]
+
+
+def test_series_over_time_writes_each_point_s_graph_count():
+    ax = _near_one(counts=[64, 40, 7]).axes[0]
+    assert _texts(ax) == ["64", "40", "7"]
+    assert "graphs counted" in ax.get_xlabel()
+    # one count under each point, on the point's x
+    assert [t.get_position()[0] for t in ax.texts] == [0, 1, 2]
+
+
+def test_series_over_time_without_counts_writes_none():
+    ax = _near_one().axes[0]
+    assert _texts(ax) == [] and "graphs" not in ax.get_xlabel()
+
+
+def test_series_over_time_rejects_counts_of_another_length():
+    with pytest.raises(ValueError, match="2 counts for 3 points"):
+        _near_one(counts=[1, 2])
+
+
+def test_trace_figures_count_the_graphs_at_each_step_and_bin():
+    """Figures 4 and 11 count, per step and per bin of the trace's own clock,
+    the graphs whose counted steps reach it (a step counts while t + 1 < L)."""
+    import dataclasses
+
+    from nar_gap.experiments import faithfulness_study as study
+
+    report = _report()  # 3 steps, 4 uniform bins
+    lengths = np.array([4, 3, 2, 4, 1])  # counted steps: 3, 2, 1, 3, 0
+    report = dataclasses.replace(
+        report,
+        evaluation=dataclasses.replace(report.evaluation, lengths=lengths),
+    )
+    figs = study._external_figures(report)
+    over_time = figs["fig11_bfs_trace_over_time"].axes[0]
+    assert _texts(over_time) == ["4", "3", "2"]
+    assert over_time.get_ylim() == (0.0, 1.0)
+    # positions (t + 0.5) / m on 4 bins: m = 3 -> bins 0, 2, 3 (twice);
+    # m = 2 -> bins 1, 3; m = 1 -> bin 2
+    uniform = figs["fig4_bfs_trace_uniform_time"].axes[0]
+    assert _texts(uniform) == ["2", "1", "3", "3"]
+    assert uniform.get_ylim() == (0.0, 1.0)
+
+
 @pytest.mark.parametrize("steps", [(0, 1, 2, 3), (0, 1, 2, 4, 8, 16, 32, 64, 250)])
 def test_stability_ticks_whole_steps_on_its_symlog_axis(steps):
     rows = [

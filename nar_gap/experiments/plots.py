@@ -411,13 +411,22 @@ def plot_series_over_time(
     ylabel: str,
     title: str,
     x: np.ndarray | None = None,
+    counts: Sequence[int] | np.ndarray | None = None,
+    ylim: tuple[float, float] | None = (0.0, 1.0),
 ) -> Figure:
     """Figures 2, 4 and 11: per-seed curves ``[K, S]`` (thin) and their mean (bold).
 
     NaN marks steps where no sample counts; they are left as gaps.  Without
     ``x`` the x axis is the step index, ticked at whole steps only.
+
+    ``ylim``: the y range, by default the whole [0, 1] of a fraction or a
+    normalised distance, so a dip of a percent looks like one and not like a
+    collapse (None: matplotlib's own range).  ``counts``: how many graphs
+    each point averages (one per x value), written above the x axis, so a
+    point resting on a handful of graphs is seen as such.
     """
     fig, ax = plt.subplots(figsize=(4.8, 3.2))
+    grid = None
     for colour, (name, values) in enumerate(series.items()):
         values = np.atleast_2d(np.asarray(values, np.float64))
         grid = np.arange(values.shape[1]) if x is None else np.asarray(x)
@@ -427,13 +436,43 @@ def plot_series_over_time(
         mean = np.where(
             counted > 0, np.nansum(values, axis=0) / np.maximum(counted, 1), np.nan
         )
-        ax.plot(grid, mean, color=f"C{colour}", lw=2, label=f"{name} (mean)")
+        ax.plot(
+            grid,
+            mean,
+            color=f"C{colour}",
+            lw=2,
+            label=f"{name} (mean)",
+            clip_on=ylim is None,  # a mean at the top of [0, 1] stays visible
+        )
     if x is None:  # the x axis counts steps
         _integer_ticks(ax.xaxis)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    if counts is not None:
+        counts = np.asarray(counts)
+        if grid is None or counts.shape != grid.shape:
+            raise ValueError(
+                f"{counts.size} counts for {0 if grid is None else grid.size} points"
+            )
+        for position, count in zip(grid, counts, strict=True):
+            ax.text(
+                position,
+                0.03,
+                f"{int(count)}",
+                transform=ax.get_xaxis_transform(),  # x in data, y in axes
+                ha="center",
+                va="bottom",
+                fontsize=MIN_FONT,
+                color="0.3",
+            )
+        xlabel = f"{xlabel}\n(numbers above the axis: graphs counted at each point)"
     ax.set_xlabel(xlabel, fontsize=8)
     ax.set_ylabel(ylabel, fontsize=8)
     ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, frameon=False)
+    if counts is None:
+        ax.legend(fontsize=7, frameon=False)
+    else:  # above the counts, below curves that sit near 1
+        ax.legend(fontsize=7, frameon=False, loc="lower left", bbox_to_anchor=(0, 0.1))
     ax.tick_params(labelsize=7)
     return fig
 
@@ -567,7 +606,11 @@ def plot_validation_curves(history: Sequence[dict], title: str) -> Figure:
         ax.legend(fontsize=7, frameon=False)
     left.set_ylabel("validation score (output)", fontsize=8)
     right.set_ylabel("training loss at that step", fontsize=8)
-    if history and min(r["train_loss"] for r in history) > 0:
+    # Step 0 (the untrained model) has no training loss (NaN): a log axis
+    # needs the finite losses positive, and NaN must not switch it off.
+    losses = np.asarray([r["train_loss"] for r in history], np.float64)
+    finite = losses[np.isfinite(losses)]
+    if finite.size and finite.min() > 0:
         right.set_yscale("log")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
