@@ -149,3 +149,78 @@ def test_reference_points_end_with_compiled_trained_on(tmp_path):
         "compiled, after 8 further Adam steps (notebook 05, 2 data orders) | 0.300"
         in table
     )
+
+
+# --------------------------------------------------------------------------- #
+# No typed-in results: the notebooks' check, applied to the README's prose.
+# --------------------------------------------------------------------------- #
+
+RENDERED = re.compile(r"<!-- (results|benchmark):start -->.*?<!-- \1:end -->", re.S)
+FENCED = re.compile(r"^```.*?^```", re.M | re.S)
+MEASUREMENT_LOG = re.compile(r"^ *<!-- measurement log -->\n(?: *\|.*\n)+", re.M)
+INLINE_CODE = re.compile(r"`[^`\n]+`")
+VERSION = re.compile(r"\b\d+\.\d+\.\d+\b|\bPython \d+\.\d+\b")
+DURATION = re.compile(r"\b\d+(?:\.\d+)? ?(?:ms|s|min)\b")
+
+
+def _typed_results(text: str) -> list[str]:
+    """What the notebooks' `TYPED_RESULT` finds in the README's prose, each
+    with the text around it. Exempt, and why:
+
+    - the rendered sections (`<!-- results:... -->`, `<!-- benchmark:... -->`):
+      written from `results/` and `benchmarks/results/` by code, and the two
+      tests above keep them equal to what the renderers make of those files;
+    - fenced code blocks: commands, and examples whose printed output is the
+      code's (the examples run in `test_every_python_block_...`);
+    - inline code spans: code literals (a compiler constant, a threshold that
+      the code names, a formula) are settings, not measurements; write a
+      setting as code, never a result;
+    - version numbers (`jaxlib 0.10.1`, `Python 3.11`): they name software;
+    - durations (a number with `s`, `ms` or `min`): run times measure the
+      package, not the paper's questions, and the README states the commit
+      and the machine of each one where it gives it. No regex can check that
+      part; the rule is written beside the reading table's run times;
+    - a table right after a `<!-- measurement log -->` line: measurements that
+      no results file holds and that the README cites as someone's (the
+      reviewer's reruns on another CPU, in "Numbers you can trust"). The
+      paragraph before it must say who measured them, where, and against
+      which committed file; that paragraph is checked like any prose.
+
+    Nothing else is exempt: the other tables are checked too (the notebooks'
+    run-time tables hold durations only).
+    """
+    from test_notebooks import TYPED_RESULT
+
+    prose = RENDERED.sub("", text)
+    prose = FENCED.sub("", prose)
+    prose = MEASUREMENT_LOG.sub("", prose)
+    prose = INLINE_CODE.sub("``", prose)
+    prose = VERSION.sub("<version>", prose)
+    prose = DURATION.sub("<duration>", prose)
+    return [
+        prose[max(0, m.start() - 50) : m.end() + 30].replace("\n", " ")
+        for m in TYPED_RESULT.finditer(prose)
+    ]
+
+
+def test_the_readme_types_no_result_outside_the_rendered_sections():
+    """A result in the README's prose is a number that no file keeps and no
+    rerun updates: point at the table (or the file) instead."""
+    found = _typed_results(README.read_text())
+    assert not found, "typed-in results in README.md:\n" + "\n".join(found)
+
+
+def test_the_readme_check_catches_typed_results_and_spares_the_exempt():
+    old = "(over 32 seeds: 0.989 after 150 steps, 0.991 after 200)"
+    assert _typed_results(old)
+    assert _typed_results("BFS reaches ≥ 99 % at N = 64 after about 200 steps")
+    assert _typed_results("a random search finds no witness")
+    spared = (
+        "jaxlib 0.10.2 and Python 3.11; it took 0.41 s; the bar `internal <= 0.05`"
+        "\n```\nprint(0.125)\n```\n"
+        "<!-- results:start -->\n| bfs | 0.991 |\n<!-- results:end -->\n"
+        "A reviewer measured, on machine M against `results/x.csv`:\n\n"
+        "  <!-- measurement log -->\n  | x | 0.634 |\n  |---|---|\n\n"
+    )
+    assert _typed_results(spared) == []
+    assert _typed_results("<!-- measurement log -->\n| x | 1 |\n\nthen 0.634")
