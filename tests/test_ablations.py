@@ -27,7 +27,7 @@ def test_every_paper_ablation_is_there():
         "table12_pre_att_bias",
         "table13_length_limited",
         "table14_no_hints",
-        "d10_sequential",
+        "table17_sequential",
         "table15_minimal",
         "d1_regularisation",
     }
@@ -65,7 +65,7 @@ def test_the_per_algorithm_tables_have_every_row_outside_smoke():
 
 def test_baselines_have_sizes_of_their_own():
     cpu = profiles.get("cpu")
-    for algorithm, seeds, steps in (("bfs", 32, 200), ("bellman_ford", 32, 60)):
+    for algorithm, seeds, steps in (("bfs", 32, 200), ("bellman_ford", 6, 400)):
         config = runs.baseline_config(cpu, algorithm)
         assert (len(config.seeds), config.steps) == (seeds, steps)
         assert config.network.hidden_size == 128
@@ -119,3 +119,16 @@ def test_each_table_reproduces_in_a_fresh_directory(name, shared_runs, tmp_path)
 def test_unknown_ablations_are_named(tmp_path):
     with pytest.raises(ValueError, match="unknown ablations \\['table99'\\]"):
         experiments.run_ablations(SMOKE, _dirs(tmp_path, tmp_path), ["table99"])
+
+
+def test_bellman_ford_has_an_edge_information_arm_of_the_same_sizes():
+    cpu = profiles.get("cpu")
+    plain = runs.baseline_config(cpu, "bellman_ford")
+    arm = runs.baseline_config(cpu, "bellman_ford", edge_info=True)
+    assert arm.network.use_edge_info and not plain.network.use_edge_info
+    assert (arm.seeds, arm.steps, arm.network.hidden_size) == (
+        plain.seeds,
+        plain.steps,
+        plain.network.hidden_size,
+    )
+    assert runs.run_dir(arm, "runs") != runs.run_dir(plain, "runs")

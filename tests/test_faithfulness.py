@@ -644,7 +644,7 @@ def test_the_chain_runs_end_to_end_and_writes_its_files(smoke_report, tmp_path):
         "fig3_bfs_closest_attention.png",
         "fig4_bfs_trace_uniform_time.png",
         "fig5_bfs_solution_clusters.png",
-        "fig5_bfs_cluster_sensitivity.png",
+        "fig_bfs_cluster_sensitivity.png",
         "fig10_bfs_external_vs_accuracy.png",
         "fig11_bfs_trace_over_time.png",
     } <= names

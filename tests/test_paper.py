@@ -368,7 +368,7 @@ def test_notebook_04_verdicts_follow_the_numbers(tmp_path):
             ("table12_pre_att_bias.csv", "pre-attention bias", "no bias"),
             ("table13_length_limited.csv", "edge information + bias", "unmodified"),
             ("table15_minimal.csv", "bfs + bias", "bfs"),
-            ("d10_sequential.csv", "bfs_seq", "dfs_light"),
+            ("table17_sequential.csv", "bfs_seq", "dfs_light"),
         ):
             _ablations(tmp_path, table, {a: first, b: second})
         _ablations(

@@ -484,7 +484,7 @@ def _mesh(fig) -> ScalarMappable:
 def test_landscapes_of_one_algorithm_share_one_colour_scale():
     surfaces = _surfaces()
     figs = landscape_figures(surfaces, "bfs")
-    assert set(figs) == {"fig_landscape_bfs_compiled", "fig_landscape_bfs_learned"}
+    assert set(figs) == {"fig17_bfs_landscape_compiled", "fig17_bfs_landscape_learned"}
     limits = {_mesh(fig).get_clim() for fig in figs.values()}
     expected = plots.log_loss_range(land.losses for land in surfaces.values())
     assert limits == {expected}
@@ -509,7 +509,7 @@ def test_landscape_draws_overflowed_points_in_a_labelled_colour():
 
 
 def test_landscape_surface_names_all_three_axes():
-    fig = landscape_figures(_surfaces(), "bfs")["fig_landscape_bfs_learned"]
+    fig = landscape_figures(_surfaces(), "bfs")["fig17_bfs_landscape_learned"]
     surface = next(ax for ax in fig.axes if ax.name == "3d")
     assert surface.get_xlabel() == "direction 1"
     assert surface.get_ylabel() == "direction 2"

@@ -168,7 +168,7 @@ def test_landscape_table_reports_every_centre_and_reproduces(
     compiled, initial = rows
     assert compiled["centre_loss"] < 1e-6  # the compiled minimum is exact
     assert compiled["sharpness_r0.1"] > initial["sharpness_r0.1"]
-    assert (tmp_path / "fig_landscape_bfs_compiled.png").stat().st_size > 0
+    assert (tmp_path / "fig17_bfs_landscape_compiled.png").stat().st_size > 0
 
 
 def test_the_controls_are_trained_from_compiled_with_their_optimiser():

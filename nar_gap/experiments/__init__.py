@@ -20,8 +20,10 @@ Each of 01-06 ends with ``paper.write_comparison``: the paper's findings
 against ours, computed from the results files (``paper.py``).
 
 ``profiles.py`` names the sizes, ``runs.py`` addresses shared training runs,
-``plots.py`` draws, ``notebook.py`` displays in a notebook and
-``notebook_runner.py`` executes one with papermill, and ``walkthrough.py``
+``naming.py`` names the per-algorithm figures (the paper's numbers for BFS's,
+``figD2_`` for Bellman-Ford's, none for ours), ``plots.py`` draws,
+``notebook.py`` displays in a notebook and ``notebook_runner.py`` executes one
+with papermill, and ``walkthrough.py``
 holds what the notebooks' teaching cells call (an equation's code, the
 hands-on knobs).
 """
@@ -37,6 +39,7 @@ from nar_gap.experiments.compilation import (
 )
 from nar_gap.experiments.faithfulness_study import run_faithfulness
 from nar_gap.experiments.landscapes import run_landscapes
+from nar_gap.experiments.naming import figure_stem, landscape_stem
 from nar_gap.experiments.paper import verdict_sentence, write_comparison
 from nar_gap.experiments.stability import run_stability
 
@@ -44,6 +47,8 @@ __all__ = [
     "compiled_figures",
     "example_graph",
     "exactness_table",
+    "figure_stem",
+    "landscape_stem",
     "locality_table",
     "run_ablations",
     "run_closing_gap",

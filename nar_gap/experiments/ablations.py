@@ -11,8 +11,9 @@ score's ``mean ± std (max)`` over seeds, one row per variant.
 - ``table13_length_limited`` (Table 13): Bellman-Ford trained and tested at one
   size (16), with both modifications / none;
 - ``table14_no_hints`` (Table 14): BFS, DFS, Bellman-Ford, with / without hints;
-- ``d10_sequential`` (D.10): ``bfs_seq`` and ``dfs_light``, tested at N = 16
-  (a ``bfs_seq`` trace has one step per scanned edge: thousands at N = 64);
+- ``table17_sequential`` (Table 17, D.10): ``bfs_seq`` and ``dfs_light``, tested
+  at N = 16 (a ``bfs_seq`` trace has one step per scanned edge: thousands at
+  N = 64);
 - ``table15_minimal`` (Table 15): hidden 4 "lottery tickets", BFS and
   Bellman-Ford, with / without the modifications;
 - ``d1_regularisation`` (D.1): BFS hidden 4, plain, L1 1e-4, and L1 with
@@ -163,7 +164,7 @@ def _no_hints(p: Profile) -> Experiment:
 
 def _sequential(p: Profile) -> Experiment:
     return Experiment(
-        "d10_sequential",
+        "table17_sequential",
         "Sequential BFS (bfs_seq) against simplified DFS (dfs_light)",
         tuple(
             _variant(p, name, _net(name, p.hidden_size), **_at_16(p))

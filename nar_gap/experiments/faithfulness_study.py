@@ -6,7 +6,8 @@ and write the tables and figures.
 :func:`faithfulness_study` computes a :class:`FaithfulnessReport` (pure, no
 files); :func:`write_report` writes it: CSV tables with JSON sidecars and an
 ``.npz`` of the series into ``results/``, Figures 1-5, 10 and 11 into
-``figures/``.
+``figures/`` (named by :func:`.naming.figure_stem`: the paper's numbers for
+BFS, ``figD2_`` for Bellman-Ford, unnumbered for the rest).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from nar_gap.analysis.stats import (
 from nar_gap.benchmark.batch import Batch
 from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile
 from nar_gap.experiments import plots
+from nar_gap.experiments.naming import figure_stem
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import (
     baseline_config,
@@ -439,7 +441,7 @@ def _internal_figures(report: FaithfulnessReport, arrays: Mapping) -> dict:
     scalars, closest = ev.scalars, report.closest_seed_index
     label = f"{a} ({len(ev.seeds)} seeds)"
     return {
-        f"fig1_{a}_internal_vs_accuracy": plots.plot_measure_vs_accuracy(
+        figure_stem(1, a, "internal_vs_accuracy"): plots.plot_measure_vs_accuracy(
             scalars["internal"],
             scalars["accuracy"],
             linear_fit_band(scalars["internal"], scalars["accuracy"]),
@@ -448,26 +450,28 @@ def _internal_figures(report: FaithfulnessReport, arrays: Mapping) -> dict:
             correlation=_table1_row(report, "internal"),
             compiled=_compiled_point(report, "internal"),
         ),
-        f"fig2_{a}_internal_over_time": plots.plot_series_over_time(
+        figure_stem(2, a, "internal_over_time"): plots.plot_series_over_time(
             {"internal distance": ev.series["internal_along_time"]},
             "step",
             "internal distance to compiled",
             label,
         ),
-        f"fig3_{a}_closest_attention": plots.plot_attention_comparison(
+        figure_stem(3, a, "closest_attention"): plots.plot_attention_comparison(
             arrays["compiled_attention"],
             arrays["closest_attention"],
             f"seed {ev.seeds[closest]} (internal {scalars['internal'][closest]:.3f})",
             source=int(arrays["source"]) if int(arrays["source"]) >= 0 else None,
         ),
-        f"fig5_{a}_solution_clusters": plots.plot_solution_clusters(
+        figure_stem(5, a, "solution_clusters"): plots.plot_solution_clusters(
             report.distances,
             report.clusters.linkage,
             report.clusters.threshold,
             [str(s) for s in ev.seeds],
             f"{label}: {report.clusters.count} clusters",
         ),
-        f"fig5_{a}_cluster_sensitivity": _cluster_sensitivity(report, label),
+        figure_stem(None, a, "cluster_sensitivity"): _cluster_sensitivity(
+            report, label
+        ),
     }
 
 
@@ -512,7 +516,7 @@ def _external_figures(report: FaithfulnessReport) -> dict:
     ]
     per_bin = np.sum(in_bin, axis=0) if in_bin else np.zeros(bins, int)
     return {
-        f"fig10_{a}_external_vs_accuracy": plots.plot_measure_vs_accuracy(
+        figure_stem(10, a, "external_vs_accuracy"): plots.plot_measure_vs_accuracy(
             ev.scalars["external"],
             ev.scalars["accuracy"],
             linear_fit_band(ev.scalars["external"], ev.scalars["accuracy"]),
@@ -521,7 +525,7 @@ def _external_figures(report: FaithfulnessReport) -> dict:
             correlation=_table1_row(report, "external"),
             compiled=_compiled_point(report, "external"),
         ),
-        f"fig4_{a}_trace_uniform_time": plots.plot_series_over_time(
+        figure_stem(4, a, "trace_uniform_time"): plots.plot_series_over_time(
             {h: ev.series[f"external_{h}_uniform"] for h in hints},
             "fraction of the trace",
             "trace accuracy",
@@ -529,7 +533,7 @@ def _external_figures(report: FaithfulnessReport) -> dict:
             x=(np.arange(bins) + 0.5) / bins,
             counts=per_bin,
         ),
-        f"fig11_{a}_trace_over_time": plots.plot_series_over_time(
+        figure_stem(11, a, "trace_over_time"): plots.plot_series_over_time(
             {h: ev.series[f"external_{h}_along_time"] for h in hints},
             "step",
             "trace accuracy",
@@ -553,7 +557,10 @@ def write_report(
     ``results/faithfulness_summary_<a>.csv``,
     ``results/faithfulness_reference_points_<a>.csv``, ``results/faithfulness_<a>.npz``
     (series, distances, linkage, and sample ``sample``'s compiled and closest
-    attention), and ``figures/fig{1,2,3,4,5,10,11}_<a>_*.{png,pdf}``.
+    attention), and ``figures/<stem>.{png,pdf}``, each stem
+    :func:`.naming.figure_stem` of the paper's Figure 1-5, 10 or 11
+    (``fig1_bfs_internal_vs_accuracy``, ``figD2_bellman_ford_...``,
+    ``fig_dfs_...``).
     """
     a = report.algorithm
     results, figures = Path(results_dir), Path(figures_dir)

@@ -25,6 +25,7 @@ from nar_gap.benchmark.batch import Batch
 from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler import compile
 from nar_gap.experiments import plots
+from nar_gap.experiments.naming import landscape_stem
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import baseline_config, metadata, train_once
 from nar_gap.model.model import Model
@@ -89,7 +90,9 @@ def write_landscapes(
     """Write the landscape table, its grids and one figure per centre.
 
     Files: ``results/landscape_<a>.csv`` (+ sidecar, + ``.npz`` of the grids)
-    and ``figures/fig_landscape_<a>_<centre>.{png,pdf}``.
+    and ``figures/<stem>.{png,pdf}`` with the stem :func:`.naming.landscape_stem`
+    (``fig17_bfs_landscape_<centre>``, the paper's Figure 17, for BFS;
+    ``fig_landscape_<a>_<centre>`` otherwise).
     """
     results, figures = Path(results_dir), Path(figures_dir)
     written = [
@@ -110,14 +113,14 @@ def write_landscapes(
 def landscape_figures(
     surfaces: Mapping[str, Landscape], algorithm: str
 ) -> dict[str, plots.Figure]:
-    """One figure per centre, ``fig_landscape_<a>_<centre>``, on one colour scale.
+    """One figure per centre (:func:`.naming.landscape_stem`), on one colour scale.
 
     The scale spans the finite log10 losses of all the centres, so the
     compiled, learned and initial landscapes compare by colour.
     """
     vmin, vmax = plots.log_loss_range(land.losses for land in surfaces.values())
     return {
-        f"fig_landscape_{algorithm}_{label}": plots.plot_landscape(
+        landscape_stem(algorithm, label): plots.plot_landscape(
             land.alphas,
             land.betas,
             land.losses,

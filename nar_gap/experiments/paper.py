@@ -856,7 +856,7 @@ CLAIMS: tuple[Claim, ...] = (
         "sequential-trace BFS is still significantly more trainable than "
         "simplified DFS",
         "BFS still significantly more trainable than DFS",
-        _higher("d10_sequential.csv", "bfs_seq", "dfs_light"),
+        _higher("table17_sequential.csv", "bfs_seq", "dfs_light"),
     ),
     Claim(
         "05",

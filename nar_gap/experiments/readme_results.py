@@ -29,7 +29,7 @@ ABLATION_FILES = (
     ("Table 12", "table12_pre_att_bias"),
     ("Table 13", "table13_length_limited"),
     ("Table 14", "table14_no_hints"),
-    ("D.10", "d10_sequential"),
+    ("Table 17", "table17_sequential"),
     ("Table 15", "table15_minimal"),
     ("D.1", "d1_regularisation"),
 )
