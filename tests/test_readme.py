@@ -224,3 +224,43 @@ def test_the_readme_check_catches_typed_results_and_spares_the_exempt():
     )
     assert _typed_results(spared) == []
     assert _typed_results("<!-- measurement log -->\n| x | 1 |\n\nthen 0.634")
+
+
+def test_table1_is_rendered_under_each_selection_rule(tmp_path):
+    """Table 1's rows under CLRS's rule, the partial correlation and the
+    final-step parameters, side by side; a table without the selection
+    column (written before it) renders no section rather than a wrong one."""
+    from nar_gap.experiments import readme_results
+    from nar_gap.system import files
+
+    for algorithm in readme_results.ALGORITHMS:
+        files.write_table(
+            tmp_path / f"table1_correlations_{algorithm}.csv",
+            [
+                {
+                    "selection": selection,
+                    "measure": measure,
+                    "n": 32,
+                    "pearson_r": r,
+                    "pearson_ci_low": r - 0.1,
+                    "pearson_ci_high": r + 0.1,
+                }
+                for selection, r in (
+                    ("first_best", -0.6),
+                    ("first_best_partial", -0.05),
+                    ("final", -0.2),
+                )
+                for measure in ("internal", "external")
+            ],
+        )
+    table = readme_results._table1(tmp_path)
+    assert (
+        "| bfs | internal | 32 | -0.600 [-0.700, -0.500] | -0.050 [-0.150, 0.050] |"
+        in table
+    )
+    assert "| bfs | external_pre_output |" in table
+    files.write_table(
+        tmp_path / "table1_correlations_bfs.csv",
+        [{"measure": "internal", "n": 32, "pearson_r": -0.6}],
+    )
+    assert readme_results._table1(tmp_path) is None

@@ -15,10 +15,10 @@ import flax.serialization
 import jax
 import numpy as np
 import pytest
+from test_train import SMOKE
 
 import nar_gap.training.loop as loop
 from nar_gap.experiments import profiles, runs
-from nar_gap.model.config import NetworkConfig
 from nar_gap.training import CheckpointError, TrainConfig, load_run, train
 from nar_gap.training.loop import improved, selected_position
 from nar_gap.training.run_dir import (
@@ -29,16 +29,8 @@ from nar_gap.training.run_dir import (
 
 # test_train.SMOKE's settings on its second group of seeds: 20 steps, two
 # validations after step 0.
-CONFIG = TrainConfig(
-    network=NetworkConfig("bfs", hidden_size=16),
-    seeds=(4, 5, 6, 7),
-    steps=20,
-    eval_every=10,
-    checkpoint_every=10,
-    test_num_nodes=16,
-    node_buckets=(16,),
-    time_buckets=(8, 16),
-    shape_buckets=(),
+CONFIG = dataclasses.replace(
+    SMOKE, seeds=(4, 5, 6, 7), steps=20, eval_every=10, checkpoint_every=10
 )
 
 

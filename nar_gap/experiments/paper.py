@@ -551,42 +551,52 @@ def _variants(results: Path, table: str, claimed: str, other: str):
     return ours, _summary(a, table), _summary(b, table)
 
 
-def _higher(table: str, claimed: str, other: str):
+def _between(
+    table: str,
+    first: str,
+    second: str,
+    criterion: str,
+    rule: Callable[[Summary, Summary], verdicts.Judgement],
+):
+    """A claim about two variants of one ablation table, judged by ``rule``."""
+
     def check(results: Path) -> Verdict:
-        ours, a, b = _variants(results, table, claimed, other)
-        return Verdict(
-            ours,
-            f"{claimed} above {other}: one-sided Welch t-test across seeds, p < 0.05",
-            verdicts.higher_from_stats(a, b),
-        )
+        ours, a, b = _variants(results, table, first, second)
+        return Verdict(ours, criterion, rule(a, b))
 
     return check
+
+
+def _higher(table: str, claimed: str, other: str):
+    return _between(
+        table,
+        claimed,
+        other,
+        f"{claimed} above {other}: one-sided Welch t-test across seeds, p < 0.05",
+        verdicts.higher_from_stats,
+    )
 
 
 def _no_difference(table: str, first: str, second: str):
-    def check(results: Path) -> Verdict:
-        ours, a, b = _variants(results, table, first, second)
-        return Verdict(
-            ours,
-            f"95% Welch interval of the difference inside "
-            f"±{verdicts.DIFFERENCE_BOUND:.2f}; disagree if it excludes 0",
-            verdicts.no_difference(a, b),
-        )
-
-    return check
+    return _between(
+        table,
+        first,
+        second,
+        f"95% Welch interval of the difference inside "
+        f"±{verdicts.DIFFERENCE_BOUND:.2f}; disagree if it excludes 0",
+        verdicts.no_difference,
+    )
 
 
 def _not_worse(table: str, modified: str, unmodified: str):
-    def check(results: Path) -> Verdict:
-        ours, a, b = _variants(results, table, modified, unmodified)
-        return Verdict(
-            ours,
-            f"95% Welch interval of {modified} minus {unmodified} above "
-            f"-{verdicts.DIFFERENCE_BOUND:.2f} (non-inferiority)",
-            verdicts.not_worse(a, b),
-        )
-
-    return check
+    return _between(
+        table,
+        modified,
+        unmodified,
+        f"95% Welch interval of {modified} minus {unmodified} above "
+        f"-{verdicts.DIFFERENCE_BOUND:.2f} (non-inferiority)",
+        verdicts.not_worse,
+    )
 
 
 # --------------------------------------------------------------------------- #

@@ -103,28 +103,84 @@ FAITHFULNESS_COLUMNS = (
     ("mean_internal_argmax", "internal, argmax"),
     ("mean_argmax_agreement", "argmax agreement"),
     ("mean_internal_forced", "internal, teacher-forced"),
+    ("mean_external", "external (Eq. 25)"),
+    ("mean_external_pre_output", "external, before the output"),
     ("mean_inter_solution", "between seeds"),
     ("num_clusters", "clusters (widest gap)"),
 )
 
 
 def _faithfulness(results: Path) -> str:
-    summaries = [
-        files.read_table(results / f"faithfulness_summary_{a}.csv")[0]
-        for a in _faithfulness_algorithms(results)
+    names = list(_faithfulness_algorithms(results))
+    names += [  # the like-for-like arms (notebook 03), after their algorithm
+        f"{a}_edge_info"
+        for a in names
+        if (results / f"faithfulness_summary_{a}_edge_info.csv").exists()
     ]
-    columns = [(k, label) for k, label in FAITHFULNESS_COLUMNS if k in summaries[0]]
+    summaries = [
+        files.read_table(results / f"faithfulness_summary_{a}.csv")[0] for a in names
+    ]
+    columns = [
+        (k, label)
+        for k, label in FAITHFULNESS_COLUMNS
+        if all(k in s for s in summaries)
+    ]
     return markdown_table(
         ("algorithm", "seeds", "hidden", *(label for _, label in columns)),
         [
             (
-                s["algorithm"],
+                s["algorithm"]
+                + (
+                    " (edge information)"
+                    if s.get("network") == "edge information"
+                    else ""
+                ),
                 s["num_seeds"],
                 s["hidden_size"],
                 *(_fmt(s[k]) for k, _ in columns),
             )
             for s in summaries
         ],
+    )
+
+
+TABLE1_MEASURES = ("internal", "external", "external_pre_output")
+TABLE1_SELECTIONS = ("first_best", "first_best_partial", "final")
+
+
+def _table1(results: Path) -> str | None:
+    """Table 1's Pearson r with its interval, under each selection rule."""
+    rows = []
+    for algorithm in _faithfulness_algorithms(results):
+        path = results / f"table1_correlations_{algorithm}.csv"
+        if not path.exists():
+            return None
+        table = files.read_table(path)
+        if "selection" not in table[0]:
+            return None  # written before the selection column
+        found = {(r["selection"], r["measure"]): r for r in table}
+        for measure in TABLE1_MEASURES:
+            cells = []
+            for selection in TABLE1_SELECTIONS:
+                r = found.get((selection, measure))
+                cells.append(
+                    "-"
+                    if r is None
+                    else f"{_fmt(r['pearson_r'])} [{_fmt(r['pearson_ci_low'])}, "
+                    f"{_fmt(r['pearson_ci_high'])}]"
+                )
+            n = next((r["n"] for (_, m), r in found.items() if m == measure), "")
+            rows.append((algorithm, measure, n, *cells))
+    return markdown_table(
+        (
+            "algorithm",
+            "measure",
+            "n",
+            "r, CLRS's selection",
+            "r, partial on the selected step",
+            "r, final-step parameters",
+        ),
+        rows,
     )
 
 
@@ -407,6 +463,11 @@ def render(results_dir: str | os.PathLike) -> str:
         _section("Baselines (notebook 02)", _or_missing(_baselines, results)),
         _section("Faithfulness (notebook 03)", _or_missing(_faithfulness, results)),
     ]
+    correlations = _table1(results)
+    if correlations is not None:
+        sections.append(
+            _section("Table 1: correlation with accuracy (notebook 03)", correlations)
+        )
     points = _reference_points(results)
     if points is not None:
         sections.append(_section("Reference points (notebook 03)", points))
