@@ -6,7 +6,7 @@ set -euo pipefail
 # baselines), up to --jobs of them side by side.  After a failure nothing new
 # starts; the notebooks already running finish, and their results are kept.
 #
-#   ./run_all.sh                     the "cpu" profile (default; about an hour on 2 cores)
+#   ./run_all.sh                     the "cpu" profile (default; meant for an hour on 2 cores: see the README)
 #   ./run_all.sh --profile smoke     minutes: what CI runs
 #   ./run_all.sh --profile paper     the paper's sizes and seeds (meant for a GPU)
 #   ./run_all.sh --only 03           one notebook (or --only 03 --only 04)

@@ -27,8 +27,9 @@ Bellman-Ford).  The ablations run at hidden 32 over 4 seeds for 70 steps,
 training on from compiled over 3 data orders, landscapes on a 9 × 9 grid;
 notebook 07 trains the first ``closing_gap_seeds`` BFS and Bellman-Ford
 baseline seeds again with each of its recipes (``long``: twice the steps).
-The whole profile is meant to end within an hour on 2 cores (measured run
-times are in the README).  ``paper`` is the paper's setting (128 seeds,
+The whole profile is meant to end within an hour on 2 cores; with
+Bellman-Ford at 400 steps it does not yet (the README's profile table says
+what was measured), and re-sizing it is open work.  ``paper`` is the paper's setting (128 seeds,
 10 000 steps, hidden 128, 1024 minimal seeds, 50 000 extended steps) and is
 meant for a GPU.
 """
