@@ -126,6 +126,20 @@ class Summary:
         return self.std * math.sqrt(self.n / (self.n - 1))
 
 
+def decide(agree: bool, disagree: bool, evidence: str) -> Judgement:
+    """The last step of every rule: agree, else disagree, else inconclusive.
+
+    ``agree`` is tested first: where both tests can hold (an interval inside
+    :func:`no_difference`'s bounds that still excludes 0) equivalence wins,
+    as each rule's docstring says.
+    """
+    if agree:
+        return Judgement(AGREE, evidence)
+    if disagree:
+        return Judgement(DISAGREE, evidence)
+    return Judgement(INCONCLUSIVE, evidence)
+
+
 def _pct(level: float) -> str:
     return f"{100 * level:.0f}%"
 
@@ -169,11 +183,7 @@ def no_correlation(
         f"bootstrap {_pct(CONFIDENCE_LEVEL)} CI of Pearson r "
         f"[{low:+.2f}, {high:+.2f}], n = {n} seeds; {bounds}"
     )
-    if -bound < low and high < bound:
-        return Judgement(AGREE, evidence)
-    if low > bound or high < -bound:
-        return Judgement(DISAGREE, evidence)
-    return Judgement(INCONCLUSIVE, evidence)
+    return decide(-bound < low and high < bound, low > bound or high < -bound, evidence)
 
 
 # --------------------------------------------------------------------------- #
@@ -216,11 +226,7 @@ def at_least(summary: Summary, threshold: float) -> Judgement:
         f"{_pct(CONFIDENCE_LEVEL)} t-interval of the mean {_interval(low, high)}, "
         f"n = {summary.n} seeds; threshold {threshold:.3f}"
     )
-    if low >= threshold:
-        return Judgement(AGREE, evidence)
-    if high < threshold:
-        return Judgement(DISAGREE, evidence)
-    return Judgement(INCONCLUSIVE, evidence)
+    return decide(low >= threshold, high < threshold, evidence)
 
 
 def near(summary: Summary, target: float, band: float = NEAR_BAND) -> Judgement:
@@ -236,11 +242,11 @@ def near(summary: Summary, target: float, band: float = NEAR_BAND) -> Judgement:
         f"{_pct(CONFIDENCE_LEVEL)} t-interval of the mean {_interval(low, high)}, "
         f"n = {summary.n} seeds; band {target:.2f} ± {band:.2f}"
     )
-    if target - band <= low and high <= target + band:
-        return Judgement(AGREE, evidence)
-    if high < target - band or low > target + band:
-        return Judgement(DISAGREE, evidence)
-    return Judgement(INCONCLUSIVE, evidence)
+    return decide(
+        target - band <= low and high <= target + band,
+        high < target - band or low > target + band,
+        evidence,
+    )
 
 
 def plateau(
@@ -293,11 +299,7 @@ def _directional(t: float, p_two: float) -> tuple[float, float]:
 
 
 def _judge_higher(p_higher: float, p_lower: float, evidence: str) -> Judgement:
-    if p_higher < SIGNIFICANCE:
-        return Judgement(AGREE, evidence)
-    if p_lower < SIGNIFICANCE:
-        return Judgement(DISAGREE, evidence)
-    return Judgement(INCONCLUSIVE, evidence)
+    return decide(p_higher < SIGNIFICANCE, p_lower < SIGNIFICANCE, evidence)
 
 
 def higher(claimed_higher: Sequence[float], other: Sequence[float]) -> Judgement:
@@ -358,10 +360,11 @@ def difference_interval(
 def no_difference(a: Summary, b: Summary, bound: float = DIFFERENCE_BOUND) -> Judgement:
     """No significant difference, as equivalence of two means.
 
-    Agree if the Welch interval of the difference lies inside ±``bound``;
-    disagree if it excludes 0 (the difference the paper did not see is
-    significant); inconclusive otherwise.  "p >= 0.05" alone would reward
-    few seeds.
+    Agree if the Welch interval of the difference lies inside ±``bound``
+    (even if it excludes 0: a difference that small is no difference);
+    disagree if it excludes 0 otherwise (the difference the paper did not
+    see is significant and may exceed the bound); inconclusive otherwise.
+    "p >= 0.05" alone would reward few seeds.
     """
     if min(a.n, b.n) < 2:
         return Judgement(NOT_TESTABLE, f"n = {a.n} and {b.n} seeds: need 2 each")
@@ -371,11 +374,7 @@ def no_difference(a: Summary, b: Summary, bound: float = DIFFERENCE_BOUND) -> Ju
         f"{_interval(low, high)}, n = {a.n} and {b.n} seeds; "
         f"equivalence bounds ±{bound:.2f}"
     )
-    if -bound < low and high < bound:
-        return Judgement(AGREE, evidence)
-    if low > 0 or high < 0:
-        return Judgement(DISAGREE, evidence)
-    return Judgement(INCONCLUSIVE, evidence)
+    return decide(-bound < low and high < bound, low > 0 or high < 0, evidence)
 
 
 def not_worse(
@@ -397,11 +396,7 @@ def not_worse(
         f"{_interval(low, high)}, n = {modified.n} and {unmodified.n} seeds; "
         f"non-inferiority margin {margin:.2f}"
     )
-    if low > -margin:
-        return Judgement(AGREE, evidence)
-    if high < -margin:
-        return Judgement(DISAGREE, evidence)
-    return Judgement(INCONCLUSIVE, evidence)
+    return decide(low > -margin, high < -margin, evidence)
 
 
 def struggles(
@@ -432,11 +427,11 @@ def struggles(
         )
         + f"; ceiling {ceiling:.2f}"
     )
-    if high < ceiling and all(high < iv[0] for iv in intervals.values()):
-        return Judgement(AGREE, evidence)
-    if low > ceiling or any(low > iv[1] for iv in intervals.values()):
-        return Judgement(DISAGREE, evidence)
-    return Judgement(INCONCLUSIVE, evidence)
+    return decide(
+        high < ceiling and all(high < iv[0] for iv in intervals.values()),
+        low > ceiling or any(low > iv[1] for iv in intervals.values()),
+        evidence,
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -617,11 +612,7 @@ def clusters(distances: np.ndarray, labels: Sequence[int]) -> Judgement:
         f"silhouette {score:.2f} of {count} clusters, n = {k} seeds "
         f"(>= {SILHOUETTE_STRUCTURE} structure, < {SILHOUETTE_NONE} none)"
     )
-    if score >= SILHOUETTE_STRUCTURE:
-        return Judgement(AGREE, evidence)
-    if score < SILHOUETTE_NONE:
-        return Judgement(DISAGREE, evidence)
-    return Judgement(INCONCLUSIVE, evidence)
+    return decide(score >= SILHOUETTE_STRUCTURE, score < SILHOUETTE_NONE, evidence)
 
 
 # --------------------------------------------------------------------------- #
@@ -678,11 +669,7 @@ def unstable(
         evidence += "; controls' final: " + ", ".join(
             f"{name} {value:.3f}" for name, value in controls.items()
         )
-    if shown:
-        return Judgement(AGREE, evidence)
-    if np.all(lowest >= (1 - drop) * start):
-        return Judgement(DISAGREE, evidence)
-    return Judgement(INCONCLUSIVE, evidence)
+    return decide(shown, np.all(lowest >= (1 - drop) * start), evidence)
 
 
 def sharper(
@@ -720,11 +707,7 @@ def sharper(
         )
     sharper_on = [compiled[n] > learned[n] for n in names]
     evidence = f"n = 1 network each, no test across seeds; {values}"
-    if all(sharper_on):
-        return Judgement(AGREE, evidence)
-    if not any(sharper_on):
-        return Judgement(DISAGREE, evidence)
-    return Judgement(INCONCLUSIVE, evidence)
+    return decide(all(sharper_on), not any(sharper_on), evidence)
 
 
 def checked(ok: bool, what: str) -> Judgement:
