@@ -29,9 +29,9 @@ notebook 07 trains the first ``closing_gap_seeds`` BFS and Bellman-Ford
 baseline seeds again with each of its recipes (``long``: twice the steps).
 The whole profile is meant to end within an hour on 2 cores; with
 Bellman-Ford at 400 steps it does not yet (the README's profile table says
-what was measured), and re-sizing it is open work.  ``paper`` is the paper's setting (128 seeds,
-10 000 steps, hidden 128, 1024 minimal seeds, 50 000 extended steps) and is
-meant for a GPU.
+what was measured), and re-sizing it is open work.  ``paper`` is the
+paper's setting (128 seeds, 10 000 steps, hidden 128, 1024 minimal seeds,
+50 000 extended steps) and is meant for a GPU.
 """
 
 from __future__ import annotations
