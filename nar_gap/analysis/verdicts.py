@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy import stats
@@ -247,6 +247,21 @@ def near(summary: Summary, target: float, band: float = NEAR_BAND) -> Judgement:
         high < target - band or low > target + band,
         evidence,
     )
+
+
+def seed_means(
+    evaluations: Iterable[tuple[int, float]],
+) -> tuple[list[int], list[float]]:
+    """The evaluation steps, in order, and the mean score over seeds at each.
+
+    ``evaluations``: one ``(step, score)`` per seed and evaluation, as a
+    validation history holds them; :func:`plateau` reads its curve so.
+    """
+    by_step: dict[int, list[float]] = {}
+    for step, score in evaluations:
+        by_step.setdefault(int(step), []).append(float(score))
+    steps = sorted(by_step)
+    return steps, [float(np.mean(by_step[s])) for s in steps]
 
 
 def plateau(

@@ -253,13 +253,11 @@ def _baseline_at_least(algorithm: str, threshold: float):
 def _plateau(results: Path, algorithm: str) -> tuple[bool, str]:
     """Whether the baseline's training reached its plateau (validation curve)."""
     name = VALIDATION.format(algorithm)
-    rows = _rows(results / name)
-    by_step: dict[int, list[float]] = {}
-    for row in rows:
-        step = int(_field(row, "step", name))
-        by_step.setdefault(step, []).append(_number(_field(row, "val_score", name)))
-    steps = sorted(by_step)
-    return verdicts.plateau(steps, [float(np.mean(by_step[s])) for s in steps])
+    steps, means = verdicts.seed_means(
+        (int(_field(row, "step", name)), _number(_field(row, "val_score", name)))
+        for row in _rows(results / name)
+    )
+    return verdicts.plateau(steps, means)
 
 
 def _baseline_near(algorithm: str, target: float):

@@ -22,27 +22,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from nar_gap.analysis.verdicts import plateau
+from nar_gap.analysis.verdicts import plateau, seed_means
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import baseline_config, metadata, train_once
 from nar_gap.system import files
 from nar_gap.training import read_validation
 
 
-def seed_means(history: Sequence[dict[str, Any]]) -> tuple[list[int], list[float]]:
-    """The evaluation steps and the mean validation score over seeds at each."""
-    by_step: dict[int, list[float]] = {}
-    for row in history:
-        by_step.setdefault(int(row["step"]), []).append(float(row["val_score"]))
-    steps = sorted(by_step)
-    return steps, [float(np.mean(by_step[s])) for s in steps]
-
-
 def horizon_rows(history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per evaluation step T: would a run of T steps be at its plateau?"""
-    steps, means = seed_means(history)
+    steps, means = seed_means((r["step"], r["val_score"]) for r in history)
     rows = []
     for k, step in enumerate(steps):
         reached, evidence = plateau(steps[: k + 1], means[: k + 1])
