@@ -3,7 +3,8 @@ set -euo pipefail
 # Regenerate the paper's figures and tables: run every notebooks/NN_*.ipynb
 # with papermill, each once the notebooks it needs have finished (its
 # metadata's nar_gap.needs: 03, 06 and 07 read notebook 02's trained
-# baselines), up to --jobs of them side by side.  After a failure nothing new
+# baselines), up to --jobs of them side by side (of those ready at once, a
+# higher metadata nar_gap.priority first: 07).  After a failure nothing new
 # starts; the notebooks already running finish, and their results are kept.
 #
 #   ./run_all.sh                     the "cpu" profile (default; meant for an hour on 2 cores: see the README)
@@ -174,6 +175,18 @@ for need in needs:
     print(need)
 PY
 }
+# The notebooks, highest metadata nar_gap.priority first (default 0), ties in
+# number order.
+priority_order() {
+    "$venv/bin/python" - "$@" <<'PY'
+import json, pathlib, sys
+def priority(path):
+    meta = json.loads(pathlib.Path(path).read_text()).get("metadata", {})
+    return -int(meta.get("nar_gap", {}).get("priority", 0))
+for path in sorted(sys.argv[1:], key=lambda p: (priority(p), p)):
+    print(path)
+PY
+}
 # What a notebook's results depend on: its text, the profile, the package
 # source, the output folders.
 inputs_of() {
@@ -275,6 +288,10 @@ for notebook in "${notebooks[@]}"; do
     names+=("$name")
     needs[$name]="$(needs_of "$notebook")" || exit 2
 done
+# Of the notebooks ready at once, those with a higher metadata nar_gap.priority
+# start first (then in number order): 07, the longest of those that wait for
+# 02, starts as soon as 02 ends, and the shorter 03 and 06 fill the other lane.
+mapfile -t notebooks < <(priority_order "${notebooks[@]}")
 declare -A state=() began=() pids=()
 for name in "${names[@]}"; do state[$name]=pending; done
 # A notebook is ready when every notebook it needs has finished; a need that

@@ -62,8 +62,10 @@ def _tiny_project(tmp_path: Path, plan: dict[str, dict]) -> Path:
             "display_name": "nar_gap",
             "language": "python",
         }
-        if spec.get("needs"):
-            notebook.metadata["nar_gap"] = {"needs": spec["needs"]}
+        if spec.get("needs") or spec.get("priority"):
+            notebook.metadata["nar_gap"] = {"needs": spec.get("needs", [])}
+        if spec.get("priority"):
+            notebook.metadata["nar_gap"]["priority"] = spec["priority"]
         parameters = nbformat.v4.new_code_cell(
             'PROFILE = "cpu"\nRUNS_DIR = ""\nRESULTS_DIR = ""\nFIGURES_DIR = ""'
         )
@@ -120,6 +122,24 @@ def test_run_all_runs_independent_notebooks_side_by_side_after_their_needs(tmp_p
     assert third.stdout.count(": skipped") == 2, third.stdout
     assert "03_c: skipped" not in third.stdout
     assert (out / "results" / "03_c.txt").read_text() == "03_c smoke"
+
+
+def test_of_the_ready_notebooks_the_higher_priority_starts_first(tmp_path):
+    """07 waits for 02 and is the longest after it: its metadata priority
+    starts it before 03 and 06, which then fill the other lane."""
+    project = _tiny_project(
+        tmp_path,
+        {
+            "01_a": {},
+            "02_b": {"needs": ["01_a"]},
+            "03_c": {"needs": ["01_a"], "priority": 1},
+        },
+    )
+    out = tmp_path / "out"
+    done = _run_all(project, out, "--jobs", "1")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    events = _events(out)
+    assert events.index(("03_c", "start")) < events.index(("02_b", "start"))
 
 
 @pytest.mark.slow
