@@ -205,7 +205,7 @@ def _add_compile_parser(commands: Any) -> None:
         "--pre-att-bias-nodes",
         type=_positive,
         help="the paper's N x N pre-attention-bias variant for graphs up to N "
-        "nodes (bfs only)",
+        "nodes (bfs and bellman_ford)",
     )
 
 

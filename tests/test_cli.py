@@ -341,7 +341,7 @@ def test_run_check_exits_1_on_perturbed_params(bfs_params, tmp_path, capsys):
         ),
         (["compile", "bfs", "--max-weight", "-1", "-o", "{out}"], "max_weight"),
         (
-            ["compile", "bellman_ford", "--pre-att-bias-nodes", "8", "-o", "{out}"],
+            ["compile", "dfs", "--pre-att-bias-nodes", "8", "-o", "{out}"],
             "pre-attention-bias",
         ),
         (["compile", "bfs", "-o", "{blocked}"], "cannot create output directory"),

@@ -12,6 +12,7 @@ import dataclasses
 
 import cases
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -169,6 +170,7 @@ def test_minimal_sizes_are_as_documented(models):
     assert models[("bfs", None)].layout.hidden_size == 7
     assert models[("bellman_ford", None)].layout.hidden_size == 10
     assert compile("bfs", None, pre_att_bias_nodes=16).layout.hidden_size == 3
+    assert compile("bellman_ford", None, pre_att_bias_nodes=16).layout.hidden_size == 4
 
 
 def test_layout_round_trips_and_names_every_dimension(models):
@@ -305,9 +307,57 @@ def test_the_papers_pre_attention_bias_variant_is_exact_up_to_its_size():
         model.check(cases.SampledCase("bfs", 17, 0.5, seed=1).batch())
 
 
-def test_the_bias_variant_is_refused_for_bellman_ford():
+def _bias_batches(num_nodes: int, graphs: int = 16):
+    """``graphs`` sampled graphs per edge probability of the acceptance (0.1, 0.5)."""
+    return [
+        cases.SampledCase(
+            "bellman_ford", num_nodes, p, seed=num_nodes, batch_size=graphs
+        ).batch()
+        for p in (0.1, 0.5)
+    ]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_papers_bellman_ford_variant_has_hidden_4_and_is_exact(dtype):
+    """App. C.1: Bellman-Ford in hidden 4 with the N x N bias and edge information.
+
+    32 graphs at N = 16 (16 per edge probability): every hint, step and output
+    equal to dm-clrs's, near-ties reported as such (none here).
+    """
+    model = compile(
+        "bellman_ford", hidden_size=None, pre_att_bias_nodes=16, dtype=dtype
+    )
+    assert model.layout.hidden_size == 4
+    assert model.config.use_pre_att_bias and model.config.use_edge_info
+    assert [c.label for c in model.layout.channels] == ["cost"]
+    for batch in _bias_batches(16):
+        assert not model.check(batch)
+
+
+@pytest.mark.parametrize("num_nodes", [5, 32])
+def test_the_bellman_ford_variant_is_exact_at_the_size_it_is_compiled_for(num_nodes):
+    model = compile("bellman_ford", hidden_size=None, pre_att_bias_nodes=num_nodes)
+    for batch in _bias_batches(num_nodes, graphs=4):
+        assert not model.check(batch)
+
+
+def test_the_bellman_ford_variant_needs_its_diagonal():
+    """Without ``b`` on B's diagonal a reached node without a self loop ties
+    its own pair (score ``d_i + 0``) with its parent's and takes a mixture:
+    the check must see it."""
+    model = compile("bellman_ford", hidden_size=None, pre_att_bias_nodes=16)
+    proc = model.params["net"]["processor"]
+    bias = np.asarray(proc["pre_att_bias"])
+    broken = bias - np.diag(np.diag(bias))
+    params = jax.tree_util.tree_map(lambda x: x, model.params)
+    params["net"]["processor"]["pre_att_bias"] = jnp.asarray(broken, jnp.float32)
+    broken_model = dataclasses.replace(model, params=params)
+    assert any(broken_model.check(batch) for batch in _bias_batches(16))
+
+
+def test_the_bias_variant_is_refused_for_dfs():
     with pytest.raises(CompileError, match="BFS's selection"):
-        compile("bellman_ford", pre_att_bias_nodes=16)
+        compile("dfs", pre_att_bias_nodes=16)
 
 
 # ----------------------------------------------------------------- run and IO

@@ -29,19 +29,25 @@ def _row(notebook, results, claim_start):
 
 
 def _exactness(results, rows):
-    """``rows``: (algorithm, hidden_size, parameters, exact)."""
+    """``rows``: (algorithm, variant, hidden_size, processor + bias, exact)."""
     files.write_table(
         results / "compiled_exactness.csv",
         [
             {
                 "algorithm": algorithm,
+                "variant": variant,
                 "hidden_size": hidden,
-                "parameters": parameters,
+                "parameters": figure6 + 300,
+                "parameters_encoders": 100,
+                "parameters_processor": figure6 - n * n,
+                "parameters_bias": n * n if variant == "paper" else 0,
+                "parameters_decoders": 200,
+                "nonzero_parameters": figure6 // 2,
                 "num_nodes": n,
                 "graphs": 4,
                 "exact": exact,
             }
-            for algorithm, hidden, parameters, exact in rows
+            for algorithm, variant, hidden, figure6, exact in rows
             for n in (16, 64)
         ],
     )
@@ -213,16 +219,25 @@ def test_notebook_01_verdicts_follow_the_numbers(tmp_path):
     _exactness(
         tmp_path,
         [
-            ("bfs", 4, 480, True),
-            ("bfs", 128, 90_000, True),
-            ("bellman_ford", 4, 500, True),
-            ("dfs", 30, 30_000, False),  # not one of the paper's two: not counted
+            ("bfs", "paper", 3, 480, True),
+            ("bfs", "size_free", 128, 90_000, True),
+            ("bellman_ford", "paper", 4, 500, True),
+            ("bellman_ford", "size_free", 10, 1000, True),
+            ("dfs", "size_free", 30, 30_000, False),  # not one of the paper's two
         ],
     )
     assert set(_verdicts("01", tmp_path).values()) == {paper.AGREE}
-    _exactness(tmp_path, [("bfs", 7, 1390, True), ("bellman_ford", 5, 501, False)])
+    _exactness(
+        tmp_path,
+        [
+            ("bfs", "paper", 3, 480, True),
+            ("bellman_ford", "paper", 4, 501, False),  # hidden 4, but not exact
+            ("bellman_ford", "paper", 5, 501, True),
+        ],
+    )
     found = _verdicts("01", tmp_path)
     assert set(found.values()) == {paper.DISAGREE}, found
+    assert "N_B = 16" in _row("01", tmp_path, "a 500-parameter")["ours"]
 
 
 def test_notebook_02_verdicts_follow_the_numbers(tmp_path):

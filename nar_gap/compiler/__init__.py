@@ -6,7 +6,8 @@ pre-attention channels) -> ``layout.py`` (a name for every dimension) ->
 ``parameters.py`` (the weight blocks).  ``compiled_model.py`` holds and runs
 the result (compiling again when a graph needs a wider distance range),
 ``compiling.py`` is the public verb, ``storage.py`` saves and loads,
-``config.py`` holds the constants.  Names are imported on
+``config.py`` holds the constants, and ``minimal.py`` searches for the
+smallest exact network a compilation contains.  Names are imported on
 first use (``nar-gap compile --help`` reads only the constants).
 """
 

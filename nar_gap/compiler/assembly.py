@@ -61,19 +61,19 @@ def _refuse(program: GraphProgram, problems: list[Problem]) -> None:
 def _lower(program: GraphProgram, config: CompilerConfig):
     """Selection -> pre-attention channels, their scales, and the bias.
 
-    The bias is the paper's ``(beta, mu)`` when its variant is asked for, else
-    None.
+    The bias is the paper's ``N_B x N_B`` pre-attention bias when its variant
+    is asked for, else None.
     """
     if config.pre_att_bias_nodes is None:
         channels, scales = lower_selection(program.selection, config)
         return channels, scales, None
     try:
-        channels, scales, beta, mu = bias_variant_channels(
+        channels, scales, bias = bias_variant_channels(
             program.selection, config, config.pre_att_bias_nodes
         )
     except ValueError as error:
         raise CompileError(program.name, [Problem("selection", str(error))]) from None
-    return channels, scales, (beta, mu)
+    return channels, scales, bias
 
 
 def _network_config(

@@ -74,9 +74,9 @@ class CompilerConfig:
         compiled model's own calls (trained models are untouched), with the
         graph's inputs and dm-clrs's reference kept in float64.
       pre_att_bias_nodes: None (default) compiles size-free models.  An
-        integer compiles the paper's variant: self-preference and the
-        lowest-id preference live in the learned N x N pre-attention bias,
-        which then fixes the largest graph (BFS only).
+        integer compiles the paper's variant (BFS and Bellman-Ford): the
+        self and lowest-id preferences live in the learned N x N
+        pre-attention bias, which then fixes the largest graph.
     """
 
     margin: float = 24.0

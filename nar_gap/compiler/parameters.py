@@ -173,7 +173,7 @@ def assign_parameters(
     layout: Layout,
     network_config: NetworkConfig,
     config: CompilerConfig,
-    bias: tuple[float, float] | None = None,
+    bias: np.ndarray | None = None,
 ) -> Params:
     """Compiled parameters in the tree of ``Network(network_config)``.
 
@@ -182,8 +182,9 @@ def assign_parameters(
       layout: where each variable, input and channel lives.
       network_config: the architecture the parameters are for.
       config: the compiler's constants.
-      bias: ``(beta, mu)`` of the paper's pre-attention bias variant
-        (``B = beta I + mu (1 - j / N_B)``), or None.
+      bias: the paper's ``N_B x N_B`` pre-attention bias ``B`` of its
+        variant (:func:`~nar_gap.compiler.selection.bias_variant_channels`),
+        or None.
 
     Returns:
       The parameter tree in ``config.dtype`` (:func:`as_compiled_dtype`).
@@ -199,11 +200,7 @@ def assign_parameters(
     _fill_updates(proc, program, layout)
     _fill_attention(proc, layout)
     if bias is not None:
-        beta, mu = bias
-        size = proc["pre_att_bias"].shape[0]
-        proc["pre_att_bias"][:] = beta * np.eye(size) + mu * (
-            1.0 - np.arange(size)[None, :] / size
-        )
+        proc["pre_att_bias"][:] = bias
     _fill_decoders(net, program, layout, config)
     return as_compiled_dtype(tree, config.dtype)
 

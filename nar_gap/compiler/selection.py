@@ -35,6 +35,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+import numpy as np
+
 from nar_gap.compiler.config import CompilerConfig
 from nar_gap.programs.dsl import (
     Criterion,
@@ -229,26 +231,48 @@ def lower_selection(
 
 def bias_variant_channels(
     selection: Selection, config: CompilerConfig, nodes: int
-) -> tuple[tuple[Channel, ...], tuple[CriterionScale, ...], float, float]:
-    """The paper's variant of BFS's selection: ``(channels, scales, beta, mu)``.
+) -> tuple[tuple[Channel, ...], tuple[CriterionScale, ...], np.ndarray]:
+    """The paper's variant of a selection: ``(channels, scales, B)``.
+
+    The criteria that only the receiver-sender *pair* decides (prefer or
+    avoid oneself, prefer lower ids) move into the learned ``N_B x N_B``
+    pre-attention bias ``B`` (``N_B = nodes``), which GATv2 adds to every
+    pre-attention channel.  That frees the pre-attention channels the
+    size-free model spends on them, and ties the model to graphs of up to
+    ``N_B`` nodes.  Two selections have a variant, as in the paper's
+    Appendix C: BFS's (:func:`_bfs_bias_variant`) and Bellman-Ford's
+    (:func:`_bellman_ford_bias_variant`).
+
+    Raises:
+      ValueError: for any other selection.
+    """
+    kinds = [type(c) for c in selection.criteria]
+    if kinds == [Eligible, LowestId, Prefer] and selection.criteria[2] == Prefer(
+        inp("pos")
+    ):
+        return _bfs_bias_variant(selection, config, nodes)
+    if kinds == [Linked, Eligible, Minimise, Prefer, LowestId]:
+        return _bellman_ford_bias_variant(selection, config, nodes)
+    raise ValueError(
+        "the pre-attention-bias variant is defined for BFS's selection "
+        "(Eligible, LowestId, Prefer(pos)) and Bellman-Ford's (Linked, "
+        "Eligible, Minimise, Prefer, LowestId) only"
+    )
+
+
+def _bfs_bias_variant(
+    selection: Selection, config: CompilerConfig, nodes: int
+) -> tuple[tuple[Channel, ...], tuple[CriterionScale, ...], np.ndarray]:
+    """BFS: ``B = beta I + mu (1 - j / N_B)``; one channel, head +1.
 
     Only ``Eligible`` stays a channel; self-preference ``beta I`` and the
-    lowest-id preference ``mu (1 - j / N_B)`` move into the N_B x N_B bias
-    ``B``, which is added to every pre-attention channel (all >= 0 here, so it
-    adds ``B_ij`` to the logit through the eligible channel's head +1 and
-    nothing through the zero-head ones).  Logit = ``E f_j + beta [i = j] +
-    mu (1 - j / N_B)``: a reached receiver keeps itself (beta > mu + G); an
+    lowest-id preference ``mu (1 - j / N_B)`` move into ``B``, which reaches
+    the logit through the eligible channel's head +1 (the channel is >= 0)
+    and nothing through the zero-head ones.  Logit = ``E f_j + beta [i = j]
+    + mu (1 - j / N_B)``: a reached receiver keeps itself (beta > mu + G); an
     unreached one takes the lowest-id reached neighbour (E > beta + mu + G),
     else itself.
     """
-    kinds = [type(c) for c in selection.criteria]
-    if kinds != [Eligible, LowestId, Prefer] or selection.criteria[2] != Prefer(
-        inp("pos")
-    ):
-        raise ValueError(
-            "the pre-attention-bias variant is defined for BFS's selection "
-            "(Eligible, LowestId, Prefer(pos)) only"
-        )
     g = config.margin
     mu = g * nodes
     beta = mu + 2.0 * g
@@ -261,4 +285,80 @@ def bias_variant_channels(
         CriterionScale("B: lowest id", mu, mu, f"mu / {nodes} >= margin"),
         CriterionScale("B: self", beta, beta, "beta >= mu + 2 margin"),
     )
-    return channels, scales, beta, mu
+    ids = np.arange(nodes)
+    bias = beta * np.eye(nodes) + mu * (1.0 - ids[None, :] / nodes)
+    return channels, scales, bias
+
+
+def _bellman_ford_bias_variant(
+    selection: Selection, config: CompilerConfig, nodes: int
+) -> tuple[tuple[Channel, ...], tuple[CriterionScale, ...], np.ndarray]:
+    """Bellman-Ford: one *cost* channel, head -1; ``B = b I + mu j / N_B``.
+
+    The channel is ``P_ij = L (1 - adj_ij) + K (1 - f_j) + lambda (v_j +
+    A_ij) + G + B_ij``, every term >= 0, so LeakyReLU is the identity on it
+    and the logit is ``-P_ij``.  The size-free program's criteria, in their
+    order, become its terms: senders joined in the input graph first (``L``),
+    then reached ones (``K``), then the smallest ``v_j + A_ij`` (``lambda``);
+    exact score ties go to the lowest id (``mu / N_B`` per id), and the
+    receiver's own pair pays ``b`` (the paper's Figure 6: "large negative
+    values on the diagonal"), so a reached receiver takes its best neighbour
+    rather than itself, whose loop-less score ``d_i + 0`` ties with its
+    parent's.  The constant ``G`` keeps the channel positive when ``f`` is a
+    hair above 1.
+
+    So the program's ``Prefer(pi)`` and ``LowestId`` move into ``B``.  The
+    price of a static bias is one exact-tie case: a reached receiver whose
+    best score equals its distance on two senders keeps its predecessor in
+    dm-clrs and takes the lower id here.  That choice has score gap 0, below
+    the model's resolution, so :mod:`~nar_gap.compiler.ties` reports it as a
+    near-tie, never as an error.  Where nothing reached is selected the
+    program's updates read 0 whatever is selected (they are gated by the
+    selected sender's flag).
+
+    Constants: ``mu = tie_margin tie_nodes`` (as the size-free program's tie
+    criteria: every exact tie is broken on graphs of up to ``tie_nodes`` nodes,
+    and ties between ids at least ``N_B / tie_nodes`` apart on larger ones; ``mu
+    = tie_margin N_B`` cost the distance resolution a factor ``N_B / tie_nodes``
+    and, at ``N_B = 256``, split near-ties into wrong pointers on sampled
+    graphs), ``b = mu + margin`` (a lower-id rival's ``mu`` cannot save the
+    receiver's own pair), ``lambda = config.score_scale``, ``K = lambda
+    (max_distance + max_weight) + b + mu + margin`` (every reached sender beats
+    every unreached one) and ``L = 2 K`` (every joined sender beats every
+    other). Two reached senders are decided by their score when it differs by at
+    least ``(margin + mu) / lambda``: the distance resolution.
+    """
+    linked, eligible, minimise, _, _ = selection.criteria
+    assert isinstance(linked, Linked)
+    assert isinstance(eligible, Eligible) and isinstance(minimise, Minimise)
+    g = config.margin
+    mu = config.tie_margin * config.tie_nodes
+    b = mu + g
+    lam = config.score_scale
+    reach = lam * (config.max_distance + config.max_weight)
+    gate = reach + b + mu + g
+    joined = 2.0 * gate
+    sender = lam * minimise.value + gate - gate * eligible.flag + g
+    along = joined - joined * edge(linked.edge)
+    if minimise.edge:
+        along = along + lam * edge(minimise.edge)
+    channels = (Channel("cost", -1.0, sender=sender, edge=along),)
+    scales = (
+        CriterionScale("Linked", joined, joined, "L >= K + lambda (d + A) + b + mu"),
+        CriterionScale("Eligible", gate, gate, "K >= lambda (d + A) + b + mu + margin"),
+        CriterionScale(
+            "Minimise",
+            lam,
+            reach,
+            f"scores closer than {(g + mu) / lam:.2g} are decided by the id "
+            "(distance resolution)",
+            (g + mu) / lam,
+        ),
+        CriterionScale(
+            "B: lowest id", mu, mu, f"mu / {config.tie_nodes} >= tie margin"
+        ),
+        CriterionScale("B: self", b, b, "b >= mu + margin"),
+    )
+    sender_ids = np.broadcast_to(np.arange(nodes)[None, :] / nodes, (nodes, nodes))
+    bias = b * np.eye(nodes) + mu * sender_ids
+    return channels, scales, bias

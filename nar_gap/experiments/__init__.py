@@ -7,7 +7,7 @@ writes its tables and figures:
 notebook            function                                  module
 ==================  ========================================  =======================
 01_compile          ``compiled_figures``, ``exactness_table``, ``compilation.py``
-                    ``locality_table``
+                    ``minimal_table``, ``locality_table``
 02_baselines        ``run_baselines``                         ``baselines.py``
 03_faithfulness     ``run_faithfulness``                      ``faithfulness_study.py``
 04_ablations        ``run_ablations``                         ``ablations.py``
@@ -36,6 +36,7 @@ from nar_gap.experiments.compilation import (
     exactness_table,
     example_graph,
     locality_table,
+    minimal_table,
 )
 from nar_gap.experiments.faithfulness_study import run_faithfulness
 from nar_gap.experiments.landscapes import run_landscapes
@@ -50,6 +51,7 @@ __all__ = [
     "figure_stem",
     "landscape_stem",
     "locality_table",
+    "minimal_table",
     "run_ablations",
     "run_closing_gap",
     "run_baselines",

@@ -8,14 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.benchmark.specs import has_source
-from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile
+from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile, minimal
 from nar_gap.experiments import plots
 from nar_gap.experiments.profiles import Profile
 from nar_gap.experiments.runs import metadata
-from nar_gap.model.model import parameter_count
+from nar_gap.model.model import COMPONENTS, parameter_counts
 from nar_gap.programs.locality import find_witness, graphs
 from nar_gap.programs.registry import PROGRAMS
 from nar_gap.system import files
@@ -39,38 +40,75 @@ def example_graph(num_nodes: int = 6) -> np.ndarray:
     return weights
 
 
+# The paper's variant (App. C: the N x N pre-attention bias) exists for these
+# programs' selections; it is compiled for each graph size.
+PAPER_VARIANT_ALGORITHMS = ("bfs", "bellman_ford")
+# The bias size of the paper-variant figures (the paper's training size).
+FIGURE_BIAS_NODES = 16
+
+
 def compiled_figures(
     algorithms: Sequence[str], figures_dir: str | os.PathLike
 ) -> list[Path]:
-    """The compiled models' weights (minimal size) and the example's attention.
+    """The compiled models' weights (smallest width) and the example's attention.
 
-    Numbered as the paper: Fig. 6 is compiled Bellman-Ford's processor,
-    Fig. 7 its encoders and decoders; BFS's figures are unnumbered
-    (``fig_compiled_bfs_weights``, ``fig_compiled_bfs_encoders_decoders``).
+    Numbered as the paper: Fig. 6 is Bellman-Ford's processor and Fig. 7
+    its encoders and decoders, in the paper's variant (hidden 4, the N x N
+    bias, App. C.1).  The size-free models, BFS's paper variant and every
+    attention figure are unnumbered (``fig_compiled_<a>_*``,
+    ``fig_compiled_<a>_paper_*``).
     """
     written = []
     for algorithm in algorithms:
-        model = compile(algorithm, hidden_size=None)
-        paper = algorithm == "bellman_ford"
-        processor = "fig6_bellman_ford_weights" if paper else None
-        ends = "fig7_bellman_ford_encoders_decoders" if paper else None
+        size_free = compile(algorithm, hidden_size=None)
         figures = {
-            processor
-            or f"fig_compiled_{algorithm}_weights": plots.plot_compiled_weights(model),
-            ends or f"fig_compiled_{algorithm}_encoders_decoders": (
-                plots.plot_compiled_encoders_decoders(model)
+            f"fig_compiled_{algorithm}_weights": plots.plot_compiled_weights(size_free),
+            f"fig_compiled_{algorithm}_encoders_decoders": (
+                plots.plot_compiled_encoders_decoders(size_free)
             ),
             f"fig_compiled_{algorithm}_attention": plots.plot_attention_steps(
-                model.run(
+                size_free.run(
                     example_graph(), source=0 if has_source(algorithm) else None
                 ).attention,
                 f"compiled {algorithm}: attention on the example graph",
             ),
         }
+        if algorithm in PAPER_VARIANT_ALGORITHMS:
+            paper = compile(
+                algorithm, hidden_size=None, pre_att_bias_nodes=FIGURE_BIAS_NODES
+            )
+            numbered = algorithm == "bellman_ford"
+            stem = f"fig_compiled_{algorithm}_paper"
+            figures["fig6_bellman_ford_weights" if numbered else f"{stem}_weights"] = (
+                plots.plot_compiled_weights(paper)
+            )
+            figures[
+                "fig7_bellman_ford_encoders_decoders"
+                if numbered
+                else f"{stem}_encoders_decoders"
+            ] = plots.plot_compiled_encoders_decoders(paper)
         for stem, fig in figures.items():
             written += files.save_figure(fig, Path(figures_dir) / stem)
             plots.close(fig)
     return written
+
+
+def exactness_variants(algorithm: str, num_nodes: int) -> list[tuple[str, dict]]:
+    """``(variant, compile keywords)`` of every network the table checks.
+
+    ``size_free``: the default programs at their smallest width and at the
+    benchmark's 128.  ``paper``: the App. C variant at its smallest width,
+    its bias built for ``num_nodes``.
+    """
+    variants = [
+        ("size_free", {"hidden_size": None}),
+        ("size_free", {"hidden_size": DEFAULT_HIDDEN_SIZE}),
+    ]
+    if algorithm in PAPER_VARIANT_ALGORITHMS:
+        variants.append(
+            ("paper", {"hidden_size": None, "pre_att_bias_nodes": num_nodes})
+        )
+    return variants
 
 
 def exactness_table(
@@ -80,27 +118,36 @@ def exactness_table(
     graphs: int = 4,
     edge_probabilities: Sequence[float] = (0.5, 0.1),
 ) -> list[dict[str, Any]]:
-    """Compiled models (minimal and default size) against dm-clrs on sampled graphs.
+    """Compiled models (each variant and size) against dm-clrs on sampled graphs.
 
-    DFS's program is compiled for each size (its ``v`` needs ``N``), on the
-    profile's sizes up to :data:`DFS_EXACTNESS_MAX_NODES`.
+    Each row counts the network's parameters by component
+    (:func:`~nar_gap.model.model.parameter_counts`).  DFS's program is
+    compiled for each size (its ``v`` needs ``N``), on the profile's sizes
+    up to :data:`DFS_EXACTNESS_MAX_NODES`.
     """
     rows = []
     for algorithm in algorithms:
         sizes = profile.exactness_sizes
         if algorithm == "dfs":
             sizes = tuple(sorted({min(n, DFS_EXACTNESS_MAX_NODES) for n in sizes}))
-        for hidden in (None, DEFAULT_HIDDEN_SIZE):
-            for n in sizes:
-                model = compile(algorithm, hidden_size=hidden, num_nodes=n)
+        for n in sizes:
+            for variant, options in exactness_variants(algorithm, n):
+                model = compile(algorithm, num_nodes=n, **options)
+                counts = parameter_counts(model.params)
                 for p in edge_probabilities:
                     batch = sample_batch(algorithm, n, graphs, seed=n, p=(p,))
                     mismatches = model.check(batch)
                     rows.append(
                         {
                             "algorithm": algorithm,
+                            "variant": variant,
                             "hidden_size": model.layout.hidden_size,
-                            "parameters": parameter_count(model.params),
+                            "parameters": counts["total"],
+                            **{
+                                f"parameters_{part}": counts[part]
+                                for part in COMPONENTS
+                            },
+                            "nonzero_parameters": counts["nonzero"],
                             "num_nodes": n,
                             "edge_probability": p,
                             "graphs": graphs,
@@ -111,6 +158,110 @@ def exactness_table(
                     )
     files.write_table(
         Path(results_dir) / "compiled_exactness.csv", rows, metadata(profile)
+    )
+    return rows
+
+
+# The minimality search's graphs: every removal is checked on CHECK_GRAPHS
+# graphs per edge probability at MINIMAL_CHECK_NODES (the paper variant's
+# bias size); the counterexample pool and the held-out graphs are as many
+# again, from other seeds, at each size a variant runs (the paper variant
+# its bias size only; DFS's pruned weights are for their own size).
+MINIMAL_CHECK_NODES = 16
+MINIMAL_CHECK_GRAPHS = 8
+MINIMAL_EDGE_PROBABILITIES = (0.1, 0.5)
+MINIMAL_OTHER_NODES = (16, 64)
+COUNTEREXAMPLE_SEED, HELD_OUT_SEED = 500, 1000
+# Seeds of the counterexample pool per size: each gives a batch per edge
+# probability.  One was too few: BFS's paper variant, its 256 bias entries
+# pruned against the graphs it had seen, failed the held-out graphs.
+COUNTEREXAMPLE_SEEDS = 4
+
+
+def _minimal_batches(algorithm: str, n: int, seed: int) -> list:
+    return [
+        sample_batch(algorithm, n, MINIMAL_CHECK_GRAPHS, seed=seed, p=(p,))
+        for p in MINIMAL_EDGE_PROBABILITIES
+    ]
+
+
+def _other_sizes(variant: str, model) -> tuple[int, ...]:
+    if variant == "paper" or model.program.num_nodes is not None:
+        return (MINIMAL_CHECK_NODES,)
+    return MINIMAL_OTHER_NODES
+
+
+def minimal_table(
+    profile: Profile,
+    algorithms: Sequence[str],
+    results_dir: str | os.PathLike,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """``results/compiled_minimal.csv``: each program's smallest exact network.
+
+    For every program and variant (the smallest compiled width: size-free,
+    and the paper's for BFS and Bellman-Ford, its bias at
+    :data:`MINIMAL_CHECK_NODES`),
+    :func:`nar_gap.compiler.minimal.search` removes dimensions, then
+    weights, re-checking exactness on the check graphs after each, and starts
+    again with any batch of a counterexample pool the result fails; the
+    result is then checked on held-out graphs (other seeds; larger sizes
+    where the variant runs them).  Sampled CLRS weights are continuous, so
+    no two paths tie exactly: a criterion that only breaks exact score ties
+    (Bellman-Ford's lowest id) is never exercised and the search removes it;
+    the compiled networks keep it for graphs that do tie.  The same graphs
+    on every profile (it is a property of the compiler); the profile names
+    the programs it searches (``minimal_search_algorithms``).
+    """
+    rows = []
+    jobs = [
+        (a, variant, options)
+        for a in algorithms
+        if a in profile.minimal_search_algorithms
+        for variant, options in exactness_variants(a, MINIMAL_CHECK_NODES)
+        if options["hidden_size"] is None
+    ]
+    for algorithm, variant, options in tqdm(
+        jobs, desc="minimality search", disable=not progress
+    ):
+        n = MINIMAL_CHECK_NODES
+        model = compile(algorithm, num_nodes=n, **options)
+        sizes = _other_sizes(variant, model)
+        pool = [
+            b
+            for size in sizes
+            for k in range(COUNTEREXAMPLE_SEEDS)
+            for b in _minimal_batches(
+                algorithm, size, COUNTEREXAMPLE_SEED + 10 * size + k
+            )
+        ]
+        check = _minimal_batches(algorithm, n, seed=n)
+        found = minimal.search(model, check, counterexamples=pool)
+        held_out = {
+            size: minimal.is_exact(
+                found.model,
+                found.model.params,
+                _minimal_batches(algorithm, size, HELD_OUT_SEED + size),
+            )
+            for size in sizes
+        }
+        rows.append(
+            {
+                "algorithm": algorithm,
+                "variant": variant,
+                **minimal.summary(found, model),
+                "check_nodes": n,
+                "check_graphs": sum(int(b.node_mask.shape[0]) for b in check),
+                "counterexample_nodes": " ".join(map(str, sizes)),
+                "held_out_nodes": " ".join(map(str, sizes)),
+                "held_out_exact": all(held_out.values()),
+                "held_out_inexact_at": " ".join(
+                    str(s) for s, ok in held_out.items() if not ok
+                ),
+            }
+        )
+    files.write_table(
+        Path(results_dir) / "compiled_minimal.csv", rows, metadata(profile)
     )
     return rows
 

@@ -81,6 +81,16 @@ def _blocks(model) -> list[tuple[str, np.ndarray, tuple[str, ...], tuple[str, ..
         blocks.append((title, matrix, row_names, labels[cols]))
     head = arr(proc["head_0"]["kernel"]).T
     blocks.append(("head a", head, ("a",), labels["pre_attention"]))
+    if "pre_att_bias" in proc:  # the paper's variant: receivers i, senders j
+        bias = arr(proc["pre_att_bias"])
+        blocks.append(
+            (
+                "pre-attention bias B",
+                bias,
+                tuple(f"i={k}" for k in range(bias.shape[0])),
+                tuple(f"j={k}" for k in range(bias.shape[1])),
+            )
+        )
     return blocks
 
 
@@ -146,7 +156,7 @@ def plot_compiled_weights(model, blocks: Sequence[str] | None = None) -> Figure:
     Args:
       model: a :class:`nar_gap.compiler.CompiledModel`.
       blocks: titles to draw (default: all of values, skip, senders,
-        receivers, edges, head).
+        receivers, edges, head, and the paper variant's pre-attention bias).
     """
     chosen = []
     for title, matrix, rows, cols in _blocks(model):

@@ -108,6 +108,9 @@ class Profile:
         paper's modified network (edge information) at the same sizes, for
         notebook 03 to measure against a compiled network that uses edge
         information (Bellman-Ford's) like for like.
+      minimal_search_algorithms: the programs notebook 01's minimality
+        search runs on (``compiled_minimal.csv``); ``smoke`` keeps BFS alone
+        (CI's budget: DFS's search alone takes minutes).
       ablation_algorithms: the algorithms of the tables that repeat one
         ablation per algorithm (Tables 14 and 15, D.1).  ``smoke`` keeps BFS
         alone: the other rows are the same code with another algorithm name,
@@ -147,6 +150,7 @@ class Profile:
     supervision_weight: float = 1.0
     generalisation_sizes: tuple[int, ...] = (4, 8)
     edge_info_baselines: tuple[str, ...] = ("bellman_ford",)
+    minimal_search_algorithms: tuple[str, ...] = ("bfs", "bellman_ford", "dfs")
 
     def baseline_sizes(self, algorithm: str) -> Sizes:
         """``algorithm``'s baseline sizes (Table 10, the faithfulness study)."""
@@ -205,6 +209,7 @@ SMOKE = Profile(  # one graph size and one padded trace length: few compiles
     stability_points=2,
     stability_early=1,
     ablation_algorithms=("bfs",),
+    minimal_search_algorithms=("bfs",),
     stability_controls=(),
     landscape_points=3,
     faithfulness_graphs=8,

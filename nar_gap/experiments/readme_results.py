@@ -78,6 +78,84 @@ def _section(title: str, body: str) -> str:
     return f"**{title}**\n\n{body}\n"
 
 
+def _compiled(results: Path) -> str:
+    """Each compiled network once: width, parameters by part, exactness.
+
+    One row per algorithm, variant and width of ``compiled_exactness.csv``
+    (the paper variant at its smallest bias size), its checks summed over
+    graph sizes; then ``compiled_minimal.csv`` where notebook 01 wrote it.
+    """
+    rows = files.read_table(results / "compiled_exactness.csv")
+    if not rows or "variant" not in rows[0]:
+        raise FileNotFoundError(0, "no variant column", "compiled_exactness.csv")
+    networks: dict[tuple[str, str, str], list[dict[str, str]]] = {}
+    for row in rows:
+        key = (row["algorithm"], row["variant"], row["hidden_size"])
+        networks.setdefault(key, []).append(row)
+    body = []
+    for (algorithm, variant, hidden), group in networks.items():
+        first = min(group, key=lambda r: int(r["num_nodes"]))
+        exact = sum(r["exact"] == "True" for r in group)
+        sizes = sorted({int(r["num_nodes"]) for r in group})
+        body.append(
+            (
+                algorithm,
+                variant,
+                hidden,
+                first["parameters"],
+                first["parameters_encoders"],
+                first["parameters_processor"],
+                f"{first['parameters_bias']} (N = {first['num_nodes']})"
+                if variant == "paper"
+                else first["parameters_bias"],
+                first["parameters_decoders"],
+                first["nonzero_parameters"],
+                f"{exact} of {len(group)} (N = {', '.join(map(str, sizes))})",
+            )
+        )
+    table = markdown_table(
+        (
+            "algorithm",
+            "variant",
+            "hidden",
+            "parameters",
+            "encoders",
+            "processor",
+            "bias",
+            "decoders",
+            "non-zero",
+            "exact checks",
+        ),
+        body,
+    )
+    path = results / "compiled_minimal.csv"
+    if not path.exists():
+        return table
+    minimal = markdown_table(
+        (
+            "algorithm",
+            "variant",
+            "hidden: compiled → searched",
+            "non-zero: compiled → searched",
+            "dimensions removed",
+            "held out",
+        ),
+        [
+            (
+                r["algorithm"],
+                r["variant"],
+                f"{r['hidden_size']} → {r['minimal_hidden_size']}",
+                f"{r['nonzero_parameters']} → {r['minimal_nonzero_parameters']}",
+                r["removed_dimensions"] or "none",
+                ("exact" if r["held_out_exact"] == "True" else "not exact")
+                + f" (N = {r['held_out_nodes']})",
+            )
+            for r in files.read_table(path)
+        ],
+    )
+    return f"{table}\n\nThe minimality search (`compiled_minimal.csv`):\n\n{minimal}"
+
+
 def _baselines(results: Path) -> str:
     rows = files.read_table(results / "table10_baselines.csv")
     return markdown_table(
@@ -460,6 +538,7 @@ def render(results_dir: str | os.PathLike) -> str:
     sections = [
         f"Rendered from `results/` (profile `{profile}`) by "
         "`python -m nar_gap.experiments.readme_results`.\n",
+        _section("Compiled networks (notebook 01)", _or_missing(_compiled, results)),
         _section("Baselines (notebook 02)", _or_missing(_baselines, results)),
         _section("Faithfulness (notebook 03)", _or_missing(_faithfulness, results)),
     ]

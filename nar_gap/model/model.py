@@ -34,6 +34,42 @@ def parameter_count(params: Any) -> int:
     )
 
 
+COMPONENTS = ("encoders", "processor", "bias", "decoders")
+
+
+def component_of(path: tuple[str, ...]) -> str:
+    """Which part of the network a parameter's path names.
+
+    ``bias`` is the paper's N x N pre-attention bias alone (the processor's
+    ``pre_att_bias``), counted apart because it grows with the graph size
+    the model is built for while every other part grows with the width.
+    """
+    names = [n for n in path if n != "net"]
+    if names and names[0].startswith("encoder_"):
+        return "encoders"
+    if names and names[0].startswith("decoder_"):
+        return "decoders"
+    if "pre_att_bias" in names:
+        return "bias"
+    return "processor"
+
+
+def parameter_counts(params: Any) -> dict[str, int]:
+    """:func:`parameter_count` by component (:data:`COMPONENTS`), and non-zero.
+
+    Returns ``{"encoders": ..., "processor": ..., "bias": ..., "decoders":
+    ..., "total": ..., "nonzero": ...}``: the paper's "500 parameters" names
+    no component, so a comparison with it needs each.
+    """
+    counts = dict.fromkeys(COMPONENTS, 0)
+    nonzero = 0
+    for path, leaf in jax.tree_util.tree_flatten_with_path(params)[0]:
+        keys = tuple(str(getattr(k, "key", k)) for k in path)
+        counts[component_of(keys)] += int(np.size(leaf))
+        nonzero += int(np.count_nonzero(np.asarray(leaf)))
+    return {**counts, "total": sum(counts.values()), "nonzero": nonzero}
+
+
 @dataclasses.dataclass(frozen=True)
 class Model:
     """``config`` and ``params``, with the jitted forward pass of the pair."""

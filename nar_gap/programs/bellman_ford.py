@@ -32,7 +32,11 @@ selected value can carry ``d_u + A_uv``):
   "prefer yourself" at step 0.  A non-source node takes the selected id
   (``pi_up = relu(pos_sel - pos)``, ``pi_down = relu(pos - pos_sel)``); the
   source's offsets are clamped to 0 whatever it selects (its own self loop
-  could otherwise win its selection).
+  could otherwise win its selection), and so are the offsets of a node that
+  selected nothing reached (``- K (1 - msk_sel)``, as for ``d``).  The
+  size-free model never needs that gate (such a node selects itself); the
+  paper's pre-attention-bias variant does, since its bias makes every node
+  avoid itself (:func:`nar_gap.compiler.selection.bias_variant_channels`).
 """
 
 from __future__ import annotations
@@ -104,12 +108,12 @@ def make_bellman_ford(max_weight: float = 1.0) -> GraphProgram:
             Update(
                 "pi_up",
                 own=-inp("pos") - ID_GATE * inp("s"),
-                selected=inp("pos"),
+                selected=inp("pos") + ID_GATE * msk - ID_GATE,
             ),
             Update(
                 "pi_down",
                 own=inp("pos") - ID_GATE * inp("s"),
-                selected=-inp("pos"),
+                selected=-inp("pos") + ID_GATE * msk - ID_GATE,
             ),
         ),
         decoders=(
