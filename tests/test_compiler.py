@@ -168,7 +168,7 @@ def test_no_parameter_depends_on_the_graph_size(algorithm, models):
 
 def test_minimal_sizes_are_as_documented(models):
     assert models[("bfs", None)].layout.hidden_size == 7
-    assert models[("bellman_ford", None)].layout.hidden_size == 10
+    assert models[("bellman_ford", None)].layout.hidden_size == 9
     assert compile("bfs", None, pre_att_bias_nodes=16).layout.hidden_size == 3
     assert compile("bellman_ford", None, pre_att_bias_nodes=16).layout.hidden_size == 4
 
@@ -285,7 +285,7 @@ def test_validation_reports_every_problem_at_once():
 
 
 def test_too_small_a_hidden_size_says_what_needs_the_room():
-    with pytest.raises(CompileError, match=r"needs hidden_size >= 10"):
+    with pytest.raises(CompileError, match=r"needs hidden_size >= 9"):
         compile("bellman_ford", hidden_size=4)
 
 

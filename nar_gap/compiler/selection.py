@@ -199,6 +199,22 @@ LOWERINGS: dict[type, Callable[..., tuple[list[Channel], CriterionScale]]] = {
 }
 
 
+def _without_cancelled_leak(channels: list[Channel]) -> list[Channel]:
+    """The last criterion's channels, a gated ``LowestId``'s leak channel dropped.
+
+    That channel cancels the LReLU leak ``0.01 u`` of senders whose gate is
+    closed, so that they all get one constant and a *later* criterion orders
+    them.  After the last criterion nothing orders them: with the leak left
+    in, they keep a small lower-id preference (``0.01 mu (1 - pos_j)`` minus a
+    constant, still below every sender the gate lets in), where cancelled
+    they tie exactly.  The selected sender is the same wherever the cancelled
+    network's was a single one.  Found by the minimality search (notebook 01)
+    on Bellman-Ford, whose ``LowestId(among=msk)`` is last: size-free hidden
+    10 -> 9.  BFS's ``LowestId`` comes before its ``Prefer`` and keeps it.
+    """
+    return [ch for ch in channels if ch.label != "lowest_id_leak"]
+
+
 def lower_selection(
     selection: Selection, config: CompilerConfig
 ) -> tuple[tuple[Channel, ...], tuple[CriterionScale, ...]]:
@@ -221,6 +237,8 @@ def lower_selection(
         if lower is None:
             raise TypeError(f"unknown criterion {c!r}")
         result = lower(c, needed, config)
+        if k == len(criteria) - 1:
+            result = (_without_cancelled_leak(result[0]), result[1])
         lowered.append(result)
         span_after += result[1].span
     lowered.reverse()
