@@ -71,3 +71,23 @@ def test_zeroing_a_dimension_computes_what_dropping_it_does():
                 rtol=1e-5,
                 atol=1e-3,
             )
+
+
+def test_unit_weight_graphs_need_the_tie_channel_that_sampled_graphs_never_use():
+    """Why the search's pool holds unit-weight graphs of every family.
+
+    Bellman-Ford's ``lowest_id`` channel breaks exact ties only.  Sampled
+    weights are continuous, so without it the network still matches dm-clrs
+    on sampled graphs; on the unit-weight graphs (exact ties) it does not,
+    while the compiled network does.
+    """
+    from nar_gap.experiments.compilation import tie_batches
+
+    model = compile("bellman_ford", hidden_size=None)
+    ties, left_out = tie_batches(model, 8, [500, 501])
+    assert left_out == 0 and minimal.is_exact(model, model.params, ties)
+    k = model.layout.pre_attention.index("lowest_id")
+    without = minimal.drop_dimensions(model, [k], ties[0])
+    sampled = _check("bellman_ford", n=16)
+    assert minimal.is_exact(without, without.params, sampled)
+    assert not minimal.is_exact(without, without.params, ties)

@@ -150,3 +150,21 @@ def make_graph(
     rng = np.random.default_rng([seed, n])
     adjacency = FAMILIES[family](n, rng)
     return with_weights(adjacency, rng, decimals) if weighted else adjacency
+
+
+def tie_graphs(n: int, seed: int) -> list[np.ndarray]:
+    """One unit-weight graph of every family on ``n`` nodes, ids shuffled.
+
+    Unit weights make equal-length paths tie *exactly* (sampled CLRS weights
+    are continuous and never do), so these are the graphs on which a
+    criterion that only breaks exact ties (Bellman-Ford's lowest id, BFS's
+    too) is exercised; shuffled ids keep the structure's own numbering
+    (0 - 1 - 2 ... along a path) from deciding every tie the same way.
+    """
+    rng = np.random.default_rng([seed, n, 7])
+    out = []
+    for family in FAMILIES:
+        adjacency = make_graph(family, n, seed, weighted=False)
+        order = rng.permutation(n)
+        out.append(adjacency[np.ix_(order, order)])
+    return out

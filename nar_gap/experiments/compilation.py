@@ -10,6 +10,9 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from nar_gap.benchmark.batch import concat_batches, pad_batch
+from nar_gap.benchmark.families import tie_graphs
+from nar_gap.benchmark.graphs import batch_from_graph
 from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.benchmark.specs import has_source
 from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile, minimal
@@ -176,6 +179,9 @@ COUNTEREXAMPLE_SEED, HELD_OUT_SEED = 500, 1000
 # probability.  One was too few: BFS's paper variant, its 256 bias entries
 # pruned against the graphs it had seen, failed the held-out graphs.
 COUNTEREXAMPLE_SEEDS = 4
+# Seeds of unit-weight graphs (every family, ids shuffled) in the pool: exact
+# ties, which sampled graphs never have.
+TIE_SEEDS = 4
 
 
 def _minimal_batches(algorithm: str, n: int, seed: int) -> list:
@@ -183,6 +189,54 @@ def _minimal_batches(algorithm: str, n: int, seed: int) -> list:
         sample_batch(algorithm, n, MINIMAL_CHECK_GRAPHS, seed=seed, p=(p,))
         for p in MINIMAL_EDGE_PROBABILITIES
     ]
+
+
+def tie_batches(model, n: int, seeds: Sequence[int]) -> tuple[list, int]:
+    """Unit-weight graphs of every family (exact ties) the compiled model runs.
+
+    One batch per seed, every family's graph in it, all padded to one trace
+    length (one compiled shape for the search's many re-checks).
+    Bellman-Ford's weights are halved until the longest possible distance
+    (n - 1 edges) fits the model's distance range (halving keeps every tie
+    exact).  Graphs the compiled network itself does not reproduce exactly
+    are left out and counted in the second value (exact ties on graphs larger
+    than ``tie_nodes`` may split: ``CompilerConfig``), since a removal cannot
+    be judged on them.
+    """
+    algorithm = model.program.algorithm
+    scale = 1.0
+    if algorithm == "bellman_ford":
+        while (n - 1) * scale > model.compiler_config.max_distance:
+            scale /= 2.0
+    graphs = {}
+    for seed in seeds:
+        graphs[seed] = []
+        for k, weights in enumerate(tie_graphs(n, seed)):
+            source = (seed + k) % n if has_source(algorithm) else None
+            graphs[seed].append(batch_from_graph(algorithm, weights * scale, source))
+    steps = max(b.num_steps for made in graphs.values() for b in made)
+    batches, left_out = [], 0
+    for made in graphs.values():
+        batch = concat_batches([pad_batch(b, num_steps=steps) for b in made])
+        failed = {m.sample for m in model.check(batch)}
+        if failed:
+            left_out += len(failed)
+            kept = [b for i, b in enumerate(made) if i not in failed]
+            batch = concat_batches([pad_batch(b, num_steps=steps) for b in kept])
+        batches.append(batch)
+    return batches, left_out
+
+
+def _tie_sizes(variant: str, model) -> tuple[int, ...]:
+    """Where exact ties are judged.
+
+    The check size, and ``tie_nodes``: the size up to which the size-free
+    compiler breaks every exact tie.
+    """
+    sizes = {MINIMAL_CHECK_NODES}
+    if variant != "paper" and model.program.num_nodes is None:
+        sizes.add(model.compiler_config.tie_nodes)
+    return tuple(sorted(sizes))
 
 
 def _other_sizes(variant: str, model) -> tuple[int, ...]:
@@ -207,11 +261,13 @@ def minimal_table(
     again with any batch of a counterexample pool the result fails; the
     result is then checked on held-out graphs (other seeds; larger sizes
     where the variant runs them).  Sampled CLRS weights are continuous, so
-    no two paths tie exactly: a criterion that only breaks exact score ties
-    (Bellman-Ford's lowest id) is never exercised and the search removes it;
-    the compiled networks keep it for graphs that do tie.  The same graphs
-    on every profile (it is a property of the compiler); the profile names
-    the programs it searches (``minimal_search_algorithms``).
+    no two sampled paths tie exactly, and a criterion that only breaks exact
+    ties (Bellman-Ford's lowest id) was removed when the pool held sampled
+    graphs alone, though a unit-weight grid of 8 nodes needs it.  So the pool
+    and the held-out set also hold unit-weight graphs of every family
+    (:func:`tie_batches`).  The same graphs on every profile (it is a
+    property of the compiler); the profile names the programs it searches
+    (``minimal_search_algorithms``).
     """
     rows = []
     jobs = [
@@ -235,8 +291,14 @@ def minimal_table(
                 algorithm, size, COUNTEREXAMPLE_SEED + 10 * size + k
             )
         ]
+        tie_sizes = _tie_sizes(variant, model)
+        ties, left_out = [], 0
+        for size in tie_sizes:
+            seeds = range(COUNTEREXAMPLE_SEED, COUNTEREXAMPLE_SEED + TIE_SEEDS)
+            made, lost = tie_batches(model, size, seeds)
+            ties, left_out = ties + made, left_out + lost
         check = _minimal_batches(algorithm, n, seed=n)
-        found = minimal.search(model, check, counterexamples=pool)
+        found = minimal.search(model, check, counterexamples=pool + ties)
         held_out = {
             size: minimal.is_exact(
                 found.model,
@@ -245,6 +307,11 @@ def minimal_table(
             )
             for size in sizes
         }
+        held_out_ties = [
+            b
+            for size in tie_sizes
+            for b in tie_batches(model, size, [HELD_OUT_SEED])[0]
+        ]
         rows.append(
             {
                 "algorithm": algorithm,
@@ -257,6 +324,15 @@ def minimal_table(
                 "held_out_exact": all(held_out.values()),
                 "held_out_inexact_at": " ".join(
                     str(s) for s, ok in held_out.items() if not ok
+                ),
+                "tie_graph_nodes": " ".join(map(str, tie_sizes)),
+                "tie_graphs": sum(int(b.node_mask.shape[0]) for b in ties),
+                "tie_graphs_left_out": left_out,
+                "held_out_tie_graphs": sum(
+                    int(b.node_mask.shape[0]) for b in held_out_ties
+                ),
+                "held_out_ties_exact": minimal.is_exact(
+                    found.model, found.model.params, held_out_ties
                 ),
             }
         )

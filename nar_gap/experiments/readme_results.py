@@ -139,6 +139,7 @@ def _compiled(results: Path) -> str:
             "non-zero: compiled → searched",
             "dimensions removed",
             "held out",
+            "held-out unit-weight graphs (exact ties)",
         ),
         [
             (
@@ -149,11 +150,22 @@ def _compiled(results: Path) -> str:
                 r["removed_dimensions"] or "none",
                 ("exact" if r["held_out_exact"] == "True" else "not exact")
                 + f" (N = {r['held_out_nodes']})",
+                _held_out_ties(r),
             )
             for r in files.read_table(path)
         ],
     )
     return f"{table}\n\nThe minimality search (`compiled_minimal.csv`):\n\n{minimal}"
+
+
+def _held_out_ties(row: dict[str, str]) -> str:
+    """``exact (16 graphs, N = 8 16)``; a file from before the tie graphs: "-"."""
+    if "held_out_ties_exact" not in row:
+        return "-"
+    verdict = "exact" if row["held_out_ties_exact"] == "True" else "not exact"
+    return (
+        f"{verdict} ({row['held_out_tie_graphs']} graphs, N = {row['tie_graph_nodes']})"
+    )
 
 
 def _baselines(results: Path) -> str:
