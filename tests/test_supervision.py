@@ -150,3 +150,51 @@ def test_a_network_with_a_state_probe_trains_the_state_term(bfs_batch):
         assert bool(finite[0])
         losses.append(float(loss[0]))
     assert losses[-1] < losses[0]
+
+
+def test_an_annealed_weight_reaches_zero_and_a_zero_scale_is_plain_training(
+    bfs_batch,
+):
+    """``supervision_until`` decays the weights linearly to 0; a step at
+    scale 0 is the plain step exactly, at scale 1 the constant-weight one."""
+    network = NetworkConfig("bfs", hidden_size=16)
+    config = TrainConfig(
+        network, seeds=(0,), batch_size=4, attention_weight=1.0, supervision_until=10
+    )
+    scales = [config.supervision_scale(s) for s in (0, 5, 10, 50)]
+    assert scales == [1.0, 0.5, 0.0, 0.0]
+    assert TrainConfig(network).supervision_scale(10_000) == 1.0
+    with pytest.raises(ValueError, match="supervision_until must be >= 0"):
+        TrainConfig(network, supervision_until=-1)
+
+    params = init_stacked(network, bfs_batch, config.seeds)
+    batch, keys = stack_seeds([bfs_batch]), jnp.stack([step_key(0, 0)])
+
+    def one_step(cfg, scales=None):
+        opt_state = jax.vmap(make_optimizer(cfg).init)(params)
+        copy = jax.tree.map(jnp.copy, params)
+        return make_train_step(cfg)(copy, opt_state, batch, keys, scales)[2]
+
+    plain = one_step(dataclasses.replace(config, attention_weight=0.0))
+    unscaled = one_step(config)
+    assert float(one_step(config, jnp.zeros(1))[0]) == float(plain[0])
+    assert float(one_step(config, jnp.ones(1))[0]) == float(unscaled[0])
+    assert float(unscaled[0]) > float(plain[0])
+
+
+def test_a_length_curriculum_adds_one_size_per_stage():
+    network = NetworkConfig("bfs", hidden_size=8)
+    config = TrainConfig(network, train_lengths=(4, 7, 11), curriculum_steps=30)
+    assert [config.lengths_at(s) for s in (0, 9, 10, 25, 30, 99)] == [
+        (4,),
+        (4,),
+        (4, 7),
+        (4, 7, 11),
+        (4, 7, 11),
+        (4, 7, 11),
+    ]
+    assert TrainConfig(network).lengths_at(0) == TrainConfig(network).train_lengths
+    plain = TrainConfig(network)
+    assert run_dir(plain, "runs") == run_dir(
+        dataclasses.replace(plain, curriculum_steps=0, supervision_until=0), "runs"
+    )

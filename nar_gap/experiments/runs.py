@@ -36,6 +36,8 @@ _LATER_FIELDS = {
     "state_weight": 0.0,
     "network.state_probe_size": 0,
     "selection": "first_best",
+    "supervision_until": 0,
+    "curriculum_steps": 0,
 }
 
 

@@ -47,6 +47,14 @@ class TrainConfig:
         state probe (``network.state_probe_size``, set by
         :func:`~nar_gap.training.supervision.with_state_probe`) trained to
         read the compiled model's variables off every step's hidden state.
+      supervision_until: the attention and state weights decay linearly
+        from their full value at step 0 to zero at this step, and stay zero
+        after it (:meth:`supervision_scale`), so the final parameters are
+        trained on the task alone; 0 (default) keeps them constant.
+      curriculum_steps: a length curriculum: before this step only the
+        smallest of ``train_lengths`` are cycled, one more size joining at
+        each of ``len(train_lengths)`` equal stages (:meth:`lengths_at`);
+        0 (default) cycles every size from the start, as CLRS does.
       eval_every: validation period in steps (0: only at the end).
       checkpoint_every: checkpoint period in steps (0: only at the end).
       val_num_nodes, test_num_nodes: sizes of the evaluation splits; at 16 and
@@ -109,6 +117,8 @@ class TrainConfig:
     l1_weight: float = 0.0
     attention_weight: float = 0.0
     state_weight: float = 0.0
+    supervision_until: int = 0
+    curriculum_steps: int = 0
     eval_every: int = 500
     checkpoint_every: int = 500
     val_num_nodes: int = 16
@@ -132,6 +142,8 @@ class TrainConfig:
             ("batch_size", self.batch_size, 1),
             ("eval_every", self.eval_every, 0),
             ("checkpoint_every", self.checkpoint_every, 0),
+            ("supervision_until", self.supervision_until, 0),
+            ("curriculum_steps", self.curriculum_steps, 0),
             ("val_num_nodes", self.val_num_nodes, 2),
             ("test_num_nodes", self.test_num_nodes, 2),
         ):
@@ -204,6 +216,29 @@ class TrainConfig:
                 )
         if problems:
             raise ValueError("invalid TrainConfig: " + "; ".join(problems))
+
+    def supervision_scale(self, step: int) -> float:
+        """The factor on the supervision weights at ``step`` (0-based).
+
+        1 throughout without ``supervision_until``; with it, ``1 - step /
+        until`` down to 0 at ``until`` and after.
+        """
+        if not self.supervision_until:
+            return 1.0
+        return max(0.0, 1.0 - step / self.supervision_until)
+
+    def lengths_at(self, step: int) -> tuple[int, ...]:
+        """The training sizes cycled at ``step``: the curriculum's stage.
+
+        Stage ``k`` of ``len(train_lengths)`` (equal spans of
+        ``curriculum_steps``) uses the ``k + 1`` smallest sizes; from
+        ``curriculum_steps`` on, all of them.
+        """
+        sizes = tuple(sorted(self.train_lengths))
+        if not self.curriculum_steps or step >= self.curriculum_steps:
+            return self.train_lengths
+        stage = step * len(sizes) // self.curriculum_steps
+        return sizes[: stage + 1]
 
     def usable_shape_buckets(self) -> tuple[tuple[int, int], ...]:
         """The shape buckets this network can run.

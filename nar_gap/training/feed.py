@@ -25,7 +25,7 @@ def seed_batches(config: TrainConfig, step: int) -> Batch:
             config.network.algorithm,
             seed,
             step,
-            lengths=config.train_lengths,
+            lengths=config.lengths_at(step),
             batch_size=config.batch_size,
             p=config.edge_probabilities,
             random_pos=config.random_pos,

@@ -167,11 +167,15 @@ def seed_states(state: GroupState) -> list[SeedState]:
 
 
 def train_step(
-    state: GroupState, step_fn: Callable, batch: Batch, keys: jax.Array
+    state: GroupState,
+    step_fn: Callable,
+    batch: Batch,
+    keys: jax.Array,
+    scales: jax.Array | None = None,
 ) -> tuple[GroupState, jax.Array, jax.Array]:
     """One optimiser step of every seed: ``(state, loss, finite)``."""
     params, opt_state, loss, finite = step_fn(
-        state.params, state.opt_state, batch, keys
+        state.params, state.opt_state, batch, keys, scales
     )
     skipped = state.skipped + (~finite).astype(jnp.int32)
     new = dataclasses.replace(
@@ -304,11 +308,13 @@ def train_group(
             if shapes is not None:
                 shapes[(batch.num_nodes, batch.num_steps)] += 1
             keys = jnp.stack([step_key(seed, step) for seed in config.seeds])
+            scales = jnp.full(len(config.seeds), config.supervision_scale(step))
             state, loss, finite = train_step(
                 state,
                 step_fn,
                 put_on_devices(batch, sharding),
                 put_on_devices(keys, sharding),
+                put_on_devices(scales, sharding),
             )
             if _due(config.eval_every, state.step, config.steps):
                 loss, finite = jax.device_get((loss, finite))

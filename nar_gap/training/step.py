@@ -58,12 +58,18 @@ def _rngs(key: jax.Array) -> dict[str, jax.Array]:
 
 
 def loss_fn(
-    config: TrainConfig, params: Any, batch: Batch, key: jax.Array
+    config: TrainConfig,
+    params: Any,
+    batch: Batch,
+    key: jax.Array,
+    supervision_scale: jax.Array | float = 1.0,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """The CLRS training loss of one seed, plus the optional terms.
 
     The L1 penalty, and attention and hidden-state supervision against the
-    compiled model (:mod:`~nar_gap.training.supervision`).
+    compiled model (:mod:`~nar_gap.training.supervision`), their weights
+    times ``supervision_scale`` (:meth:`TrainConfig.supervision_scale`: a
+    traced value, so an annealed weight compiles once).
     """
     out = Network(config.network).apply(
         {"params": params}, batch, repred=False, rngs=_rngs(key)
@@ -73,12 +79,12 @@ def loss_fn(
         target = compiled_attention(config.network.algorithm, batch)
         kl = attention_kl(out.attention, target, batch.lengths, batch.node_mask)
         terms = {**terms, "attention": kl}
-        loss = loss + config.attention_weight * kl
+        loss = loss + supervision_scale * config.attention_weight * kl
     if config.state_weight > 0:
         target = compiled_state(config.network.algorithm, batch)
         mse = state_mse(out.probed, target, batch.lengths, batch.node_mask)
         terms = {**terms, "state": mse}
-        loss = loss + config.state_weight * mse
+        loss = loss + supervision_scale * config.state_weight * mse
     if config.l1_weight > 0:
         l1 = sum(jnp.sum(jnp.abs(p)) for p in jax.tree_util.tree_leaves(params))
         terms = {**terms, "l1": l1}
@@ -87,9 +93,11 @@ def loss_fn(
 
 
 def make_train_step(config: TrainConfig) -> Callable:
-    """``(params, opt_state, batch, keys) -> (params, opt_state, loss, finite)``.
+    """``(params, opt_state, batch, keys[, scales]) -> (params, ..., loss, finite)``.
 
-    Every argument and result has a leading seed axis.  One jitted function
+    The result is ``(params, opt_state, loss, finite)``.  Every argument and
+    result has a leading seed axis; ``scales`` (``[S]``, default ones) are
+    the seeds' supervision factors at this step.  One jitted function
     per network, optimiser setting and seed strategy (not per seed list), so
     runs and tests that share them share compiled executables.
     """
@@ -110,9 +118,9 @@ def make_train_step(config: TrainConfig) -> Callable:
 def _train_step(config: TrainConfig) -> Callable:
     optimizer = make_optimizer(config)
 
-    def single(params, opt_state, batch, key):
+    def single(params, opt_state, batch, key, scale):
         (loss, _), grads = jax.value_and_grad(
-            lambda p: loss_fn(config, p, batch, key), has_aux=True
+            lambda p: loss_fn(config, p, batch, key, scale), has_aux=True
         )(params)
         finite = jnp.isfinite(loss) & jnp.all(
             jnp.stack(
@@ -130,8 +138,10 @@ def _train_step(config: TrainConfig) -> Callable:
     if config.seed_strategy == "map":
         over_seeds = functools.partial(_one_seed_at_a_time, single)
 
-    def train_step(params, opt_state, batch, keys):
-        return over_seeds(params, opt_state, batch, keys)
+    def train_step(params, opt_state, batch, keys, scales=None):
+        if scales is None:
+            scales = jnp.ones(keys.shape[:1], jnp.float32)
+        return over_seeds(params, opt_state, batch, keys, scales)
 
     return jax.jit(train_step, donate_argnums=(0, 1))
 

@@ -97,14 +97,23 @@ def state_mse(
 
 @functools.lru_cache(maxsize=4)
 def _compiled(algorithm: str):
+    """The compiled model's parameters and forward function, cached.
+
+    Built under ``ensure_compile_time_eval``: the first call usually comes
+    from inside the jitted train step, and arrays made there would be that
+    trace's tracers, kept by the cache past it (``UnexpectedTracerError`` at
+    the next step, seen when attention supervision ran before anything
+    else had asked for the compiled model).
+    """
     if algorithm not in SUPERVISED_ALGORITHMS:
         raise ValueError(
             f"supervision needs a compiled {algorithm!r}; compiled "
             f"programs exist for {', '.join(SUPERVISED_ALGORITHMS)}"
         )
-    model = compile(algorithm, hidden_size=None)
-    variables = model.layout.variables
-    dims = jnp.asarray([model.layout.hidden_index(v) for v in variables])
+    with jax.ensure_compile_time_eval():
+        model = compile(algorithm, hidden_size=None)
+        variables = model.layout.variables
+        dims = jnp.asarray([model.layout.hidden_index(v) for v in variables])
     return model.params, forward(model.config, True, "highest"), dims, variables
 
 
