@@ -207,10 +207,15 @@ def _without_cancelled_leak(channels: list[Channel]) -> list[Channel]:
     them.  After the last criterion nothing orders them: with the leak left
     in, they keep a small lower-id preference (``0.01 mu (1 - pos_j)`` minus a
     constant, still below every sender the gate lets in), where cancelled
-    they tie exactly.  The selected sender is the same wherever the cancelled
-    network's was a single one.  Found by the minimality search (notebook 01)
-    on Bellman-Ford, whose ``LowestId(among=msk)`` is last: size-free hidden
-    10 -> 9.  BFS's ``LowestId`` comes before its ``Prefer`` and keeps it.
+    they tie exactly.  The senders the gate lets in score ``mu (1 - pos_j)``
+    instead of ``0.99 mu (1 - pos_j)``, within the criterion's declared span,
+    so every margin the compiler guarantees still holds.  One graph of the
+    size sweep (``er_sparse``, 4 096 nodes, float64) relied on the 1 % it
+    took: there a pointer fed back into ``Prefer`` needs more than
+    ``tie_margin`` past ``resolution_nodes`` (README, "Where exactness
+    ends").  Found by the minimality search (notebook 01) on Bellman-Ford,
+    whose ``LowestId(among=msk)`` is last: size-free hidden 10 -> 9.  BFS's
+    ``LowestId`` comes before its ``Prefer`` and keeps it.
     """
     return [ch for ch in channels if ch.label != "lowest_id_leak"]
 
