@@ -14,6 +14,8 @@ notebook            function                                  module
 05_stability        ``run_stability``                         ``stability.py``
 06_loss_landscapes  ``run_landscapes``                        ``landscapes.py``
 07_closing_the_gap  ``run_closing_gap``                       ``closing_gap.py``
+(on its own)        ``python -m ...recipes``                   ``recipes.py``
+(on its own)        ``python -m ...size_sweep``                ``size_sweep.py``
 ==================  ========================================  =======================
 
 Each of 01-06 ends with ``paper.write_comparison``: the paper's findings

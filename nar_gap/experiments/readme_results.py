@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nar_gap.experiments import paper
+from nar_gap.experiments import paper, recipes
 from nar_gap.system import files
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
@@ -461,6 +461,51 @@ def _closing_gap(results: Path) -> str:
     return "\n\n".join(parts)
 
 
+def _recipes(results: Path) -> str:
+    """Every recipe tried on BFS, its cost, its measures with intervals."""
+    path = results / "closing_gap_recipes_bfs.csv"
+    rows = files.read_table(path)
+
+    def interval(r: dict[str, str], measure: str) -> str:
+        low, high = r[f"{measure}_low"], r[f"{measure}_high"]
+        return f"{_fmt(r[measure])} [{_fmt(low)}, {_fmt(high)}]"
+
+    table = markdown_table(
+        (
+            "recipe",
+            "attention, state weight",
+            "annealed by",
+            "steps",
+            "seed-steps",
+            "accuracy [95 % CI]",
+            "internal [95 % CI]",
+            "argmax agreement [95 % CI]",
+            "worst seed's internal",
+            "seeds at the bar",
+        ),
+        [
+            (
+                r["recipe"],
+                f"{float(r['attention_weight']):g}, {float(r['state_weight']):g}",
+                "–"
+                if float(r["anneal"]) == 0
+                else f"{float(r['anneal']):g} of the steps",
+                r["steps"],
+                r["seed_steps"],
+                interval(r, "accuracy"),
+                interval(r, "internal"),
+                interval(r, "argmax_agreement"),
+                _fmt(r["internal_worst"]),
+                f"{r['seeds_meeting_bar']} of {r['seeds']}",
+            )
+            for r in rows
+        ],
+    )
+    answer = files.read_json(path.with_name(path.name + ".json")).get("verdict", "")
+    outlasting = " ".join(recipes.annealed_against_constant(rows))
+    return f"{table}\n\n{answer} {outlasting}".rstrip()
+
+
 def _paper(results: Path) -> str:
     parts = []
     for notebook in COMPARED_NOTEBOOKS:
@@ -568,6 +613,10 @@ def render(results_dir: str | os.PathLike) -> str:
         ("Loss landscapes, D.11 (notebook 06)", _landscapes),
         ("The paper and ours (end of notebooks 01-06)", _paper),
         ("Closing the gap (notebook 07)", _closing_gap),
+        (
+            "Recipes that reach the bar, BFS (`python -m nar_gap.experiments.recipes`)",
+            _recipes,
+        ),
         (
             "Compiled models from 16 to 4096 nodes "
             "(`python -m nar_gap.experiments.size_sweep`)",

@@ -1,0 +1,134 @@
+"""The recipe study (issue 33): knobs, the bar per seed, the verdict, the files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nar_gap.experiments import profiles, recipes
+from nar_gap.experiments.recipes import Recipe
+
+
+def _seeds(*triples):
+    names = recipes.MEASURES
+    return {m: np.array([t[k] for t in triples]) for k, m in enumerate(names)}
+
+
+def test_each_knob_lands_in_the_training_configuration():
+    profile = profiles.get("cpu")
+    recipe = Recipe(
+        "all",
+        attention_weight=2.0,
+        state_weight=0.5,
+        anneal=0.5,
+        teacher_forcing=0.25,
+        curriculum=0.2,
+        steps_factor=2.0,
+    )
+    config = recipes.recipe_config(profile, "bfs", recipe, seeds=8)
+    baseline = profile.baseline_sizes("bfs")
+    assert config.steps == 2 * baseline.steps
+    assert config.seeds == tuple(range(8))
+    assert config.network.hidden_size == baseline.hidden_size
+    assert (config.attention_weight, config.state_weight) == (2.0, 0.5)
+    assert config.supervision_until == config.steps // 2
+    assert config.curriculum_steps == round(0.2 * config.steps)
+    assert config.network.hint_teacher_forcing == 0.25
+    assert config.network.state_probe_size > 0
+    assert config.selection == "final"
+    plain = recipes.recipe_config(profile, "bfs", Recipe("plain"), seeds=8)
+    assert plain.network.state_probe_size == 0
+    assert plain.supervision_until == plain.curriculum_steps == 0
+
+
+@pytest.mark.parametrize(
+    ("accuracy", "internal", "agreement", "meets"),
+    [
+        (0.99, 0.05, 0.99, True),  # the thresholds themselves pass
+        (0.989, 0.01, 1.0, False),
+        (1.0, 0.051, 1.0, False),
+        (1.0, 0.0, 0.989, False),
+    ],
+)
+def test_the_bar_is_the_three_thresholds_together(accuracy, internal, agreement, meets):
+    assert recipes.meets_bar(accuracy, internal, agreement) is meets
+
+
+def test_a_recipe_meets_the_bar_only_when_every_seed_does():
+    recipe = Recipe("r", attention_weight=1.0)
+    config = recipes.recipe_config(profiles.get("cpu"), "bfs", recipe, seeds=8)
+    good = [(1.0, 0.02, 0.995)] * 8
+    one_bad = good[:7] + [(1.0, 0.2, 0.9)]  # the mean still meets the bar
+    rows = {}
+    for name, triples in (("good", good), ("one_bad", one_bad)):
+        per_seed = recipes.seed_rows(Recipe(name), range(8), _seeds(*triples))
+        rows[name] = recipes.recipe_row(Recipe(name), config, per_seed)
+    assert rows["good"]["meets_bar"] and rows["good"]["seeds_meeting_bar"] == 8
+    bad = rows["one_bad"]
+    assert bad["internal"] < 0.05 and bad["argmax_agreement"] > 0.98
+    assert not bad["meets_bar"] and bad["seeds_meeting_bar"] == 7
+    assert bad["internal_worst"] == pytest.approx(0.2)
+    assert bad["internal_low"] < bad["internal"] < bad["internal_high"]
+    assert rows["good"]["seed_steps"] == 8 * config.steps
+
+    says = recipes.verdict([rows["good"], rows["one_bad"]], needed_seeds=8)
+    assert says.startswith("good meets the bar")
+    says = recipes.verdict([rows["one_bad"]], needed_seeds=8)
+    assert says.startswith("No recipe meets the bar") and "7 of 8 seeds" in says
+    # Every seed meeting it is not enough when there are too few seeds.
+    assert recipes.verdict([rows["good"]], needed_seeds=9).startswith("No recipe")
+
+
+def test_an_unknown_recipe_is_one_line_naming_the_known_ones(capsys):
+    with pytest.raises(SystemExit) as stop:
+        recipes.main(["--recipes", "attention_w3", "--profile", "smoke"])
+    assert stop.value.code == 2
+    message = capsys.readouterr().err.strip()
+    assert "\n" not in message and "attention_w10" in message
+
+
+def test_the_study_writes_both_tables_and_reruns_to_the_same_numbers(tmp_path):
+    from nar_gap.system import files
+
+    args = ["--profile", "smoke", "--seeds", "2", "--quiet"]
+    args += ["--runs", str(tmp_path / "runs"), "--results", str(tmp_path / "out")]
+    args += ["--recipes", "attention_w1", "attention_w10_annealed"]
+    assert recipes.main(args) == 0
+    table = files.read_table(tmp_path / "out" / "closing_gap_recipes_bfs.csv")
+    per_seed = files.read_table(tmp_path / "out" / "closing_gap_recipes_seeds_bfs.csv")
+    assert [r["recipe"] for r in table] == ["attention_w1", "attention_w10_annealed"]
+    assert len(per_seed) == 4
+    assert table[1]["steps"] == str(2 * int(table[0]["steps"]))
+    assert recipes.main(args) == 0  # finished runs read back
+    again = files.read_table(tmp_path / "out" / "closing_gap_recipes_bfs.csv")
+    assert again == table
+    from nar_gap.experiments import readme_results
+
+    rendered = readme_results._recipes(tmp_path / "out")
+    assert "| attention_w10_annealed | 10, 0 | 0.5 of the steps |" in rendered
+    assert recipes.stored_verdict(tmp_path / "out" / "closing_gap_recipes_bfs.csv") in (
+        rendered
+    )
+
+
+def test_an_annealed_recipe_is_compared_with_its_constant_twin_only():
+    config = recipes.recipe_config(profiles.get("cpu"), "bfs", Recipe("x"), seeds=2)
+    made = {}
+    for recipe, internal in (
+        (Recipe("w10_x2", attention_weight=10.0, steps_factor=2.0), 0.03),
+        (
+            Recipe("w10_x2_ann", attention_weight=10.0, steps_factor=2.0, anneal=0.5),
+            0.2,
+        ),
+        (Recipe("w1_x2", attention_weight=1.0, steps_factor=2.0), 0.06),
+    ):
+        per_seed = recipes.seed_rows(
+            recipe, range(2), _seeds(*[(1.0, internal, 1.0)] * 2)
+        )
+        made[recipe.name] = recipes.recipe_row(recipe, config, per_seed)
+    said = recipes.annealed_against_constant(list(made.values()))
+    assert len(said) == 1
+    assert said[0].startswith("w10_x2_ann (supervision annealed to zero by 0.5")
+    assert "against 0.030 and 1.000 for w10_x2," in said[0]
+    del made["w10_x2"]
+    assert recipes.annealed_against_constant(list(made.values())) == []
