@@ -46,6 +46,7 @@ from nar_gap.experiments.closing_gap import (
     FAITHFUL_ACCURACY,
     FAITHFUL_AGREEMENT,
     FAITHFUL_INTERNAL,
+    is_faithful,
 )
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import (
@@ -150,11 +151,11 @@ def recipe_config(
 
 
 def meets_bar(accuracy: float, internal: float, agreement: float) -> bool:
-    """One seed at the issue's bar (the thresholds of notebook 07)."""
+    """One seed at the issue's bar: notebook 07's own rule, for one seed."""
     return bool(
-        internal <= FAITHFUL_INTERNAL
-        and agreement >= FAITHFUL_AGREEMENT
-        and accuracy >= FAITHFUL_ACCURACY
+        is_faithful(
+            {"accuracy": accuracy, "internal": internal, "argmax_agreement": agreement}
+        )
     )
 
 
