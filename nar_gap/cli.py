@@ -113,6 +113,18 @@ def _add_train_parser(commands: Any) -> None:
         help="weight of attention supervision against the compiled model "
         "(bfs, bellman_ford; 0: plain CLRS training)",
     )
+    train.add_argument(
+        "--supervision-until",
+        type=_non_negative,
+        default=run("supervision_until"),
+        help="anneal the supervision weight linearly to 0 at this step (0: constant)",
+    )
+    train.add_argument(
+        "--curriculum-steps",
+        type=_non_negative,
+        default=run("curriculum_steps"),
+        help="add the --lengths one at a time, smallest first, over these steps",
+    )
     train.add_argument("--hint-mode", choices=HINT_MODES, default=net("hint_mode"))
     train.add_argument(
         "--hint-repred-mode", choices=REPRED_MODES, default=net("hint_repred_mode")
@@ -298,6 +310,8 @@ def _train(args: argparse.Namespace) -> int:
         grad_clip_norm=args.grad_clip,
         l1_weight=args.l1,
         attention_weight=args.attention_weight,
+        supervision_until=args.supervision_until,
+        curriculum_steps=args.curriculum_steps,
         train_lengths=tuple(args.lengths),
         eval_every=args.eval_every,
         checkpoint_every=args.checkpoint_every,

@@ -453,6 +453,23 @@ def test_the_validation_size_can_be_set(tmp_path, capsys):
     assert main([*argv, "--val-size", "8", "--eval-every", "0"]) == 0
 
 
+def test_the_supervision_schedule_and_curriculum_reach_the_run(tmp_path, capsys):
+    from nar_gap.training.run_dir import load_run_config
+
+    out = tmp_path / "sched"
+    argv = ["train", "bfs", "--out", str(out), "--lengths", "4", "7", "--quiet"]
+    argv += ["--steps", "2", "--eval-every", "0", "--hidden-size", "8"]
+    argv += ["--attention-weight", "1", "--supervision-until", "2"]
+    assert main([*argv, "--curriculum-steps", "2"]) == 0
+    config = load_run_config(out)
+    assert (config.supervision_until, config.curriculum_steps) == (2, 2)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--curriculum-steps", "-1"])
+    assert stop.value.code == 2
+    assert "--curriculum-steps" in _one_line_error(capsys)
+
+
 def test_run_check_reports_near_ties_and_exits_0(tmp_path, capsys):
     """Node 3's two paths differ by 2e-6, below compiled Bellman-Ford's
     resolution: --check lists the tie with its gap and says exact."""
