@@ -132,3 +132,33 @@ def test_an_annealed_recipe_is_compared_with_its_constant_twin_only():
     assert "against 0.030 and 1.000 for w10_x2," in said[0]
     del made["w10_x2"]
     assert recipes.annealed_against_constant(list(made.values())) == []
+
+
+def test_drift_starts_from_the_recipes_own_model_and_trains_on_unsupervised(tmp_path):
+    """Step 0 of the drift is the recipe's own run, bit for bit (same data,
+    keys and weights up to its last step); after it the weight is 0."""
+    from nar_gap.system import files
+
+    profile = profiles.get("smoke")
+    dirs = profiles.output_dirs(
+        "smoke", str(tmp_path / "runs"), str(tmp_path / "out"), str(tmp_path / "f")
+    )
+    recipe = recipes.named([recipes.DRIFT_RECIPE])[0]
+    recipes.run_recipes(profile, "bfs", [recipe], dirs, seeds=2, progress=False)
+    own = files.read_table(tmp_path / "out" / "closing_gap_recipes_seeds_bfs.csv")
+    rows = recipes.run_drift(
+        profile, "bfs", recipe, dirs, seeds=2, extra_steps=4, every=2, progress=False
+    )
+    assert [r["steps_unsupervised"] for r in rows] == [0, 0, 2, 2, 4, 4]
+    for mine, start in zip(own, rows[:2], strict=True):
+        for measure in recipes.MEASURES:
+            assert float(mine[measure]) == start[measure]
+    config = recipes.drift_config(profile, "bfs", recipe, seeds=2, extra_steps=4)
+    before = config.supervision_until
+    assert config.supervision_scale(before - 1) == 1.0
+    assert config.supervision_scale(before) == 0.0
+    assert "unsupervised steps" in recipes.drift_summary(rows)
+    with pytest.raises(ValueError, match="annealed"):
+        recipes.drift_config(
+            profile, "bfs", recipes.named(["attention_w10_annealed"])[0], 2, 4
+        )

@@ -166,6 +166,10 @@ def test_an_annealed_weight_reaches_zero_and_a_zero_scale_is_plain_training(
     assert TrainConfig(network).supervision_scale(10_000) == 1.0
     with pytest.raises(ValueError, match="supervision_until must be >= 0"):
         TrainConfig(network, supervision_until=-1)
+    step = dataclasses.replace(config, supervision_schedule="step")
+    assert [step.supervision_scale(s) for s in (0, 9, 10, 50)] == [1.0, 1.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="supervision_schedule must be one of"):
+        TrainConfig(network, supervision_schedule="cosine")
 
     params = init_stacked(network, bfs_batch, config.seeds)
     batch, keys = stack_seeds([bfs_batch]), jnp.stack([step_key(0, 0)])

@@ -311,6 +311,94 @@ def _write(
     )
 
 
+DRIFT_RECIPE = "attention_w10_x2"
+
+
+def drift_config(
+    profile: Profile, algorithm: str, recipe: Recipe, seeds: int, extra_steps: int
+) -> TrainConfig:
+    """``recipe``'s run, then ``extra_steps`` more on the task alone.
+
+    The ``"step"`` schedule keeps the recipe's full weights up to its last
+    step and drops them to zero there, so the first steps are the recipe's
+    own run (same data, same keys) and what follows is plain training.
+    """
+    if recipe.anneal:
+        raise ValueError(f"{recipe.name} is annealed; drift starts from a held weight")
+    config = recipe_config(profile, algorithm, recipe, seeds)
+    return dataclasses.replace(
+        config,
+        steps=config.steps + extra_steps,
+        supervision_until=config.steps,
+        supervision_schedule="step",
+        selection="final",
+    )
+
+
+def run_drift(
+    profile: Profile,
+    algorithm: str,
+    recipe: Recipe,
+    dirs: OutputDirs,
+    seeds: int,
+    extra_steps: int,
+    every: int,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Does a faithful model stay faithful when supervision stops?
+
+    Trains :func:`drift_config` in segments of ``every`` steps, measuring
+    every seed after each (its final parameters) on notebook 03's test
+    graphs: ``results/closing_gap_drift_<a>.csv``, one row per seed and
+    step, ``steps_unsupervised`` counting from the recipe's last step (0:
+    the recipe's own model).  Written after every segment.
+    """
+    final = drift_config(profile, algorithm, recipe, seeds, extra_steps)
+    start = final.supervision_until
+    out = run_dir(final, dirs.runs)
+    test = faithfulness_batch(profile, algorithm)
+    reference = reference_attention(compile(algorithm, hidden_size=None), test)
+    rows: list[dict[str, Any]] = []
+    meta = metadata(profile, recipe=recipe.name, test_num_nodes=profile.test_num_nodes)
+    for steps in tqdm(
+        range(start, final.steps + 1, every), desc="drift", disable=not progress
+    ):
+        config = dataclasses.replace(final, steps=steps)
+        result = train(config, out, progress=False)
+        scalars = measure_models(Models.from_run(result), test, reference).scalars
+        for row in seed_rows(recipe, config.seeds, scalars):
+            rows.append({"step": steps, "steps_unsupervised": steps - start, **row})
+        files.write_table(
+            dirs.results / f"closing_gap_drift_{algorithm}.csv", rows, meta
+        )
+    return rows
+
+
+def drift_summary(rows: Sequence[Mapping[str, Any]]) -> str:
+    """One sentence: the mechanism at the recipe's end and at the drift's."""
+    steps = sorted({int(r["steps_unsupervised"]) for r in rows})
+
+    def at(k: int, measure: str) -> float:
+        return float(
+            np.mean(
+                [float(r[measure]) for r in rows if int(r["steps_unsupervised"]) == k]
+            )
+        )
+
+    def meeting(k: int) -> str:
+        mine = [r for r in rows if int(r["steps_unsupervised"]) == k]
+        return f"{sum(str(r['meets_bar']) == 'True' for r in mine)} of {len(mine)}"
+
+    first, last = steps[0], steps[-1]
+    return (
+        f"Supervision stopped: mean internal {at(first, 'internal'):.3f} -> "
+        f"{at(last, 'internal'):.3f}, agreement {at(first, 'argmax_agreement'):.3f}"
+        f" -> {at(last, 'argmax_agreement'):.3f}, accuracy "
+        f"{at(first, 'accuracy'):.3f} -> {at(last, 'accuracy'):.3f} after {last} "
+        f"unsupervised steps; seeds at the bar {meeting(first)} -> {meeting(last)}."
+    )
+
+
 def stored_verdict(table: str | os.PathLike) -> str:
     """The verdict a finished study wrote beside its table."""
     path = Path(table)
@@ -335,6 +423,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--recipes", nargs="+", default=list(RECIPE_NAMES))
     parser.add_argument("--runs", default="")
     parser.add_argument("--results", default="")
+    parser.add_argument(
+        "--drift-steps",
+        type=int,
+        default=0,
+        help=f"then train {DRIFT_RECIPE} on this many steps without supervision",
+    )
+    parser.add_argument("--drift-every", type=int, default=25)
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     try:
@@ -348,6 +443,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         profile, args.algorithm, chosen, dirs, args.seeds, progress=not args.quiet
     )
     print(verdict(rows, args.seeds))
+    if args.drift_steps > 0:
+        drift = run_drift(
+            profile,
+            args.algorithm,
+            named([DRIFT_RECIPE])[0],
+            dirs,
+            args.seeds,
+            args.drift_steps,
+            max(1, args.drift_every),
+            progress=not args.quiet,
+        )
+        print(drift_summary(drift))
     print(f"recipes: {time.perf_counter() - started:.0f} s")
     return 0
 

@@ -37,6 +37,7 @@ _LATER_FIELDS = {
     "network.state_probe_size": 0,
     "selection": "first_best",
     "supervision_until": 0,
+    "supervision_schedule": "linear",
     "curriculum_steps": 0,
 }
 

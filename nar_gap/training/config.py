@@ -17,6 +17,9 @@ OPTIMIZERS = ("adam", "sgd")
 # Which validated parameters a run keeps (TrainConfig.selection).
 SELECTION_RULES = ("first_best", "last_best", "final")
 
+# How the supervision weights reach zero (TrainConfig.supervision_schedule).
+SUPERVISION_SCHEDULES = ("linear", "step")
+
 
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
@@ -47,10 +50,15 @@ class TrainConfig:
         state probe (``network.state_probe_size``, set by
         :func:`~nar_gap.training.supervision.with_state_probe`) trained to
         read the compiled model's variables off every step's hidden state.
-      supervision_until: the attention and state weights decay linearly
-        from their full value at step 0 to zero at this step, and stay zero
-        after it (:meth:`supervision_scale`), so the final parameters are
-        trained on the task alone; 0 (default) keeps them constant.
+      supervision_until: the attention and state weights reach zero at this
+        step and stay zero after it (:meth:`supervision_scale`), so the final
+        parameters are trained on the task alone; 0 (default) keeps them
+        constant.
+      supervision_schedule: how they get there: ``"linear"`` (default)
+        decays from the full weight at step 0; ``"step"`` keeps the full
+        weight until ``supervision_until`` and drops it to zero there (a
+        supervised run, then trained on without supervision: its first
+        ``supervision_until`` steps are those of the constant-weight run).
       curriculum_steps: a length curriculum: before this step only the
         smallest of ``train_lengths`` are cycled, one more size joining at
         each of ``len(train_lengths)`` equal stages (:meth:`lengths_at`);
@@ -118,6 +126,7 @@ class TrainConfig:
     attention_weight: float = 0.0
     state_weight: float = 0.0
     supervision_until: int = 0
+    supervision_schedule: str = "linear"
     curriculum_steps: int = 0
     eval_every: int = 500
     checkpoint_every: int = 500
@@ -185,6 +194,11 @@ class TrainConfig:
                 f"seed_strategy must be one of {SEED_STRATEGIES}, "
                 f"got {self.seed_strategy!r}"
             )
+        if self.supervision_schedule not in SUPERVISION_SCHEDULES:
+            problems.append(
+                f"supervision_schedule must be one of {SUPERVISION_SCHEDULES}, "
+                f"got {self.supervision_schedule!r}"
+            )
         if self.selection not in SELECTION_RULES:
             problems.append(
                 f"selection must be one of {SELECTION_RULES}, got {self.selection!r}"
@@ -221,10 +235,13 @@ class TrainConfig:
         """The factor on the supervision weights at ``step`` (0-based).
 
         1 throughout without ``supervision_until``; with it, ``1 - step /
-        until`` down to 0 at ``until`` and after.
+        until`` down to 0 at ``until`` and after (``"linear"``), or 1 before
+        ``until`` and 0 from it on (``"step"``).
         """
         if not self.supervision_until:
             return 1.0
+        if self.supervision_schedule == "step":
+            return 1.0 if step < self.supervision_until else 0.0
         return max(0.0, 1.0 - step / self.supervision_until)
 
     def lengths_at(self, step: int) -> tuple[int, ...]:
