@@ -158,6 +158,16 @@ def test_drift_starts_from_the_recipes_own_model_and_trains_on_unsupervised(tmp_
     assert config.supervision_scale(before - 1) == 1.0
     assert config.supervision_scale(before) == 0.0
     assert "unsupervised steps" in recipes.drift_summary(rows)
+    table = recipes.drift_table(rows)
+    assert [r["steps_unsupervised"] for r in table] == [0, 2, 4]
+    assert table[0]["internal"] == pytest.approx(
+        np.mean([r["internal"] for r in rows[:2]])
+    )
+    from nar_gap.experiments import readme_results
+
+    rendered = readme_results._drift(tmp_path / "out")
+    assert rendered.count("\n| ") == 3  # a row per step (the header opens it)
+    assert rendered.endswith(recipes.drift_summary(rows))
     with pytest.raises(ValueError, match="annealed"):
         recipes.drift_config(
             profile, "bfs", recipes.named(["attention_w10_annealed"])[0], 2, 4

@@ -374,6 +374,24 @@ def run_drift(
     return rows
 
 
+def drift_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per unsupervised step: each measure's mean and worst seed, seeds at the bar."""
+    out = []
+    for k in sorted({int(r["steps_unsupervised"]) for r in rows}):
+        mine = [r for r in rows if int(r["steps_unsupervised"]) == k]
+        values = {m: np.asarray([float(r[m]) for r in mine]) for m in MEASURES}
+        out.append(
+            {
+                "steps_unsupervised": k,
+                "seeds": len(mine),
+                **{m: float(v.mean()) for m, v in values.items()},
+                "internal_worst": float(values["internal"].max()),
+                "seeds_meeting_bar": sum(str(r["meets_bar"]) == "True" for r in mine),
+            }
+        )
+    return out
+
+
 def drift_summary(rows: Sequence[Mapping[str, Any]]) -> str:
     """One sentence: the mechanism at the recipe's end and at the drift's."""
     steps = sorted({int(r["steps_unsupervised"]) for r in rows})
