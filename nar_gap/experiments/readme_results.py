@@ -463,7 +463,7 @@ def _closing_gap(results: Path) -> str:
 
 def _recipes(results: Path) -> str:
     """Every recipe tried on BFS, its cost, its measures with intervals."""
-    path = results / "closing_gap_recipes_bfs.csv"
+    path = results / recipes.recipes_file("bfs")
     rows = files.read_table(path)
 
     def interval(r: dict[str, str], measure: str) -> str:
@@ -508,7 +508,7 @@ def _recipes(results: Path) -> str:
 
 def _drift(results: Path) -> str:
     """The faithful recipe trained on without supervision, step by step."""
-    rows = files.read_table(results / "closing_gap_drift_bfs.csv")
+    rows = files.read_table(results / recipes.drift_file("bfs"))
     table = markdown_table(
         (
             "steps without supervision",

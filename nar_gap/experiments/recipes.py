@@ -40,6 +40,7 @@ from tqdm import tqdm
 
 from nar_gap.analysis.models import Models, measure_models, reference_attention
 from nar_gap.analysis.verdicts import Summary, t_interval
+from nar_gap.benchmark.batch import Batch
 from nar_gap.compiler import compile
 from nar_gap.experiments import profiles
 from nar_gap.experiments.closing_gap import (
@@ -60,6 +61,21 @@ from nar_gap.training import TrainConfig, train
 from nar_gap.training.supervision import with_state_probe
 
 MEASURES = ("accuracy", "internal", "argmax_agreement")
+
+
+def recipes_file(algorithm: str) -> str:
+    """The recipe table's name (one row per recipe)."""
+    return f"closing_gap_recipes_{algorithm}.csv"
+
+
+def recipe_seeds_file(algorithm: str) -> str:
+    """The per-seed table's name (one row per recipe and seed)."""
+    return f"closing_gap_recipes_seeds_{algorithm}.csv"
+
+
+def drift_file(algorithm: str) -> str:
+    """The drift table's name (one row per seed and measured step)."""
+    return f"closing_gap_drift_{algorithm}.csv"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -262,6 +278,34 @@ def annealed_against_constant(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return said
 
 
+@dataclasses.dataclass(frozen=True)
+class _TestGraphs:
+    """Notebook 03's test graphs and the compiled model's attention on them."""
+
+    batch: Batch
+    reference: np.ndarray
+
+    @classmethod
+    def of(cls, profile: Profile, algorithm: str) -> _TestGraphs:
+        batch = faithfulness_batch(profile, algorithm)
+        compiled = compile(algorithm, hidden_size=None)
+        return cls(batch, reference_attention(compiled, batch))
+
+
+def _trained_seed_rows(
+    recipe: Recipe,
+    config: TrainConfig,
+    out: Path,
+    graphs: _TestGraphs,
+    progress: bool,
+) -> list[dict[str, Any]]:
+    """Train (or read back) ``config`` in ``out``; :func:`seed_rows` of its models."""
+    result = train(config, out, progress=progress)
+    models = Models.from_run(result)
+    scalars = measure_models(models, graphs.batch, graphs.reference).scalars
+    return seed_rows(recipe, config.seeds, scalars)
+
+
 def run_recipes(
     profile: Profile,
     algorithm: str,
@@ -276,14 +320,12 @@ def run_recipes(
     ``results/closing_gap_recipes_seeds_<a>.csv`` (one per recipe and seed),
     the verdict in their sidecar.  Finished runs are read back, not redone.
     """
-    test = faithfulness_batch(profile, algorithm)
-    reference = reference_attention(compile(algorithm, hidden_size=None), test)
+    graphs = _TestGraphs.of(profile, algorithm)
     rows, per_seed_all = [], []
     for recipe in tqdm(recipes, desc=f"recipes {algorithm}", disable=not progress):
         config = recipe_config(profile, algorithm, recipe, seeds)
-        result = train(config, run_dir(config, dirs.runs), progress=progress)
-        scalars = measure_models(Models.from_run(result), test, reference).scalars
-        per_seed = seed_rows(recipe, config.seeds, scalars)
+        out = run_dir(config, dirs.runs)
+        per_seed = _trained_seed_rows(recipe, config, out, graphs, progress)
         rows.append(recipe_row(recipe, config, per_seed))
         per_seed_all += per_seed
         _write(profile, algorithm, dirs, seeds, rows, per_seed_all)
@@ -305,10 +347,8 @@ def _write(
     meta = metadata(
         profile, test_num_nodes=profile.test_num_nodes, verdict=verdict(rows, seeds)
     )
-    files.write_table(dirs.results / f"closing_gap_recipes_{algorithm}.csv", rows, meta)
-    files.write_table(
-        dirs.results / f"closing_gap_recipes_seeds_{algorithm}.csv", per_seed, meta
-    )
+    files.write_table(dirs.results / recipes_file(algorithm), rows, meta)
+    files.write_table(dirs.results / recipe_seeds_file(algorithm), per_seed, meta)
 
 
 DRIFT_RECIPE = "attention_w10_x2"
@@ -356,21 +396,16 @@ def run_drift(
     final = drift_config(profile, algorithm, recipe, seeds, extra_steps)
     start = final.supervision_until
     out = run_dir(final, dirs.runs)
-    test = faithfulness_batch(profile, algorithm)
-    reference = reference_attention(compile(algorithm, hidden_size=None), test)
+    graphs = _TestGraphs.of(profile, algorithm)
     rows: list[dict[str, Any]] = []
     meta = metadata(profile, recipe=recipe.name, test_num_nodes=profile.test_num_nodes)
     for steps in tqdm(
         range(start, final.steps + 1, every), desc="drift", disable=not progress
     ):
         config = dataclasses.replace(final, steps=steps)
-        result = train(config, out, progress=False)
-        scalars = measure_models(Models.from_run(result), test, reference).scalars
-        for row in seed_rows(recipe, config.seeds, scalars):
+        for row in _trained_seed_rows(recipe, config, out, graphs, progress=False):
             rows.append({"step": steps, "steps_unsupervised": steps - start, **row})
-        files.write_table(
-            dirs.results / f"closing_gap_drift_{algorithm}.csv", rows, meta
-        )
+        files.write_table(dirs.results / drift_file(algorithm), rows, meta)
     return rows
 
 
@@ -394,26 +429,20 @@ def drift_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def drift_summary(rows: Sequence[Mapping[str, Any]]) -> str:
     """One sentence: the mechanism at the recipe's end and at the drift's."""
-    steps = sorted({int(r["steps_unsupervised"]) for r in rows})
+    table = drift_table(rows)
+    first, last = table[0], table[-1]
 
-    def at(k: int, measure: str) -> float:
-        return float(
-            np.mean(
-                [float(r[measure]) for r in rows if int(r["steps_unsupervised"]) == k]
-            )
-        )
+    def change(measure: str) -> str:
+        return f"{first[measure]:.3f} -> {last[measure]:.3f}"
 
-    def meeting(k: int) -> str:
-        mine = [r for r in rows if int(r["steps_unsupervised"]) == k]
-        return f"{sum(str(r['meets_bar']) == 'True' for r in mine)} of {len(mine)}"
+    def meeting(row: Mapping[str, Any]) -> str:
+        return f"{row['seeds_meeting_bar']} of {row['seeds']}"
 
-    first, last = steps[0], steps[-1]
     return (
-        f"Supervision stopped: mean internal {at(first, 'internal'):.3f} -> "
-        f"{at(last, 'internal'):.3f}, agreement {at(first, 'argmax_agreement'):.3f}"
-        f" -> {at(last, 'argmax_agreement'):.3f}, accuracy "
-        f"{at(first, 'accuracy'):.3f} -> {at(last, 'accuracy'):.3f} after {last} "
-        f"unsupervised steps; seeds at the bar {meeting(first)} -> {meeting(last)}."
+        f"Supervision stopped: mean internal {change('internal')}, agreement "
+        f"{change('argmax_agreement')}, accuracy {change('accuracy')} after "
+        f"{last['steps_unsupervised']} unsupervised steps; seeds at the bar "
+        f"{meeting(first)} -> {meeting(last)}."
     )
 
 
