@@ -147,17 +147,33 @@ def test_drift_starts_from_the_recipes_own_model_and_trains_on_unsupervised(tmp_
     recipes.run_recipes(profile, "bfs", [recipe], dirs, seeds=2, progress=False)
     own = files.read_table(tmp_path / "out" / "closing_gap_recipes_seeds_bfs.csv")
     rows = recipes.run_drift(
-        profile, "bfs", recipe, dirs, seeds=2, extra_steps=4, every=2, progress=False
+        profile, "bfs", [recipe], dirs, seeds=2, extra_steps=4, every=2, progress=False
     )
     assert [r["steps_unsupervised"] for r in rows] == [0, 0, 2, 2, 4, 4]
     for mine, start in zip(own, rows[:2], strict=True):
         for measure in recipes.MEASURES:
             assert float(mine[measure]) == start[measure]
+    assert [r["param_drift"] for r in rows[:2]] == [0.0, 0.0]  # the recipe's model
+    assert all(r["param_drift"] > 0 for r in rows[2:])
+    # A rerun reads every step back: the run directory holds only the last
+    # step's parameters, which must not be measured under step 0's name.
+    again = recipes.run_drift(
+        profile, "bfs", [recipe], dirs, seeds=2, extra_steps=4, every=2, progress=False
+    )
+    assert again == rows
+    out = recipes.run_dir(
+        recipes.drift_config(profile, "bfs", recipe, 2, 4), dirs.runs
+    )
+    (out / recipes.DRIFT_RECORD).unlink()
+    with pytest.raises(ValueError, match="cannot be measured there"):
+        recipes.run_drift(
+            profile, "bfs", [recipe], dirs, 2, extra_steps=4, every=2, progress=False
+        )
     config = recipes.drift_config(profile, "bfs", recipe, seeds=2, extra_steps=4)
     before = config.supervision_until
     assert config.supervision_scale(before - 1) == 1.0
     assert config.supervision_scale(before) == 0.0
-    assert "unsupervised steps" in recipes.drift_summary(rows)
+    assert "trained on without supervision for 4 steps" in recipes.drift_summary(rows)
     table = recipes.drift_table(rows)
     assert [r["steps_unsupervised"] for r in table] == [0, 2, 4]
     assert table[0]["internal"] == pytest.approx(
@@ -167,6 +183,7 @@ def test_drift_starts_from_the_recipes_own_model_and_trains_on_unsupervised(tmp_
 
     rendered = readme_results._drift(tmp_path / "out")
     assert rendered.count("\n| ") == 3  # a row per step (the header opens it)
+    assert "| attention_w10_x2 | 4 |" in rendered
     assert rendered.endswith(recipes.drift_summary(rows))
     with pytest.raises(ValueError, match="annealed"):
         recipes.drift_config(

@@ -189,6 +189,37 @@ class Models:
         return len(self.seeds)
 
 
+def parameter_drift(models: Models, centres: Models) -> np.ndarray:
+    """``[K]``: each seed's ``‖θ_k − c_k‖₂ / ‖c_k‖₂`` from its own centre.
+
+    D.8's drift measure (:func:`nar_gap.experiments.stability.relative_drift`
+    measures every seed from one shared centre, the compiled model); here
+    each trained seed is measured from its own earlier parameters, so a
+    model trained on is compared with where it started.
+    """
+    if models.seeds != centres.seeds or models.config != centres.config:
+        raise ValueError(
+            "parameter_drift: models and centres must be the same seeds of one "
+            f"architecture, found seeds {models.seeds} and {centres.seeds}"
+        )
+
+    def squares(tree: Any) -> np.ndarray:
+        leaves = jax.tree_util.tree_leaves(tree)
+        return sum(
+            np.sum(
+                np.asarray(x, np.float64).reshape(len(models.seeds), -1) ** 2, axis=1
+            )
+            for x in leaves
+        )
+
+    moved = jax.tree_util.tree_map(
+        lambda a, b: np.asarray(a, np.float64) - np.asarray(b, np.float64),
+        models.params,
+        centres.params,
+    )
+    return np.sqrt(squares(moved) / np.maximum(squares(centres.params), 1e-30))
+
+
 @dataclasses.dataclass(frozen=True)
 class SeedEvaluation:
     """Per-seed measures of :class:`Models` on one batch (numpy, seed axis first).

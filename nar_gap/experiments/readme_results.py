@@ -461,9 +461,9 @@ def _closing_gap(results: Path) -> str:
     return "\n\n".join(parts)
 
 
-def _recipes(results: Path) -> str:
-    """Every recipe tried on BFS, its cost, its measures with intervals."""
-    path = results / recipes.recipes_file("bfs")
+def _recipes(results: Path, algorithm: str = "bfs") -> str:
+    """Every recipe tried on ``algorithm``, its cost, its measures with intervals."""
+    path = results / recipes.recipes_file(algorithm)
     rows = files.read_table(path)
 
     def interval(r: dict[str, str], measure: str) -> str:
@@ -475,6 +475,7 @@ def _recipes(results: Path) -> str:
             "recipe",
             "attention, state weight",
             "annealed by",
+            "teacher forcing, curriculum",
             "steps",
             "seed-steps",
             "accuracy [95 % CI]",
@@ -490,6 +491,7 @@ def _recipes(results: Path) -> str:
                 "–"
                 if float(r["anneal"]) == 0
                 else f"{float(r['anneal']):g} of the steps",
+                f"{float(r['teacher_forcing']):g}, {float(r['curriculum']):g}",
                 r["steps"],
                 r["seed_steps"],
                 interval(r, "accuracy"),
@@ -507,24 +509,29 @@ def _recipes(results: Path) -> str:
 
 
 def _drift(results: Path) -> str:
-    """The faithful recipe trained on without supervision, step by step."""
+    """The faithful recipe and its control trained on without supervision."""
     rows = files.read_table(results / recipes.drift_file("bfs"))
     table = markdown_table(
         (
+            "recipe",
             "steps without supervision",
             "accuracy",
             "internal",
             "worst seed's internal",
             "argmax agreement",
+            "parameter drift [95 % CI]",
             "seeds at the bar",
         ),
         [
             (
+                r["recipe"],
                 str(r["steps_unsupervised"]),
                 _fmt(str(r["accuracy"])),
                 _fmt(str(r["internal"])),
                 _fmt(str(r["internal_worst"])),
                 _fmt(str(r["argmax_agreement"])),
+                f"{_fmt(str(r['param_drift']))} [{_fmt(str(r['param_drift_low']))}, "
+                f"{_fmt(str(r['param_drift_high']))}]",
                 f"{r['seeds_meeting_bar']} of {r['seeds']}",
             )
             for r in recipes.drift_table(rows)

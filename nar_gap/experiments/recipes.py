@@ -38,7 +38,12 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from nar_gap.analysis.models import Models, measure_models, reference_attention
+from nar_gap.analysis.models import (
+    Models,
+    measure_models,
+    parameter_drift,
+    reference_attention,
+)
 from nar_gap.analysis.verdicts import Summary, t_interval
 from nar_gap.benchmark.batch import Batch
 from nar_gap.compiler import compile
@@ -111,14 +116,21 @@ class Recipe:
         return fields
 
 
-# The recipes tried (issue 33's search; results/closing_gap_recipes_bfs.csv
+# The recipes tried (issue 33's search; results/closing_gap_recipes_<a>.csv
 # has their numbers).  Steps are multiples of the baseline's.  The search
 # went: weight 1 (notebook 07's, at the final step) ended short of the
 # internal bar; weight 10 brought most seeds to it at the baseline's steps,
 # so it ran twice as long, and once annealed to zero halfway (does the
 # mechanism outlast its supervision?).  The state term and longer training
-# at weight 1 are the other single changes.
+# at weight 1 are the other single changes; hint teacher forcing (half the
+# hints fed from the trace, dm-clrs's knob) and a length curriculum over the
+# first half of the steps are the two the issue names.  ``plain`` and
+# ``plain_x2`` are the controls: no supervision, same seeds, steps and
+# selection, so that what faithfulness buys out of distribution is measured
+# against a model trained as long (:mod:`~nar_gap.experiments.generalisation`).
 RECIPES = (
+    Recipe("plain"),
+    Recipe("plain_x2", steps_factor=2.0),
     Recipe("attention_w1", attention_weight=1.0),
     Recipe("attention_w10", attention_weight=10.0),
     Recipe(
@@ -127,6 +139,8 @@ RECIPES = (
     Recipe("attention_w10_x2", attention_weight=10.0, steps_factor=2.0),
     Recipe("attention_w1_x2", attention_weight=1.0, steps_factor=2.0),
     Recipe("attention_state_w1", attention_weight=1.0, state_weight=1.0),
+    Recipe("attention_w10_forced", attention_weight=10.0, teacher_forcing=0.5),
+    Recipe("attention_w10_curriculum", attention_weight=10.0, curriculum=0.5),
 )
 RECIPE_NAMES = tuple(r.name for r in RECIPES)
 
@@ -352,6 +366,8 @@ def _write(
 
 
 DRIFT_RECIPE = "attention_w10_x2"
+# The faithful recipe and its unsupervised control, trained on alike.
+DRIFT_RECIPES = (DRIFT_RECIPE, "plain_x2")
 
 
 def drift_config(
@@ -375,10 +391,74 @@ def drift_config(
     )
 
 
-def run_drift(
+DRIFT_RECORD = "drift_rows.json"
+
+
+def _measured_drift_step(
+    recipe: Recipe,
+    config: TrainConfig,
+    out: Path,
+    graphs: _TestGraphs,
+    centres: Models,
+) -> list[dict[str, Any]]:
+    """Train ``out`` to ``config.steps``; each seed's measures and drift there."""
+    result = train(config, out, progress=False)
+    reached = {int(m["steps"]) for m in result.metrics}
+    if reached != {config.steps}:
+        raise ValueError(
+            f"{out} holds a drift run trained to {sorted(reached)} steps without "
+            f"its {DRIFT_RECORD}; step {config.steps} cannot be measured there "
+            "(delete the directory to measure the drift again)"
+        )
+    models = Models.from_run(result)
+    scalars = measure_models(models, graphs.batch, graphs.reference).scalars
+    drift = parameter_drift(models, centres)
+    rows = seed_rows(recipe, config.seeds, scalars)
+    return [{**r, "param_drift": float(d)} for r, d in zip(rows, drift, strict=True)]
+
+
+def _drift_of(
     profile: Profile,
     algorithm: str,
     recipe: Recipe,
+    dirs: OutputDirs,
+    seeds: int,
+    extra_steps: int,
+    every: int,
+    graphs: _TestGraphs,
+) -> list[dict[str, Any]]:
+    """One recipe's drift rows, measured step after step in one run directory.
+
+    A run directory only holds its latest parameters, so each measured step
+    is recorded in ``drift_rows.json`` there as soon as it is measured: a
+    rerun reads those back instead of measuring the latest parameters under
+    an earlier step's name.
+    """
+    own = recipe_config(profile, algorithm, recipe, seeds)
+    centres = Models.from_run(train(own, run_dir(own, dirs.runs), progress=False))
+    final = drift_config(profile, algorithm, recipe, seeds, extra_steps)
+    start = final.supervision_until
+    out = run_dir(final, dirs.runs)
+    record = out / DRIFT_RECORD
+    done = files.read_json(record) if record.exists() else {}
+    rows: list[dict[str, Any]] = []
+    for steps in range(start, final.steps + 1, every):
+        key = str(steps)
+        if key not in done:
+            config = dataclasses.replace(final, steps=steps)
+            done[key] = [
+                {"step": steps, "steps_unsupervised": steps - start, **row}
+                for row in _measured_drift_step(recipe, config, out, graphs, centres)
+            ]
+            files.write_json_atomic(record, done)
+        rows += done[key]
+    return rows
+
+
+def run_drift(
+    profile: Profile,
+    algorithm: str,
+    chosen: Sequence[Recipe],
     dirs: OutputDirs,
     seeds: int,
     extra_steps: int,
@@ -387,63 +467,88 @@ def run_drift(
 ) -> list[dict[str, Any]]:
     """Does a faithful model stay faithful when supervision stops?
 
-    Trains :func:`drift_config` in segments of ``every`` steps, measuring
-    every seed after each (its final parameters) on notebook 03's test
-    graphs: ``results/closing_gap_drift_<a>.csv``, one row per seed and
-    step, ``steps_unsupervised`` counting from the recipe's last step (0:
-    the recipe's own model).  Written after every segment.
+    Each recipe's :func:`drift_config` is trained in segments of ``every``
+    steps, every seed measured after each (its final parameters) on
+    notebook 03's test graphs: ``results/closing_gap_drift_<a>.csv``, one
+    row per recipe, seed and step, ``steps_unsupervised`` counting from the
+    recipe's last step (0: the recipe's own model, bit for bit), and
+    ``param_drift`` the seed's relative L2 distance from that model (D.8's
+    measure).  The faithful recipe is the question; ``plain_x2`` trained on
+    the same way is its control (how far does a model move that was never
+    pulled toward the compiled mechanism?).  Written after every recipe.
     """
-    final = drift_config(profile, algorithm, recipe, seeds, extra_steps)
-    start = final.supervision_until
-    out = run_dir(final, dirs.runs)
     graphs = _TestGraphs.of(profile, algorithm)
+    meta = metadata(
+        profile,
+        recipes=[r.name for r in chosen],
+        test_num_nodes=profile.test_num_nodes,
+    )
     rows: list[dict[str, Any]] = []
-    meta = metadata(profile, recipe=recipe.name, test_num_nodes=profile.test_num_nodes)
-    for steps in tqdm(
-        range(start, final.steps + 1, every), desc="drift", disable=not progress
-    ):
-        config = dataclasses.replace(final, steps=steps)
-        for row in _trained_seed_rows(recipe, config, out, graphs, progress=False):
-            rows.append({"step": steps, "steps_unsupervised": steps - start, **row})
+    for recipe in tqdm(chosen, desc="drift", disable=not progress):
+        rows += _drift_of(
+            profile, algorithm, recipe, dirs, seeds, extra_steps, every, graphs
+        )
         files.write_table(dirs.results / drift_file(algorithm), rows, meta)
     return rows
 
 
 def drift_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per unsupervised step: each measure's mean and worst seed, seeds at the bar."""
+    """Per recipe and unsupervised step: means, worst seed, seeds at the bar.
+
+    ``param_drift_low``/``_high``: the t-interval of the mean parameter
+    drift over seeds.
+    """
     out = []
-    for k in sorted({int(r["steps_unsupervised"]) for r in rows}):
-        mine = [r for r in rows if int(r["steps_unsupervised"]) == k]
-        values = {m: np.asarray([float(r[m]) for r in mine]) for m in MEASURES}
-        out.append(
-            {
-                "steps_unsupervised": k,
-                "seeds": len(mine),
-                **{m: float(v.mean()) for m, v in values.items()},
-                "internal_worst": float(values["internal"].max()),
-                "seeds_meeting_bar": sum(str(r["meets_bar"]) == "True" for r in mine),
+    for recipe in dict.fromkeys(str(r["recipe"]) for r in rows):
+        own = [r for r in rows if str(r["recipe"]) == recipe]
+        for k in sorted({int(r["steps_unsupervised"]) for r in own}):
+            mine = [r for r in own if int(r["steps_unsupervised"]) == k]
+            values = {
+                m: np.asarray([float(r[m]) for r in mine])
+                for m in (*MEASURES, "param_drift")
             }
-        )
+            drift = values["param_drift"]
+            low, high = t_interval(
+                Summary(float(drift.mean()), float(drift.std()), len(drift))
+            )
+            out.append(
+                {
+                    "recipe": recipe,
+                    "steps_unsupervised": k,
+                    "seeds": len(mine),
+                    **{m: float(v.mean()) for m, v in values.items()},
+                    "param_drift_low": low,
+                    "param_drift_high": high,
+                    "internal_worst": float(values["internal"].max()),
+                    "seeds_meeting_bar": sum(
+                        str(r["meets_bar"]) == "True" for r in mine
+                    ),
+                }
+            )
     return out
 
 
 def drift_summary(rows: Sequence[Mapping[str, Any]]) -> str:
-    """One sentence: the mechanism at the recipe's end and at the drift's."""
+    """One sentence per recipe: the mechanism at its start and at the drift's end."""
     table = drift_table(rows)
-    first, last = table[0], table[-1]
+    said = []
+    for recipe in dict.fromkeys(r["recipe"] for r in table):
+        mine = [r for r in table if r["recipe"] == recipe]
+        first, last = mine[0], mine[-1]
 
-    def change(measure: str) -> str:
-        return f"{first[measure]:.3f} -> {last[measure]:.3f}"
+        def change(measure: str, first=first, last=last) -> str:
+            return f"{first[measure]:.3f} -> {last[measure]:.3f}"
 
-    def meeting(row: Mapping[str, Any]) -> str:
-        return f"{row['seeds_meeting_bar']} of {row['seeds']}"
-
-    return (
-        f"Supervision stopped: mean internal {change('internal')}, agreement "
-        f"{change('argmax_agreement')}, accuracy {change('accuracy')} after "
-        f"{last['steps_unsupervised']} unsupervised steps; seeds at the bar "
-        f"{meeting(first)} -> {meeting(last)}."
-    )
+        said.append(
+            f"{recipe}, trained on without supervision for "
+            f"{last['steps_unsupervised']} steps: mean internal "
+            f"{change('internal')}, agreement {change('argmax_agreement')}, "
+            f"accuracy {change('accuracy')}, parameters moved "
+            f"{last['param_drift']:.3f} of their norm; seeds at the bar "
+            f"{first['seeds_meeting_bar']} -> {last['seeds_meeting_bar']} of "
+            f"{last['seeds']}."
+        )
+    return " ".join(said)
 
 
 def stored_verdict(table: str | os.PathLike) -> str:
@@ -474,14 +579,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--drift-steps",
         type=int,
         default=0,
-        help=f"then train {DRIFT_RECIPE} on this many steps without supervision",
+        help="then train the --drift-recipes on this many steps without supervision",
     )
+    parser.add_argument("--drift-recipes", nargs="+", default=list(DRIFT_RECIPES))
     parser.add_argument("--drift-every", type=int, default=25)
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     try:
         profile = profiles.get(args.profile)
         chosen = named(args.recipes)
+        drifting = named(args.drift_recipes) if args.drift_steps > 0 else []
         dirs = profiles.output_dirs(args.profile, args.runs, args.results)
     except ValueError as error:
         parser.exit(2, f"recipes: {error}\n")
@@ -494,7 +601,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         drift = run_drift(
             profile,
             args.algorithm,
-            named([DRIFT_RECIPE])[0],
+            drifting,
             dirs,
             args.seeds,
             args.drift_steps,

@@ -1,0 +1,486 @@
+"""What faithfulness buys (issue 33): plain, supervised, compiled, out of distribution.
+
+A model that executes the compiled mechanism should carry it wherever the
+mechanism holds: to larger graphs, to other graph families, to edge weights
+outside the training range (the compiled Bellman-Ford is scale-equivariant
+by construction).  A model that is only accurate need not.  This study
+measures three contenders the same way:
+
+* ``plain``: the recipe study's unsupervised control
+  (:data:`PLAIN_RECIPE`: the CLRS loss alone, same seeds, steps, data order
+  and final-step selection as the supervised recipe);
+* ``supervised``: the recipe that comes closest to the compiled mechanism
+  (:data:`SUPERVISED_RECIPE`; on BFS it meets notebook 07's bar on every
+  seed, on Bellman-Ford it does not: the recipe table says which);
+* ``compiled``: the size-free compiled network, one model.
+
+Conditions (:func:`conditions`), each a batch of graphs with dm-clrs's
+hints and outputs:
+
+* ``size``: CLRS's test recipe (the sampler, seed and edge probability of
+  ``CLRS30["test"]``) at N = 16, 64, 256 and 1024, its first
+  :func:`graphs_at` graphs; N = 16 is the largest training size and the
+  in-distribution point;
+* ``family``: every graph family of the size sweep at N = 16, so the size
+  stays in distribution and only the structure leaves it (grids, paths,
+  trees, power-law graphs...);
+* ``weight_scale`` (Bellman-Ford): the N = 16 test graphs with every edge
+  weight multiplied by 0.1, 10 and 100 (training weights lie in [0, 1));
+  dm-clrs recomputes each trace.
+
+Per seed: accuracy (the CLRS score of the output) in every condition, and
+sharpness (the loss rise at radius 0.1 in a filter-normalised plane, the
+measure notebooks 06 and 07 use).  Stability under further training is the
+drift table (:func:`nar_gap.experiments.recipes.run_drift`), read beside
+notebook 05's compiled model trained on.
+
+The question, computed by :func:`verdict`: at equal accuracy in
+distribution, does the supervised model generalise further than the plain
+one?  Both recipes train the same seeds from the same initialisations on
+the same data, so each seed gives a paired difference; its t-interval is
+taken at a Bonferroni-adjusted level over the out-of-distribution
+conditions, so that "better somewhere" is not an artefact of testing many.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from nar_gap.analysis.models import Models, measure_models
+from nar_gap.analysis.verdicts import CONFIDENCE_LEVEL, Summary, t_interval
+from nar_gap.benchmark._clrs import clrs
+from nar_gap.benchmark.batch import Batch, concat_batches
+from nar_gap.benchmark.families import make_graph
+from nar_gap.benchmark.graphs import batch_from_graph
+from nar_gap.benchmark.sampling import sample_batch
+from nar_gap.compiler import compile
+from nar_gap.experiments import profiles, recipes
+from nar_gap.experiments.closing_gap import _sharpness
+from nar_gap.experiments.profiles import OutputDirs, Profile
+from nar_gap.experiments.runs import metadata, run_dir
+from nar_gap.experiments.size_sweep import SWEEP_FAMILIES
+from nar_gap.model.model import Model
+from nar_gap.model.seeds import unstack_tree
+from nar_gap.system import files
+from nar_gap.training import train
+
+CONTENDERS = ("plain", "supervised", "compiled")
+# The recipes compared, per algorithm: equal steps, seeds and selection.
+PLAIN_RECIPE = {"bfs": "plain_x2", "bellman_ford": "plain"}
+SUPERVISED_RECIPE = {"bfs": "attention_w10_x2", "bellman_ford": "attention_w10"}
+SIZES = (16, 64, 256, 1024)
+IN_DISTRIBUTION = ("size", "16")
+FAMILY_NODES = 16
+FAMILY_GRAPHS = 8
+WEIGHT_SCALES = (0.1, 10.0, 100.0)
+# Accuracies this close (the paired difference's whole interval inside
+# +-EQUAL_ACCURACY) count as equal in distribution.
+EQUAL_ACCURACY = 0.01
+
+
+def results_file(algorithm: str) -> str:
+    """The summary table's name (one row per contender and condition)."""
+    return f"generalisation_{algorithm}.csv"
+
+
+def seeds_file(algorithm: str) -> str:
+    """The per-seed table's name."""
+    return f"generalisation_seeds_{algorithm}.csv"
+
+
+def graphs_at(num_nodes: int) -> int:
+    """How many test graphs of ``num_nodes`` nodes: 32 up to 128, then fewer.
+
+    The cost of a graph grows as N^2 per step (dm-clrs's probing and the
+    network's edge tensors alike), so the node-pairs measured per size stay
+    within a factor of 4 of each other from N = 128 on.
+    """
+    return max(2, min(32, 4096 // num_nodes))
+
+
+@dataclasses.dataclass(frozen=True)
+class Condition:
+    """One out-of-distribution setting: its kind, its value, its graphs."""
+
+    kind: str
+    value: str
+    batch: Batch
+
+
+def _test_seed() -> int:
+    return int(clrs.CLRS30["test"]["seed"])
+
+
+def _size_batch(algorithm: str, num_nodes: int) -> Batch:
+    """The first :func:`graphs_at` graphs of CLRS's test recipe at ``num_nodes``."""
+    return sample_batch(algorithm, num_nodes, graphs_at(num_nodes), _test_seed())
+
+
+def _family_batch(algorithm: str, family: str, count: int) -> Batch:
+    """``count`` graphs of ``family`` at :data:`FAMILY_NODES`, sources drawn."""
+    weighted = algorithm == "bellman_ford"
+    graphs = []
+    for k in range(count):
+        weights = make_graph(family, FAMILY_NODES, seed=k, weighted=weighted)
+        source = int(np.random.default_rng([k, FAMILY_NODES]).integers(FAMILY_NODES))
+        graphs.append(batch_from_graph(algorithm, weights, source))
+    return concat_batches(graphs)
+
+
+def _scaled_batch(algorithm: str, scale: float) -> Batch:
+    """The N = 16 test graphs, every weight times ``scale``, traces recomputed."""
+    base = _size_batch(algorithm, FAMILY_NODES)
+    weights = np.asarray(base.inputs["A"], np.float64)
+    sources = np.argmax(np.asarray(base.inputs["s"]), axis=-1)
+    return concat_batches(
+        [
+            batch_from_graph(algorithm, w * scale, int(s))
+            for w, s in zip(weights, sources, strict=True)
+        ]
+    )
+
+
+def conditions(
+    algorithm: str,
+    sizes: Sequence[int] = SIZES,
+    families: Sequence[str] = SWEEP_FAMILIES,
+    scales: Sequence[float] = WEIGHT_SCALES,
+    family_graphs: int = FAMILY_GRAPHS,
+) -> list[Condition]:
+    """Every condition's graphs (``scales`` only for Bellman-Ford)."""
+    out = [Condition("size", str(n), _size_batch(algorithm, n)) for n in sizes]
+    out += [
+        Condition("family", f, _family_batch(algorithm, f, family_graphs))
+        for f in families
+    ]
+    if algorithm == "bellman_ford":
+        out += [
+            Condition("weight_scale", f"{s:g}", _scaled_batch(algorithm, s))
+            for s in scales
+        ]
+    return out
+
+
+def accuracy(
+    models: Models, batch: Batch, graphs_per_part: int | None = None
+) -> np.ndarray:
+    """``[K]``: each seed's CLRS score on ``batch``, a few graphs at a time.
+
+    Large graphs are measured in parts (the edge tensors of 1024 nodes are
+    half a gigabyte per graph and feature; by default a part holds 4096
+    nodes); every part has the batch's N, so the mean over parts weighted by
+    their graphs is the whole batch's.
+    """
+    per_part = graphs_per_part or max(1, 4096 // batch.num_nodes)
+    total = np.zeros(len(models))
+    for start in range(0, batch.batch_size, per_part):
+        part = _graphs(batch, start, start + per_part)
+        scores = measure_models(models, part, chunk=1).scalars["accuracy"]
+        total += np.asarray(scores, np.float64) * part.batch_size
+    return total / batch.batch_size
+
+
+def _graphs(batch: Batch, start: int, stop: int) -> Batch:
+    """Graphs ``start:stop`` of ``batch``, hints cut to their own longest trace."""
+    stop = min(stop, batch.batch_size)
+    lengths = np.asarray(batch.lengths)[start:stop]
+    steps = int(lengths.max())
+    return Batch(
+        batch.algorithm,
+        {k: v[start:stop] for k, v in batch.inputs.items()},
+        {k: v[:steps, start:stop] for k, v in batch.hints.items()},
+        {k: v[start:stop] for k, v in batch.outputs.items()},
+        lengths,
+        batch.node_mask[start:stop],
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Contender:
+    """One row group of the table: a name, the recipe behind it, its models."""
+
+    name: str
+    recipe: str
+    models: Models
+
+
+def contenders(
+    profile: Profile, algorithm: str, dirs: OutputDirs, seeds: int, progress: bool
+) -> list[Contender]:
+    """The plain and supervised recipes' models (trained or read back) and compiled."""
+    out = []
+    for name, table in (("plain", PLAIN_RECIPE), ("supervised", SUPERVISED_RECIPE)):
+        recipe = recipes.named([table[algorithm]])[0]
+        config = recipes.recipe_config(profile, algorithm, recipe, seeds)
+        result = train(config, run_dir(config, dirs.runs), progress=progress)
+        out.append(Contender(name, recipe.name, Models.from_run(result)))
+    compiled = compile(algorithm, hidden_size=None)
+    own = Models.from_models([compiled], seeds=[-1], source="compiled")
+    return out + [Contender("compiled", "compiled", own)]
+
+
+def seed_rows(
+    contender: Contender,
+    measured: Sequence[Condition],
+    loss_batch: Batch,
+    sharpness_of: Callable[[Model, Batch, int], float] = _sharpness,
+) -> list[dict[str, Any]]:
+    """One row per seed and condition (accuracy), and one per seed (sharpness)."""
+    rows = []
+    for condition in measured:
+        scores = accuracy(contender.models, condition.batch)
+        for seed, score in zip(contender.models.seeds, scores, strict=True):
+            rows.append(
+                {
+                    "contender": contender.name,
+                    "recipe": contender.recipe,
+                    "seed": int(seed),
+                    "measure": "accuracy",
+                    "condition": condition.kind,
+                    "value": condition.value,
+                    "num_nodes": condition.batch.num_nodes,
+                    "graphs": condition.batch.batch_size,
+                    "result": float(score),
+                }
+            )
+    models = contender.models
+    for k, seed in enumerate(models.seeds):
+        model = Model(models.config, unstack_tree(models.params, k))
+        rows.append(
+            {
+                "contender": contender.name,
+                "recipe": contender.recipe,
+                "seed": int(seed),
+                "measure": "sharpness",
+                "condition": "loss",
+                "value": "radius 0.1",
+                "num_nodes": loss_batch.num_nodes,
+                "graphs": loss_batch.batch_size,
+                "result": sharpness_of(model, loss_batch, max(k, 0)),
+            }
+        )
+    return rows
+
+
+def _key(row: Mapping[str, Any]) -> tuple[str, str, str]:
+    return (str(row["measure"]), str(row["condition"]), str(row["value"]))
+
+
+def _interval(values: np.ndarray, level: float) -> tuple[float, float]:
+    summary = Summary(float(values.mean()), float(values.std()), len(values))
+    return t_interval(summary, level)
+
+
+def ood_keys(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, str]]:
+    """The out-of-distribution accuracy conditions: every one but N = 16."""
+    keys = dict.fromkeys(_key(r) for r in rows if r["measure"] == "accuracy")
+    return [k for k in keys if k[1:] != IN_DISTRIBUTION]
+
+
+def adjusted_level(rows: Sequence[Mapping[str, Any]]) -> float:
+    """Bonferroni over the out-of-distribution conditions: 1 - 0.05 / m."""
+    return 1 - (1 - CONFIDENCE_LEVEL) / max(1, len(ood_keys(rows)))
+
+
+def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per contender and condition: mean, 95 % t-interval, worst seed.
+
+    Then per condition the paired difference ``supervised - plain`` over the
+    seeds both have, with its t-interval at :func:`adjusted_level` (``level``
+    column).
+    """
+    table = []
+    level = adjusted_level(rows)
+    keys = list(dict.fromkeys(_key(r) for r in rows))
+    for contender in dict.fromkeys(str(r["contender"]) for r in rows):
+        for key in keys:
+            mine = [r for r in rows if r["contender"] == contender and _key(r) == key]
+            if not mine:
+                continue
+            values = np.asarray([float(r["result"]) for r in mine])
+            low, high = _interval(values, CONFIDENCE_LEVEL)
+            worst = values.max() if key[0] == "sharpness" else values.min()
+            table.append(
+                {
+                    "contender": contender,
+                    "recipe": mine[0]["recipe"],
+                    "measure": key[0],
+                    "condition": key[1],
+                    "value": key[2],
+                    "seeds": len(values),
+                    "mean": float(values.mean()),
+                    "low": low,
+                    "high": high,
+                    "worst": float(worst),
+                    "level": CONFIDENCE_LEVEL,
+                }
+            )
+    for key in keys:
+        diff = paired_difference(rows, key)
+        if diff.size:
+            low, high = _interval(diff, level)
+            table.append(
+                {
+                    "contender": "supervised - plain",
+                    "recipe": "",
+                    "measure": key[0],
+                    "condition": key[1],
+                    "value": key[2],
+                    "seeds": len(diff),
+                    "mean": float(diff.mean()),
+                    "low": low,
+                    "high": high,
+                    "worst": float(diff.min()),
+                    "level": level,
+                }
+            )
+    return table
+
+
+def paired_difference(
+    rows: Sequence[Mapping[str, Any]], key: tuple[str, str, str]
+) -> np.ndarray:
+    """``supervised - plain`` per seed both were measured on, at ``key``."""
+
+    def by_seed(name: str) -> dict[int, float]:
+        return {
+            int(r["seed"]): float(r["result"])
+            for r in rows
+            if r["contender"] == name and _key(r) == key
+        }
+
+    plain, supervised = by_seed("plain"), by_seed("supervised")
+    shared = sorted(set(plain) & set(supervised))
+    return np.asarray([supervised[s] - plain[s] for s in shared])
+
+
+def verdict(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Does the supervised model generalise further than the plain one?
+
+    Asked only at equal accuracy in distribution: the N = 16 paired
+    difference's 95 % interval must lie inside +-:data:`EQUAL_ACCURACY`.
+    Then every out-of-distribution condition's paired interval (at the
+    Bonferroni-adjusted level) says better (all above 0), worse (all below)
+    or no difference.  Yes: better somewhere and worse nowhere; no: better
+    nowhere; mixed: both.
+    """
+    in_key = ("accuracy", *IN_DISTRIBUTION)
+    inside = paired_difference(rows, in_key)
+    if inside.size < 2:
+        return "Not testable: fewer than two seeds with both recipes."
+    low, high = _interval(inside, CONFIDENCE_LEVEL)
+    said_in = (
+        f"in distribution (N = 16) supervised - plain = {inside.mean():+.4f} "
+        f"[{low:+.4f}, {high:+.4f}] (paired t, 95 %, n = {inside.size})"
+    )
+    if not (-EQUAL_ACCURACY <= low and high <= EQUAL_ACCURACY):
+        return (
+            f"Not at equal accuracy: {said_in} is not inside +-{EQUAL_ACCURACY:g}, "
+            "so out-of-distribution differences cannot be credited to the mechanism."
+        )
+    level = adjusted_level(rows)
+    better, worse = [], []
+    for key in ood_keys(rows):
+        diff = paired_difference(rows, key)
+        if diff.size < 2:
+            continue
+        d_low, d_high = _interval(diff, level)
+        where = f"{key[1]} {key[2]} ({diff.mean():+.3f} [{d_low:+.3f}, {d_high:+.3f}])"
+        if d_low > 0:
+            better.append(where)
+        elif d_high < 0:
+            worse.append(where)
+    answer = "yes" if better and not worse else "no" if not better else "mixed"
+    tested = len(ood_keys(rows))
+    parts = [
+        f"{answer.capitalize()}: at equal accuracy {said_in}, the supervised model "
+        f"is more accurate in {len(better)} of {tested} out-of-distribution "
+        f"conditions and less accurate in {len(worse)} (paired t-intervals at "
+        f"{100 * level:.2f} %, Bonferroni over {tested})."
+    ]
+    if better:
+        parts.append(f"Better: {'; '.join(better)}.")
+    if worse:
+        parts.append(f"Worse: {'; '.join(worse)}.")
+    return " ".join(parts)
+
+
+def run_generalisation(
+    profile: Profile,
+    algorithm: str,
+    dirs: OutputDirs,
+    seeds: int,
+    progress: bool = True,
+    measured: Sequence[Condition] | None = None,
+) -> list[dict[str, Any]]:
+    """Measure every contender in every condition; write both tables.
+
+    Files: ``results/generalisation_<a>.csv`` (:func:`summary_rows`, the
+    verdict in its sidecar) and ``results/generalisation_seeds_<a>.csv``
+    (one row per contender, seed, measure and condition), written after
+    every contender.
+    """
+    chosen = list(measured) if measured is not None else conditions(algorithm)
+    loss_batch = sample_batch(
+        algorithm, profile.val_num_nodes, profile.batch_size, seed=2
+    )
+    rows: list[dict[str, Any]] = []
+    for contender in tqdm(
+        contenders(profile, algorithm, dirs, seeds, progress),
+        desc=f"generalisation {algorithm}",
+        disable=not progress,
+    ):
+        rows += seed_rows(contender, chosen, loss_batch)
+        meta = metadata(
+            profile,
+            plain=PLAIN_RECIPE[algorithm],
+            supervised=SUPERVISED_RECIPE[algorithm],
+            verdict=verdict(rows),
+        )
+        files.write_table(dirs.results / seeds_file(algorithm), rows, meta)
+        files.write_table(
+            dirs.results / results_file(algorithm), summary_rows(rows), meta
+        )
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m nar_gap.experiments.generalisation``: after the recipe study.
+
+    Reads the recipes' runs back (it trains them when they are missing).
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m nar_gap.experiments.generalisation",
+        description="Plain, supervised and compiled out of distribution: "
+        "results/generalisation_<algorithm>.csv.",
+    )
+    parser.add_argument("--profile", default=profiles.DEFAULT_PROFILE)
+    parser.add_argument("--algorithm", default="bfs", choices=sorted(PLAIN_RECIPE))
+    parser.add_argument("--seeds", type=int, default=8)
+    parser.add_argument("--runs", default="")
+    parser.add_argument("--results", default="")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        profile = profiles.get(args.profile)
+        dirs = profiles.output_dirs(args.profile, args.runs, args.results)
+    except ValueError as error:
+        parser.exit(2, f"generalisation: {error}\n")
+    started = time.perf_counter()
+    rows = run_generalisation(
+        profile, args.algorithm, dirs, args.seeds, progress=not args.quiet
+    )
+    print(verdict(rows))
+    print(f"generalisation: {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

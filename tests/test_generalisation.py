@@ -1,0 +1,122 @@
+"""What faithfulness buys (issue 33): conditions, accuracy in parts, the verdict."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nar_gap.experiments import generalisation as g
+from nar_gap.experiments import profiles
+
+
+def _rows(plain, supervised, conditions=(("size", "16"), ("size", "64"))):
+    """Per-seed accuracy rows: ``plain[c][k]`` for condition c and seed k."""
+    rows = []
+    for name, table in (("plain", plain), ("supervised", supervised)):
+        for (kind, value), values in zip(conditions, table, strict=True):
+            for seed, result in enumerate(values):
+                rows.append(
+                    {
+                        "contender": name,
+                        "recipe": name,
+                        "seed": seed,
+                        "measure": "accuracy",
+                        "condition": kind,
+                        "value": value,
+                        "result": result,
+                    }
+                )
+    return rows
+
+
+SAME = [0.99, 0.992, 0.991, 0.99]
+
+
+def test_the_verdict_says_yes_no_mixed_and_not_equal_when_it_must():
+    """The criterion, on inputs built for each of its answers."""
+    better = _rows([SAME, [0.7, 0.71, 0.69, 0.7]], [SAME, [0.9, 0.91, 0.92, 0.9]])
+    assert g.verdict(better).startswith("Yes:")
+    assert "size 64 (+0.208" in g.verdict(better)
+    worse = _rows([SAME, [0.9, 0.91, 0.92, 0.9]], [SAME, [0.7, 0.71, 0.69, 0.7]])
+    assert g.verdict(worse).startswith("No:")
+    noisy = _rows([SAME, [0.7, 0.9, 0.7, 0.9]], [SAME, [0.9, 0.7, 0.9, 0.7]])
+    assert g.verdict(noisy).startswith("No:")  # no difference the interval can see
+    conditions = (("size", "16"), ("size", "64"), ("family", "grid"))
+    mixed = _rows(
+        [SAME, [0.7, 0.71, 0.69, 0.7], [0.9, 0.91, 0.92, 0.9]],
+        [SAME, [0.9, 0.91, 0.92, 0.9], [0.7, 0.71, 0.69, 0.7]],
+        conditions,
+    )
+    assert g.verdict(mixed).startswith("Mixed:")
+    unequal = _rows(
+        [SAME, [0.7] * 4], [[0.9, 0.91, 0.9, 0.92], [0.9, 0.91, 0.92, 0.9]]
+    )
+    assert g.verdict(unequal).startswith("Not at equal accuracy")
+
+
+def test_the_ood_intervals_are_bonferroni_adjusted_over_the_conditions():
+    conditions = (("size", "16"), ("size", "64"), ("family", "grid"), ("family", "x"))
+    rows = _rows([SAME] * 4, [SAME] * 4, conditions)
+    assert g.adjusted_level(rows) == pytest.approx(1 - 0.05 / 3)
+    table = g.summary_rows(rows)
+    diffs = [r for r in table if r["contender"] == "supervised - plain"]
+    assert len(diffs) == 4 and {r["level"] for r in diffs} == {g.adjusted_level(rows)}
+
+
+def test_weights_scaled_by_one_give_the_clrs_test_graphs_back():
+    base = g._size_batch("bellman_ford", 16)
+    same = g._scaled_batch("bellman_ford", 1.0)
+    for group in ("inputs", "outputs"):
+        for name, value in getattr(base, group).items():
+            np.testing.assert_array_equal(np.asarray(value), getattr(same, group)[name])
+    tenfold = g._scaled_batch("bellman_ford", 10.0)
+    np.testing.assert_allclose(tenfold.inputs["A"], 10 * np.asarray(base.inputs["A"]))
+    np.testing.assert_array_equal(tenfold.outputs["pi"], base.outputs["pi"])
+
+
+def test_accuracy_in_parts_is_the_whole_batchs(tmp_path):
+    from nar_gap.analysis.models import Models, measure_models
+    from nar_gap.compiler import compile
+
+    compiled = compile("bfs", hidden_size=None)
+    models = Models.from_models([compiled, compiled], seeds=[0, 1])
+    batch = g._size_batch("bfs", 16)
+    whole = measure_models(models, batch).scalars["accuracy"]
+    parts = g.accuracy(models, batch, graphs_per_part=5)  # 32 = 6 x 5 + 2
+    np.testing.assert_allclose(parts, whole, rtol=1e-6)
+
+
+def test_the_study_measures_every_contender_and_compiled_is_exact(tmp_path):
+    """At smoke: the files, a row per seed and condition, compiled at 1.0 on
+    every family (a wrong trace or a mislabelled source would show here)."""
+    from nar_gap.system import files
+
+    profile = profiles.get("smoke")
+    dirs = profiles.output_dirs(
+        "smoke", str(tmp_path / "runs"), str(tmp_path / "out"), str(tmp_path / "f")
+    )
+    measured = [
+        g.Condition("size", "8", g._size_batch("bfs", 8)),
+        g.Condition("size", "16", g._size_batch("bfs", 16)),
+    ] + [
+        g.Condition("family", f, g._family_batch("bfs", f, 2))
+        for f in ("grid", "path", "tree")
+    ]
+    rows = g.run_generalisation(
+        profile, "bfs", dirs, seeds=2, progress=False, measured=measured
+    )
+    accuracy = [r for r in rows if r["measure"] == "accuracy"]
+    assert len(accuracy) == (2 + 2 + 1) * len(measured)
+    compiled = [r for r in accuracy if r["contender"] == "compiled"]
+    assert [r["result"] for r in compiled] == [1.0] * len(measured)
+    sharp = [r for r in rows if r["measure"] == "sharpness"]
+    assert len(sharp) == 5
+    table = files.read_table(tmp_path / "out" / g.results_file("bfs"))
+    assert {r["contender"] for r in table} == {
+        "plain",
+        "supervised",
+        "compiled",
+        "supervised - plain",
+    }
+    sidecar = files.read_json(tmp_path / "out" / (g.results_file("bfs") + ".json"))
+    assert sidecar["verdict"] == g.verdict(rows)
