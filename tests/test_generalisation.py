@@ -48,9 +48,7 @@ def test_the_verdict_says_yes_no_mixed_and_not_equal_when_it_must():
         conditions,
     )
     assert g.verdict(mixed).startswith("Mixed:")
-    unequal = _rows(
-        [SAME, [0.7] * 4], [[0.9, 0.91, 0.9, 0.92], [0.9, 0.91, 0.92, 0.9]]
-    )
+    unequal = _rows([SAME, [0.7] * 4], [[0.9, 0.91, 0.9, 0.92], [0.9, 0.91, 0.92, 0.9]])
     assert g.verdict(unequal).startswith("Not at equal accuracy")
 
 
@@ -102,8 +100,16 @@ def test_the_study_measures_every_contender_and_compiled_is_exact(tmp_path):
         g.Condition("family", f, g._family_batch("bfs", f, 2))
         for f in ("grid", "path", "tree")
     ]
+    with pytest.raises(FileNotFoundError, match="nar_gap.experiments.recipes"):
+        g.chosen_recipes(dirs.results, "bfs")  # the recipe study comes first
     rows = g.run_generalisation(
-        profile, "bfs", dirs, seeds=2, progress=False, measured=measured
+        profile,
+        "bfs",
+        dirs,
+        seeds=2,
+        progress=False,
+        measured=measured,
+        pair=("attention_w10_x2", "plain_x2"),
     )
     accuracy = [r for r in rows if r["measure"] == "accuracy"]
     assert len(accuracy) == (2 + 2 + 1) * len(measured)
@@ -120,3 +126,4 @@ def test_the_study_measures_every_contender_and_compiled_is_exact(tmp_path):
     }
     sidecar = files.read_json(tmp_path / "out" / (g.results_file("bfs") + ".json"))
     assert sidecar["verdict"] == g.verdict(rows)
+    assert (tmp_path / "f" / (g.figure_stem("bfs") + ".png")).stat().st_size > 0

@@ -92,13 +92,24 @@ def test_the_study_writes_both_tables_and_reruns_to_the_same_numbers(tmp_path):
 
     args = ["--profile", "smoke", "--seeds", "2", "--quiet"]
     args += ["--runs", str(tmp_path / "runs"), "--results", str(tmp_path / "out")]
-    args += ["--recipes", "attention_w1", "attention_w10_annealed"]
+    args += ["--recipes", "attention_w10", "attention_w10_annealed", "attention_w10_x2"]
     assert recipes.main(args) == 0
     table = files.read_table(tmp_path / "out" / "closing_gap_recipes_bfs.csv")
     per_seed = files.read_table(tmp_path / "out" / "closing_gap_recipes_seeds_bfs.csv")
-    assert [r["recipe"] for r in table] == ["attention_w1", "attention_w10_annealed"]
-    assert len(per_seed) == 4
+    assert [r["recipe"] for r in table] == [
+        "attention_w10",
+        "attention_w10_annealed",
+        "attention_w10_x2",
+    ]
+    assert len(per_seed) == 6
     assert table[1]["steps"] == str(2 * int(table[0]["steps"]))
+    # attention_w10_x2 continued attention_w10's run: the numbers of a
+    # straight run (the annealed recipe differs in more than steps: not).
+    straight = ["--profile", "smoke", "--seeds", "2", "--quiet"]
+    straight += ["--runs", str(tmp_path / "r2"), "--results", str(tmp_path / "o2")]
+    assert recipes.main([*straight, "--recipes", "attention_w10_x2"]) == 0
+    alone = files.read_table(tmp_path / "o2" / "closing_gap_recipes_seeds_bfs.csv")
+    assert alone == per_seed[4:]
     assert recipes.main(args) == 0  # finished runs read back
     again = files.read_table(tmp_path / "out" / "closing_gap_recipes_bfs.csv")
     assert again == table
@@ -154,6 +165,7 @@ def test_drift_starts_from_the_recipes_own_model_and_trains_on_unsupervised(tmp_
         for measure in recipes.MEASURES:
             assert float(mine[measure]) == start[measure]
     assert [r["param_drift"] for r in rows[:2]] == [0.0, 0.0]  # the recipe's model
+    assert (tmp_path / "f" / (recipes.drift_figure_stem("bfs") + ".png")).exists()
     assert all(r["param_drift"] > 0 for r in rows[2:])
     # A rerun reads every step back: the run directory holds only the last
     # step's parameters, which must not be measured under step 0's name.
@@ -161,9 +173,7 @@ def test_drift_starts_from_the_recipes_own_model_and_trains_on_unsupervised(tmp_
         profile, "bfs", [recipe], dirs, seeds=2, extra_steps=4, every=2, progress=False
     )
     assert again == rows
-    out = recipes.run_dir(
-        recipes.drift_config(profile, "bfs", recipe, 2, 4), dirs.runs
-    )
+    out = recipes.run_dir(recipes.drift_config(profile, "bfs", recipe, 2, 4), dirs.runs)
     (out / recipes.DRIFT_RECORD).unlink()
     with pytest.raises(ValueError, match="cannot be measured there"):
         recipes.run_drift(
@@ -189,3 +199,19 @@ def test_drift_starts_from_the_recipes_own_model_and_trains_on_unsupervised(tmp_
         recipes.drift_config(
             profile, "bfs", recipes.named(["attention_w10_annealed"])[0], 2, 4
         )
+
+
+def test_a_drift_run_may_continue_its_recipe_only_where_their_schedules_agree():
+    """The drift's weight drops after the recipe's last step: the recipe's
+    steps are the drift's first ones.  An annealed recipe's are not."""
+    from nar_gap.training.run_dir import _same_schedule_so_far
+
+    profile = profiles.get("cpu")
+    recipe = recipes.named(["attention_w10_x2"])[0]
+    own = recipes.recipe_config(profile, "bfs", recipe, seeds=2)
+    drift = recipes.drift_config(profile, "bfs", recipe, seeds=2, extra_steps=10)
+    assert _same_schedule_so_far(own, drift).supervision_until == 0
+    annealed = recipes.recipe_config(
+        profile, "bfs", recipes.named(["attention_w10_annealed"])[0], seeds=2
+    )
+    assert _same_schedule_so_far(annealed, drift) is drift

@@ -985,3 +985,73 @@ def plot_closing_gap(
     fig.suptitle(f"{algorithm}: supervising the mechanism", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+_CONDITION_AXES = {
+    "size": "graph size N (CLRS test graphs; training sizes 4-16)",
+    "family": "graph family (N = 16)",
+    "weight_scale": "edge weights times (N = 16; training: [0, 1))",
+}
+
+
+def plot_generalisation(table: Sequence[Mapping[str, Any]], algorithm: str) -> Figure:
+    """Plain, supervised and compiled accuracy out of distribution.
+
+    One panel per kind of condition in ``table`` (graph size, family, edge
+    weight scale): each contender's mean accuracy over seeds with its 95 %
+    t-interval as an error bar (compiled is one model: no bar).
+    """
+    accuracy = [r for r in table if r["measure"] == "accuracy"]
+    kinds = [k for k in _CONDITION_AXES if any(r["condition"] == k for r in accuracy)]
+    contenders = [
+        c
+        for c in ("plain", "supervised", "compiled")
+        if any(r["contender"] == c for r in accuracy)
+    ]
+    fig, axes = plt.subplots(
+        1, len(kinds), figsize=(4.4 * len(kinds), 3.4), squeeze=False
+    )
+    for ax, kind in zip(axes[0], kinds, strict=True):
+        values = list(
+            dict.fromkeys(r["value"] for r in accuracy if r["condition"] == kind)
+        )
+        for j, name in enumerate(contenders):
+            mine = {
+                r["value"]: r
+                for r in accuracy
+                if r["condition"] == kind and r["contender"] == name
+            }
+            shown = [v for v in values if v in mine]
+            x = np.array([values.index(v) for v in shown], float) + 0.12 * (j - 1)
+            mean = np.array([float(mine[v]["mean"]) for v in shown])
+            # One model (compiled) has no interval: its bounds are empty cells.
+            low = np.array([float(mine[v]["low"] or "nan") for v in shown])
+            high = np.array([float(mine[v]["high"] or "nan") for v in shown])
+            spread = np.nan_to_num(np.stack([mean - low, high - mean]))
+            ax.errorbar(
+                x,
+                mean,
+                yerr=spread,
+                fmt="o-" if kind == "size" else "o",
+                ms=4,
+                lw=1,
+                capsize=2,
+                color=f"C{j}",
+                label=f"{name} ({next(iter(mine.values()))['recipe']})"
+                if name != "compiled"
+                else name,
+            )
+        ax.set_xticks(range(len(values)))
+        ax.set_xticklabels(values, fontsize=7, rotation=30 if kind == "family" else 0)
+        ax.set_xlabel(_CONDITION_AXES[kind], fontsize=8)
+        ax.set_ylabel("test accuracy (output)", fontsize=8)
+        ax.tick_params(labelsize=7)
+        # Accuracy lives in [0, 1]: a t-interval past it is cut at the frame.
+        ax.set_ylim(max(ax.get_ylim()[0], -0.02), 1.02)
+    axes[0][0].legend(fontsize=7, frameon=False)
+    fig.suptitle(
+        f"{algorithm}: out of distribution (mean over seeds, 95 % t-interval)",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    return fig

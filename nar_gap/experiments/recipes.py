@@ -47,7 +47,7 @@ from nar_gap.analysis.models import (
 from nar_gap.analysis.verdicts import Summary, t_interval
 from nar_gap.benchmark.batch import Batch
 from nar_gap.compiler import compile
-from nar_gap.experiments import profiles
+from nar_gap.experiments import plots, profiles
 from nar_gap.experiments.closing_gap import (
     FAITHFUL_ACCURACY,
     FAITHFUL_AGREEMENT,
@@ -63,6 +63,7 @@ from nar_gap.experiments.runs import (
 )
 from nar_gap.system import files
 from nar_gap.training import TrainConfig, train
+from nar_gap.training.run_dir import continue_from
 from nar_gap.training.supervision import with_state_probe
 
 MEASURES = ("accuracy", "internal", "argmax_agreement")
@@ -263,6 +264,51 @@ def verdict(rows: Sequence[Mapping[str, Any]], needed_seeds: int) -> str:
     )
 
 
+def closest_pair(rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+    """``(supervised, plain)``: the recipe nearest the mechanism and its control.
+
+    Supervised: among the recipes with a supervision weight held to the end,
+    the one with the most seeds at the bar, then the lowest mean internal
+    distance.  Plain: the unsupervised recipe with the same steps, teacher
+    forcing and curriculum, so that the two differ in the supervision alone.
+    Chosen from the table by rule, before anything out of distribution is
+    measured, so the comparison cannot be picked after the fact.
+
+    Raises:
+      ValueError: no supervised recipe, or none with an unsupervised twin.
+    """
+
+    def supervised(r: Mapping[str, Any]) -> bool:
+        weight = float(r["attention_weight"]) + float(r["state_weight"])
+        return weight > 0 and float(r["anneal"]) == 0
+
+    def twin(r: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        def knobs(x: Mapping[str, Any]) -> tuple[Any, ...]:
+            return (
+                int(x["steps"]),
+                float(x["teacher_forcing"]),
+                float(x["curriculum"]),
+                str(x["selection"]),
+            )
+
+        for other in rows:
+            weight = float(other["attention_weight"]) + float(other["state_weight"])
+            if weight == 0 and float(other["anneal"]) == 0 and knobs(other) == knobs(r):
+                return other
+        return None
+
+    paired = [r for r in rows if supervised(r) and twin(r) is not None]
+    if not paired:
+        raise ValueError(
+            "no supervised recipe with an unsupervised twin (same steps, teacher "
+            "forcing, curriculum and selection) in the recipe table"
+        )
+    best = max(
+        paired, key=lambda r: (int(r["seeds_meeting_bar"]), -float(r["internal"]))
+    )
+    return str(best["recipe"]), str(twin(best)["recipe"])
+
+
 def annealed_against_constant(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """Does the mechanism outlast its supervision?  One sentence per pair.
 
@@ -320,6 +366,24 @@ def _trained_seed_rows(
     return seed_rows(recipe, config.seeds, scalars)
 
 
+def _shorter_twin(
+    config: TrainConfig, trained: Sequence[tuple[TrainConfig, Path]]
+) -> Path | None:
+    """The longest run already trained that differs from ``config`` only in steps.
+
+    ``weight 10, 300 steps`` is ``weight 10, 150 steps`` trained on: training
+    resumes exactly from a checkpoint, so the longer recipe continues the
+    shorter one's run instead of computing its first steps again.
+    """
+    twins = [
+        (c.steps, out)
+        for c, out in trained
+        if c.steps < config.steps
+        and dataclasses.replace(c, steps=config.steps) == config
+    ]
+    return max(twins)[1] if twins else None
+
+
 def run_recipes(
     profile: Profile,
     algorithm: str,
@@ -336,10 +400,15 @@ def run_recipes(
     """
     graphs = _TestGraphs.of(profile, algorithm)
     rows, per_seed_all = [], []
+    trained: list[tuple[TrainConfig, Path]] = []
     for recipe in tqdm(recipes, desc=f"recipes {algorithm}", disable=not progress):
         config = recipe_config(profile, algorithm, recipe, seeds)
         out = run_dir(config, dirs.runs)
+        shorter = _shorter_twin(config, trained)
+        if shorter is not None:  # a straight run, resumed: the same numbers
+            continue_from(shorter, config, out)
         per_seed = _trained_seed_rows(recipe, config, out, graphs, progress)
+        trained.append((config, out))
         rows.append(recipe_row(recipe, config, per_seed))
         per_seed_all += per_seed
         _write(profile, algorithm, dirs, seeds, rows, per_seed_all)
@@ -365,9 +434,8 @@ def _write(
     files.write_table(dirs.results / recipe_seeds_file(algorithm), per_seed, meta)
 
 
+# BFS's faithful recipe (the one closest_pair picks from its table).
 DRIFT_RECIPE = "attention_w10_x2"
-# The faithful recipe and its unsupervised control, trained on alike.
-DRIFT_RECIPES = (DRIFT_RECIPE, "plain_x2")
 
 
 def drift_config(
@@ -435,10 +503,14 @@ def _drift_of(
     an earlier step's name.
     """
     own = recipe_config(profile, algorithm, recipe, seeds)
-    centres = Models.from_run(train(own, run_dir(own, dirs.runs), progress=False))
+    own_dir = run_dir(own, dirs.runs)
+    centres = Models.from_run(train(own, own_dir, progress=False))
     final = drift_config(profile, algorithm, recipe, seeds, extra_steps)
     start = final.supervision_until
     out = run_dir(final, dirs.runs)
+    # The recipe's own steps are the drift run's first ones: continued, not
+    # trained again (seeds the drift directory already holds are left alone).
+    continue_from(own_dir, final, out)
     record = out / DRIFT_RECORD
     done = files.read_json(record) if record.exists() else {}
     rows: list[dict[str, Any]] = []
@@ -473,9 +545,10 @@ def run_drift(
     row per recipe, seed and step, ``steps_unsupervised`` counting from the
     recipe's last step (0: the recipe's own model, bit for bit), and
     ``param_drift`` the seed's relative L2 distance from that model (D.8's
-    measure).  The faithful recipe is the question; ``plain_x2`` trained on
-    the same way is its control (how far does a model move that was never
-    pulled toward the compiled mechanism?).  Written after every recipe.
+    measure).  The CLI drifts :func:`closest_pair`'s two: the supervised
+    recipe is the question, its unsupervised twin trained on the same way
+    the control (how far does a model move that was never pulled toward the
+    compiled mechanism?).  Written after every recipe.
     """
     graphs = _TestGraphs.of(profile, algorithm)
     meta = metadata(
@@ -489,7 +562,67 @@ def run_drift(
             profile, algorithm, recipe, dirs, seeds, extra_steps, every, graphs
         )
         files.write_table(dirs.results / drift_file(algorithm), rows, meta)
+    write_drift_figure(dirs.results, dirs.figures, algorithm)
     return rows
+
+
+def drift_figure_stem(algorithm: str) -> str:
+    """The drift figure's file name, without its extension."""
+    return f"fig_drift_{algorithm}"
+
+
+def drift_beside_compiled(
+    drift: Sequence[Mapping[str, Any]], stability: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The drift rows and notebook 05's compiled-start rows, in D.8's columns.
+
+    ``start`` names the recipe (or ``compiled``), ``step`` counts steps
+    trained on without supervision; notebook 05's controls (other optimisers)
+    and its random start are left out: the question is how each starting
+    mechanism moves under the same plain training.
+    """
+    rows = [
+        {
+            "start": str(r["recipe"]),
+            "seed": int(r["seed"]),
+            "step": int(r["steps_unsupervised"]),
+            **{m: float(r[m]) for m in ("accuracy", "internal", "param_drift")},
+        }
+        for r in drift
+    ]
+    rows += [
+        {
+            "start": "compiled (notebook 05)",
+            "seed": int(r["seed"]),
+            "step": int(r["step"]),
+            **{m: float(r[m]) for m in ("accuracy", "internal", "param_drift")},
+        }
+        for r in stability
+        if r["start"] == "compiled"
+    ]
+    return rows
+
+
+def write_drift_figure(
+    results: str | os.PathLike, figures: str | os.PathLike, algorithm: str
+) -> list[Path]:
+    """Each drifting recipe beside the compiled model trained on (notebook 05).
+
+    The compiled rows come from ``results/stability_<a>.csv`` where notebook
+    05 has run; without it the figure shows the recipes alone.
+    """
+    results = Path(results)
+    drift = files.read_table(results / drift_file(algorithm))
+    compiled = results / f"stability_{algorithm}.csv"
+    stability = files.read_table(compiled) if compiled.exists() else []
+    fig = plots.plot_stability(
+        drift_beside_compiled(drift, stability),
+        f"{algorithm}: trained on without supervision, from each recipe "
+        "and from compiled",
+    )
+    written = files.save_figure(fig, Path(figures) / drift_figure_stem(algorithm))
+    plots.close(fig)
+    return written
 
 
 def drift_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -581,14 +714,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0,
         help="then train the --drift-recipes on this many steps without supervision",
     )
-    parser.add_argument("--drift-recipes", nargs="+", default=list(DRIFT_RECIPES))
+    parser.add_argument(
+        "--drift-recipes",
+        nargs="+",
+        default=None,
+        help="default: closest_pair of the recipe table (supervised, its twin)",
+    )
     parser.add_argument("--drift-every", type=int, default=25)
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     try:
         profile = profiles.get(args.profile)
         chosen = named(args.recipes)
-        drifting = named(args.drift_recipes) if args.drift_steps > 0 else []
+        drifting = named(args.drift_recipes or [])
         dirs = profiles.output_dirs(args.profile, args.runs, args.results)
     except ValueError as error:
         parser.exit(2, f"recipes: {error}\n")
@@ -598,6 +736,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(verdict(rows, args.seeds))
     if args.drift_steps > 0:
+        drifting = drifting or named(closest_pair(rows))
         drift = run_drift(
             profile,
             args.algorithm,

@@ -485,9 +485,9 @@ def continue_from(
     source = Path(shorter)
     if not (source / CONFIG_FILE).exists():
         raise CheckpointError(f"{source} holds no run to continue")
-    check_run_dir(source, config)  # the same configuration but for steps and seeds
-    check_initial(source, "")
     previous = TrainConfig.from_dict(files.read_json(source / CONFIG_FILE))
+    check_run_dir(source, _same_schedule_so_far(previous, config))
+    check_initial(source, "")
     if previous.steps > config.steps:
         raise CheckpointError(
             f"{source} trained {previous.steps} steps, more than the "
@@ -495,6 +495,28 @@ def continue_from(
         )
     with files.exclusive(out):
         return _copy_seeds(source, previous, config, out, reselect)
+
+
+def _same_schedule_so_far(previous: TrainConfig, config: TrainConfig) -> TrainConfig:
+    """``config`` with ``previous``'s supervision schedule, where they agree so far.
+
+    A supervision schedule that changes only after the shorter run's last
+    step (a drift run: the recipe's weight held to its end, then zero) gives
+    the same first ``previous.steps`` steps, so those may be continued; any
+    difference inside them leaves ``config`` as it is, and
+    :func:`check_run_dir` names it.
+    """
+    agree = all(
+        previous.supervision_scale(t) == config.supervision_scale(t)
+        for t in range(previous.steps)
+    )
+    if not agree:
+        return config
+    return dataclasses.replace(
+        config,
+        supervision_until=previous.supervision_until,
+        supervision_schedule=previous.supervision_schedule,
+    )
 
 
 def reset_selection(checkpoint: bytes) -> tuple[bytes, int]:
