@@ -72,16 +72,29 @@ def test_weights_scaled_by_one_give_the_clrs_test_graphs_back():
     np.testing.assert_array_equal(tenfold.outputs["pi"], base.outputs["pi"])
 
 
-def test_accuracy_in_parts_is_the_whole_batchs(tmp_path):
-    from nar_gap.analysis.models import Models, measure_models
+def test_measures_in_parts_are_the_whole_batchs(tmp_path):
+    """Accuracy is exact in parts; internal and agreement too, on a model
+    that is not the reference (the compiled model perturbed)."""
+    import jax
+
+    from nar_gap.analysis.models import Models, measure_models, reference_attention
     from nar_gap.compiler import compile
+    from nar_gap.model.model import Model
 
     compiled = compile("bfs", hidden_size=None)
-    models = Models.from_models([compiled, compiled], seeds=[0, 1])
+    nudged = Model(
+        compiled.config,
+        jax.tree_util.tree_map(lambda x: x * 1.01, compiled.params),
+    )
+    models = Models.from_models([compiled, nudged], seeds=[0, 1])
     batch = g._size_batch("bfs", 16)
-    whole = measure_models(models, batch).scalars["accuracy"]
-    parts = g.accuracy(models, batch, graphs_per_part=5)  # 32 = 6 x 5 + 2
-    np.testing.assert_allclose(parts, whole, rtol=1e-6)
+    whole = measure_models(models, batch, reference_attention(compiled, batch))
+    parts = g.measures(models, batch, compiled, graphs_per_part=5)  # 6 x 5 + 2
+    np.testing.assert_allclose(parts["accuracy"], whole.scalars["accuracy"], rtol=1e-6)
+    one = g.measures(models, batch, compiled, graphs_per_part=32)
+    for measure in g.MEASURED:
+        np.testing.assert_allclose(one[measure], whole.scalars[measure], rtol=1e-6)
+    assert one["internal"][0] == 0.0 and one["internal"][1] > 0
 
 
 def test_the_study_measures_every_contender_and_compiled_is_exact(tmp_path):
@@ -113,6 +126,10 @@ def test_the_study_measures_every_contender_and_compiled_is_exact(tmp_path):
     )
     accuracy = [r for r in rows if r["measure"] == "accuracy"]
     assert len(accuracy) == (2 + 2 + 1) * len(measured)
+    internal = [r for r in rows if r["measure"] == "internal"]
+    assert [r["result"] for r in internal if r["contender"] == "compiled"] == [
+        0.0
+    ] * len(measured)
     compiled = [r for r in accuracy if r["contender"] == "compiled"]
     assert [r["result"] for r in compiled] == [1.0] * len(measured)
     sharp = [r for r in rows if r["measure"] == "sharpness"]

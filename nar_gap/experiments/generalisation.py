@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from nar_gap.analysis.models import Models, measure_models
+from nar_gap.analysis.models import Models, measure_models, reference_attention
 from nar_gap.analysis.verdicts import CONFIDENCE_LEVEL, Summary, t_interval
 from nar_gap.benchmark._clrs import clrs
 from nar_gap.benchmark.batch import Batch, concat_batches
@@ -169,23 +169,37 @@ def conditions(
     return out
 
 
-def accuracy(
-    models: Models, batch: Batch, graphs_per_part: int | None = None
-) -> np.ndarray:
-    """``[K]``: each seed's CLRS score on ``batch``, a few graphs at a time.
+MEASURED = ("accuracy", "internal", "argmax_agreement")
 
-    Large graphs are measured in parts (the edge tensors of 1024 nodes are
-    half a gigabyte per graph and feature; by default a part holds 4096
-    nodes); every part has the batch's N, so the mean over parts weighted by
-    their graphs is the whole batch's.
+
+def measures(
+    models: Models,
+    batch: Batch,
+    compiled: Model,
+    graphs_per_part: int | None = None,
+) -> dict[str, np.ndarray]:
+    """``{measure: [K]}``: each seed's accuracy, internal distance, agreement.
+
+    Accuracy is the CLRS score of the output; internal distance (Eq. 24)
+    and argmax agreement compare each seed's attention with ``compiled``'s
+    on the same graphs, so that a condition where accuracy falls can say
+    whether the attention left the compiled mechanism there.  Large graphs
+    are measured in parts (the edge tensors of 1024 nodes are half a
+    gigabyte per graph and feature; by default a part holds 4096 nodes,
+    which is every condition's whole batch at :func:`graphs_at`'s counts):
+    the mean over parts is weighted by their graphs, exact for accuracy
+    (every part has the batch's N) and for the other two where the batch is
+    one part.
     """
     per_part = graphs_per_part or max(1, 4096 // batch.num_nodes)
-    total = np.zeros(len(models))
+    total = {m: np.zeros(len(models)) for m in MEASURED}
     for start in range(0, batch.batch_size, per_part):
         part = _graphs(batch, start, start + per_part)
-        scores = measure_models(models, part, chunk=1).scalars["accuracy"]
-        total += np.asarray(scores, np.float64) * part.batch_size
-    return total / batch.batch_size
+        reference = reference_attention(compiled, part)
+        scalars = measure_models(models, part, reference, chunk=1).scalars
+        for m in MEASURED:
+            total[m] += np.asarray(scalars[m], np.float64) * part.batch_size
+    return {m: v / batch.batch_size for m, v in total.items()}
 
 
 def _graphs(batch: Batch, start: int, stop: int) -> Batch:
@@ -210,6 +224,7 @@ class Contender:
     name: str
     recipe: str
     models: Models
+    compiled: Model
 
 
 def chosen_recipes(results: str | os.PathLike, algorithm: str) -> tuple[str, str]:
@@ -237,15 +252,15 @@ def contenders(
 ) -> list[Contender]:
     """``pair``'s recipes (supervised, plain; trained or read back) and compiled."""
     supervised, plain = pair
+    compiled = compile(algorithm, hidden_size=None)
     out = []
     for name, recipe_name in (("plain", plain), ("supervised", supervised)):
         recipe = recipes.named([recipe_name])[0]
         config = recipes.recipe_config(profile, algorithm, recipe, seeds)
         result = train(config, run_dir(config, dirs.runs), progress=progress)
-        out.append(Contender(name, recipe.name, Models.from_run(result)))
-    compiled = compile(algorithm, hidden_size=None)
+        out.append(Contender(name, recipe.name, Models.from_run(result), compiled))
     own = Models.from_models([compiled], seeds=[-1], source="compiled")
-    return out + [Contender("compiled", "compiled", own)]
+    return out + [Contender("compiled", "compiled", own, compiled)]
 
 
 def seed_rows(
@@ -254,24 +269,25 @@ def seed_rows(
     loss_batch: Batch,
     sharpness_of: Callable[[Model, Batch, int], float] = _sharpness,
 ) -> list[dict[str, Any]]:
-    """One row per seed and condition (accuracy), and one per seed (sharpness)."""
+    """Per seed: a row per condition and measure, and one for sharpness."""
     rows = []
     for condition in measured:
-        scores = accuracy(contender.models, condition.batch)
-        for seed, score in zip(contender.models.seeds, scores, strict=True):
-            rows.append(
-                {
-                    "contender": contender.name,
-                    "recipe": contender.recipe,
-                    "seed": int(seed),
-                    "measure": "accuracy",
-                    "condition": condition.kind,
-                    "value": condition.value,
-                    "num_nodes": condition.batch.num_nodes,
-                    "graphs": condition.batch.batch_size,
-                    "result": float(score),
-                }
-            )
+        values = measures(contender.models, condition.batch, contender.compiled)
+        for k, seed in enumerate(contender.models.seeds):
+            for measure in MEASURED:
+                rows.append(
+                    {
+                        "contender": contender.name,
+                        "recipe": contender.recipe,
+                        "seed": int(seed),
+                        "measure": measure,
+                        "condition": condition.kind,
+                        "value": condition.value,
+                        "num_nodes": condition.batch.num_nodes,
+                        "graphs": condition.batch.batch_size,
+                        "result": float(values[measure][k]),
+                    }
+                )
     models = contender.models
     for k, seed in enumerate(models.seeds):
         model = Model(models.config, unstack_tree(models.params, k))
@@ -328,7 +344,8 @@ def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 continue
             values = np.asarray([float(r["result"]) for r in mine])
             low, high = _interval(values, CONFIDENCE_LEVEL)
-            worst = values.max() if key[0] == "sharpness" else values.min()
+            higher_is_worse = key[0] in ("sharpness", "internal")
+            worst = values.max() if higher_is_worse else values.min()
             table.append(
                 {
                     "contender": contender,

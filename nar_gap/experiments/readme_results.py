@@ -12,6 +12,7 @@ renders it again after a run of the committed profile.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nar_gap.experiments import paper, recipes
+from nar_gap.experiments import generalisation, paper, recipes
 from nar_gap.system import files
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
@@ -508,9 +509,9 @@ def _recipes(results: Path, algorithm: str = "bfs") -> str:
     return f"{table}\n\n{answer} {outlasting}".rstrip()
 
 
-def _drift(results: Path) -> str:
-    """The faithful recipe and its control trained on without supervision."""
-    rows = files.read_table(results / recipes.drift_file("bfs"))
+def _drift(results: Path, algorithm: str = "bfs") -> str:
+    """The chosen recipe and its control trained on without supervision."""
+    rows = files.read_table(results / recipes.drift_file(algorithm))
     table = markdown_table(
         (
             "recipe",
@@ -538,6 +539,65 @@ def _drift(results: Path) -> str:
         ],
     )
     return f"{table}\n\n{recipes.drift_summary(rows)}"
+
+
+def _generalisation(results: Path, algorithm: str) -> str:
+    """Plain, supervised and compiled per condition, the paired difference."""
+    path = results / generalisation.results_file(algorithm)
+    table = files.read_table(path)
+
+    def cell(contender: str, key: tuple[str, str, str]) -> str:
+        row = next(
+            (
+                r
+                for r in table
+                if r["contender"] == contender
+                and (r["measure"], r["condition"], r["value"]) == key
+            ),
+            None,
+        )
+        if row is None:
+            return "–"
+        if not row["low"]:
+            return _fmt(row["mean"])
+        return f"{_fmt(row['mean'])} [{_fmt(row['low'])}, {_fmt(row['high'])}]"
+
+    keys = list(
+        dict.fromkeys((r["measure"], r["condition"], r["value"]) for r in table)
+    )
+    recipe = {r["contender"]: r["recipe"] for r in table}
+    rendered = markdown_table(
+        (
+            "measure",
+            "condition",
+            f"plain ({recipe.get('plain', '')})",
+            f"supervised ({recipe.get('supervised', '')})",
+            "compiled",
+            "supervised - plain, paired [interval at `level`]",
+            "level",
+        ),
+        [
+            (
+                key[0],
+                f"{key[1]} {key[2]}",
+                cell("plain", key),
+                cell("supervised", key),
+                cell("compiled", key),
+                cell("supervised - plain", key),
+                next(
+                    (
+                        f"{float(r['level']):.4f}"
+                        for r in table
+                        if r["contender"] == "supervised - plain"
+                        and (r["measure"], r["condition"], r["value"]) == key
+                    ),
+                    "–",
+                ),
+            )
+            for key in keys
+        ],
+    )
+    return f"{rendered}\n\n{recipes.stored_verdict(path)}"
 
 
 def _paper(results: Path) -> str:
@@ -652,9 +712,27 @@ def render(results_dir: str | os.PathLike) -> str:
             _recipes,
         ),
         (
-            "A faithful BFS trained on without supervision "
+            "Recipes pushed on Bellman-Ford "
+            "(`python -m nar_gap.experiments.recipes --algorithm bellman_ford`)",
+            functools.partial(_recipes, algorithm="bellman_ford"),
+        ),
+        (
+            "Trained on without supervision, BFS "
             "(`python -m nar_gap.experiments.recipes --drift-steps`)",
             _drift,
+        ),
+        (
+            "Trained on without supervision, Bellman-Ford",
+            functools.partial(_drift, algorithm="bellman_ford"),
+        ),
+        (
+            "What faithfulness buys out of distribution, BFS "
+            "(`python -m nar_gap.experiments.generalisation`)",
+            functools.partial(_generalisation, algorithm="bfs"),
+        ),
+        (
+            "What faithfulness buys out of distribution, Bellman-Ford",
+            functools.partial(_generalisation, algorithm="bellman_ford"),
         ),
         (
             "Compiled models from 16 to 4096 nodes "
