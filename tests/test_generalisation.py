@@ -58,7 +58,9 @@ def test_the_ood_intervals_are_bonferroni_adjusted_over_the_conditions():
     assert g.adjusted_level(rows) == pytest.approx(1 - 0.05 / 3)
     table = g.summary_rows(rows)
     diffs = [r for r in table if r["contender"] == "supervised - plain"]
-    assert len(diffs) == 4 and {r["level"] for r in diffs} == {g.adjusted_level(rows)}
+    levels = {(r["condition"], r["value"]): r["level"] for r in diffs}
+    assert levels.pop(("size", "16")) == 0.95  # in distribution: not one of many
+    assert len(levels) == 3 and set(levels.values()) == {g.adjusted_level(rows)}
 
 
 def test_weights_scaled_by_one_give_the_clrs_test_graphs_back():
@@ -144,3 +146,19 @@ def test_the_study_measures_every_contender_and_compiled_is_exact(tmp_path):
     sidecar = files.read_json(tmp_path / "out" / (g.results_file("bfs") + ".json"))
     assert sidecar["verdict"] == g.verdict(rows)
     assert (tmp_path / "f" / (g.figure_stem("bfs") + ".png")).stat().st_size > 0
+
+
+def test_compiled_bellman_ford_is_exact_beyond_its_range_only_when_refitted():
+    """Weights x100 leave the default range (max_weight 1, max_distance 8):
+    `run`'s refit keeps the compiled program exact, the fixed parameters are
+    not, and the table keeps both apart."""
+    from nar_gap.analysis.models import Models
+    from nar_gap.compiler import compile
+
+    compiled = compile("bellman_ford", hidden_size=None)
+    own = Models.from_models([compiled], seeds=[-1])
+    heavy = g._scaled_batch("bellman_ford", 100.0)
+    fitted = g.measures(own, heavy, compiled, refit=True)
+    fixed = g.measures(own, heavy, compiled)
+    assert fitted["accuracy"][0] == 1.0 and fitted["internal"][0] == 0.0
+    assert fixed["accuracy"][0] < 0.5

@@ -102,6 +102,8 @@ def test_the_study_writes_both_tables_and_reruns_to_the_same_numbers(tmp_path):
         "attention_w10_x2",
     ]
     assert len(per_seed) == 6
+    assert {r["at_plateau"] for r in table} <= {"True", "False"}
+    assert all("seed-mean validation" in r["plateau_evidence"] for r in table)
     assert table[1]["steps"] == str(2 * int(table[0]["steps"]))
     # attention_w10_x2 continued attention_w10's run: the numbers of a
     # straight run (the annealed recipe differs in more than steps: not).
@@ -160,7 +162,7 @@ def test_drift_starts_from_the_recipes_own_model_and_trains_on_unsupervised(tmp_
     rows = recipes.run_drift(
         profile, "bfs", [recipe], dirs, seeds=2, extra_steps=4, every=2, progress=False
     )
-    assert [r["steps_unsupervised"] for r in rows] == [0, 0, 2, 2, 4, 4]
+    assert [r["steps_unsupervised"] for r in rows] == [0, 0, 1, 1, 2, 2, 4, 4]
     for mine, start in zip(own, rows[:2], strict=True):
         for measure in recipes.MEASURES:
             assert float(mine[measure]) == start[measure]
@@ -185,14 +187,14 @@ def test_drift_starts_from_the_recipes_own_model_and_trains_on_unsupervised(tmp_
     assert config.supervision_scale(before) == 0.0
     assert "trained on without supervision for 4 steps" in recipes.drift_summary(rows)
     table = recipes.drift_table(rows)
-    assert [r["steps_unsupervised"] for r in table] == [0, 2, 4]
+    assert [r["steps_unsupervised"] for r in table] == [0, 1, 2, 4]
     assert table[0]["internal"] == pytest.approx(
         np.mean([r["internal"] for r in rows[:2]])
     )
     from nar_gap.experiments import readme_results
 
     rendered = readme_results._drift(tmp_path / "out")
-    assert rendered.count("\n| ") == 3  # a row per step (the header opens it)
+    assert rendered.count("\n| ") == 4  # a row per step (the header opens it)
     assert "| attention_w10_x2 | 4 |" in rendered
     assert rendered.endswith(recipes.drift_summary(rows))
     with pytest.raises(ValueError, match="annealed"):

@@ -1005,7 +1005,7 @@ def plot_generalisation(table: Sequence[Mapping[str, Any]], algorithm: str) -> F
     kinds = [k for k in _CONDITION_AXES if any(r["condition"] == k for r in accuracy)]
     contenders = [
         c
-        for c in ("plain", "supervised", "compiled")
+        for c in ("plain", "supervised", "compiled", "compiled_fixed")
         if any(r["contender"] == c for r in accuracy)
     ]
     fig, axes = plt.subplots(
@@ -1022,7 +1022,7 @@ def plot_generalisation(table: Sequence[Mapping[str, Any]], algorithm: str) -> F
                 if r["condition"] == kind and r["contender"] == name
             }
             shown = [v for v in values if v in mine]
-            x = np.array([values.index(v) for v in shown], float) + 0.12 * (j - 1)
+            x = np.array([values.index(v) for v in shown], float) + 0.12 * (j - 1.5)
             mean = np.array([float(mine[v]["mean"]) for v in shown])
             # One model (compiled) has no interval: its bounds are empty cells.
             low = np.array([float(mine[v]["low"] or "nan") for v in shown])
@@ -1037,9 +1037,7 @@ def plot_generalisation(table: Sequence[Mapping[str, Any]], algorithm: str) -> F
                 lw=1,
                 capsize=2,
                 color=f"C{j}",
-                label=f"{name} ({next(iter(mine.values()))['recipe']})"
-                if name != "compiled"
-                else name,
+                label=f"{name} ({next(iter(mine.values()))['recipe']})",
             )
         ax.set_xticks(range(len(values)))
         ax.set_xticklabels(values, fontsize=7, rotation=30 if kind == "family" else 0)

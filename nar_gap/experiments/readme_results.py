@@ -484,6 +484,7 @@ def _recipes(results: Path, algorithm: str = "bfs") -> str:
             "argmax agreement [95 % CI]",
             "worst seed's internal",
             "seeds at the bar",
+            "validation at its plateau (75 % rule)",
         ),
         [
             (
@@ -500,6 +501,7 @@ def _recipes(results: Path, algorithm: str = "bfs") -> str:
                 interval(r, "argmax_agreement"),
                 _fmt(r["internal_worst"]),
                 f"{r['seeds_meeting_bar']} of {r['seeds']}",
+                {"True": "yes", "False": "no"}.get(r.get("at_plateau", ""), "–"),
             )
             for r in rows
         ],
@@ -542,62 +544,79 @@ def _drift(results: Path, algorithm: str = "bfs") -> str:
 
 
 def _generalisation(results: Path, algorithm: str) -> str:
-    """Plain, supervised and compiled per condition, the paired difference."""
+    """Accuracy per condition and contender, the paired difference, the attention.
+
+    Then sharpness, then the verdict.
+    """
     path = results / generalisation.results_file(algorithm)
     table = files.read_table(path)
+    by_key = {
+        (r["contender"], r["measure"], r["condition"], r["value"]): r for r in table
+    }
 
-    def cell(contender: str, key: tuple[str, str, str]) -> str:
-        row = next(
-            (
-                r
-                for r in table
-                if r["contender"] == contender
-                and (r["measure"], r["condition"], r["value"]) == key
-            ),
-            None,
-        )
+    def cell(contender: str, measure: str, where: tuple[str, str], spread=True):
+        row = by_key.get((contender, measure, *where))
         if row is None:
             return "–"
-        if not row["low"]:
+        if not spread or not row["low"]:
             return _fmt(row["mean"])
         return f"{_fmt(row['mean'])} [{_fmt(row['low'])}, {_fmt(row['high'])}]"
 
-    keys = list(
-        dict.fromkeys((r["measure"], r["condition"], r["value"]) for r in table)
+    def paired(where: tuple[str, str]) -> str:
+        row = by_key.get(("supervised - plain", "accuracy", *where))
+        if row is None:
+            return "–"
+        level = float(row["level"])
+        return f"{cell('supervised - plain', 'accuracy', where)} at {level:.3f}"
+
+    conditions = list(
+        dict.fromkeys(
+            (r["condition"], r["value"]) for r in table if r["measure"] == "accuracy"
+        )
     )
     recipe = {r["contender"]: r["recipe"] for r in table}
-    rendered = markdown_table(
+    plain, supervised = recipe.get("plain", ""), recipe.get("supervised", "")
+    fixed = "compiled_fixed" in recipe  # a program with a distance range
+    accuracy = markdown_table(
         (
-            "measure",
             "condition",
-            f"plain ({recipe.get('plain', '')})",
-            f"supervised ({recipe.get('supervised', '')})",
-            "compiled",
-            "supervised - plain, paired [interval at `level`]",
-            "level",
+            f"accuracy, plain ({plain})",
+            f"accuracy, supervised ({supervised})",
+            "accuracy, compiled (range fitted)",
+            *(["accuracy, compiled (default range)"] if fixed else []),
+            "supervised - plain, paired [interval]",
+            "internal, plain / supervised",
+            "argmax agreement, plain / supervised",
         ),
         [
             (
-                key[0],
-                f"{key[1]} {key[2]}",
-                cell("plain", key),
-                cell("supervised", key),
-                cell("compiled", key),
-                cell("supervised - plain", key),
-                next(
-                    (
-                        f"{float(r['level']):.4f}"
-                        for r in table
-                        if r["contender"] == "supervised - plain"
-                        and (r["measure"], r["condition"], r["value"]) == key
-                    ),
-                    "–",
-                ),
+                f"{kind} {value}",
+                cell("plain", "accuracy", (kind, value)),
+                cell("supervised", "accuracy", (kind, value)),
+                cell("compiled", "accuracy", (kind, value)),
+                *([cell("compiled_fixed", "accuracy", (kind, value))] if fixed else []),
+                paired((kind, value)),
+                f"{cell('plain', 'internal', (kind, value), False)} / "
+                f"{cell('supervised', 'internal', (kind, value), False)}",
+                f"{cell('plain', 'argmax_agreement', (kind, value), False)} / "
+                f"{cell('supervised', 'argmax_agreement', (kind, value), False)}",
             )
-            for key in keys
+            for kind, value in conditions
         ],
     )
-    return f"{rendered}\n\n{recipes.stored_verdict(path)}"
+    loss = ("loss", "radius 0.1")
+    sharp = markdown_table(
+        ("sharpness (loss rise, radius 0.1)", "plain", "supervised", "compiled"),
+        [
+            (
+                "mean [95 % CI]",
+                cell("plain", "sharpness", loss),
+                cell("supervised", "sharpness", loss),
+                cell("compiled", "sharpness", loss),
+            )
+        ],
+    )
+    return f"{accuracy}\n\n{sharp}\n\n{recipes.stored_verdict(path)}"
 
 
 def _paper(results: Path) -> str:

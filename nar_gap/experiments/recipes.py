@@ -44,7 +44,7 @@ from nar_gap.analysis.models import (
     parameter_drift,
     reference_attention,
 )
-from nar_gap.analysis.verdicts import Summary, t_interval
+from nar_gap.analysis.verdicts import Summary, plateau, seed_means, t_interval
 from nar_gap.benchmark.batch import Batch
 from nar_gap.compiler import compile
 from nar_gap.experiments import plots, profiles
@@ -62,7 +62,7 @@ from nar_gap.experiments.runs import (
     run_dir,
 )
 from nar_gap.system import files
-from nar_gap.training import TrainConfig, train
+from nar_gap.training import TrainConfig, read_validation, train
 from nar_gap.training.run_dir import continue_from
 from nar_gap.training.supervision import with_state_probe
 
@@ -390,6 +390,19 @@ def _trained_seed_rows(
     return seed_rows(recipe, config.seeds, scalars)
 
 
+def plateau_columns(out: Path) -> dict[str, Any]:
+    """Was the recipe trained to its plateau?  Notebook 02's 75 % rule.
+
+    ``at_plateau``: the seed-mean validation score at the evaluation nearest
+    75 % of the run and at its end differ by at most the tolerance of
+    :func:`nar_gap.analysis.verdicts.plateau`; ``plateau_evidence``: those
+    numbers.
+    """
+    steps, means = seed_means((r["step"], r["val_score"]) for r in read_validation(out))
+    reached, evidence = plateau(steps, means)
+    return {"at_plateau": reached, "plateau_evidence": evidence}
+
+
 def _shorter_twin(
     config: TrainConfig, trained: Sequence[tuple[TrainConfig, Path]]
 ) -> Path | None:
@@ -433,7 +446,7 @@ def run_recipes(
             continue_from(shorter, config, out)
         per_seed = _trained_seed_rows(recipe, config, out, graphs, progress)
         trained.append((config, out))
-        rows.append(recipe_row(recipe, config, per_seed))
+        rows.append(recipe_row(recipe, config, per_seed) | plateau_columns(out))
         per_seed_all += per_seed
         _write(profile, algorithm, dirs, seeds, rows, per_seed_all)
     return rows
@@ -509,6 +522,18 @@ def _measured_drift_step(
     return [{**r, "param_drift": float(d)} for r, d in zip(rows, drift, strict=True)]
 
 
+def drift_steps(start: int, extra_steps: int, every: int) -> list[int]:
+    """The measured steps: ``start``, 1, 2, 4 ... after it, then each ``every``.
+
+    Measured every 25 steps, a faithful BFS had left the bar by the first
+    measurement; the doubling steps resolve when (D.8's schedule, as in
+    :func:`nar_gap.experiments.stability.schedule`).
+    """
+    doubling = {2**k for k in range(extra_steps.bit_length()) if 2**k < every}
+    even = set(range(0, extra_steps + 1, every))
+    return [start + k for k in sorted(doubling | even) if k <= extra_steps]
+
+
 def _drift_of(
     profile: Profile,
     algorithm: str,
@@ -538,7 +563,7 @@ def _drift_of(
     record = out / DRIFT_RECORD
     done = files.read_json(record) if record.exists() else {}
     rows: list[dict[str, Any]] = []
-    for steps in range(start, final.steps + 1, every):
+    for steps in drift_steps(start, extra_steps, every):
         key = str(steps)
         if key not in done:
             config = dataclasses.replace(final, steps=steps)
