@@ -162,3 +162,12 @@ def test_compiled_bellman_ford_is_exact_beyond_its_range_only_when_refitted():
     fixed = g.measures(own, heavy, compiled)
     assert fitted["accuracy"][0] == 1.0 and fitted["internal"][0] == 0.0
     assert fixed["accuracy"][0] < 0.5
+
+
+def test_without_the_recipe_study_the_cli_says_so_in_one_line(tmp_path, capsys):
+    args = ["--profile", "smoke", "--results", str(tmp_path / "r")]
+    with pytest.raises(SystemExit) as stop:
+        g.main([*args, "--runs", str(tmp_path / "runs")])
+    assert stop.value.code == 2
+    message = capsys.readouterr().err.strip()
+    assert "\n" not in message and "nar_gap.experiments.recipes" in message
