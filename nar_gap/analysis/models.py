@@ -37,6 +37,7 @@ from nar_gap.model.seeds import (
     over_seeds,
     seed_strategy_for,
     stack_trees,
+    unstack_tree,
 )
 from nar_gap.training.run_dir import TrainResult, load_run
 
@@ -189,35 +190,52 @@ class Models:
         return len(self.seeds)
 
 
-def parameter_drift(models: Models, centres: Models) -> np.ndarray:
-    """``[K]``: each seed's ``‖θ_k − c_k‖₂ / ‖c_k‖₂`` from its own centre.
+def relative_drift(stacked: Any, centre: Any) -> np.ndarray:
+    """``[K]``: ``‖θ_k − θ_c‖₂ / ‖θ_c‖₂`` over all parameters of each seed.
 
-    D.8's drift measure (:func:`nar_gap.experiments.stability.relative_drift`
-    measures every seed from one shared centre, the compiled model); here
-    each trained seed is measured from its own earlier parameters, so a
-    model trained on is compared with where it started.
+    Appendix D.8's drift: how far each seed of ``stacked`` (a leading seed
+    axis) moved from one shared ``centre``, relative to the centre's norm.
+    """
+    diffs = jax.tree_util.tree_map(
+        lambda s, c: np.sum(
+            (np.asarray(s, np.float64) - np.asarray(c, np.float64)[None]) ** 2,
+            axis=tuple(range(1, np.ndim(s))),
+        ),
+        stacked,
+        centre,
+    )
+    norm = sum(
+        float(np.sum(np.asarray(c, np.float64) ** 2))
+        for c in jax.tree_util.tree_leaves(centre)
+    )
+    total = sum(jax.tree_util.tree_leaves(diffs))
+    return np.sqrt(total / max(norm, 1e-30))
+
+
+def parameter_drift(models: Models, centres: Models) -> np.ndarray:
+    """``[K]``: :func:`relative_drift` of each seed from its own centre.
+
+    :func:`relative_drift` measures every seed from one shared centre (the
+    compiled model in D.8); here each trained seed is measured from its own
+    earlier parameters, so a model trained on is compared with where it
+    started.
     """
     if models.seeds != centres.seeds or models.config != centres.config:
         raise ValueError(
             "parameter_drift: models and centres must be the same seeds of one "
             f"architecture, found seeds {models.seeds} and {centres.seeds}"
         )
-
-    def squares(tree: Any) -> np.ndarray:
-        leaves = jax.tree_util.tree_leaves(tree)
-        return sum(
-            np.sum(
-                np.asarray(x, np.float64).reshape(len(models.seeds), -1) ** 2, axis=1
-            )
-            for x in leaves
-        )
-
-    moved = jax.tree_util.tree_map(
-        lambda a, b: np.asarray(a, np.float64) - np.asarray(b, np.float64),
-        models.params,
-        centres.params,
+    return np.array(
+        [
+            relative_drift(
+                jax.tree_util.tree_map(
+                    lambda x, k=k: np.asarray(x)[k : k + 1], models.params
+                ),
+                unstack_tree(centres.params, k),
+            )[0]
+            for k in range(len(models.seeds))
+        ]
     )
-    return np.sqrt(squares(moved) / np.maximum(squares(centres.params), 1e-30))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -202,7 +202,7 @@ def _mean(values: Any) -> float:
     return float(np.mean(np.asarray(values, np.float64)))
 
 
-def _sharpness(model: Model, batch: Batch, seed: int) -> float:
+def model_sharpness(model: Model, batch: Batch, seed: int) -> float:
     """Loss rise at :data:`SHARPNESS_RADIUS` around ``model`` (own directions)."""
     key = jax.random.PRNGKey(seed)
     first, second = jax.random.split(key)
@@ -311,7 +311,9 @@ def evaluate_variant(name: str, models: Models, graphs: Graphs) -> VariantResult
             measure_models(models, batch).scalars["accuracy"]
         )
     rises = [
-        _sharpness(Model(models.config, unstack_tree(models.params, k)), graphs.loss, k)
+        model_sharpness(
+            Model(models.config, unstack_tree(models.params, k)), graphs.loss, k
+        )
         for k in range(len(models))
     ]
     row["sharpness"] = _mean(rises)

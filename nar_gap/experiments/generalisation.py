@@ -57,7 +57,7 @@ import argparse
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +72,9 @@ from nar_gap.benchmark.families import make_graph
 from nar_gap.benchmark.graphs import batch_from_graph
 from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler import compile
+from nar_gap.compiler.compiled_model import CompiledModel
 from nar_gap.experiments import plots, profiles, recipes
-from nar_gap.experiments.closing_gap import _sharpness
+from nar_gap.experiments.closing_gap import model_sharpness
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import metadata, run_dir
 from nar_gap.experiments.size_sweep import SWEEP_FAMILIES
@@ -182,7 +183,7 @@ MEASURED = ("accuracy", "internal", "argmax_agreement")
 def measures(
     models: Models,
     batch: Batch,
-    compiled: Model,
+    compiled: CompiledModel,
     graphs_per_part: int | None = None,
     refit: bool = False,
 ) -> dict[str, np.ndarray]:
@@ -205,20 +206,17 @@ def measures(
     total = {m: np.zeros(len(models)) for m in MEASURED}
     for start in range(0, batch.batch_size, per_part):
         part = _graphs(batch, start, start + per_part)
-        own = _fitted(compiled, part)
+        own = compiled.fitted(part)
         reference = reference_attention(own, part)
-        if refit:
-            models = Models.from_models([own], seeds=models.seeds, source="compiled")
-        scalars = measure_models(models, part, reference, chunk=1).scalars
+        measured = (
+            Models.from_models([own], seeds=models.seeds, source="compiled")
+            if refit
+            else models
+        )
+        scalars = measure_models(measured, part, reference, chunk=1).scalars
         for m in MEASURED:
             total[m] += np.asarray(scalars[m], np.float64) * part.batch_size
     return {m: v / batch.batch_size for m, v in total.items()}
-
-
-def _fitted(compiled: Model, batch: Batch) -> Model:
-    """``compiled`` as ``run`` executes ``batch``: refitted to its range if needed."""
-    fit = getattr(compiled, "fitted", None)
-    return fit(batch) if fit is not None else compiled
 
 
 def _graphs(batch: Batch, start: int, stop: int) -> Batch:
@@ -243,7 +241,7 @@ class Contender:
     name: str
     recipe: str
     models: Models
-    compiled: Model
+    compiled: CompiledModel
     refit: bool = False
 
 
@@ -292,7 +290,6 @@ def seed_rows(
     contender: Contender,
     measured: Sequence[Condition],
     loss_batch: Batch,
-    sharpness_of: Callable[[Model, Batch, int], float] = _sharpness,
 ) -> list[dict[str, Any]]:
     """Per seed: a row per condition and measure, and one for sharpness."""
     rows = []
@@ -331,7 +328,7 @@ def seed_rows(
                 "value": "radius 0.1",
                 "num_nodes": loss_batch.num_nodes,
                 "graphs": loss_batch.batch_size,
-                "result": sharpness_of(model, loss_batch, max(k, 0)),
+                "result": model_sharpness(model, loss_batch, k),
             }
         )
     return rows

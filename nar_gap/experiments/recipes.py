@@ -385,9 +385,15 @@ def _trained_seed_rows(
 ) -> list[dict[str, Any]]:
     """Train (or read back) ``config`` in ``out``; :func:`seed_rows` of its models."""
     result = train(config, out, progress=progress)
-    models = Models.from_run(result)
+    return _measured_rows(recipe, Models.from_run(result), graphs)
+
+
+def _measured_rows(
+    recipe: Recipe, models: Models, graphs: _TestGraphs
+) -> list[dict[str, Any]]:
+    """:func:`seed_rows` of ``models`` measured on the test graphs."""
     scalars = measure_models(models, graphs.batch, graphs.reference).scalars
-    return seed_rows(recipe, config.seeds, scalars)
+    return seed_rows(recipe, models.seeds, scalars)
 
 
 def plateau_columns(out: Path) -> dict[str, Any]:
@@ -516,9 +522,8 @@ def _measured_drift_step(
             "(delete the directory to measure the drift again)"
         )
     models = Models.from_run(result)
-    scalars = measure_models(models, graphs.batch, graphs.reference).scalars
     drift = parameter_drift(models, centres)
-    rows = seed_rows(recipe, config.seeds, scalars)
+    rows = _measured_rows(recipe, models, graphs)
     return [{**r, "param_drift": float(d)} for r, d in zip(rows, drift, strict=True)]
 
 

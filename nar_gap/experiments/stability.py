@@ -24,7 +24,12 @@ from typing import Any
 import jax
 import numpy as np
 
-from nar_gap.analysis.models import Models, measure_models, reference_attention
+from nar_gap.analysis.models import (
+    Models,
+    measure_models,
+    reference_attention,
+    relative_drift,
+)
 from nar_gap.analysis.stats import mean_std_max
 from nar_gap.benchmark.batch import Batch
 from nar_gap.compiler import compile
@@ -36,24 +41,6 @@ from nar_gap.system import files
 from nar_gap.training import TrainConfig, load_current_params, train
 
 ROWS_FILE = "stability_rows.json"
-
-
-def relative_drift(stacked: Any, centre: Any) -> np.ndarray:
-    """``[K]``: ``‖θ_k − θ_c‖₂ / ‖θ_c‖₂`` over all parameters of each seed."""
-    diffs = jax.tree_util.tree_map(
-        lambda s, c: np.sum(
-            (np.asarray(s, np.float64) - np.asarray(c, np.float64)[None]) ** 2,
-            axis=tuple(range(1, np.ndim(s))),
-        ),
-        stacked,
-        centre,
-    )
-    norm = sum(
-        float(np.sum(np.asarray(c, np.float64) ** 2))
-        for c in jax.tree_util.tree_leaves(centre)
-    )
-    total = sum(jax.tree_util.tree_leaves(diffs))
-    return np.sqrt(total / max(norm, 1e-30))
 
 
 def schedule(steps: int, points: int, early: int = 6) -> list[int]:

@@ -24,13 +24,13 @@ import optax
 from IPython.display import Markdown, display
 
 from nar_gap.analysis.landscape import filter_normalised_direction, model_loss
+from nar_gap.analysis.models import relative_drift
 from nar_gap.benchmark.batch import Batch
 from nar_gap.benchmark.exactness import Mismatch
 from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler import compile
 from nar_gap.compiler.validate import CompileError
 from nar_gap.experiments.landscapes import landscape_centres
-from nar_gap.experiments.stability import relative_drift
 from nar_gap.model.model import Model, parameter_count
 
 Params = Any
