@@ -425,3 +425,23 @@ def stack_seeds(batches: Sequence[Batch]) -> Batch:
                     f"{leaf.dtype}; pad_batch them to common num_nodes/num_steps first"
                 )
     return jax.tree_util.tree_map(lambda *leaves: np.stack(leaves), *batches)
+
+
+def first_graphs(batch: Batch, count: int) -> Batch:
+    """The first ``count`` graphs of ``batch`` (all of them if it has fewer).
+
+    The time axis keeps its length, so a cut batch runs the program of the
+    whole one with a smaller batch axis (a dry run's evaluation).
+    """
+    if count >= batch.batch_size:
+        return batch
+    hints = {k: v[:, :count] for k, v in batch.hints.items()}
+    rest = jax.tree_util.tree_map(lambda x: x[:count], (batch.inputs, batch.outputs))
+    return Batch(
+        batch.algorithm,
+        rest[0],
+        hints,
+        rest[1],
+        batch.lengths[:count],
+        batch.node_mask[:count],
+    )

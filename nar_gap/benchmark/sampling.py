@@ -20,7 +20,7 @@ import numpy as np
 
 from nar_gap.benchmark._clrs import clrs, clrs_samplers, clrs_specs
 from nar_gap.benchmark.algorithms import reference_algorithm
-from nar_gap.benchmark.batch import Batch
+from nar_gap.benchmark.batch import Batch, first_graphs
 from nar_gap.benchmark.defaults import TRAIN_LENGTHS, TRAIN_P
 from nar_gap.benchmark.feedback import from_clrs_feedback
 from nar_gap.benchmark.specs import (
@@ -294,9 +294,17 @@ class TrainStream(Iterator[Batch]):
         return batch
 
 
-def eval_batch(algorithm: str, split: str, num_nodes: int) -> Batch:
-    """CLRS-30's val (N = 16) / test (N = 64) split, or the same recipe at N."""
+def eval_batch(algorithm: str, split: str, num_nodes: int, graphs: int = 0) -> Batch:
+    """CLRS-30's val (N = 16) / test (N = 64) split, or the same recipe at N.
+
+    ``graphs`` > 0 keeps only the split's first graphs (a dry run's cut
+    evaluation: the same graphs and trace length, fewer of them).
+    """
     recipe = clrs.CLRS30[split]
     if num_nodes == recipe["length"]:
-        return clrs_split(algorithm, split)
-    return sample_batch(algorithm, num_nodes, recipe["num_samples"], recipe["seed"])
+        batch = clrs_split(algorithm, split)
+    else:
+        batch = sample_batch(
+            algorithm, num_nodes, recipe["num_samples"], recipe["seed"]
+        )
+    return first_graphs(batch, graphs) if graphs > 0 else batch

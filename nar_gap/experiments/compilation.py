@@ -123,11 +123,16 @@ def exactness_table(
 ) -> list[dict[str, Any]]:
     """Compiled models (each variant and size) against dm-clrs on sampled graphs.
 
+    ``graphs`` per size and edge probability, or the profile's
+    ``eval_graphs`` where it sets fewer (a dry run).
+
     Each row counts the network's parameters by component
     (:func:`~nar_gap.model.model.parameter_counts`).  DFS's program is
     compiled for each size (its ``v`` needs ``N``), on the profile's sizes
     up to :data:`DFS_EXACTNESS_MAX_NODES`.
     """
+    if profile.eval_graphs:
+        graphs = min(graphs, profile.eval_graphs)
     rows = []
     for algorithm in algorithms:
         sizes = profile.exactness_sizes

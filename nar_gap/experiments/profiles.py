@@ -73,6 +73,8 @@ class Profile:
       val_num_nodes, test_num_nodes: evaluation graph sizes (16 and 64 are
         exactly CLRS-30's splits).
       eval_every: validation period.
+      eval_graphs: graphs of each evaluation split that training validates
+        and tests on (0: the whole split, CLRS's 32); a dry run keeps a few.
       node_buckets, time_buckets, shape_buckets: shape padding (few shapes =
         few compiles; see :class:`~nar_gap.training.TrainConfig`).  smoke pads
         to one shape; cpu and paper use TrainConfig's shape buckets.
@@ -138,6 +140,7 @@ class Profile:
     exactness_sizes: tuple[int, ...]
     sequential_lengths: tuple[int, ...]
     stability_early: int = 6
+    eval_graphs: int = 0
     baselines: tuple[tuple[str, Sizes], ...] = ()
     ablation_algorithms: tuple[str, ...] = ("bfs", "dfs", "bellman_ford")
     stability_controls: tuple[tuple[str, float], ...] = (
@@ -180,6 +183,7 @@ class Profile:
             "val_num_nodes": self.val_num_nodes,
             "test_num_nodes": self.test_num_nodes,
             "eval_every": self.eval_every,
+            "eval_graphs": self.eval_graphs,
             "checkpoint_every": self.eval_every,
             "node_buckets": self.node_buckets,
             "time_buckets": self.time_buckets,
@@ -282,16 +286,59 @@ PAPER = dataclasses.replace(
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (SMOKE, CPU, PAPER)}
+DRY_SUFFIX = "-dry"
+# A dry run's training: one step, validated before and after it (each a
+# candidate for the selected parameters), a checkpoint, the final test.
+DRY_STEPS = 1
+DRY_EVAL_GRAPHS = 2
+
+
+def dry_run(profile: Profile) -> Profile:
+    """``profile`` with its training and evaluation cut, its sizes kept.
+
+    The paper profile is days of GPU time, and a shape error in its last
+    notebook should cost minutes, not a day.  Seed counts (128 seeds, 1 024
+    minimal seeds, 32 recipe seeds), widths, batch shapes, graph sizes and
+    evaluation sizes stay, so every code path of the real run executes once
+    at the real run's sizes.  What shrinks is what only repeats: steps,
+    evaluation graphs (the first ``DRY_EVAL_GRAPHS`` of each split: the
+    split's trace length, a smaller batch axis), the landscape grid and the
+    stability evaluations (each point is the same program again).  One step
+    meets one of the padded training shapes a long run meets (up to three):
+    ``nar-gap plan`` compiles every one of them.  Its numbers mean nothing;
+    its name (``<profile>-dry``) gives it its own ``build/`` folders, so it
+    never resumes or overwrites a real run.
+    """
+    return dataclasses.replace(
+        profile,
+        name=profile.name + DRY_SUFFIX,
+        steps=DRY_STEPS,
+        eval_every=1,
+        eval_graphs=DRY_EVAL_GRAPHS,
+        long_steps=2 * DRY_STEPS,
+        faithfulness_graphs=DRY_EVAL_GRAPHS,
+        stability_points=2,
+        stability_early=1,
+        landscape_points=3,
+        baselines=tuple(
+            (algorithm, dataclasses.replace(sizes, steps=DRY_STEPS))
+            for algorithm, sizes in profile.baselines
+        ),
+    )
 
 
 def get(name: str) -> Profile:
-    """The profile called ``name``; an unknown name lists the known ones."""
+    """The profile called ``name`` (``<name>-dry``: its :func:`dry_run`).
+
+    An unknown name lists the known ones.
+    """
+    base = name.removesuffix(DRY_SUFFIX)
     try:
-        return PROFILES[name]
+        profile = PROFILES[base]
     except KeyError:
-        raise ValueError(
-            f"unknown profile {name!r}; known profiles: {', '.join(PROFILES)}"
-        ) from None
+        known = ", ".join([*PROFILES, *(p + DRY_SUFFIX for p in PROFILES)])
+        raise ValueError(f"unknown profile {name!r}; known profiles: {known}") from None
+    return dry_run(profile) if base != name else profile
 
 
 @dataclasses.dataclass(frozen=True)

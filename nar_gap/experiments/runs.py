@@ -15,9 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import jax
-
-from nar_gap.benchmark.batch import Batch
+from nar_gap.benchmark.batch import Batch, first_graphs
 from nar_gap.benchmark.sampling import eval_batch
 from nar_gap.experiments.profiles import Profile
 from nar_gap.model.config import NetworkConfig
@@ -39,6 +37,7 @@ _LATER_FIELDS = {
     "supervision_until": 0,
     "supervision_schedule": "linear",
     "curriculum_steps": 0,
+    "eval_graphs": 0,
 }
 
 
@@ -99,19 +98,3 @@ def faithfulness_batch(profile: Profile, algorithm: str) -> Batch:
     """The graphs of the faithfulness study: the test graphs training scores on."""
     batch = eval_batch(algorithm, "test", profile.test_num_nodes)
     return first_graphs(batch, profile.faithfulness_graphs)
-
-
-def first_graphs(batch: Batch, count: int) -> Batch:
-    """The first ``count`` graphs of ``batch`` (all of them if it has fewer)."""
-    if count >= batch.batch_size:
-        return batch
-    hints = {k: v[:, :count] for k, v in batch.hints.items()}
-    rest = jax.tree_util.tree_map(lambda x: x[:count], (batch.inputs, batch.outputs))
-    return Batch(
-        batch.algorithm,
-        rest[0],
-        hints,
-        rest[1],
-        batch.lengths[:count],
-        batch.node_mask[:count],
-    )

@@ -67,6 +67,10 @@ class TrainConfig:
       checkpoint_every: checkpoint period in steps (0: only at the end).
       val_num_nodes, test_num_nodes: sizes of the evaluation splits; at 16 and
         64 these are exactly CLRS-30's val and test sets.
+      eval_graphs: how many of each evaluation split's graphs validation and
+        the final test score (0, the default: all of them, as CLRS does).
+        A dry run (:func:`nar_gap.experiments.profiles.dry_run`) keeps a few:
+        the same programs and trace lengths on a smaller batch axis.
       node_buckets: graph sizes are padded up to the smallest bucket that fits
         (sizes above every bucket stay as they are; empty: no node padding, one
         compile per size).  Padded nodes are masked out exactly, so this trades
@@ -132,6 +136,7 @@ class TrainConfig:
     checkpoint_every: int = 500
     val_num_nodes: int = 16
     test_num_nodes: int = 64
+    eval_graphs: int = 0
     node_buckets: tuple[int, ...] = (8, 16)
     time_buckets: tuple[int, ...] = ()
     shape_buckets: tuple[tuple[int, int], ...] = ((8, 8), (16, 12), (16, 16))
@@ -155,6 +160,7 @@ class TrainConfig:
             ("curriculum_steps", self.curriculum_steps, 0),
             ("val_num_nodes", self.val_num_nodes, 2),
             ("test_num_nodes", self.test_num_nodes, 2),
+            ("eval_graphs", self.eval_graphs, 0),
         ):
             if value < low:
                 problems.append(f"{label} must be >= {low}, got {value}")
