@@ -10,8 +10,15 @@ set -euo pipefail
 #   ./run_all.sh                     the "cpu" profile (default; meant for an hour on 2 cores: see the README)
 #   ./run_all.sh --profile smoke     minutes: what CI runs
 #   ./run_all.sh --profile paper     the paper's sizes and seeds (meant for a GPU)
+#   ./run_all.sh --profile paper --dry-run
+#                                    the paper profile's every program (seeds, shapes,
+#                                    sizes) traced and run once, each training cut to
+#                                    2 steps and evaluation to 2 graphs: minutes on a
+#                                    CPU, to find a shape error before a GPU-day
+#                                    (profile "paper-dry", writes under build/paper-dry/)
 #   ./run_all.sh --only 03           one notebook (or --only 03 --only 04)
 #   ./run_all.sh --out DIR           tables, figures, executed notebooks to DIR/results, ...
+#   ./run_all.sh --runs DIR          training runs in DIR (default build/runs/<profile>)
 #   ./run_all.sh --force             rerun notebooks whose results are up to date
 #   ./run_all.sh --jobs 1            one notebook at a time (default: 2 side by side
 #                                    on a machine with 2 or more cores, 1 for paper,
@@ -34,17 +41,20 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 usage() { awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"; }
 profile="${PROFILE:-cpu}"
 force=0
+dry=0
 out=""
+runs=""
 only=()
 jobs="${NAR_GAP_JOBS:-}"
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --profile | --only | --out | --jobs)
+        --profile | --only | --out | --runs | --jobs)
             [[ $# -ge 2 ]] || { echo "nar_gap: $1 needs a value (try --help)" >&2; exit 2; }
             case "$1" in
                 --profile) profile="$2" ;;
                 --only) only+=("$2") ;;
                 --out) out="$2" ;;
+                --runs) runs="$2" ;;
                 --jobs) jobs="$2" ;;
             esac
             shift 2
@@ -52,16 +62,22 @@ while [[ $# -gt 0 ]]; do
         --profile=*) profile="${1#--profile=}"; shift ;;
         --only=*) only+=("${1#--only=}"); shift ;;
         --out=*) out="${1#--out=}"; shift ;;
+        --runs=*) runs="${1#--runs=}"; shift ;;
         --jobs=*) jobs="${1#--jobs=}"; shift ;;
         --force) force=1; shift ;;
+        --dry-run) dry=1; shift ;;
         -h | --help) usage; exit 0 ;;
         *) echo "nar_gap: run_all.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
 done
 case "$profile" in
     smoke | cpu | paper) ;;
+    smoke-dry | cpu-dry | paper-dry) dry=1; profile="${profile%-dry}" ;;
     *) echo "nar_gap: unknown profile '$profile' (smoke, cpu or paper)" >&2; exit 2 ;;
 esac
+# A dry run is a profile of its own (nar_gap.experiments.profiles.dry_run):
+# its own build/ folders, never the real run's.
+if ((dry)); then profile="$profile-dry"; fi
 if [[ -n "$jobs" && ! "$jobs" =~ ^[1-9][0-9]?$ ]]; then
     echo "nar_gap: --jobs takes a number of notebooks to run at once, such as 2, not '$jobs'" >&2
     exit 2
@@ -73,6 +89,19 @@ if [[ -z "$jobs" ]]; then
     # most of its memory.
     cores="$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)"
     if [[ "$profile" == paper || "$cores" -lt 2 ]]; then jobs=1; else jobs=2; fi
+fi
+# Over several processes or machines (NAR_GAP_COORDINATOR, NAR_GAP_NUM_PROCESSES,
+# NAR_GAP_PROCESS_ID set, the same command started on each; the checkout on a
+# filesystem all of them share): each notebook's training is split over the
+# processes (nar_gap.training.hosts), so every process runs the same notebooks
+# in the same order, one at a time (one coordinator port), none skipped (a
+# finished run is read back, not trained again); only process 0 writes the
+# tables and figures, the others write theirs under build/<profile>/process-<i>.
+if [[ -n "${NAR_GAP_COORDINATOR:-}" ]]; then
+    jobs=1
+    force=1
+    process_id="${NAR_GAP_PROCESS_ID:-0}"
+    if [[ "$process_id" != 0 ]]; then out="${out:-build/$profile}/process-$process_id"; fi
 fi
 for number in "${only[@]}"; do
     if [[ ! "$number" =~ ^[0-9]{1,2}$ ]]; then
@@ -114,7 +143,9 @@ fi
 mkdir -p "$results_dir" "$figures_dir"
 results_dir="$(cd "$results_dir" && pwd)"
 figures_dir="$(cd "$figures_dir" && pwd)"
-runs_dir="$PWD/build/runs/$profile"
+runs_dir="${runs:-build/runs/$profile}"
+mkdir -p "$runs_dir"
+runs_dir="$(cd "$runs_dir" && pwd)"
 executed_dir="build/notebooks/$profile"
 if [[ -n "$out" ]]; then executed_dir="$out/notebooks"; fi
 mkdir -p "$executed_dir" "$runs_dir"

@@ -29,7 +29,6 @@ _moved.install()
 
 _EXPORTS = {
     # the backend self-check (known XLA miscompiles)
-    "check_backend": "nar_gap.system.backend_check",
     "self_check": "nar_gap.system.backend_check",
     # data
     "Batch": "nar_gap.benchmark.batch",
@@ -73,4 +72,19 @@ for _name in ("data", "train", "faithfulness", "experiments", "analysis"):
     _EXPORTS[_name] = f"nar_gap.{_name}:"
 
 __getattr__, __dir__, _public = lazy_exports(__name__, globals(), _EXPORTS)
-__all__ = [*_public, "__version__"]
+__all__ = [*_public, "__version__", "check_backend"]
+
+
+def check_backend(crash_checks: bool = False):
+    """The backend self-check (:func:`nar_gap.system.backend_check.check_backend`).
+
+    Run over several processes (``NAR_GAP_COORDINATOR`` and its companions
+    set, :mod:`nar_gap.training.hosts`), it first joins them: JAX allows that
+    only before its backend starts, and this check is the first thing every
+    notebook runs, so each notebook's training is split over the processes.
+    """
+    from nar_gap.system.backend_check import check_backend as check
+    from nar_gap.training import hosts
+
+    hosts.initialize_from_environment()
+    return check(crash_checks)

@@ -52,7 +52,9 @@ LOCK_FILE = ".lock"
 
 @contextlib.contextmanager
 def exclusive(
-    directory: str | os.PathLike, on_wait: Callable[[], None] | None = None
+    directory: str | os.PathLike,
+    on_wait: Callable[[], None] | None = None,
+    name: str = LOCK_FILE,
 ) -> Iterator[Path]:
     """Hold ``directory``'s lock while this process writes there.
 
@@ -61,10 +63,12 @@ def exclusive(
     run would both train it and write the same checkpoints.  With the lock
     the second waits (``on_wait`` is called once, to say so), then finds the
     run finished and reads it back.  The lock is advisory (``flock``) and is
-    released when the process ends, however it ends.
+    released when the process ends, however it ends.  ``name`` picks another
+    lock file in the same directory, for a lock taken while ``LOCK_FILE`` is
+    held (an ``flock`` on a second handle of one file blocks its own holder).
     """
     path = ensure_dir(directory)
-    with open(path / LOCK_FILE, "a") as handle:
+    with open(path / name, "a") as handle:
         if fcntl is not None:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

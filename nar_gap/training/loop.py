@@ -16,11 +16,16 @@ val split (N = 16), each seed keeps the parameters its selection rule picks
 first best, by default), and the test split (N = 64) is scored with them at
 the end.  A fresh start is also validated at step 0, before its first
 optimiser step, so every validation history starts from the untrained model.
+
+Over several processes (:mod:`nar_gap.training.hosts`) the same loop runs in
+each on its own block of seeds; only what spans every seed (``config.json``,
+``metrics.csv``, ``metrics.json``) has one writer, process 0.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Sequence
@@ -39,6 +44,7 @@ from nar_gap.model.network import param_shapes
 from nar_gap.model.seeds import init_stacked, score_seeds, stack_trees, unstack_tree
 from nar_gap.system import files
 from nar_gap.system.provenance import provenance
+from nar_gap.training import hosts
 from nar_gap.training.config import SELECTION_RULES, TrainConfig
 from nar_gap.training.devices import put_on_devices, seed_sharding
 from nar_gap.training.feed import prefetch, seed_batches
@@ -386,21 +392,29 @@ def _along_time(test: dict[str, Any], index: int) -> dict[str, list[float]]:
 
 
 def _prepare_run_dir(config: TrainConfig, out: Path, initial_digest: str) -> None:
+    """Check and claim ``out``; every process checks, so each can refuse alone.
+
+    Only process 0 writes, and the others go on once it has, so no process
+    trains into a directory whose configuration is not yet written.
+    """
     files.ensure_dir(out)
     check_run_dir(out, config)
     check_initial(out, initial_digest)
-    files.write_json_atomic(out / CONFIG_FILE, config.to_dict())
-    files.write_json_atomic(out / INITIAL_FILE, {"initial_params": initial_digest})
+    if hosts.process_index() == 0:
+        files.write_json_atomic(out / CONFIG_FILE, config.to_dict())
+        files.write_json_atomic(out / INITIAL_FILE, {"initial_params": initial_digest})
+    hosts.barrier("prepared")
 
 
-def _write_results(
+def _write_seed_results(
     config: TrainConfig,
     out: Path,
+    seeds: Sequence[int],
     states: list[SeedState],
-    rows: list[dict],
     details: list[dict],
 ) -> None:
-    for seed, state, detail in zip(config.seeds, states, details, strict=True):
+    """Each of ``seeds``' selected parameters and metrics (``config``: the run's)."""
+    for seed, state, detail in zip(seeds, states, details, strict=True):
         directory = seed_dir(out, seed)
         files.write_bytes_atomic(
             directory / PARAMS_FILE, flax.serialization.to_bytes(state["best_params"])
@@ -409,10 +423,58 @@ def _write_results(
             directory / "metrics.json",
             {"config": config.to_dict(), "seed": seed, **detail},
         )
+
+
+def _write_run_tables(
+    config: TrainConfig, out: Path, rows: list[dict], details: list[dict]
+) -> None:
+    """``metrics.csv`` and ``metrics.json``: every seed of the run, in its order."""
     files.write_csv_atomic(out / "metrics.csv", rows)
     files.write_json_atomic(
         out / "metrics.json",
         {"config": config.to_dict(), **provenance(), "seeds": details},
+    )
+
+
+def _saved_details(out: Path, seed: int) -> dict:
+    """One seed's metrics as :func:`_train` computed them, read back from its file.
+
+    JSON gives back each float exactly, and NaN as None, which
+    :func:`~nar_gap.system.files.to_jsonable` writes as NaN was: tables
+    merged from these files are the bytes one process would have written.
+    """
+    saved = files.read_json(seed_dir(out, seed) / "metrics.json")
+    return {key: value for key, value in saved.items() if key != "config"}
+
+
+def _merged_run(
+    config: TrainConfig,
+    out: Path,
+    plan: ResumePlan,
+    shapes: collections.Counter,
+) -> TrainResult:
+    """After every process wrote its seeds: process 0 writes the run's tables.
+
+    Every process then returns the whole run, read back from ``out`` (its
+    ``shapes`` are its own seeds').
+    """
+    hosts.barrier("trained")
+    if hosts.process_index() == 0:
+        details = [_saved_details(out, seed) for seed in config.seeds]
+        rows = [
+            {key: value for key, value in detail.items() if key != "test_along_time"}
+            for detail in details
+        ]
+        _write_run_tables(config, out, rows, details)
+    hosts.barrier("merged")
+    run = load_run(out)
+    metrics = [{k: v for k, v in m.items() if k != "config"} for m in run.metrics]
+    return dataclasses.replace(
+        run,
+        config=config,
+        metrics=metrics,
+        plan=plan,
+        shapes=dict(sorted(shapes.items())),
     )
 
 
@@ -463,16 +525,43 @@ def train(
     (:func:`nar_gap.system.files.exclusive`): a second process asking for the
     same run, a notebook run beside another by ``./run_all.sh``, waits and
     then reads the finished run back instead of training it a second time.
+
+    Over several processes (:mod:`nar_gap.training.hosts`; joined here from
+    its environment variables if nothing joined before) each process calls
+    this with the same arguments, trains its own block of seeds and writes
+    their files; process 0 then writes the run's tables, and every process
+    returns the whole run, read back from ``out_dir``, which every process
+    must see (a shared filesystem between machines).  Only process 0 takes
+    the lock, for the whole run: the others wait for it at a barrier, and
+    would wait for each other's lock forever if they took it too.
     """
+    hosts.initialize_from_environment()
     out = Path(out_dir) if out_dir is not None else None
     if out is None:
+        if hosts.process_count() > 1:
+            raise ValueError("training over several processes needs a run directory")
         return _train(config, None, progress, initial_params)
 
     def say_waiting() -> None:
         tqdm.write(f"nar_gap: {out}: another process is training this run; waiting")
 
-    with files.exclusive(out, on_wait=say_waiting):
+    lock = (
+        files.exclusive(out, on_wait=say_waiting)
+        if hosts.process_index() == 0
+        else contextlib.nullcontext()
+    )
+    with lock:
         return _train(config, out, progress, initial_params)
+
+
+def _share(seeds: Sequence[int]) -> str:
+    """What this process trains, when it is one of several ('' otherwise)."""
+    if hosts.process_count() == 1:
+        return ""
+    return (
+        f" (process {hosts.process_index()} of {hosts.process_count()} trains "
+        f"seeds {seeds[0]}..{seeds[-1]})"
+    )
 
 
 def _train(
@@ -481,21 +570,24 @@ def _train(
     progress: bool,
     initial_params: Any | None,
 ) -> TrainResult:
+    own = hosts.own_seeds(config.seeds)  # all of them in one process
     digest = fingerprint(initial_params) if initial_params is not None else ""
     if out is not None:
         _prepare_run_dir(config, out, digest)
     plan = resume_plan(config, out)
     if progress:
-        tqdm.write(
-            f"nar_gap: {out if out is not None else 'training'}: {plan.describe()}"
-        )
+        where = out if out is not None else "training"
+        tqdm.write(f"nar_gap: {where}: {plan.describe()}{_share(own)}")
     finished = _finished_run(config, out, plan)
     if finished is not None:
         return finished
 
     algorithm = config.network.algorithm
-    val_batch = eval_batch(algorithm, "val", config.val_num_nodes)
-    test_batch = eval_batch(algorithm, "test", config.test_num_nodes)
+    val_batch = eval_batch(algorithm, "val", config.val_num_nodes, config.eval_graphs)
+    test_batch = eval_batch(
+        algorithm, "test", config.test_num_nodes, config.eval_graphs
+    )
+    run_config, config = config, dataclasses.replace(config, seeds=own)
     states = initial_states(config, out, initial_params)
 
     # Seeds advance in lockstep groups that share their current step.
@@ -525,7 +617,11 @@ def _train(
         {**row, "test_along_time": _along_time(test, k)} for k, row in enumerate(rows)
     ]
     if out is not None:
-        _write_results(config, out, states, rows, details)
+        _write_seed_results(run_config, out, config.seeds, states, details)
+    if hosts.process_count() > 1:
+        return _merged_run(run_config, out, plan, shapes)
+    if out is not None:
+        _write_run_tables(run_config, out, rows, details)
     return TrainResult(
         config=config,
         metrics=details,

@@ -60,6 +60,9 @@ PARAMETERS = ("selected", "final")
 # loss of that step; what justifies a profile's step count.
 VALIDATION_FILE = "validation.csv"
 VALIDATION_COLUMNS = ("seed", "step", "val_score", "train_loss")
+# Held while the history is read, changed and written back: the processes of
+# one run (nar_gap.training.hosts) each add their own seeds' rows to it.
+VALIDATION_LOCK = ".validation.lock"
 
 
 def _number(text: str) -> float:
@@ -98,13 +101,10 @@ def record_validation(
     Rows of these seeds at ``step`` or later are dropped first: they were
     written before an interruption that the run resumed from an earlier
     checkpoint, and the resumed run computes them again (the same numbers).
+    Other seeds' rows are kept, also those another process of the same run
+    adds meanwhile (the read and the write are one step under a lock).
     """
     chosen = set(int(s) for s in seeds)
-    kept = [
-        r
-        for r in read_validation(out_dir)
-        if r["seed"] not in chosen or r["step"] < step
-    ]
     new = [
         {
             "seed": int(seed),
@@ -114,7 +114,13 @@ def record_validation(
         }
         for seed, score, loss in zip(seeds, scores, losses, strict=True)
     ]
-    _write_validation(Path(out_dir), kept + new)
+    with files.exclusive(out_dir, name=VALIDATION_LOCK):
+        kept = [
+            r
+            for r in read_validation(out_dir)
+            if r["seed"] not in chosen or r["step"] < step
+        ]
+        _write_validation(Path(out_dir), kept + new)
 
 
 def _write_validation(out_dir: Path, rows: Sequence[dict[str, Any]]) -> None:
