@@ -4,7 +4,9 @@ Subcommands:
 
 * ``nar-gap train ALGO --seeds K --steps S --out DIR [options]``: train K seeds
   together; writes per-seed checkpoints, ``metrics.csv`` and ``metrics.json``.
-  Re-running the same command resumes an interrupted run.
+  Re-running the same command resumes an interrupted run.  With
+  ``--coordinator HOST:PORT --num-processes P --process-id I`` on each of P
+  processes, they share the seeds (:mod:`nar_gap.training.hosts`).
 * ``nar-gap compile ALGO -o FILE [--hidden-size H | --minimal] [options]``:
   compile a graph program (``bfs``, ``bellman_ford``) into GATv2 parameters
   and save them; prints ``{"algorithm", "hidden_size", "parameters", "file"}``
@@ -16,6 +18,9 @@ Subcommands:
   whether it matches dm-clrs exactly, lists near-ties (choices dm-clrs made
   by a score gap below the model's resolution, each with its gap: see
   :mod:`nar_gap.compiler.ties`), and the exit code is 1 on any other mismatch.
+* ``nar-gap plan [--profile P] [--notebook NN ...] [--json]``: per notebook,
+  the seed-steps, compiled programs, peak memory from XLA's analysis and a
+  time estimate measured on this device (:mod:`nar_gap.experiments.plan`).
 * ``nar-gap info``: versions, devices, the commit and the backend self-check
   (:mod:`nar_gap.system.backend_check`); exit code 1 if the self-check fails.
 
@@ -167,6 +172,22 @@ def _add_train_parser(commands: Any) -> None:
         help="test graph size (64: CLRS-30's test split)",
     )
     train.add_argument("--quiet", action="store_true", help="no progress bar")
+    train.add_argument(
+        "--coordinator",
+        help="several processes (one per machine): process 0's HOST:PORT; "
+        "default $NAR_GAP_COORDINATOR",
+    )
+    train.add_argument(
+        "--num-processes",
+        type=_positive,
+        help="processes sharing the seeds; default $NAR_GAP_NUM_PROCESSES",
+    )
+    train.add_argument(
+        "--process-id",
+        type=_non_negative,
+        help="this process, 0..P-1 (0 writes the run's tables); "
+        "default $NAR_GAP_PROCESS_ID",
+    )
 
 
 def _add_compile_parser(commands: Any) -> None:
@@ -277,17 +298,64 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_train_parser(commands)
     _add_compile_parser(commands)
     _add_run_parser(commands)
+    _add_plan_parser(commands)
     commands.add_parser(
         "info", help="versions, devices and the backend self-check (known XLA bugs)"
     )
     return parser
 
 
+def _add_plan_parser(commands: Any) -> None:
+    plan = commands.add_parser(
+        "plan",
+        help="before a run: seed-steps, programs, memory and time per notebook",
+        description="Per notebook of a profile: the seed-steps it trains, the "
+        "programs it compiles, the peak memory of each from XLA's own analysis, "
+        "whether that fits this device (and how many seeds do), and the time "
+        "from a short measured run here.",
+    )
+    plan.add_argument("--profile", default="cpu", help="smoke, cpu or paper")
+    plan.add_argument(
+        "--notebook", nargs="+", default=None, help="notebook numbers, e.g. 02 04"
+    )
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
+    plan.add_argument(
+        "--no-time", action="store_true", help="memory only: run no measured steps"
+    )
+
+
+def _plan(args: argparse.Namespace) -> int:
+    import os
+
+    import jax
+
+    from nar_gap.experiments import plan, profiles
+
+    profile = profiles.get(args.profile)  # an unknown name: one-line error
+    # Compiling is most of a plan's time (a hidden-128 program: 15-36 s on 2
+    # CPU cores), so its programs go to the compilation cache run_all.sh
+    # uses: a second plan, or a plan after a run, finds them there.
+    cache = profiles.checkout_root() / "build" / "jax-cache"
+    jax.config.update(
+        "jax_compilation_cache_dir",
+        os.environ.get("JAX_COMPILATION_CACHE_DIR", str(cache)),
+    )
+    result = plan.make_plan(
+        profile, args.notebook, timed=not args.no_time, progress=not args.json
+    )
+    print(json.dumps(result.to_dict()) if args.json else plan.render(result))
+    return 0
+
+
 def _train(args: argparse.Namespace) -> int:
     from nar_gap.benchmark.shapes import bucket_nodes
     from nar_gap.model.config import NetworkConfig
-    from nar_gap.training import TrainConfig, train
+    from nar_gap.training import TrainConfig, hosts, train
 
+    # Before anything starts JAX's backend: jax.distributed's rule.
+    hosts.initialize(
+        hosts.hosts_from(args.coordinator, args.num_processes, args.process_id)
+    )
     buckets = _default(TrainConfig, "node_buckets")
     network = NetworkConfig(
         algorithm=args.algorithm,
@@ -486,6 +554,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _compile(args)
         if args.command == "run":
             return _run(args)
+        if args.command == "plan":
+            return _plan(args)
         return _info()
     except KeyboardInterrupt:
         print("nar-gap: interrupted; finished checkpoints are kept", file=sys.stderr)
