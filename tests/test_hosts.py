@@ -96,6 +96,18 @@ def _finish(started: list[tuple[subprocess.Popen, Path]]) -> None:
         assert process.returncode == 0, log.read_text()[-3000:]
 
 
+def _process_env(
+    base: dict[str, str], coordinator: str, index: int, count: int
+) -> dict[str, str]:
+    """``base`` with the variables that make a process ``index`` of ``count``."""
+    return {
+        **base,
+        hosts.COORDINATOR_ENV: coordinator,
+        hosts.NUM_PROCESSES_ENV: str(count),
+        hosts.PROCESS_ID_ENV: str(index),
+    }
+
+
 def _files(run: Path) -> list[str]:
     names = ["metrics.csv", "validation.csv", "config.json", "initial.json"]
     for seed in range(8):
@@ -122,12 +134,7 @@ def test_two_processes_give_each_seed_one_process_numbers(tmp_path):
     coordinator = f"localhost:{_free_port()}"
     started = []
     for index in (0, 1):
-        env = {
-            **base,
-            hosts.COORDINATOR_ENV: coordinator,
-            hosts.NUM_PROCESSES_ENV: "2",
-            hosts.PROCESS_ID_ENV: str(index),
-        }
+        env = _process_env(base, coordinator, index, 2)
         report, log = tmp_path / f"process_{index}", tmp_path / f"process_{index}.log"
         started.append((_start([str(shared), str(report), "2", "4"], env, log), log))
     log = tmp_path / "alone.log"
@@ -225,12 +232,7 @@ def test_two_processes_run_a_notebook_and_only_process_0_writes_its_tables(tmp_p
     runs, out = tmp_path / "runs", tmp_path / "out"
     started = []
     for index in (0, 1):
-        env = {
-            **base,
-            hosts.COORDINATOR_ENV: coordinator,
-            hosts.NUM_PROCESSES_ENV: "2",
-            hosts.PROCESS_ID_ENV: str(index),
-        }
+        env = _process_env(base, coordinator, index, 2)
         log = tmp_path / f"run_all_{index}.log"
         with open(log, "w") as handle:
             process = subprocess.Popen(
