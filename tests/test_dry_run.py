@@ -156,11 +156,15 @@ def test_the_paper_profile_s_dry_run_executes_every_notebook(tmp_path):
     assert executed == [p.stem for p in NOTEBOOKS]
     tables = sorted((tmp_path / "results").glob("*.csv"))
     assert len(tables) >= len(NOTEBOOKS)
+    sized = 0
     for table in tables:
         sidecar = json.loads(table.with_name(table.name + ".json").read_text())
         assert sidecar["profile"] == "paper-dry", table.name
-        assert sidecar["profile_sizes"]["seeds"] == profiles.PAPER.seeds
         assert read_table(table), f"{table.name} has no rows"
+        if "profile_sizes" in sidecar:  # the paper-vs-ours tables name only the profile
+            assert sidecar["profile_sizes"]["seeds"] == profiles.PAPER.seeds
+            sized += 1
+    assert sized >= len(tables) - len(NOTEBOOKS)
     planned = plan.inventory(profiles.get("paper-dry"))
     for trainings in planned.values():
         for training in trainings:
