@@ -43,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm import tqdm
 
-from nar_gap.benchmark.batch import Batch, first_graphs, pad_batch
+from nar_gap.benchmark.batch import Batch, pad_batch
 from nar_gap.benchmark.sampling import eval_batch, train_batch
 from nar_gap.benchmark.shapes import bucket_shape
 from nar_gap.experiments import ablations, closing_gap, stability
@@ -402,12 +402,8 @@ def _score_config(network: NetworkConfig) -> TrainConfig:
 
 @functools.lru_cache(maxsize=64)
 def _split_batch(algorithm: str, split: str, num_nodes: int, graphs: int) -> Batch:
-    batch = eval_batch(algorithm, split, num_nodes)
-    return first_graphs(batch, graphs) if graphs else batch
-
-
-def _eval_graphs(config: TrainConfig) -> int:
-    return int(getattr(config, "eval_graphs", 0))
+    """The evaluation batch training scores on (cached: every run asks again)."""
+    return eval_batch(algorithm, split, num_nodes, graphs)
 
 
 def scoring_programs(t: Training) -> list[Program]:
@@ -428,7 +424,7 @@ def scoring_programs(t: Training) -> list[Program]:
         ("test", t.config.test_num_nodes),
     ):
         batch = _split_batch(
-            t.config.network.algorithm, split, nodes, _eval_graphs(t.config)
+            t.config.network.algorithm, split, nodes, t.config.eval_graphs
         )
         for chunk in sorted(chunks):
             found.append(
