@@ -47,6 +47,7 @@ with _silenced_stderr():
     from clrs._src import probing as clrs_probing  # noqa: E402
     from clrs._src import samplers as clrs_samplers  # noqa: E402
     from clrs._src import specs as clrs_specs  # noqa: E402
+    from clrs._src.clrs_text import clrs_utils as clrs_text_utils  # noqa: E402
 
 try:  # absl is a dm-clrs dependency; keep its sampler warnings out of user output
     from absl import logging as _absl_logging
@@ -55,4 +56,11 @@ try:  # absl is a dm-clrs dependency; keep its sampler warnings out of user outp
 except ImportError:  # pragma: no cover
     pass
 
-__all__ = ["clrs", "clrs_algorithms", "clrs_probing", "clrs_samplers", "clrs_specs"]
+__all__ = [
+    "clrs",
+    "clrs_algorithms",
+    "clrs_probing",
+    "clrs_samplers",
+    "clrs_specs",
+    "clrs_text_utils",
+]

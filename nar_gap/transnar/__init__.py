@@ -1,0 +1,1 @@
+"""TransNAR: a Transformer over CLRS-Text that cross-attends to a frozen GNN."""

@@ -1,0 +1,102 @@
+"""TransNAR's three scores of a generated CLRS-Text answer.
+
+Bounsi et al. (2024), "Transformers meet Neural Algorithmic Reasoners", score
+each generated answer three ways, from coarse to fine.  We follow the
+definitions in the paper's text (not its code), for answers that are one
+integer array (the pointer array ``pi`` of BFS and Bellman-Ford):
+
+- ``shape``: 1 if the answer parses and has as many elements as the truth, else 0
+  (the paper's binary check that the output has the right shape);
+- ``parse``: 1 if the answer parses at all (:func:`parse_answer` is not None):
+  the paper's check that the output has no illegal characters, made exact by
+  reading the answer in the grammar dm-clrs writes it in (brackets, integers
+  separated by single spaces; trailing newlines, however many, are ignored);
+- ``clrs``: the fraction of elements equal to the truth, and 0 when the shape is
+  wrong (the paper's CLRS score: CLRS-30's element-wise exact match, zero for a
+  wrong shape).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from nar_gap.benchmark.clrs_text import parse_answer
+
+__all__ = ["SCORES", "answer_scores", "batch_scores"]
+
+SCORES = ("shape", "parse", "clrs")
+
+
+def _check_truth(truth: np.ndarray) -> np.ndarray:
+    """A 1-D integer truth (the true pointer array of one sample)."""
+    array = np.asarray(truth)
+    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(
+            f"expected a 1-D integer truth, found shape {array.shape} "
+            f"dtype {array.dtype}"
+        )
+    return array
+
+
+def answer_scores(generated: str, truth: np.ndarray) -> dict[str, float]:
+    r"""The three scores of one generated answer against its true array.
+
+    Args:
+        generated: the decoded answer text (e.g. ``'[0 0 2]\n\n'``).
+        truth: ``[n]`` the true integer values.
+
+    Returns:
+        ``{"shape": 0|1, "parse": 0|1, "clrs": fraction in [0, 1]}``.
+    """
+    truth = _check_truth(truth)
+    # Where the answer stops is the model's EOS, not its blank lines: trailing
+    # newlines past the two dm-clrs writes are not held against the parse.
+    values = parse_answer(
+        generated.rstrip("\n") if isinstance(generated, str) else generated
+    )
+    parsed = values is not None
+    shaped = parsed and values.shape == truth.shape
+    clrs = float(np.mean(values == truth)) if shaped and truth.size else float(shaped)
+    return {"shape": float(shaped), "parse": float(parsed), "clrs": clrs}
+
+
+def batch_scores(
+    generated: Sequence[str],
+    truths: np.ndarray,
+    num_nodes: Sequence[int] | None = None,
+) -> dict[str, np.ndarray]:
+    """Per-sample scores of a batch: ``{score: [B] float64}``.
+
+    Args:
+        generated: B decoded answer texts.
+        truths: ``[B, N]`` true integer arrays, right-padded where graphs are
+            smaller than N.
+        num_nodes: each sample's real n (its truth is ``truths[i, :n]``); None
+            means N for every sample.
+
+    Raises:
+        ValueError: on mismatched batch sizes or an n outside [0, N].
+    """
+    truths = np.asarray(truths)
+    if truths.ndim != 2:
+        raise ValueError(f"expected truths of shape [B, N], found {truths.shape}")
+    if isinstance(generated, str) or len(generated) != truths.shape[0]:
+        raise ValueError(
+            f"expected {truths.shape[0]} generated answers (one per truth), "
+            f"found {1 if isinstance(generated, str) else len(generated)}"
+        )
+    sizes = [truths.shape[1]] * truths.shape[0] if num_nodes is None else num_nodes
+    if len(sizes) != truths.shape[0] or not all(
+        0 <= n <= truths.shape[1] for n in sizes
+    ):
+        raise ValueError(
+            f"expected {truths.shape[0]} node counts in [0, {truths.shape[1]}], "
+            f"found {list(sizes)}"
+        )
+    rows = [
+        answer_scores(text, truth[: int(n)])
+        for text, truth, n in zip(generated, truths, sizes, strict=True)
+    ]
+    return {name: np.array([row[name] for row in rows]) for name in SCORES}
