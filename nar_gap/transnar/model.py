@@ -1,0 +1,323 @@
+"""TransNAR in Flax: a decoder-only Transformer whose tokens may read a frozen NAR.
+
+Bounsi et al. (2024) join a language model reading CLRS-Text with a GNN
+pre-trained on CLRS-30 and frozen: at every layer, after causal
+self-attention, each token cross-attends to the NAR's node embeddings of the
+same problem's graph, through a gate (Flamingo's ``tanh``-gated residual) that
+starts closed, so training begins from the Transformer alone.  Positions are
+*randomised* (Ruoss et al., 2023): each sequence's positions are a sorted
+random subset of ``[0, max_position)``, so a model trained on short sequences
+has already seen the large position values that long test sequences need.
+
+Choices where the paper is silent or its scale does not fit a CPU (said in
+the README too): a pre-norm block; sinusoidal encodings of the sampled
+positions; one scalar gate per layer on the cross-attention only; the NAR's
+embeddings layer-normalised before their projection (a compiled network's
+hidden features and a trained one's have different scales, and the same
+Transformer must read both); the output head tied to the token embedding.
+
+Decoding keeps a cache of every layer's keys and values (:meth:`TransNAR.prefill`
+and :meth:`TransNAR.step`), so a greedy answer of ``k`` tokens after a prompt
+of ``L`` costs one pass over the prompt and ``k`` single-token steps, not
+``k`` passes over ``L`` tokens: what makes 4x larger graphs affordable on a CPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+Cache = tuple[tuple[jax.Array, jax.Array], ...]  # per layer: keys, values [B, L, H, Dh]
+
+
+@dataclasses.dataclass(frozen=True)
+class TransformerConfig:
+    """The architecture of the Transformer and of its bridge to the NAR.
+
+    Attributes:
+      vocab_size: number of token ids.
+      width: model width (token embedding and residual stream).
+      layers: Transformer blocks.
+      heads: attention heads (``width`` divisible by it).
+      mlp_ratio: the feed-forward layer's width over ``width``.
+      max_position: positions are drawn from ``[0, max_position)``; it must
+        exceed the longest sequence the model will ever read.
+      nar_width: the NAR's node-embedding width; 0 builds the Transformer
+        alone (no cross-attention parameters).
+    """
+
+    vocab_size: int
+    width: int = 64
+    layers: int = 2
+    heads: int = 4
+    mlp_ratio: int = 4
+    max_position: int = 4096
+    nar_width: int = 0
+
+    def __post_init__(self) -> None:
+        if self.width % self.heads:
+            raise ValueError(
+                f"TransformerConfig: width {self.width} is not divisible by "
+                f"{self.heads} heads"
+            )
+        if min(self.vocab_size, self.width, self.layers, self.heads) < 1:
+            raise ValueError("TransformerConfig: sizes must be positive")
+
+    @property
+    def cross_attention(self) -> bool:
+        """Whether the tokens read a NAR (TransNAR) or not (the Transformer alone)."""
+        return self.nar_width > 0
+
+
+def sinusoidal(positions: jax.Array, width: int) -> jax.Array:
+    """Sinusoidal encodings of integer ``positions [...]``: ``[..., width]``."""
+    half = width // 2
+    frequencies = jnp.exp(-jnp.log(10_000.0) * jnp.arange(half) / half)
+    angles = positions[..., None].astype(jnp.float32) * frequencies
+    encoding = jnp.concatenate([jnp.sin(angles), jnp.cos(angles)], axis=-1)
+    return jnp.pad(encoding, [(0, 0)] * positions.ndim + [(0, width - 2 * half)])
+
+
+def random_positions(
+    rng: np.random.Generator, lengths: np.ndarray, width: int, max_position: int
+) -> np.ndarray:
+    """Randomised positions: for each row, ``lengths[b]`` sorted distinct draws.
+
+    Row ``b`` gets a sorted sample without replacement from ``[0,
+    max_position)`` in its first ``lengths[b]`` slots and 0 after them (those
+    slots are padding and never read).  ``width`` is the row length.
+    """
+    if int(np.max(lengths, initial=0)) > max_position:
+        raise ValueError(
+            f"a sequence of {int(np.max(lengths))} tokens needs max_position >= "
+            f"its length, found {max_position}"
+        )
+    out = np.zeros((len(lengths), width), dtype=np.int32)
+    for row, length in enumerate(lengths):
+        drawn = rng.choice(max_position, size=int(length), replace=False)
+        out[row, : int(length)] = np.sort(drawn)
+    return out
+
+
+class Attention(nn.Module):
+    """Multi-head attention with its projections apart, so keys can be cached."""
+
+    width: int
+    heads: int
+
+    def setup(self) -> None:  # noqa: D102 - Flax's constructor
+        head = self.width // self.heads
+        self.query = nn.DenseGeneral((self.heads, head), name="query")
+        self.key = nn.DenseGeneral((self.heads, head), name="key")
+        self.value = nn.DenseGeneral((self.heads, head), name="value")
+        self.out = nn.DenseGeneral(self.width, axis=(-2, -1), name="out")
+
+    def keys_values(self, x: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """``x [B, L, W]`` -> keys and values ``[B, L, H, Dh]``."""
+        return self.key(x), self.value(x)
+
+    def attend(
+        self, x: jax.Array, keys: jax.Array, values: jax.Array, mask: jax.Array
+    ) -> tuple[jax.Array, jax.Array]:
+        """Queries from ``x [B, Lq, W]`` over ``keys``; ``mask [B, Lq, Lk]``.
+
+        Returns the output ``[B, Lq, W]`` and the weights ``[B, H, Lq, Lk]``.
+        A query whose mask is empty gets zero weights (and output 0 before the
+        output projection), not a uniform average of what it may not read.
+        """
+        queries = self.query(x)
+        scale = 1.0 / np.sqrt(queries.shape[-1])
+        logits = jnp.einsum("bqhd,bkhd->bhqk", queries, keys) * scale
+        allowed = mask[:, None, :, :]
+        logits = jnp.where(allowed, logits, jnp.finfo(logits.dtype).min)
+        weights = jax.nn.softmax(logits, axis=-1) * allowed
+        mixed = jnp.einsum("bhqk,bkhd->bqhd", weights, values)
+        return self.out(mixed), weights
+
+    def __call__(
+        self, x: jax.Array, memory: jax.Array, mask: jax.Array
+    ) -> tuple[jax.Array, jax.Array]:
+        """Attention of ``x`` over ``memory`` (itself, for self-attention)."""
+        keys, values = self.keys_values(memory)
+        return self.attend(x, keys, values, mask)
+
+
+class Block(nn.Module):
+    """Pre-norm block: causal self-attention, gated cross-attention, MLP."""
+
+    config: TransformerConfig
+
+    def setup(self) -> None:  # noqa: D102 - Flax's constructor
+        c = self.config
+        self.norm_self = nn.LayerNorm(name="norm_self")
+        self.self_attention = Attention(c.width, c.heads, name="self_attention")
+        self.norm_mlp = nn.LayerNorm(name="norm_mlp")
+        self.mlp_in = nn.Dense(c.width * c.mlp_ratio, name="mlp_in")
+        self.mlp_out = nn.Dense(c.width, name="mlp_out")
+        if c.cross_attention:
+            self.norm_cross = nn.LayerNorm(name="norm_cross")
+            self.cross_attention = Attention(c.width, c.heads, name="cross_attention")
+            # Closed at initialisation: tanh(0) = 0, so an untrained TransNAR
+            # is exactly its Transformer (Flamingo's gated cross-attention).
+            self.gate = self.param("gate", nn.initializers.zeros, ())
+
+    def _cross_and_mlp(
+        self, x: jax.Array, nar: jax.Array | None, nar_mask: jax.Array | None
+    ) -> tuple[jax.Array, jax.Array | None]:
+        weights = None
+        if self.config.cross_attention:
+            mask = jnp.broadcast_to(
+                nar_mask[:, None, :], (x.shape[0], x.shape[1], nar_mask.shape[-1])
+            )
+            read, weights = self.cross_attention(self.norm_cross(x), nar, mask)
+            x = x + jnp.tanh(self.gate) * read
+        x = x + self.mlp_out(nn.gelu(self.mlp_in(self.norm_mlp(x))))
+        return x, weights
+
+    def __call__(
+        self,
+        x: jax.Array,
+        self_mask: jax.Array,
+        nar: jax.Array | None,
+        nar_mask: jax.Array | None,
+    ) -> tuple[jax.Array, tuple[jax.Array, jax.Array], jax.Array | None]:
+        """The whole sequence: the output, its keys and values, cross weights."""
+        normed = self.norm_self(x)
+        keys, values = self.self_attention.keys_values(normed)
+        read, _ = self.self_attention.attend(normed, keys, values, self_mask)
+        x, weights = self._cross_and_mlp(x + read, nar, nar_mask)
+        return x, (keys, values), weights
+
+    def step(
+        self,
+        x: jax.Array,
+        cache: tuple[jax.Array, jax.Array],
+        index: jax.Array,
+        key_mask: jax.Array,
+        nar: jax.Array | None,
+        nar_mask: jax.Array | None,
+    ) -> tuple[jax.Array, tuple[jax.Array, jax.Array], jax.Array | None]:
+        """One new token ``x [B, 1, W]`` written at ``index`` of the cache."""
+        normed = self.norm_self(x)
+        new_keys, new_values = self.self_attention.keys_values(normed)
+        keys = jax.lax.dynamic_update_slice_in_dim(cache[0], new_keys, index, axis=1)
+        values = jax.lax.dynamic_update_slice_in_dim(
+            cache[1], new_values, index, axis=1
+        )
+        read, _ = self.self_attention.attend(normed, keys, values, key_mask[:, None, :])
+        x, weights = self._cross_and_mlp(x + read, nar, nar_mask)
+        return x, (keys, values), weights
+
+
+class TransNAR(nn.Module):
+    """Tokens in, next-token logits out; with ``nar_width > 0`` the tokens read a NAR.
+
+    ``nar [B, N, D]`` are the frozen NAR's node embeddings, ``nar_mask [B,
+    N]`` True on real nodes: a padded node is never attended to.
+    """
+
+    config: TransformerConfig
+
+    def setup(self) -> None:  # noqa: D102 - Flax's constructor
+        c = self.config
+        self.embed = nn.Embed(c.vocab_size, c.width, name="embed")
+        self.blocks = [Block(c, name=f"block_{i}") for i in range(c.layers)]
+        self.norm_out = nn.LayerNorm(name="norm_out")
+        if c.cross_attention:
+            self.norm_nar = nn.LayerNorm(name="norm_nar")
+            self.nar_in = nn.Dense(c.width, name="nar_in")
+
+    def _inputs(self, tokens: jax.Array, positions: jax.Array) -> jax.Array:
+        return self.embed(tokens) + sinusoidal(positions, self.config.width)
+
+    def _nar(self, nar: jax.Array | None) -> jax.Array | None:
+        if not self.config.cross_attention:
+            return None
+        if nar is None:
+            raise ValueError("TransNAR with nar_width > 0 needs the NAR's embeddings")
+        return self.nar_in(self.norm_nar(nar))
+
+    def _logits(self, x: jax.Array) -> jax.Array:
+        return self.embed.attend(self.norm_out(x))
+
+    def __call__(
+        self,
+        tokens: jax.Array,
+        positions: jax.Array,
+        token_mask: jax.Array,
+        nar: jax.Array | None = None,
+        nar_mask: jax.Array | None = None,
+        with_attention: bool = False,
+    ) -> Any:
+        """Logits ``[B, L, V]`` (and each layer's cross-attention weights).
+
+        ``token_mask [B, L]`` is True on real tokens; attention is causal and
+        never reads a padded token.
+        """
+        logits, _, weights = self.prefill(tokens, positions, token_mask, nar, nar_mask)
+        return (logits, weights) if with_attention else logits
+
+    def prefill(
+        self,
+        tokens: jax.Array,
+        positions: jax.Array,
+        token_mask: jax.Array,
+        nar: jax.Array | None = None,
+        nar_mask: jax.Array | None = None,
+    ) -> tuple[jax.Array, Cache, tuple[jax.Array | None, ...]]:
+        """The whole sequence at once: logits, every layer's keys and values."""
+        length = tokens.shape[1]
+        causal = jnp.tril(jnp.ones((length, length), dtype=bool))
+        self_mask = causal[None] & token_mask[:, None, :]
+        memory = self._nar(nar)
+        x = self._inputs(tokens, positions)
+        cache, weights = [], []
+        for block in self.blocks:
+            x, keys_values, cross = block(x, self_mask, memory, nar_mask)
+            cache.append(keys_values)
+            weights.append(cross)
+        return self._logits(x), tuple(cache), tuple(weights)
+
+    def step(
+        self,
+        token: jax.Array,
+        position: jax.Array,
+        cache: Cache,
+        index: jax.Array,
+        key_mask: jax.Array,
+        nar: jax.Array | None = None,
+        nar_mask: jax.Array | None = None,
+    ) -> tuple[jax.Array, Cache, tuple[jax.Array | None, ...]]:
+        """One token per row (``[B]``) at cache slot ``index``: its logits ``[B, V]``.
+
+        ``key_mask [B, Lc]`` says which cache slots hold real tokens, this
+        one's included.
+        """
+        memory = self._nar(nar)
+        x = self._inputs(token[:, None], position[:, None])
+        new_cache, weights = [], []
+        for block, layer_cache in zip(self.blocks, cache, strict=True):
+            x, keys_values, cross = block.step(
+                x, layer_cache, index, key_mask, memory, nar_mask
+            )
+            new_cache.append(keys_values)
+            weights.append(cross)
+        return self._logits(x)[:, 0], tuple(new_cache), tuple(weights)
+
+
+def init_params(config: TransformerConfig, seed: int, num_nodes: int = 4) -> Any:
+    """The initial parameters of ``TransNAR(config)`` for ``seed``."""
+    tokens = jnp.zeros((1, 8), dtype=jnp.int32)
+    nar = (
+        jnp.zeros((1, num_nodes, config.nar_width)) if config.cross_attention else None
+    )
+    mask = jnp.ones((1, num_nodes), dtype=bool) if config.cross_attention else None
+    variables = TransNAR(config).init(
+        jax.random.PRNGKey(seed), tokens, tokens, tokens >= 0, nar, mask
+    )
+    return variables["params"]
