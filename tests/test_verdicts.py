@@ -276,3 +276,23 @@ def test_sharper():
 def test_checked():
     assert v.checked(True, "n = 2 rows").verdict == AGREE
     assert v.checked(False, "n = 2 rows").verdict == DISAGREE
+
+
+def test_higher_without_spread_is_decided_without_a_t_test():
+    """Seeds that all score the same: Welch's t is undefined (scipy would
+    warn), so equal constants are inconclusive and unequal ones take the
+    exact Mann-Whitney test, which 3 seeds against 3 cannot pass (p = 0.05)
+    and 4 against 4 can (p = 1/70)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        same = v.higher([0.0] * 3, [0.0] * 3)
+        three = v.higher([1.0] * 3, [0.0] * 3)
+        four = v.higher([1.0] * 4, [0.0] * 4)
+        below = v.higher([0.0] * 4, [1.0] * 4)
+    assert same.verdict == INCONCLUSIVE and "no spread" in same.evidence
+    assert three.verdict == INCONCLUSIVE and "p = 0.05 (higher)" in three.evidence
+    assert four.verdict == AGREE
+    assert below.verdict == DISAGREE
+    assert "p undefined" not in four.evidence

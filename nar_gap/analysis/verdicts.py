@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -146,6 +147,8 @@ def _pct(level: float) -> str:
 
 
 def _p(p: float) -> str:
+    if math.isnan(p):
+        return "p undefined"
     return f"p = {p:.2g}" if p >= 1e-4 else "p < 1e-4"
 
 
@@ -331,11 +334,42 @@ def higher(claimed_higher: Sequence[float], other: Sequence[float]) -> Judgement
         return Judgement(
             NOT_TESTABLE, f"n = {a.size} and {b.size} seeds: need at least 2 each"
         )
-    up = float(stats.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue)
-    down = float(stats.ttest_ind(a, b, equal_var=False, alternative="less").pvalue)
+    if a.std() == 0 and b.std() == 0:
+        return _higher_without_spread(a, b)
+    with warnings.catch_warnings():
+        # One group constant (every seed 1.0, say): its variance is exactly 0
+        # and Welch's t takes its spread from the other group; scipy's
+        # moment check still warns of "precision loss" on the constant one.
+        warnings.filterwarnings("ignore", "Precision loss", RuntimeWarning)
+        up = float(stats.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue)
+        down = float(stats.ttest_ind(a, b, equal_var=False, alternative="less").pvalue)
     evidence = (
         f"one-sided Welch t-test on per-seed scores, difference of means "
         f"{a.mean() - b.mean():+.3f}, n = {a.size} and {b.size} seeds, "
+        f"{_p(up)} (higher), {_p(down)} (lower)"
+    )
+    return _judge_higher(up, down, evidence)
+
+
+def _higher_without_spread(a: np.ndarray, b: np.ndarray) -> Judgement:
+    """Two groups each constant across seeds: Welch's t is undefined.
+
+    (scipy returns nan or inf with a precision-loss warning.)  Equal
+    constants are no evidence either way; unequal ones are judged by the
+    exact one-sided Mann-Whitney test, whose p for complete separation is
+    ``1 / C(n_a + n_b, n_a)`` (0.05 for 3 seeds against 3: not below it).
+    """
+    if a[0] == b[0]:
+        return Judgement(
+            INCONCLUSIVE,
+            f"every seed scores {a[0]:.3f} in both groups: no difference and "
+            f"no spread to test, n = {a.size} and {b.size} seeds",
+        )
+    up = float(stats.mannwhitneyu(a, b, alternative="greater", method="exact").pvalue)
+    down = float(stats.mannwhitneyu(a, b, alternative="less", method="exact").pvalue)
+    evidence = (
+        f"every seed scores {a[0]:.3f} against {b[0]:.3f} (no spread: exact "
+        f"one-sided Mann-Whitney), n = {a.size} and {b.size} seeds, "
         f"{_p(up)} (higher), {_p(down)} (lower)"
     )
     return _judge_higher(up, down, evidence)
