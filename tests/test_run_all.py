@@ -225,6 +225,19 @@ def _runs_trained_by(stem: str, profile, algorithms: list[str]) -> set[str]:
             for a in algorithms
             for c in closing_gap.variant_configs(profile, a).values()
         }
+    if stem == "08_transnar":
+        # its own runs, and notebook 02's baselines (finished: 08 waits for 02)
+        from nar_gap.experiments import transnar
+
+        own = {
+            transnar.text_run_dir(
+                transnar.text_train_config(profile, a, kind, seed), "runs"
+            ).name
+            for a in algorithms
+            for kind in transnar.NAR_KINDS
+            for seed in range(transnar.sizes_for(profile).seeds)
+        }
+        return own | {name(baseline_config(profile, a)) for a in algorithms}
     if stem == "01_compile":
         return set()
     raise AssertionError(f"say which runs {stem} trains")

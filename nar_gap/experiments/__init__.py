@@ -14,12 +14,14 @@ notebook            function                                  module
 05_stability        ``run_stability``                         ``stability.py``
 06_loss_landscapes  ``run_landscapes``                        ``landscapes.py``
 07_closing_the_gap  ``run_closing_gap``                       ``closing_gap.py``
+08_transnar         ``run_transnar``, ``write_question``        ``transnar.py``
 (on its own)        ``python -m ...recipes``                   ``recipes.py``
 (on its own)        ``python -m ...size_sweep``                ``size_sweep.py``
 ==================  ========================================  =======================
 
 Each of 01-06 ends with ``paper.write_comparison``: the paper's findings
-against ours, computed from the results files (``paper.py``).
+against ours, computed from the results files (``paper.py``); 08 ends with
+TransNAR's published trend against ours, the same way.
 
 ``profiles.py`` names the sizes, ``runs.py`` addresses shared training runs,
 ``naming.py`` names the per-algorithm figures (the paper's numbers for BFS's,
@@ -45,6 +47,7 @@ from nar_gap.experiments.landscapes import run_landscapes
 from nar_gap.experiments.naming import figure_stem, landscape_stem
 from nar_gap.experiments.paper import verdict_sentence, write_comparison
 from nar_gap.experiments.stability import run_stability
+from nar_gap.experiments.transnar import run_transnar, write_question
 
 __all__ = [
     "compiled_figures",
@@ -60,7 +63,9 @@ __all__ = [
     "run_faithfulness",
     "run_landscapes",
     "run_stability",
+    "run_transnar",
     "verdict",
     "verdict_sentence",
     "write_comparison",
+    "write_question",
 ]

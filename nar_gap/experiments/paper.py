@@ -737,6 +737,65 @@ def _compiled_sharper(algorithm: str):
     return check
 
 
+# --------------------------------------------------------------------------- #
+# Notebook 08: TransNAR (Bounsi et al., 2024) with a trained and a compiled NAR.
+# --------------------------------------------------------------------------- #
+
+TRANSNAR = "transnar_{}.csv"
+
+
+def _transnar_per_seed(
+    results: Path, algorithm: str, model: str, in_distribution: bool
+) -> list[float]:
+    """Per seed, the mean CLRS score over the in- or out-of-distribution sizes."""
+    table = TRANSNAR.format(algorithm)
+    rows = _rows(results / table)
+    chosen = [
+        r
+        for r in rows
+        if _field(r, "model", table) == model
+        and (_field(r, "in_distribution", table) == "True") == in_distribution
+    ]
+    if not chosen:
+        where = "in" if in_distribution else "out of"
+        raise Absent(f"no {model} rows {where} distribution in {table}")
+    seeds = sorted({int(r["seed"]) for r in chosen})
+    return [
+        float(np.mean([_number(r["clrs"]) for r in chosen if int(r["seed"]) == s]))
+        for s in seeds
+    ]
+
+
+def _transformer_fails_ood(algorithm: str):
+    def check(results: Path) -> Verdict:
+        inside = _transnar_per_seed(results, algorithm, "transformer", True)
+        outside = _transnar_per_seed(results, algorithm, "transformer", False)
+        return Verdict(
+            f"transformer CLRS score {np.mean(inside):.3f} in distribution, "
+            f"{np.mean(outside):.3f} out of it",
+            "in-distribution above out-of-distribution CLRS score: one-sided "
+            "Welch t-test across seeds, p < 0.05",
+            verdicts.higher(inside, outside),
+        )
+
+    return check
+
+
+def _hybrid_holds_up(algorithm: str, model: str):
+    def check(results: Path) -> Verdict:
+        hybrid = _transnar_per_seed(results, algorithm, model, False)
+        alone = _transnar_per_seed(results, algorithm, "transformer", False)
+        return Verdict(
+            f"out-of-distribution CLRS score {model} {np.mean(hybrid):.3f}, "
+            f"transformer {np.mean(alone):.3f}",
+            f"{model} above transformer out of distribution: one-sided Welch "
+            "t-test across seeds, p < 0.05",
+            verdicts.higher(hybrid, alone),
+        )
+
+    return check
+
+
 BFS_CORRELATION = "Pearson -0.055 (p 0.569), Spearman -0.018 (p 0.856)"
 BFS_EXTERNAL = "Pearson -0.124 (p 0.203), Spearman -0.130 (p 0.178)"
 
@@ -931,6 +990,34 @@ CLAIMS: tuple[Claim, ...] = (
         "compiled Bellman-Ford is a sharp minimum, the learned one flat",
         "sharp against flat",
         _compiled_sharper("bellman_ford"),
+    ),
+    Claim(
+        "08",
+        "TransNAR (Bounsi et al. 2024), CLRS-Text results",
+        "BFS: the Transformer alone fails out of distribution",
+        "the Transformer's CLRS score falls beyond its training sizes",
+        _transformer_fails_ood("bfs"),
+    ),
+    Claim(
+        "08",
+        "TransNAR (Bounsi et al. 2024), CLRS-Text results",
+        "Bellman-Ford: the Transformer alone fails out of distribution",
+        "the Transformer's CLRS score falls beyond its training sizes",
+        _transformer_fails_ood("bellman_ford"),
+    ),
+    Claim(
+        "08",
+        "TransNAR (Bounsi et al. 2024), CLRS-Text results",
+        "BFS: TransNAR (a trained NAR) holds up better out of distribution",
+        "TransNAR's CLRS score above the Transformer's out of distribution",
+        _hybrid_holds_up("bfs", "transnar_trained"),
+    ),
+    Claim(
+        "08",
+        "TransNAR (Bounsi et al. 2024), CLRS-Text results",
+        "Bellman-Ford: TransNAR (a trained NAR) holds up better out of distribution",
+        "TransNAR's CLRS score above the Transformer's out of distribution",
+        _hybrid_holds_up("bellman_ford", "transnar_trained"),
     ),
 )
 
