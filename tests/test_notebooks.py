@@ -35,6 +35,7 @@ EXPECTED = [
     "05_stability",
     "06_loss_landscapes",
     "07_closing_the_gap",
+    "08_transnar",
 ]
 
 
@@ -198,6 +199,7 @@ HANDS_ON = {
     "03_faithfulness": ["report.evaluation.attention"],
     "05_stability": ["walkthrough.train_on("],
     "06_loss_landscapes": ["walkthrough.loss_along("],
+    "08_transnar": ["text_batch(", "generate("],
 }
 
 
@@ -252,7 +254,7 @@ def test_a_notebook_saved_by_jupyterlab_passes_the_same_checks(tmp_path):
 
 
 class ExecutedNotebooks:
-    """The seven notebooks at the smoke profile, each executed when a test first
+    """The notebooks at the smoke profile, each executed when a test first
     asks for it, after every notebook before it (run order: 03 reads the runs
     02 trained).  Executing on demand bounds a test's setup by the notebooks it
     reads: executing all seven in one fixture took 903 s on a slow CI machine,
@@ -443,7 +445,7 @@ def test_04_a_rerun_resumes_the_notebooks_runs_to_the_same_rows(executed, shared
     assert [{k: str(v) for k, v in row.items()} for row in again] == written
 
 
-@pytest.mark.parametrize("number", ["01", "02", "03", "04", "05", "06"])
+@pytest.mark.parametrize("number", ["01", "02", "03", "04", "05", "06", "08"])
 def test_each_study_notebook_ends_with_the_paper_against_ours(executed, number):
     name = next(p.stem for p in NOTEBOOKS if p.stem.startswith(number))
     results, _ = executed.ran(name)
@@ -585,6 +587,54 @@ def test_07_closing_the_gap_table(executed, algorithm):
         ]
     )
     assert (figures / f"fig_closing_gap_{algorithm}.png").exists()
+
+
+TRANSNAR_MODELS = ("transformer", "transnar_trained", "transnar_compiled")
+
+
+def test_08_transnar_tables(executed):
+    from nar_gap.experiments import transnar
+
+    results, figures = executed.ran("08_transnar")
+    sizes = transnar.sizes_for(profiles.SMOKE)
+    trained_on = set(sizes.train_sizes)
+    for algorithm in ("bfs", "bellman_ford"):
+        rows = read_table(results / f"transnar_{algorithm}.csv")
+        assert {r["model"] for r in rows} == set(TRANSNAR_MODELS), algorithm
+        for model in TRANSNAR_MODELS:
+            mine = [r for r in rows if r["model"] == model]
+            seeds = {int(r["seed"]) for r in mine}
+            assert len(seeds) >= 3, (algorithm, model, seeds)
+            for seed in seeds:
+                scored = {int(r["num_nodes"]) for r in mine if int(r["seed"]) == seed}
+                larger = {n for n in scored if n > max(trained_on)}
+                assert trained_on <= scored and len(larger) >= 2, (model, scored)
+        for row in rows:
+            inside = int(row["num_nodes"]) in trained_on
+            assert row["in_distribution"] == str(inside), row
+            shape, parse, clrs = _numbers(row, ["shape", "parse", "clrs"])
+            # per graph: CLRS is 0 unless the shape is right, shape 0 unless
+            # the answer parses; so their means keep the order
+            assert 0.0 <= clrs <= shape <= parse <= 1.0, row
+            if row["model"] != "transformer":  # the NAR's own answer
+                assert 0.0 <= float(row["nar_clrs"]) <= 1.0, row
+        summary = read_table(results / f"transnar_summary_{algorithm}.csv")
+        assert {(r["model"], int(r["num_nodes"])) for r in summary} == {
+            (r["model"], int(r["num_nodes"])) for r in rows
+        }
+        reads = read_table(results / f"transnar_reads_{algorithm}.csv")
+        assert {r["model"] for r in reads} == {"transnar_trained", "transnar_compiled"}
+        for read in reads:
+            own, named = _numbers(read, ["reads_own_node", "reads_named_node"])
+            assert 0.0 <= own <= 1.0 and 0.0 <= named <= 1.0, read
+            assert 0.0 < float(read["chance"]) <= 1.0, read
+        assert (figures / f"fig_transnar_{algorithm}.png").exists()
+    question = read_table(results / "transnar_question.csv")
+    assert [r["algorithm"] for r in question] == ["bfs", "bellman_ford"]
+    for row in question:
+        assert row["compiled_above_trained"] in VERDICTS, row
+        assert row["trained_above_transformer"] in VERDICTS, row
+        assert int(row["seeds"]) >= 3, row
 
 
 def test_run_all_rejects_bad_arguments():

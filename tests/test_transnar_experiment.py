@@ -93,6 +93,7 @@ def test_the_question_is_answered_from_the_rows():
     assert row["trained_above_transformer"] == AGREE
     assert row["ood_sizes"] == "10 20" and row["seeds"] == 4
     assert row["compiled_nar_alone"] == 1.0
+    assert row["shape_transformer"] == 1.0
     assert "exact" in transnar.question_sentence([row])
     short = _rows(
         {

@@ -650,6 +650,50 @@ def _paper(results: Path) -> str:
     return "\n\n".join(parts)
 
 
+def _transnar(results: Path) -> str:
+    """Notebook 08: CLRS score by model and size, the answer, TransNAR's trend."""
+    from nar_gap.experiments import transnar
+
+    parts = []
+    for algorithm in ("bfs", "bellman_ford"):
+        summary = files.read_table(results / transnar.SUMMARY_FILE.format(algorithm))
+        sizes = list(dict.fromkeys(int(r["num_nodes"]) for r in summary))
+        models = list(dict.fromkeys(r["model"] for r in summary))
+        cells = {(r["model"], int(r["num_nodes"])): r for r in summary}
+
+        def cell(model: str, size: int, cells: dict = cells) -> str:
+            row = cells.get((model, size))
+            if row is None:
+                return "–"
+            return f"{_fmt(row['clrs_mean'])} ± {_fmt(row['clrs_std'])}"
+
+        header = [
+            f"{algorithm}: CLRS score, mean ± std over seeds",
+            *(
+                f"N = {n}" + ("" if cells[models[0], n]["in_distribution"] == "True"
+                              else " (out)")
+                for n in sizes
+            ),
+        ]  # fmt: skip
+        parts.append(
+            markdown_table(header, [(m, *(cell(m, n) for n in sizes)) for m in models])
+        )
+    question = files.read_table(results / transnar.QUESTION_FILE)
+    rows = paper.comparison("08", results)
+    trend = markdown_table(
+        ("TransNAR's finding", "ours", "verdict", "evidence"),
+        [(r["claim"], r["ours"], r["verdict"], r["evidence"]) for r in rows],
+    )
+    return "\n\n".join(
+        [
+            *parts,
+            transnar.question_sentence(question),
+            trend,
+            paper.verdict_sentence(rows),
+        ]
+    )
+
+
 def _sweep_cell(row: dict[str, str]) -> str:
     """Where one family stops being exact, in words."""
     if row["first_error"]:
@@ -726,6 +770,7 @@ def render(results_dir: str | os.PathLike) -> str:
         ("Loss landscapes, D.11 (notebook 06)", _landscapes),
         ("The paper and ours (end of notebooks 01-06)", _paper),
         ("Closing the gap (notebook 07)", _closing_gap),
+        ("TransNAR on CLRS-Text (notebook 08)", _transnar),
         (
             "Recipes that reach the bar, BFS (`python -m nar_gap.experiments.recipes`)",
             _recipes,

@@ -330,12 +330,14 @@ def run_transnar(
 QUESTION_FILE = "transnar_question.csv"
 
 
-def _per_seed_ood(rows: Sequence[dict[str, Any]], model: str) -> list[float]:
-    """Per seed, the mean CLRS score over the out-of-distribution sizes."""
+def _per_seed_ood(
+    rows: Sequence[dict[str, Any]], model: str, score: str = "clrs"
+) -> list[float]:
+    """Per seed, the mean ``score`` over the out-of-distribution sizes."""
     chosen = [r for r in rows if r["model"] == model and not _inside(r)]
     seeds = sorted({int(r["seed"]) for r in chosen})
     return [
-        float(np.mean([float(r["clrs"]) for r in chosen if int(r["seed"]) == s]))
+        float(np.mean([float(r[score]) for r in chosen if int(r["seed"]) == s]))
         for s in seeds
     ]
 
@@ -382,6 +384,14 @@ def question_rows(
                 "transnar_trained": float(np.mean(trained)),
                 "transnar_compiled": float(np.mean(compiled)),
                 "compiled_nar_alone": float(np.mean(nar_own)),
+                # CLRS is 0 for an answer of the wrong length: how often each
+                # model wrote the right number of elements out of distribution
+                **{
+                    f"shape_{model}": float(
+                        np.mean(_per_seed_ood(rows, model, "shape"))
+                    )
+                    for model in MODEL_NAMES.values()
+                },
                 "compiled_hybrid_exact": bool(compiled and min(compiled) == 1.0),
                 "compiled_above_trained": verdicts.higher(compiled, trained).verdict,
                 "compiled_above_trained_evidence": verdicts.higher(
@@ -415,14 +425,18 @@ def question_sentence(rows: Sequence[dict[str, Any]]) -> str:
     for r in rows:
         exact = str(r["compiled_hybrid_exact"]) == "True"
         parts.append(
-            f"{r['algorithm']} at N = {r['ood_sizes']} ({r['seeds']} seeds): the "
+            f"{r['algorithm']} at N = {', '.join(str(r['ood_sizes']).split())} "
+            f"({r['seeds']} seeds): the "
             f"compiled NAR alone scores {float(r['compiled_nar_alone']):.3f}, the "
             f"hybrid reading it {float(r['transnar_compiled']):.3f} "
             f"({'exact' if exact else 'not exact'}), the hybrid reading a trained "
             f"NAR {float(r['transnar_trained']):.3f}, the Transformer alone "
             f"{float(r['transformer']):.3f}; compiled above trained: "
             f"{r['compiled_above_trained']}; trained above the Transformer: "
-            f"{r['trained_above_transformer']}"
+            f"{r['trained_above_transformer']}; answers of the right length "
+            f"(shape score): Transformer {float(r['shape_transformer']):.3f}, "
+            f"trained {float(r['shape_transnar_trained']):.3f}, compiled "
+            f"{float(r['shape_transnar_compiled']):.3f}"
         )
     return "Out of distribution (mean CLRS score over seeds): " + "; ".join(parts) + "."
 
