@@ -251,16 +251,29 @@ def test_the_compiled_nar_answers_exactly_on_text_graphs():
 
 
 def test_answers_do_not_depend_on_how_the_batch_is_chunked(monkeypatch):
+    """Each row's positions are drawn once for the whole batch: a chunk of one
+    row reads the positions it would read in a chunk of three."""
     from nar_gap.benchmark.clrs_text import text_batch
     from nar_gap.transnar import evaluation
 
     config = _config(0)
     params = init_params(config, seed=6)
     texts = text_batch("bfs", 4, 3, seed=2)
+    decode_rows = evaluation.greedy_decode
 
-    def answers() -> tuple[str, ...]:
-        return evaluation.generate(config, params, texts, np.random.default_rng(1))
+    def answers() -> tuple[tuple[str, ...], np.ndarray]:
+        seen = []
 
-    whole = answers()
+        def spy(config, params, layout, *rest):
+            seen.append(layout.positions)
+            return decode_rows(config, params, layout, *rest)
+
+        monkeypatch.setattr(evaluation, "greedy_decode", spy)
+        out = evaluation.generate(config, params, texts, np.random.default_rng(1))
+        return out, np.concatenate(seen)[: texts.batch_size]
+
+    whole, positions = answers()
     monkeypatch.setattr(evaluation, "_ATTENTION_BUDGET", 1)  # one row per chunk
-    assert answers() == whole
+    chunked, chunked_positions = answers()
+    assert chunked == whole
+    np.testing.assert_array_equal(chunked_positions, positions)
