@@ -44,6 +44,7 @@ from nar_gap.analysis.verdicts import (
     Judgement,
     Summary,
 )
+from nar_gap.experiments import transnar
 from nar_gap.system import files
 
 __all__ = [
@@ -741,29 +742,20 @@ def _compiled_sharper(algorithm: str):
 # Notebook 08: TransNAR (Bounsi et al., 2024) with a trained and a compiled NAR.
 # --------------------------------------------------------------------------- #
 
-TRANSNAR = "transnar_{}.csv"
-
 
 def _transnar_per_seed(
     results: Path, algorithm: str, model: str, in_distribution: bool
 ) -> list[float]:
     """Per seed, the mean CLRS score over the in- or out-of-distribution sizes."""
-    table = TRANSNAR.format(algorithm)
+    table = transnar.RESULTS_FILE.format(algorithm)
     rows = _rows(results / table)
-    chosen = [
-        r
-        for r in rows
-        if _field(r, "model", table) == model
-        and (_field(r, "in_distribution", table) == "True") == in_distribution
-    ]
-    if not chosen:
+    for column in ("model", "in_distribution", "seed", "clrs"):
+        _field(rows[0], column, table)
+    values = transnar.per_seed(rows, model, in_distribution)
+    if not values:
         where = "in" if in_distribution else "out of"
         raise Absent(f"no {model} rows {where} distribution in {table}")
-    seeds = sorted({int(r["seed"]) for r in chosen})
-    return [
-        float(np.mean([_number(r["clrs"]) for r in chosen if int(r["seed"]) == s]))
-        for s in seeds
-    ]
+    return values
 
 
 def _transformer_fails_ood(algorithm: str):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nar_gap.experiments import generalisation, paper, recipes
+from nar_gap.experiments import generalisation, paper, recipes, transnar
 from nar_gap.system import files
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
@@ -652,8 +652,6 @@ def _paper(results: Path) -> str:
 
 def _transnar(results: Path) -> str:
     """Notebook 08: CLRS score by model and size, the answer, TransNAR's trend."""
-    from nar_gap.experiments import transnar
-
     parts = []
     for algorithm in ("bfs", "bellman_ford"):
         summary = files.read_table(results / transnar.SUMMARY_FILE.format(algorithm))

@@ -330,16 +330,28 @@ def run_transnar(
 QUESTION_FILE = "transnar_question.csv"
 
 
-def _per_seed_ood(
-    rows: Sequence[dict[str, Any]], model: str, score: str = "clrs"
+def per_seed(
+    rows: Sequence[dict[str, Any]],
+    model: str,
+    in_distribution: bool,
+    score: str = "clrs",
 ) -> list[float]:
-    """Per seed, the mean ``score`` over the out-of-distribution sizes."""
-    chosen = [r for r in rows if r["model"] == model and not _inside(r)]
+    """Per seed, ``model``'s mean ``score`` over the in- or out-of-distribution sizes.
+
+    ``rows`` as :func:`run_algorithm` returns them or as its CSV reads back.
+    """
+    chosen = [r for r in rows if r["model"] == model and _inside(r) == in_distribution]
     seeds = sorted({int(r["seed"]) for r in chosen})
     return [
         float(np.mean([float(r[score]) for r in chosen if int(r["seed"]) == s]))
         for s in seeds
     ]
+
+
+def _per_seed_ood(
+    rows: Sequence[dict[str, Any]], model: str, score: str = "clrs"
+) -> list[float]:
+    return per_seed(rows, model, False, score)
 
 
 def _inside(row: dict[str, Any]) -> bool:

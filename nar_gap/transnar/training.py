@@ -34,7 +34,7 @@ from nar_gap.benchmark.clrs_text import TEXT_ALGORITHMS, TextBatch, text_batch
 from nar_gap.system import files
 from nar_gap.transnar.decode import answer_loss
 from nar_gap.transnar.model import TransformerConfig, init_params, random_positions
-from nar_gap.transnar.tokenizer import Sequences, encode_examples
+from nar_gap.transnar.tokenizer import PAD, Sequences, encode_examples
 
 NarFn = Callable[[Batch], tuple[np.ndarray, np.ndarray]]
 CHECKPOINT_FILE = "checkpoint.msgpack"
@@ -131,9 +131,12 @@ def step_data(config: TextTrainConfig, step: int) -> StepData:
     texts = text_batch(
         config.algorithm, size, config.batch_size, int(rng.integers(2**32))
     )
-    longest = encode_examples(texts.prompts, texts.answers).tokens.shape[1]
-    sequences = encode_examples(
-        texts.prompts, texts.answers, length=_bucket(longest, config.token_bucket)
+    sequences = encode_examples(texts.prompts, texts.answers)
+    longest = sequences.tokens.shape[1]
+    padding = _bucket(longest, config.token_bucket) - longest
+    sequences = dataclasses.replace(
+        sequences,
+        tokens=np.pad(sequences.tokens, ((0, 0), (0, padding)), constant_values=PAD),
     )
     positions = random_positions(
         rng, sequences.lengths, sequences.tokens.shape[1], config.model.max_position
@@ -221,8 +224,8 @@ def train_text_model(
     out = files.ensure_dir(out_dir)
     _check_config(config, out)
     final = out / PARAMS_FILE
-    template = init_params(config.model, config.seed)
     if final.exists():
+        template = init_params(config.model, config.seed)
         return flax.serialization.from_bytes(template, final.read_bytes())
     state = _resume(config, out)
     update = _update(config)
