@@ -5,7 +5,7 @@ set -euo pipefail
 #   ./run_tests.sh                        everything not marked slow (what CI runs)
 #   ./run_tests.sh -m slow                only the slow tests
 #   ./run_tests.sh -m ""                  all tests, slow included
-#   ./run_tests.sh tests/test_packaging.py -k executable -x    any pytest arguments
+#   ./run_tests.sh tests/project/test_packaging.py -k executable -x    any pytest arguments
 #   ./run_tests.sh -n 0                   one process (no pytest-xdist workers)
 #
 # -m "not slow" is added only when you pass no -m of your own.

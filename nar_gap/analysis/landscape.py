@@ -157,7 +157,7 @@ def losses_at(
     exceeds 32 768 float32 elements (``S`` hint steps, ``B`` graphs, ``N``
     nodes).  :mod:`nar_gap.system.backend_check` keeps that jaxlib out of the lock
     and switches the fusion off where it is installed anyway, and
-    ``tests/test_landscape.py`` compares chunk 16 with chunk 1 at a size where
+    ``tests/analysis/test_landscape.py`` compares chunk 16 with chunk 1 at a size where
     the bug shows.
     """
     evaluator = _grid_evaluator(config, int(chunk))

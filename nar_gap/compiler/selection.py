@@ -188,7 +188,7 @@ def _lower_prefer(c: Prefer, needed: float, config: CompilerConfig):
     )
 
 
-# One lowering per criterion kind; tests/test_compiler.py checks every kind of
+# One lowering per criterion kind; tests/compiler/test_compiler.py checks every kind of
 # the language is here.
 LOWERINGS: dict[type, Callable[..., tuple[list[Channel], CriterionScale]]] = {
     Linked: _lower_linked,

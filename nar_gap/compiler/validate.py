@@ -280,7 +280,7 @@ def _prefer(c: Prefer) -> tuple[list[Expr], list[str]]:
 
 
 # One checker per criterion kind: (the node expressions it reads, its own
-# problems).  tests/test_compiler.py checks every kind of the language is here.
+# problems).  tests/compiler/test_compiler.py checks every kind of the language is here.
 CRITERION_CHECKS: dict[type, Callable[[Any], tuple[list[Expr], list[str]]]] = {
     Linked: _linked,
     Eligible: _eligible,

@@ -3,7 +3,7 @@
 The notebooks read as a walkthrough of the paper.  Each display equation in
 their markdown is followed by a *companion cell* (tagged ``companion``) that
 shows the package function computing it (:func:`show_source`) and runs it on
-one small graph; ``tests/test_notebooks.py`` keeps every companion cell next
+one small graph; ``tests/project/test_notebooks.py`` keeps every companion cell next
 to its equation and executable.  The *hands-on* cells (tagged ``hands-on``) are
 the ones a student edits and reruns: each calls one small function here, so
 the cell stays a line or two and runs in seconds at the default profile.

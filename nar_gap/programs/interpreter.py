@@ -130,7 +130,7 @@ def _lowest_id_key(c: LowestId, i: int, cand, node, weights) -> np.ndarray:
 
 
 # What each criterion kind means: a sort key over receiver i's candidates,
-# smaller is better (tracr's evaluation table).  tests/test_compiler.py checks
+# smaller is better (tracr's evaluation table).  tests/compiler/test_compiler.py checks
 # every kind of the language is here, in the validator and in the lowering.
 SORT_KEYS: dict[type, Callable[..., np.ndarray]] = {
     Linked: _linked_key,

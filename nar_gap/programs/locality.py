@@ -7,7 +7,7 @@ for a pointer, only the ``pos`` input of the target.  By induction on the
 steps, the state of node v after k steps, and so every node hint the
 program decodes at v for hint k, is a function of v's radius-k view: the
 nodes within k hops, their node inputs, and the edge inputs between them
-(:func:`view`; ``tests/test_locality.py`` checks it on the interpreter).
+(:func:`view`; ``tests/programs/test_locality.py`` checks it on the interpreter).
 So a pair of graphs in which some node ``v`` has the same radius-k view but
 a different reference hint ``k`` at ``v`` proves that no graph program, of
 any size, runs both exactly at one GATv2 step per hint step.  If the views
@@ -26,7 +26,7 @@ one message-passing step before.  The decoders that read one node (masks,
 scalars, categoricals) are bounded by that view; a witness on one of them
 rules out every exact network with hard feedback.  With *soft* feedback
 (CLRS's default) the softmax's small probabilities carry more, and no view
-bounds them (``tests/test_locality.py`` shows an isolated node's state
+bounds them (``tests/programs/test_locality.py`` shows an isolated node's state
 moving with the rest of the graph).
 
 **Argmax decoders and the graph size.**  A ``mask_one`` hint is a softmax

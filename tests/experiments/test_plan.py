@@ -11,7 +11,7 @@ from pathlib import Path
 from nar_gap import cli
 from nar_gap.experiments import plan, profiles
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # A training step big enough that its memory dwarfs the process's noise
 # (hundreds of MB): BFS, hidden 128, batch 32, 32 nodes, 4 seeds.

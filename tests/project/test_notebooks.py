@@ -25,7 +25,7 @@ from nar_gap.system.files import read_table
 # six notebooks execute once per session.
 pytestmark = pytest.mark.xdist_group("shared_runs")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 EXPECTED = [
     "01_compile",

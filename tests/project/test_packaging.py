@@ -27,7 +27,7 @@ if sys.version_info >= (3, 11):
 else:  # pytest depends on tomli before 3.11
     import tomli as tomllib
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # What the paper's code imports; each must be a declared runtime dependency.
 REQUIRED_STACK = (

@@ -238,7 +238,7 @@ def test_two_processes_run_a_notebook_and_only_process_0_writes_its_tables(tmp_p
             process = subprocess.Popen(
                 ["./run_all.sh", "--profile", "smoke", "--only", "02"]
                 + ["--out", str(out), "--runs", str(runs)],
-                cwd=Path(__file__).resolve().parent.parent,
+                cwd=Path(__file__).resolve().parents[2],
                 env=env,
                 stdout=handle,
                 stderr=subprocess.STDOUT,

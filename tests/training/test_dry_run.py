@@ -23,7 +23,7 @@ from nar_gap.model.config import NetworkConfig
 from nar_gap.system.files import read_table
 from nar_gap.training import TrainConfig, train
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 # What decides a program's shapes, seeds and memory: a dry run keeps these.

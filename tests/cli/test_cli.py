@@ -378,12 +378,12 @@ def test_bad_compile_and_run_input_exits_2_with_one_line(
 
 
 EXAMPLE_GRAPHS = sorted(
-    (Path(__file__).resolve().parent.parent / "examples" / "graphs").glob("*.txt")
+    (Path(__file__).resolve().parents[2] / "examples" / "graphs").glob("*.txt")
 )
 
 
 DIRECTED_GRAPHS = sorted(
-    (Path(__file__).resolve().parent.parent / "examples" / "graphs" / "directed").glob(
+    (Path(__file__).resolve().parents[2] / "examples" / "graphs" / "directed").glob(
         "*.txt"
     )
 )
