@@ -8,9 +8,12 @@ The package is layered; each folder imports only from those below it
 
 The public verbs are re-exported here and imported lazily: dm-clrs brings
 TensorFlow with it, and ``nar-gap --help`` or a one-line input error should
-not wait for that.  Modules of the flat layout that moved say where they went
-(:mod:`nar_gap._moved`); ``nar_gap.train``, ``nar_gap.data`` and
-``nar_gap.faithfulness`` keep working as before.
+not wait for that.  Nothing legacy runs here: ``nar_gap.train`` (the verb,
+and the flat layout's module path), ``nar_gap.data`` and the old
+``nar_gap.faithfulness`` are modules of their own, loaded on first use; old
+paths warn once and go in nar_gap 0.3.0 (:mod:`nar_gap.system.legacy`), and
+``nar_gap.pipeline`` (say), a module of the flat layout, says where it went
+(:mod:`nar_gap._moved`).
 """
 
 from __future__ import annotations
@@ -22,10 +25,7 @@ from nar_gap.system import backend_check as _backend_check  # noqa: E402
 
 _backend_check._install()
 
-from nar_gap import _moved  # noqa: E402
 from nar_gap.system.lazy import lazy_exports  # noqa: E402
-
-_moved.install()
 
 _EXPORTS = {
     # the backend self-check (known XLA miscompiles)
@@ -71,7 +71,19 @@ _EXPORTS["evaluate"] = "nar_gap.model.seeds:score_seeds"
 for _name in ("data", "train", "faithfulness", "experiments", "analysis"):
     _EXPORTS[_name] = f"nar_gap.{_name}:"
 
-__getattr__, __dir__, _public = lazy_exports(__name__, globals(), _EXPORTS)
+_exported, __dir__, _public = lazy_exports(__name__, globals(), _EXPORTS)
+
+
+def __getattr__(name: str):
+    """A public name, imported on first use; a flat-layout module says where it went."""
+    try:
+        return _exported(name)
+    except AttributeError:
+        from nar_gap._moved import moved_error
+
+        raise moved_error(f"{__name__}.{name}") from None
+
+
 __all__ = [*_public, "__version__", "check_backend"]
 
 

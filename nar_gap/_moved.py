@@ -1,15 +1,15 @@
-"""Where the modules of the flat layout went: an import of an old path says so.
+"""Where the modules of the flat layout went: reaching an old path says so.
 
-``import nar_gap.pipeline`` (say) fails with a ``ModuleNotFoundError`` whose
-one line names the new place, instead of a bare "No module named".  Three old
-paths keep working instead (``nar_gap.train``, ``nar_gap.data``,
-``nar_gap.faithfulness``: thin modules of their own).
+``from nar_gap import pipeline`` or ``nar_gap.pipeline`` (say) fails with a
+``ModuleNotFoundError`` whose one line names the new place, instead of a bare
+"no attribute".  This module is loaded only then (``nar_gap.__getattr__``):
+no import hook runs on ``import nar_gap``, so ``import nar_gap.pipeline``
+gets Python's plain "No module named".  The hints go in nar_gap 0.3.0
+(:data:`nar_gap.system.legacy.REMOVAL`).  Old paths that keep working
+(``nar_gap.train``, ``nar_gap.faithfulness``, ...) are modules of their own.
 """
 
 from __future__ import annotations
-
-import importlib.abc
-import sys
 
 MOVED: dict[str, str] = {
     "nar_gap._clrs": "nar_gap.benchmark._clrs",
@@ -23,7 +23,6 @@ MOVED: dict[str, str] = {
     "nar_gap.evaluation": "nar_gap.model.scores",
     "nar_gap.clrs_import": "nar_gap.model.from_dmclrs",
     "nar_gap.interpreter": "nar_gap.programs.interpreter",
-    "nar_gap.compiler.compile": "nar_gap.compiler.compiling (nar_gap.compile)",
     "nar_gap.statistics": "nar_gap.analysis.stats",
     "nar_gap.landscape": "nar_gap.analysis.landscape",
     "nar_gap.faithfulness_study": "nar_gap.experiments.faithfulness_study",
@@ -40,18 +39,15 @@ MOVED: dict[str, str] = {
 }
 
 
-class _MovedFinder(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname, path=None, target=None):  # noqa: D102
-        if fullname in MOVED:
-            raise ModuleNotFoundError(
-                f"{fullname} moved to {MOVED[fullname]} (nar_gap's layered layout; "
-                "see the README, 'How the code is laid out')",
-                name=fullname,
-            )
-        return None
-
-
-def install() -> None:
-    """Put the finder on ``sys.meta_path`` (once)."""
-    if not any(isinstance(f, _MovedFinder) for f in sys.meta_path):
-        sys.meta_path.append(_MovedFinder())
+def moved_error(fullname: str) -> Exception:
+    """The error for reaching ``fullname``: where it went, or a plain AttributeError."""
+    if fullname in MOVED:
+        # an ImportError, not an AttributeError: ``from nar_gap import x``
+        # turns an AttributeError into "cannot import name", losing the hint
+        return ModuleNotFoundError(
+            f"{fullname} moved to {MOVED[fullname]} (nar_gap's layered layout; "
+            "see docs/layout.md); the hint goes in nar_gap 0.3.0",
+            name=fullname,
+        )
+    package, _, name = fullname.rpartition(".")
+    return AttributeError(f"module {package!r} has no attribute {name!r}")

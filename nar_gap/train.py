@@ -5,27 +5,22 @@ and code written for the flat layout (``from nar_gap.train import TrainConfig,
 load_run``) still imports: this module re-exports :mod:`nar_gap.training`'s
 public names and is itself callable, so ``import nar_gap.train`` cannot shadow
 the function.  New code imports from :mod:`nar_gap.training`.
+
+Calling ``nar_gap.train`` is the public verb and stays.  Reading a name
+through the module path (``from nar_gap.train import TrainConfig``) warns
+once: that path is removed in nar_gap 0.3.0
+(:data:`nar_gap.system.legacy.REMOVAL`).
 """
 
 import sys
 import types
 
-from nar_gap.training import (
-    CheckpointError,
-    ResumePlan,
-    TrainConfig,
-    TrainResult,
-    load_current_params,
-    load_params,
-    load_run,
-    load_run_config,
-    resume_plan,
-    train,
-)
+from nar_gap import training as _training
+from nar_gap.system.legacy import warn_moved
+from nar_gap.training import train
 
-RunResult = TrainResult  # the flat layout's name
-
-__all__ = [
+# the flat layout's names, read through __getattr__ with a warning
+_FLAT_NAMES = (
     "CheckpointError",
     "ResumePlan",
     "RunResult",
@@ -36,8 +31,20 @@ __all__ = [
     "load_run",
     "load_run_config",
     "resume_plan",
-    "train",
-]
+)
+__all__ = ["train"]
+
+
+# the flat layout's names for the training layer's
+_RENAMED = {"RunResult": "TrainResult"}
+
+
+def __getattr__(name: str):
+    """A name of the flat layout, read from :mod:`nar_gap.training` (warns once)."""
+    if name not in _FLAT_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warn_moved(f"nar_gap.train.{name}", f"nar_gap.training.{_RENAMED.get(name, name)}")
+    return getattr(_training, _RENAMED.get(name, name))
 
 
 class _CallableModule(types.ModuleType):

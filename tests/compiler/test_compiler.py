@@ -467,18 +467,6 @@ def test_every_kind_of_criterion_has_a_meaning_a_check_and_a_lowering():
     assert set(LOWERINGS) == kinds
 
 
-def test_moved_modules_say_where_they_went_and_old_paths_still_work():
-    import importlib
-
-    with pytest.raises(ModuleNotFoundError, match="nar_gap.experiments"):
-        importlib.import_module("nar_gap.pipeline")
-    import nar_gap
-    from nar_gap.train import TrainConfig, load_run  # noqa: F401
-
-    assert callable(nar_gap.train) and nar_gap.data.sample_batch
-    assert importlib.import_module("nar_gap.faithfulness").Models
-
-
 def test_perturbed_parameters_are_never_refitted(models):
     """A model whose weights are not its program's compilation (edited, or a
     corrupted file) runs graphs inside its range only: refitting would hide

@@ -1,0 +1,82 @@
+"""Old import paths: they keep working, warn once with the removal version,
+and none of them runs on ``import nar_gap``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from nar_gap.system import legacy
+
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-W", "error::DeprecationWarning:__main__", "-c", code],
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_import_nar_gap_loads_no_legacy_module():
+    done = _run(
+        "import sys, nar_gap\n"
+        "legacy = {'nar_gap._moved', 'nar_gap.train', 'nar_gap.faithfulness',"
+        " 'nar_gap.system.legacy'}\n"
+        "print(sorted(legacy & set(sys.modules)))"
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_flat_layout_module_says_where_it_went():
+    import nar_gap
+
+    with pytest.raises(ModuleNotFoundError, match="nar_gap.experiments.*0.3.0"):
+        from nar_gap import pipeline  # noqa: F401
+    with pytest.raises(ModuleNotFoundError, match="nar_gap.system.files"):
+        nar_gap.io  # noqa: B018
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        nar_gap.no_such_name  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "statement, new",
+    [
+        ("from nar_gap.train import TrainConfig", "nar_gap.training.TrainConfig"),
+        ("from nar_gap.train import RunResult", "nar_gap.training.TrainResult"),
+        ("from nar_gap.faithfulness import Models", "nar_gap.analysis"),
+    ],
+)
+def test_an_old_path_works_and_warns_once_with_the_removal_version(statement, new):
+    code = (
+        "import warnings\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        f"    {statement}\n"
+        f"    {statement}\n"
+        "print(len(caught), caught[0].category.__name__ if caught else '',"
+        " caught[0].message if caught else '')"
+    )
+    done = _run(code)
+    assert done.returncode == 0, done.stderr[-2000:]
+    count, category, message = done.stdout.strip().split(" ", 2)
+    assert (count, category) == ("1", "DeprecationWarning")
+    assert new in message and legacy.REMOVAL in message
+
+
+def test_the_train_verb_is_not_deprecated():
+    import nar_gap
+
+    assert callable(nar_gap.train)
+    assert nar_gap.data.sample_batch
+
+
+def test_an_alias_module_is_the_new_module(monkeypatch):
+    monkeypatch.setattr(legacy, "_warned", set())
+    monkeypatch.delitem(sys.modules, "nar_gap._old_alias", raising=False)
+    with pytest.warns(DeprecationWarning, match="0.3.0"):
+        module = legacy.alias_module("nar_gap._old_alias", "nar_gap.system.legacy")
+    assert module is legacy and sys.modules["nar_gap._old_alias"] is legacy
+    sys.modules.pop("nar_gap._old_alias")
