@@ -7,7 +7,7 @@ set -euo pipefail
 # higher metadata nar_gap.priority first: 07).  After a failure nothing new
 # starts; the notebooks already running finish, and their results are kept.
 #
-#   ./run_all.sh                     the "cpu" profile (default; meant for an hour on 2 cores: see the README)
+#   ./run_all.sh                     the "cpu" profile (default; meant for an hour on 2 cores: see docs/notebooks.md)
 #   ./run_all.sh --profile smoke     minutes: what CI runs
 #   ./run_all.sh --profile paper     the paper's sizes and seeds (meant for a GPU)
 #   ./run_all.sh --profile paper --dry-run
@@ -419,9 +419,11 @@ for name in "${names[@]}"; do
 done
 echo "nar_gap: all notebooks ran in $((SECONDS - start)) s; executed copies in $executed_dir/"
 for line in "${timings[@]}"; do echo "  $line"; done
-# The README's results section is rendered from the committed profile's files.
+# docs/results.md's results section and README.md's headline table are
+# rendered from the committed profile's files.
 if [[ "$results_dir" -ef results ]]; then
-    "$venv/bin/python" -m nar_gap.experiments.readme_results results --write README.md
-    echo "nar_gap: README.md's results section rendered from results/"
+    "$venv/bin/python" -m nar_gap.experiments.readme_results results \
+        --write docs/results.md --write README.md
+    echo "nar_gap: docs/results.md's results and README.md's headline rendered from results/"
 fi
 report_changes

@@ -263,7 +263,7 @@ def _describe(name: str, numbers: dict[str, Any], work: int) -> None:
 
 
 def markdown_report(payload: dict[str, Any]) -> str:
-    """The README's table of one saved run (``--report PATH`` prints it)."""
+    """docs/benchmark.md's table of one saved run (``--report PATH`` prints it)."""
     ours, theirs, args = payload["nar_gap"], payload["dm_clrs"], payload["args"]
     work = args["seeds"] * args["steps"]
 
@@ -347,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", help="also write the numbers to this file")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--report", help="print the README table of a saved --json")
+    parser.add_argument("--report", help="print the docs table of a saved --json")
     parser.add_argument(
         "--dm-clrs-seeds",
         type=int,

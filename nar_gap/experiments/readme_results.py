@@ -1,12 +1,17 @@
-"""The README's results section, rendered from the results files.
+"""The rendered results: docs/results.md's section and the README's headline.
 
-``python -m nar_gap.experiments.readme_results [RESULTS_DIR] [--write README]``
-prints (or writes between ``<!-- results:start -->`` and ``<!-- results:end
--->``) the tables of the committed profile: baselines, faithfulness, ablations,
-stability, landscapes, and the paper against ours (:mod:`.paper`) with the
-sentence its verdicts give.  Nothing in that section is typed by hand; a test
-checks the README holds exactly what this renders, and ``./run_all.sh``
-renders it again after a run of the committed profile.
+``python -m nar_gap.experiments.readme_results [RESULTS_DIR] [--write PATH ...]``
+prints the results section, or writes into each ``PATH`` every rendered part
+whose markers it holds: between ``<!-- results:start -->`` and ``<!--
+results:end -->`` the tables of the committed profile (baselines,
+faithfulness, ablations, stability, landscapes, and the paper against ours
+(:mod:`.paper`) with the sentence its verdicts give), and between ``<!--
+headline:start -->`` and ``<!-- headline:end -->`` how many of each
+notebook's paper claims agree, disagree or stay open, counted from the
+``paper_vs_ours_NN.csv`` files.  Nothing in either part is typed by hand;
+tests check that ``docs/results.md`` and ``README.md`` hold exactly what this
+renders, and ``./run_all.sh`` renders both again after a run of the committed
+profile.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from nar_gap.experiments import generalisation, paper, recipes, transnar
 from nar_gap.system import files
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
+HEADLINE_START, HEADLINE_END = "<!-- headline:start -->", "<!-- headline:end -->"
 COMPARED_NOTEBOOKS = ("01", "02", "03", "04", "05", "06")
 ABLATION_FILES = (
     ("Table 11", "table11_edge_info"),
@@ -806,29 +812,76 @@ def render(results_dir: str | os.PathLike) -> str:
     return "\n".join(sections).rstrip("\n")
 
 
-def replace_section(text: str, section: str) -> str:
+def headline(results_dir: str | os.PathLike) -> str:
+    """Each notebook's paper claims counted by verdict, and all of them.
+
+    Read from the ``paper_vs_ours_NN.csv`` files the notebooks wrote, not
+    judged again, so the README's first table says what the notebooks' last
+    tables say.
+    """
+    results = Path(results_dir)
+    tables = sorted(results.glob("paper_vs_ours_*.csv"))
+    if not tables:
+        return "(no `paper_vs_ours_*.csv` yet: run the notebooks)"
+    rows, total = [], dict.fromkeys(paper.VERDICTS, 0)
+    for table in tables:
+        found = paper.counts(files.read_table(table))
+        total = {verdict: total[verdict] + found[verdict] for verdict in total}
+        notebook = table.stem.removeprefix("paper_vs_ours_")
+        rows.append((notebook, sum(found.values()), *found.values()))
+    rows.append(("all", sum(total.values()), *total.values()))
+    header = ("notebook", "paper claims", *paper.VERDICTS)
+    return (
+        "Rendered from `results/paper_vs_ours_*.csv` by "
+        "`python -m nar_gap.experiments.readme_results`.\n\n"
+        + markdown_table(header, rows)
+    )
+
+
+def replace_section(text: str, section: str, start: str = START, end: str = END) -> str:
     """``text`` with what lies between the markers replaced by ``section``."""
-    if START not in text or END not in text:
-        raise ValueError(f"the README has no {START} ... {END} markers")
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{START}\n{section}\n{END}{tail}"
+    if start not in text or end not in text:
+        raise ValueError(f"no {start} ... {end} markers")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{section}\n{end}{tail}"
+
+
+def write_rendered(path: str | os.PathLike, results_dir: str | os.PathLike) -> None:
+    """Render into ``path`` every part whose markers it holds (at least one)."""
+    page = Path(path)
+    text = original = page.read_text()
+    parts = (
+        (START, END, render),
+        (HEADLINE_START, HEADLINE_END, headline),
+    )
+    held = [(s, e, part) for s, e, part in parts if s in text and e in text]
+    if not held:
+        raise ValueError(f"{page} has no rendered-section markers ({START}, ...)")
+    for start, end, part in held:
+        text = replace_section(text, part(results_dir), start, end)
+    if text != original:
+        files.write_text_atomic(page, text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Print the section, or write it into a README (``--write README.md``)."""
+    """Print the section, or write the rendered parts into files with markers."""
     parser = argparse.ArgumentParser(
         prog="python -m nar_gap.experiments.readme_results"
     )
     parser.add_argument("results", nargs="?", default="results")
-    parser.add_argument("--write", metavar="README", help="replace its results section")
+    parser.add_argument(
+        "--write",
+        metavar="PATH",
+        action="append",
+        help="render into PATH between its markers (docs/results.md, README.md)",
+    )
     args = parser.parse_args(argv)
-    section = render(args.results)
     if args.write:
-        readme = Path(args.write)
-        files.write_text_atomic(readme, replace_section(readme.read_text(), section))
+        for path in args.write:
+            write_rendered(path, args.results)
     else:
-        print(section)
+        print(render(args.results))
     return 0
 
 

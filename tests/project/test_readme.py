@@ -1,8 +1,11 @@
-"""The README's Python examples run as written, each on its own.
+"""The README and the reference pages in docs/: examples run, numbers rendered.
 
-Every ```python block is executed in a fresh namespace (self-contained: it
-imports and builds what it uses), all in one child process whose working
-directory is a temporary folder, so examples that write files write there.
+Every ```python block of README.md and of docs/*.md is executed in a fresh
+namespace (self-contained: it imports and builds what it uses), all in one
+child process whose working directory is a temporary folder, so examples that
+write files write there.  The rendered parts (docs/results.md's results,
+README.md's headline, docs/benchmark.md's table) must be what their renderers
+make of the committed files, and no page types a result anywhere else.
 """
 
 from __future__ import annotations
@@ -15,33 +18,52 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+RESULTS_PAGE = DOCS / "results.md"
+BENCHMARK_PAGE = DOCS / "benchmark.md"
+README_LINES = 300
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.M | re.S)
+
+
+def _pages() -> list[Path]:
+    """README.md, then every page of docs/."""
+    return [README, *sorted(DOCS.glob("*.md"))]
+
+
+def _between(text: str, start: str, end: str) -> str:
+    return text.split(start + "\n")[1].split(end)[0]
+
 
 RUNNER = """
 import json, sys, traceback
 blocks = json.load(sys.stdin)
-for index, code in enumerate(blocks):
+for index, (name, code) in enumerate(blocks):
     try:
-        program = compile(code, f"README block {index + 1}", "exec")
-        exec(program, {"__name__": "__main__"})
+        exec(compile(code, name, "exec"), {"__name__": "__main__"})
     except Exception:
-        print(json.dumps({"block": index + 1, "error": traceback.format_exc()}))
+        print(json.dumps({"block": name, "error": traceback.format_exc()}))
         sys.exit(1)
 print(json.dumps({"ran": len(blocks)}))
 """
 
 
-def _blocks() -> list[str]:
-    return BLOCK.findall(README.read_text())
+def _blocks() -> list[tuple[str, str]]:
+    """Every page's ```python blocks, in page order, each with its name."""
+    return [
+        (f"{page.relative_to(ROOT)} block {index}", code)
+        for page in _pages()
+        for index, code in enumerate(BLOCK.findall(page.read_text()), start=1)
+    ]
 
 
-def test_the_readme_has_python_examples():
+def test_the_pages_have_python_examples():
     assert len(_blocks()) >= 6
 
 
 @pytest.mark.timeout(600)
-def test_every_python_block_of_the_readme_runs_on_its_own(tmp_path):
+def test_every_python_block_of_the_pages_runs_on_its_own(tmp_path):
     blocks = _blocks()
     done = subprocess.run(
         [sys.executable, "-c", RUNNER],
@@ -57,10 +79,10 @@ def test_every_python_block_of_the_readme_runs_on_its_own(tmp_path):
 
 
 def test_the_benchmark_table_is_the_saved_run_rendered():
-    """The README's benchmark numbers come from the saved JSON, not by hand."""
+    """docs/benchmark.md's numbers come from the saved JSON, not by hand."""
     import importlib.util
 
-    root = README.parent
+    root = ROOT
     spec = importlib.util.spec_from_file_location(
         "train_throughput", root / "benchmarks" / "train_throughput.py"
     )
@@ -69,21 +91,54 @@ def test_the_benchmark_table_is_the_saved_run_rendered():
     saved = json.loads(
         (root / "benchmarks" / "results" / "train_throughput_cpu.json").read_text()
     )
-    text = README.read_text()
-    between = text.split("<!-- benchmark:start -->\n")[1].split(
-        "<!-- benchmark:end -->"
-    )[0]
+    between = _between(
+        BENCHMARK_PAGE.read_text(), "<!-- benchmark:start -->", "<!-- benchmark:end -->"
+    )
     assert between.strip() == module.markdown_report(saved).strip()
 
 
 def test_the_results_section_is_the_results_files_rendered():
-    """Every number and verdict in the README's results section comes from
-    results/: the section is exactly what the renderer makes of those files."""
+    """Every number and verdict in docs/results.md's results section comes
+    from results/: the section is exactly what the renderer makes of those
+    files."""
+    from nar_gap.experiments import readme_results
+
+    text = RESULTS_PAGE.read_text()
+    between = _between(text, readme_results.START, readme_results.END)
+    assert between.strip() == readme_results.render(ROOT / "results").strip()
+
+
+def test_the_readme_headline_is_the_paper_vs_ours_files_counted():
+    """The README's headline table counts the committed paper_vs_ours_NN.csv
+    files' verdicts: exactly what the renderer makes of them."""
     from nar_gap.experiments import readme_results
 
     text = README.read_text()
-    between = text.split(readme_results.START + "\n")[1].split(readme_results.END)[0]
-    assert between.strip() == readme_results.render(README.parent / "results").strip()
+    between = _between(text, readme_results.HEADLINE_START, readme_results.HEADLINE_END)
+    assert between.strip() == readme_results.headline(ROOT / "results").strip()
+
+
+def test_writing_renders_each_part_whose_markers_a_file_holds(tmp_path):
+    """``--write PATH`` fills whichever markers PATH holds, leaves the rest of
+    the file alone, and refuses a file with none."""
+    from nar_gap.experiments import readme_results
+
+    results = ROOT / "results"
+    page = tmp_path / "page.md"
+    page.write_text(
+        f"intro\n{readme_results.HEADLINE_START}\nstale\n"
+        f"{readme_results.HEADLINE_END}\noutro\n"
+    )
+    readme_results.main([str(results), "--write", str(page)])
+    assert page.read_text() == (
+        f"intro\n{readme_results.HEADLINE_START}\n"
+        f"{readme_results.headline(results)}\n"
+        f"{readme_results.HEADLINE_END}\noutro\n"
+    )
+    bare = tmp_path / "bare.md"
+    bare.write_text("no markers\n")
+    with pytest.raises(ValueError, match="markers"):
+        readme_results.main([str(results), "--write", str(bare)])
 
 
 def test_rendering_follows_the_files(tmp_path):
@@ -103,20 +158,49 @@ def test_rendering_follows_the_files(tmp_path):
     assert "(no `table16_stability_bfs.csv` yet" in readme_results.render(results)
 
 
-def test_every_file_the_readme_names_exists():
+def test_the_headline_follows_the_files(tmp_path):
+    """A changed verdict changes the headline's counts; no files, no table."""
+    import shutil
+
+    from nar_gap.experiments import readme_results
+    from nar_gap.system import files
+
+    results = tmp_path / "results"
+    shutil.copytree(ROOT / "results", results)
+    before = readme_results.headline(results)
+    table = results / "paper_vs_ours_01.csv"
+    rows = files.read_table(table)
+    rows[0]["verdict"] = "disagree"
+    files.write_table(table, rows)
+    after = readme_results.headline(results)
+    assert after != before
+    assert "| 01 | 3 | 2 | 1 | 0 | 0 |" in after
+    for path in results.glob("paper_vs_ours_*.csv"):
+        path.unlink()
+    assert "(no `paper_vs_ours_*.csv` yet" in readme_results.headline(results)
+
+
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: p.name)
+def test_every_file_a_page_names_exists(page):
     """Paths in backticks (`nar_gap/...py`, `notebooks/...`) must not go stale
     when modules move between layers."""
-    import re
-
     named = set(
         re.findall(
             r"`((?:nar_gap|notebooks|benchmarks|scripts)/[\w/.-]+\.(?:py|ipynb|sh))`",
-            README.read_text(),
+            page.read_text(),
         )
     )
-    assert named, "the README names no files: the pattern is wrong"
-    missing = sorted(p for p in named if not (README.parent / p).is_file())
-    assert not missing, f"the README names files that do not exist: {missing}"
+    missing = sorted(p for p in named if not (ROOT / p).is_file())
+    assert not missing, f"{page.name} names files that do not exist: {missing}"
+
+
+def test_the_pages_name_files():
+    """The check above reads backticked paths: the pages have some."""
+    named = re.findall(
+        r"`((?:nar_gap|notebooks|benchmarks|scripts)/[\w/.-]+\.(?:py|ipynb|sh))`",
+        "".join(page.read_text() for page in _pages()),
+    )
+    assert len(named) >= 10, "the pages name no files: the pattern is wrong"
 
 
 def test_reference_points_end_with_compiled_trained_on(tmp_path):
@@ -155,7 +239,9 @@ def test_reference_points_end_with_compiled_trained_on(tmp_path):
 # No typed-in results: the notebooks' check, applied to the README's prose.
 # --------------------------------------------------------------------------- #
 
-RENDERED = re.compile(r"<!-- (results|benchmark):start -->.*?<!-- \1:end -->", re.S)
+RENDERED = re.compile(
+    r"<!-- (results|benchmark|headline):start -->.*?<!-- \1:end -->", re.S
+)
 FENCED = re.compile(r"^```.*?^```", re.M | re.S)
 MEASUREMENT_LOG = re.compile(r"^ *<!-- measurement log -->\n(?: *\|.*\n)+", re.M)
 INLINE_CODE = re.compile(r"`[^`\n]+`")
@@ -164,12 +250,13 @@ DURATION = re.compile(r"\b\d+(?:\.\d+)? ?(?:ms|s|min)\b")
 
 
 def _typed_results(text: str) -> list[str]:
-    """What the notebooks' `TYPED_RESULT` finds in the README's prose, each
+    """What the notebooks' `TYPED_RESULT` finds in a page's prose, each
     with the text around it. Exempt, and why:
 
-    - the rendered sections (`<!-- results:... -->`, `<!-- benchmark:... -->`):
-      written from `results/` and `benchmarks/results/` by code, and the two
-      tests above keep them equal to what the renderers make of those files;
+    - the rendered sections (`<!-- results:... -->`, `<!-- headline:... -->`,
+      `<!-- benchmark:... -->`): written from `results/` and
+      `benchmarks/results/` by code, and the tests above keep them equal to
+      what the renderers make of those files;
     - fenced code blocks: commands, and examples whose printed output is the
       code's (the examples run in `test_every_python_block_...`);
     - inline code spans: code literals (a compiler constant, a threshold that
@@ -203,11 +290,12 @@ def _typed_results(text: str) -> list[str]:
     ]
 
 
-def test_the_readme_types_no_result_outside_the_rendered_sections():
-    """A result in the README's prose is a number that no file keeps and no
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: p.name)
+def test_no_page_types_a_result_outside_the_rendered_sections(page):
+    """A result in a page's prose is a number that no file keeps and no
     rerun updates: point at the table (or the file) instead."""
-    found = _typed_results(README.read_text())
-    assert not found, "typed-in results in README.md:\n" + "\n".join(found)
+    found = _typed_results(page.read_text())
+    assert not found, f"typed-in results in {page.name}:\n" + "\n".join(found)
 
 
 def test_the_readme_check_catches_typed_results_and_spares_the_exempt():
@@ -219,6 +307,7 @@ def test_the_readme_check_catches_typed_results_and_spares_the_exempt():
         "jaxlib 0.10.2 and Python 3.11; it took 0.41 s; the bar `internal <= 0.05`"
         "\n```\nprint(0.125)\n```\n"
         "<!-- results:start -->\n| bfs | 0.991 |\n<!-- results:end -->\n"
+        "<!-- headline:start -->\n| 01 | 3 | 3 |\n<!-- headline:end -->\n"
         "A reviewer measured, on machine M against `results/x.csv`:\n\n"
         "  <!-- measurement log -->\n  | x | 0.634 |\n  |---|---|\n\n"
     )
@@ -264,3 +353,70 @@ def test_table1_is_rendered_under_each_selection_rule(tmp_path):
         [{"measure": "internal", "n": 32, "pearson_r": -0.6}],
     )
     assert readme_results._table1(tmp_path) is None
+
+
+# --------------------------------------------------------------------------- #
+# The README is a landing page; the reference is docs/, every page in the nav.
+# --------------------------------------------------------------------------- #
+
+
+def _nav_pages() -> list[str]:
+    """The pages mkdocs.yml's nav lists, in its order (nested sections too)."""
+    import yaml
+
+    def walk(entry) -> list[str]:
+        if isinstance(entry, str):
+            return [entry]
+        if isinstance(entry, list):
+            return [page for item in entry for page in walk(item)]
+        return [page for value in entry.values() for page in walk(value)]
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    return walk(config["nav"])
+
+
+def test_the_readme_is_short_and_links_every_docs_page():
+    text = README.read_text()
+    assert len(text.splitlines()) < README_LINES, (
+        f"README.md has {len(text.splitlines())} lines; move reference to docs/"
+    )
+    linked = set(re.findall(r"\]\(docs/([\w-]+\.md)(?:#[\w-]*)?\)", text))
+    pages = {page.name for page in DOCS.glob("*.md")}
+    assert pages <= linked, f"README.md links no {sorted(pages - linked)}"
+
+
+def test_every_docs_page_is_in_the_nav_and_every_nav_page_exists():
+    nav = _nav_pages()
+    pages = {page.name for page in DOCS.glob("*.md")}
+    assert len(nav) == len(set(nav)), f"a page twice in the nav: {nav}"
+    assert set(nav) == pages, (
+        f"not in mkdocs.yml's nav: {sorted(pages - set(nav))}; "
+        f"in the nav but not in docs/: {sorted(set(nav) - pages)}"
+    )
+
+
+def _anchors(text: str) -> set[str]:
+    """The anchors of a page's headings (fenced code left out), as GitHub and
+    MkDocs spell them for ASCII headings."""
+    prose = FENCED.sub("", text)
+    return {
+        re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", heading.replace("`", "")))
+        .strip("-")
+        .lower()
+        for heading in re.findall(r"^#{1,6} (.*)$", prose, re.M)
+    }
+
+
+def test_every_link_of_the_readme_reaches_its_page_and_anchor():
+    """MkDocs checks the links between docs pages; the README is not one of
+    them, so its links (`docs/page.md#anchor`, `#anchor`) are checked here."""
+    text = README.read_text()
+    broken = []
+    for target, anchor in re.findall(r"\]\(([\w./-]*)#([\w-]+)\)", text):
+        page = ROOT / target if target else README
+        if not page.is_file() or anchor not in _anchors(page.read_text()):
+            broken.append(f"{target}#{anchor}")
+    for target in re.findall(r"\]\(([\w./-]+)\)", text):
+        if not (ROOT / target).exists():
+            broken.append(target)
+    assert not broken, f"README.md links what is not there: {broken}"

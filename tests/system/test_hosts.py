@@ -222,7 +222,7 @@ def test_train_refuses_bad_processes_in_one_line(
 @pytest.mark.slow
 def test_two_processes_run_a_notebook_and_only_process_0_writes_its_tables(tmp_path):
     """``./run_all.sh`` started twice with the ``NAR_GAP_*`` variables (the
-    README's two machines, here two processes on one): notebook 02 at the
+    two machines of docs/notebooks.md, here two processes on one): notebook 02 at the
     smoke profile joins both through ``nar_gap.check_backend``, each of its
     runs is trained in two shares, and process 1's tables go to its own
     folder.  Both read the same finished runs, so their tables agree.

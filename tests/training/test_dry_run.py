@@ -138,7 +138,7 @@ def test_the_paper_profile_s_dry_run_executes_every_notebook(tmp_path):
     Every notebook executes with the paper profile's seeds, widths and
     sizes; every table it writes says so in its sidecar; every run the plan
     (``nar-gap plan``) counts was trained, at the paper's seed count.  (Its
-    time on 2 cores is measured in the README, not asserted here.)
+    time on 2 cores is measured in docs/notebooks.md, not asserted here.)
     """
     from nar_gap.experiments import plan
 
