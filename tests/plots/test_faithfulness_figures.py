@@ -1,27 +1,26 @@
-"""The figures' readability fixes (issue 16, item 7), checked on the Figure objects.
+"""Section 4's figures (Figures 1-5, 10, 11), checked on the Figure objects.
 
 Synthetic inputs only (no training), Agg backend: each test draws one figure
 kind and reads back what a reader would see (titles, legends, tick labels,
-colour limits, line colours).
+colour limits, line colours).  The numbers a figure prints are computed in
+nar_gap.analysis and passed in (Table 1's row, the means over seeds); the
+figures print what they are given.
 """
 
 from __future__ import annotations
 
-import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
-from matplotlib.cm import ScalarMappable
+from figure_ticks import assert_whole_steps, labelled_ticks
 from matplotlib.collections import LineCollection
 from matplotlib.colors import to_rgba
-from matplotlib.text import Text
 from scipy.cluster import hierarchy
 from scipy.spatial.distance import squareform
 
-from nar_gap.analysis.landscape import Landscape
+from nar_gap import plots
+from nar_gap.analysis.curves import seed_curves
 from nar_gap.analysis.stats import correlation_table, linear_fit_band
-from nar_gap.experiments import plots
-from nar_gap.experiments.landscapes import landscape_figures
 
 
 @pytest.fixture(autouse=True)
@@ -30,37 +29,20 @@ def _close_figures():
     plt.close("all")
 
 
-def _labelled_ticks(ax, axis: str = "x") -> list[tuple[float, str]]:
-    """(location, label) of the major ticks a reader sees on ``axis``."""
-    ax.figure.canvas.draw()
-    which = ax.xaxis if axis == "x" else ax.yaxis
-    low, high = sorted(ax.get_xlim() if axis == "x" else ax.get_ylim())
-    return [
-        (float(tick.get_loc()), tick.label1.get_text())
-        for tick in which.get_major_ticks()
-        if low <= tick.get_loc() <= high and tick.label1.get_text()
-    ]
-
-
-def _assert_whole_steps(ax, axis: str = "x") -> None:
-    ticks = _labelled_ticks(ax, axis)
-    assert ticks
-    for loc, label in ticks:
-        assert float(loc).is_integer(), ticks
-        assert label.replace("\N{MINUS SIGN}", "-") == str(int(loc)), ticks
-
-
 def _seeds(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     measure = rng.uniform(0.4, 0.9, n)
     return measure, 1.0 - measure + rng.normal(0.0, 0.05, n)
 
 
-def _measure_figure(n: int, **kwargs):
+def _measure_figure(n: int, correlation=None, **kwargs):
+    """Figure 1 of ``n`` made-up seeds, with their Table 1 row unless given one."""
     measure, accuracy = _seeds(n)
     band = linear_fit_band(measure, accuracy)
+    if correlation is None:
+        correlation = correlation_table(accuracy, {"internal": measure})[0]
     fig = plots.plot_measure_vs_accuracy(
-        measure, accuracy, band, "internal distance", "bfs", **kwargs
+        measure, accuracy, band, "internal distance", "bfs", correlation, **kwargs
     )
     return fig, fig.axes[0]
 
@@ -84,6 +66,13 @@ def test_measure_figure_gives_table1_permutation_p_from_ten_seeds():
     assert f"Pearson r = {row['pearson_r']:.2f}" in title
     assert f"p = {row['pearson_p']:.2g}" in title
     assert "not computed" not in title
+
+
+def test_measure_figure_is_given_its_correlations_and_computes_none():
+    measure, accuracy = _seeds(6)
+    band = linear_fit_band(measure, accuracy)
+    with pytest.raises(TypeError, match="correlation"):
+        plots.plot_measure_vs_accuracy(measure, accuracy, band, "d", "bfs")
 
 
 def test_measure_figure_prints_the_row_it_is_given():
@@ -172,67 +161,46 @@ def test_faithfulness_call_sites_pass_table1_and_the_compiled_point():
     assert sorted(label.get_text() for label in leaves) == ["11", "3", "42", "7"]
 
 
-# Step axes: Figures 2 and 11, validation curves, stability -------------------
+def test_a_report_without_its_table1_row_prints_one_computed_as_table1_does():
+    """The study, not the figure, fills in a missing row (from the seeds)."""
+    import dataclasses
+
+    from nar_gap.experiments import faithfulness_study as study
+
+    report = dataclasses.replace(_report(), correlations=[])
+    scalars = report.evaluation.scalars
+    expected = correlation_table(scalars["accuracy"], {"internal": scalars["internal"]})
+    row = study._table1_row(report, "internal")
+    assert row == expected[0]
+    figs = study._internal_figures(report, study._report_arrays(report, 0))
+    title = figs["fig1_bfs_internal_vs_accuracy"].axes[0].get_title()
+    assert f"Pearson r = {row['pearson_r']:.2f}" in title
+
+
+# Figures 2 and 11: step axes ---------------------------------------------------
 
 
 def test_series_over_steps_ticks_whole_steps():
     fig = plots.plot_series_over_time(
-        {"internal": np.random.default_rng(0).uniform(size=(4, 3))},
+        {"internal": seed_curves(np.random.default_rng(0).uniform(size=(4, 3)))},
         "step",
         "distance",
         "bfs",
     )
-    _assert_whole_steps(fig.axes[0])
+    assert_whole_steps(fig.axes[0])
 
 
 def test_series_over_a_fraction_keeps_fractional_ticks():
     bins = 4
     fig = plots.plot_series_over_time(
-        {"pi": np.full((2, bins), 0.5)},
+        {"pi": seed_curves(np.full((2, bins), 0.5))},
         "fraction of the trace",
         "trace accuracy",
         "bfs",
         x=(np.arange(bins) + 0.5) / bins,
     )
-    locations = [loc for loc, _ in _labelled_ticks(fig.axes[0])]
+    locations = [loc for loc, _ in labelled_ticks(fig.axes[0])]
     assert any(not float(loc).is_integer() for loc in locations)
-
-
-def test_validation_curves_tick_whole_training_steps():
-    history = [
-        {"seed": seed, "step": step, "val_score": 0.5, "train_loss": 1 / (step + 1)}
-        for seed in (0, 1)
-        for step in range(4)
-    ]
-    fig = plots.plot_validation_curves(history, "bfs")
-    for ax in fig.axes:
-        _assert_whole_steps(ax)
-
-
-def test_validation_curves_keep_the_log_axis_with_step_0s_nan_loss():
-    """Step 0 validates the untrained model and has no training loss (NaN):
-    the loss axis stays logarithmic over the finite losses."""
-    history = [
-        {
-            "seed": seed,
-            "step": step,
-            "val_score": 0.5,
-            "train_loss": float("nan") if step == 0 else 1 / step,
-        }
-        for seed in (0, 1)
-        for step in range(4)
-    ]
-    fig = plots.plot_validation_curves(history, "bfs")
-    assert fig.axes[1].get_yscale() == "log"
-
-
-def test_validation_curves_stay_linear_when_a_finite_loss_is_not_positive():
-    history = [
-        {"seed": 0, "step": step, "val_score": 0.5, "train_loss": loss}
-        for step, loss in ((0, float("nan")), (1, 0.0), (2, 0.5))
-    ]
-    fig = plots.plot_validation_curves(history, "bfs")
-    assert fig.axes[1].get_yscale() == "linear"
 
 
 # Figures 2, 4 and 11: the whole [0, 1] range, and how many graphs a point holds
@@ -241,7 +209,7 @@ def test_validation_curves_stay_linear_when_a_finite_loss_is_not_positive():
 def _near_one(**kwargs):
     values = np.array([[1.0, 0.99, 0.995], [1.0, 0.985, 1.0]])
     return plots.plot_series_over_time(
-        {"pi": values}, "step", "trace accuracy", "bfs", **kwargs
+        {"pi": seed_curves(values)}, "step", "trace accuracy", "bfs", **kwargs
     )
 
 
@@ -274,6 +242,20 @@ def test_series_over_time_without_counts_writes_none():
     assert _texts(ax) == [] and "graphs" not in ax.get_xlabel()
 
 
+def test_series_over_time_draws_the_mean_it_is_given():
+    """The bold line is the mean passed in (analysis.curves), not one of its own."""
+    from nar_gap.analysis.curves import SeedCurves
+
+    per_seed = np.array([[0.2, 0.4, 0.6], [0.4, 0.6, 0.8]])
+    given = np.array([0.1, 0.5, 0.9])  # not the per-seed mean
+    fig = plots.plot_series_over_time(
+        {"pi": SeedCurves(per_seed, given)}, "step", "y", "bfs"
+    )
+    bold = [line for line in fig.axes[0].get_lines() if line.get_linewidth() == 2]
+    assert len(bold) == 1
+    np.testing.assert_array_equal(bold[0].get_ydata(), given)
+
+
 def test_series_over_time_rejects_counts_of_another_length():
     with pytest.raises(ValueError, match="2 counts for 3 points"):
         _near_one(counts=[1, 2])
@@ -303,27 +285,6 @@ def test_trace_figures_count_the_graphs_at_each_step_and_bin():
     assert uniform.get_ylim() == (0.0, 1.0)
 
 
-@pytest.mark.parametrize("steps", [(0, 1, 2, 3), (0, 1, 2, 4, 8, 16, 32, 64, 250)])
-def test_stability_ticks_whole_steps_on_its_symlog_axis(steps):
-    rows = [
-        {
-            "start": start,
-            "seed": seed,
-            "step": step,
-            "accuracy": 0.5,
-            "internal": 0.3,
-            "param_drift": 0.1 * step,
-        }
-        for start in ("compiled", "random")
-        for seed in (0, 1)
-        for step in steps
-    ]
-    fig = plots.plot_stability(rows, "bfs")
-    for ax in fig.axes:
-        assert ax.get_xscale() == "symlog"
-        _assert_whole_steps(ax)
-
-
 # Figure 3 ----------------------------------------------------------------------
 
 
@@ -348,8 +309,8 @@ def test_attention_comparison_numbers_nodes_and_names_axes():
     fig = plots.plot_attention_comparison(att, att, "seed 3")
     panels = [ax for ax in fig.axes if ax.get_images()]
     for ax in panels:
-        _assert_whole_steps(ax, "x")
-        _assert_whole_steps(ax, "y")
+        assert_whole_steps(ax, "x")
+        assert_whole_steps(ax, "y")
     assert {ax.get_xlabel() for ax in panels} == {"", "sender j"}
     assert all("receiver i" in ax.get_ylabel() for ax in panels[:: len(att)])
 
@@ -415,123 +376,3 @@ def test_dendrogram_draws_a_singleton_in_the_neutral_colour():
     assert len(colours - {neutral}) == 2  # the two pairs; seed 5 has none
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert any("single seeds" in text for text in legend)
-
-
-# Figures 6 and 7 ----------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def compiled_models():
-    from nar_gap.compiler import compile
-
-    return {a: compile(a, hidden_size=None) for a in ("bfs", "bellman_ford")}
-
-
-@pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford"])
-def test_weight_figure_text_is_readable_at_its_saved_size(algorithm, compiled_models):
-    fig = plots.plot_compiled_weights(compiled_models[algorithm])
-    fig.canvas.draw()
-    # Shown about as large as saved: a 23-inch figure was shrunk to a third.
-    assert fig.get_size_inches()[0] <= 9.0
-    sizes = [
-        text.get_fontsize()
-        for text in fig.findobj(Text)
-        if text.get_visible() and text.get_text().strip()
-    ]
-    assert sizes and min(sizes) >= plots.MIN_FONT
-
-
-@pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford"])
-def test_weight_figure_labels_each_layers_bias(algorithm, compiled_models):
-    model = compiled_models[algorithm]
-    fig = plots.plot_compiled_weights(model)
-    proc = model.params["net"]["processor"]
-    labels = model.layout.labels()
-    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_images()}
-    assert "biases" not in panels
-    for title, name, outputs in (
-        ("values W_m", "value", "hidden"),
-        ("senders W_1", "sender", "pre_attention"),
-    ):
-        ax = panels[title]
-        shown = ax.get_images()[0].get_array()
-        used = [not label.endswith(plots.UNUSED) for label in labels[outputs]]
-        np.testing.assert_allclose(shown[-1], np.asarray(proc[name]["bias"])[used])
-    rows = [label.get_text() for label in panels["values W_m"].get_yticklabels()]
-    assert rows[-1] == "bias"
-
-
-# Landscapes --------------------------------------------------------------------
-
-
-def _surfaces() -> dict[str, Landscape]:
-    axis = np.linspace(-1.0, 1.0, 9)
-    bowl = np.add.outer(axis**2, axis**2)
-    overflowed = 10.0 ** (6 * bowl)
-    overflowed[0, :3] = np.inf
-    overflowed[1, 0] = np.nan
-    return {
-        "compiled": Landscape(axis, axis, overflowed, 1.0),
-        "learned": Landscape(axis, axis, 1.0 + bowl, 1.0),
-    }
-
-
-def _mesh(fig) -> ScalarMappable:
-    """The flat panel's heat map (the first panel; the colour bar has one too)."""
-    return next(c for c in fig.axes[0].collections if isinstance(c, ScalarMappable))
-
-
-def test_landscapes_of_one_algorithm_share_one_colour_scale():
-    surfaces = _surfaces()
-    figs = landscape_figures(surfaces, "bfs")
-    assert set(figs) == {"fig17_bfs_landscape_compiled", "fig17_bfs_landscape_learned"}
-    limits = {_mesh(fig).get_clim() for fig in figs.values()}
-    expected = plots.log_loss_range(land.losses for land in surfaces.values())
-    assert limits == {expected}
-    assert np.all(np.isfinite(expected))
-    assert expected[1] == pytest.approx(12.0)  # 10 ** (6 * 2), not inf
-
-
-def test_landscape_draws_overflowed_points_in_a_labelled_colour():
-    figs = landscape_figures(_surfaces(), "bfs")
-    for stem, fig in figs.items():
-        mesh = _mesh(fig)
-        assert mesh.get_cmap().get_bad() == pytest.approx(
-            to_rgba(plots.OVERFLOW_COLOUR)
-        )
-        legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()]
-        texts = [t.get_text() for legend in legends for t in legend.get_texts()]
-        if stem.endswith("compiled"):
-            assert texts == ["loss overflowed (non-finite): 4 points"]
-            assert np.ma.count_masked(mesh.get_array()) == 4
-        else:
-            assert texts == []
-
-
-def test_landscape_surface_names_all_three_axes():
-    fig = landscape_figures(_surfaces(), "bfs")["fig17_bfs_landscape_learned"]
-    surface = next(ax for ax in fig.axes if ax.name == "3d")
-    assert surface.get_xlabel() == "direction 1"
-    assert surface.get_ylabel() == "direction 2"
-    assert "loss" in surface.get_zlabel()
-
-
-def test_figures_are_drawn_with_agg():
-    assert matplotlib.get_backend().lower() == "agg"
-
-
-def test_fig7_names_every_encoder_and_decoder_block_it_draws():
-    import nar_gap
-
-    model = nar_gap.compile("bellman_ford", hidden_size=None)
-    fig = plots.plot_compiled_encoders_decoders(model)
-    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
-    assert {"node encoders", "edge encoders", "value decoders", "pi: W1 h_i"} <= set(
-        titles
-    )
-    assert "encoders and decoders" in fig._suptitle.get_text()
-    for ax in fig.axes:  # no all-zero row or column is drawn
-        for image in ax.get_images():
-            data = np.abs(np.asarray(image.get_array()))
-            assert (data.sum(0) > 0).all() and (data.sum(1) > 0).all()
-    plots.close(fig)

@@ -1,0 +1,549 @@
+"""The paper against ours: verdicts computed from results files, by stated tests."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+from nar_gap.experiments import paper
+from nar_gap.system import files
+
+NOTEBOOKS = ("01", "02", "03", "04", "05", "06", "08")  # 07 has no paper claims
+
+
+def _verdicts(notebook, results):
+    return {r["claim"]: r["verdict"] for r in paper.comparison(notebook, results)}
+
+
+def _row(notebook, results, claim_start):
+    rows = paper.comparison(notebook, results)
+    return next(r for r in rows if r["claim"].startswith(claim_start))
+
+
+# --------------------------------------------------------------------------- #
+# Constructed results files.
+# --------------------------------------------------------------------------- #
+
+
+def _exactness(results, rows):
+    """``rows``: (algorithm, variant, hidden_size, processor + bias, exact)."""
+    files.write_table(
+        results / "compiled_exactness.csv",
+        [
+            {
+                "algorithm": algorithm,
+                "variant": variant,
+                "hidden_size": hidden,
+                "parameters": figure6 + 300,
+                "parameters_encoders": 100,
+                "parameters_processor": figure6 - n * n,
+                "parameters_bias": n * n if variant == "paper" else 0,
+                "parameters_decoders": 200,
+                "nonzero_parameters": figure6 // 2,
+                "num_nodes": n,
+                "graphs": 4,
+                "exact": exact,
+            }
+            for algorithm, variant, hidden, figure6, exact in rows
+            for n in (16, 64)
+        ],
+    )
+
+
+def _baselines(results, stats):
+    """``stats``: algorithm -> (mean, std, seeds)."""
+    files.write_table(
+        results / "table10_baselines.csv",
+        [
+            {
+                "algorithm": a,
+                "seeds": n,
+                "test_num_nodes": 64,
+                "performance": f"{m:.3f} ± {s:.3f}",
+                "mean": m,
+                "std": s,
+            }
+            for a, (m, s, n) in stats.items()
+        ],
+    )
+
+
+def _validation(results, means):
+    """``means``: step -> seed-mean validation score (two seeds around it)."""
+    files.write_table(
+        results / "validation_bellman_ford.csv",
+        [
+            {"seed": seed, "step": step, "val_score": mean + offset}
+            for step, mean in means.items()
+            for seed, offset in ((0, -0.001), (1, 0.001))
+        ],
+    )
+
+
+def _table1(results, ci, n=32, extra=()):
+    """``ci``: measure -> (r, low, high); ``extra``: rows with a selection."""
+    rows = [
+        {
+            "measure": measure,
+            "n": n,
+            "pearson_r": r,
+            "pearson_p": 0.5,
+            "pearson_ci_low": low,
+            "pearson_ci_high": high,
+        }
+        for measure, (r, low, high) in ci.items()
+    ]
+    if extra:
+        rows = [{**row, "selection": "first_best"} for row in rows] + list(extra)
+    files.write_table(results / "table1_correlations_bfs.csv", rows)
+
+
+def _faithfulness(results, internal, clusters, reference=0.42, spread=0.002):
+    seeds = len(internal)
+    files.write_table(
+        results / "faithfulness_bfs.csv",
+        [
+            {"seed": s, "cluster": c, "internal": i}
+            for s, (i, c) in enumerate(zip(internal, clusters, strict=True))
+        ],
+    )
+    files.write_table(
+        results / "faithfulness_reference_points_bfs.csv",
+        [
+            {"point": "compiled", "internal": 0.0},
+            {"point": "compiled, trained on", "internal": 0.01},
+            {"point": "self only", "internal": reference},
+            {"point": "uniform neighbourhood", "internal": 0.93},
+        ],
+    )
+    files.write_table(
+        results / "faithfulness_summary_bfs.csv",
+        [
+            {
+                "num_seeds": seeds,
+                "closest_internal": min(internal),
+                "mean_inter_solution": 0.15,
+            }
+        ],
+    )
+    points = np.array([0.1 * c for c in clusters]) + np.linspace(-spread, spread, seeds)
+    rng = np.random.default_rng(0)
+    np.savez(
+        results / "faithfulness_bfs.npz",
+        seeds=np.arange(seeds),
+        distances=np.abs(points[:, None] - points[None, :]),
+        series_internal_along_time=np.stack(
+            [
+                0.2 + rng.normal(0, 0.01, seeds),
+                0.3 + rng.normal(0, 0.01, seeds),
+                0.9 + rng.normal(0, 0.01, seeds),
+            ],
+            1,
+        ),
+        series_external_pi_h_uniform=np.stack(
+            [np.ones(seeds), 0.8 + rng.normal(0, 0.01, seeds)], 1
+        ),
+        series_external_reach_h_uniform=np.ones((seeds, 2)),
+    )
+
+
+def _ablations(results, table, variants):
+    """``variants``: label -> (mean, std, seeds)."""
+    files.write_table(
+        results / table,
+        [
+            {
+                "variant": label,
+                "performance": f"{m:.3f}",
+                "mean": m,
+                "std": s,
+                "seeds": n,
+            }
+            for label, (m, s, n) in variants.items()
+        ],
+    )
+
+
+def _stability(results, algorithm, finals, control_final=1.0):
+    rows = []
+    for start, optimizer, lr, final in (
+        ("compiled", "adam", 0.001, finals),
+        ("compiled, sgd lr 0.001", "sgd", 0.001, [control_final] * len(finals)),
+    ):
+        for seed, value in enumerate(final):
+            for step, accuracy in ((0, 1.0), (35, value), (70, value)):
+                rows.append(
+                    {
+                        "start": start,
+                        "optimizer": optimizer,
+                        "learning_rate": lr,
+                        "seed": seed,
+                        "step": step,
+                        "accuracy": accuracy,
+                    }
+                )
+    files.write_table(results / f"stability_{algorithm}.csv", rows)
+
+
+def _landscape(results, algorithm, compiled_hidden, learned_hidden, grid=100.0):
+    files.write_table(
+        results / f"landscape_{algorithm}.csv",
+        [
+            {
+                "centre": "compiled",
+                "hidden_size": compiled_hidden,
+                "use_ln": False,
+                "sharpness_r0.1": 10.0,
+                "max_grid_loss": grid,
+            },
+            {
+                "centre": "learned",
+                "hidden_size": learned_hidden,
+                "use_ln": False,
+                "sharpness_r0.1": 0.01,
+                "max_grid_loss": 9.0,
+            },
+        ],
+    )
+
+
+# --------------------------------------------------------------------------- #
+# Notebook by notebook: the verdicts follow the numbers, both ways.
+# --------------------------------------------------------------------------- #
+
+
+def test_notebook_01_verdicts_follow_the_numbers(tmp_path):
+    _exactness(
+        tmp_path,
+        [
+            ("bfs", "paper", 3, 480, True),
+            ("bfs", "size_free", 128, 90_000, True),
+            ("bellman_ford", "paper", 4, 500, True),
+            ("bellman_ford", "size_free", 10, 1000, True),
+            ("dfs", "size_free", 30, 30_000, False),  # not one of the paper's two
+        ],
+    )
+    assert set(_verdicts("01", tmp_path).values()) == {paper.AGREE}
+    _exactness(
+        tmp_path,
+        [
+            ("bfs", "paper", 3, 480, True),
+            ("bellman_ford", "paper", 4, 501, False),  # hidden 4, but not exact
+            ("bellman_ford", "paper", 5, 501, True),
+        ],
+    )
+    found = _verdicts("01", tmp_path)
+    assert set(found.values()) == {paper.DISAGREE}, found
+    assert "N_B = 16" in _row("01", tmp_path, "a 500-parameter")["ours"]
+
+
+def test_notebook_02_verdicts_follow_the_numbers(tmp_path):
+    _validation(tmp_path, {750: 0.86, 1000: 0.865})  # at its plateau
+    _baselines(
+        tmp_path,
+        {
+            "bfs": (0.999, 0.001, 32),
+            "dfs": (0.05, 0.02, 8),
+            "bellman_ford": (0.87, 0.02, 32),
+        },
+    )
+    assert set(_verdicts("02", tmp_path).values()) == {paper.AGREE}
+    _baselines(
+        tmp_path,
+        {
+            "bfs": (0.95, 0.01, 32),
+            "dfs": (0.95, 0.01, 8),
+            "bellman_ford": (0.64, 0.03, 32),
+        },
+    )
+    assert set(_verdicts("02", tmp_path).values()) == {paper.DISAGREE}
+    _baselines(
+        tmp_path,
+        {
+            "bfs": (0.990, 0.009, 32),
+            "dfs": (0.40, 0.2, 4),
+            "bellman_ford": (0.83, 0.05, 8),
+        },
+    )
+    assert set(_verdicts("02", tmp_path).values()) == {paper.INCONCLUSIVE}
+
+
+def test_bellman_ford_below_its_plateau_is_not_testable(tmp_path):
+    _baselines(tmp_path, {"bellman_ford": (0.64, 0.03, 32)})
+    _validation(tmp_path, {50: 0.853, 60: 0.866})
+    row = _row("02", tmp_path, "trained Bellman-Ford")
+    assert row["verdict"] == paper.NOT_TESTABLE
+    assert "step 50" in row["evidence"] and "step 60" in row["evidence"]
+    _validation(tmp_path, {60: 0.866})
+    assert _row("02", tmp_path, "trained Bellman-Ford")["verdict"] == (
+        paper.NOT_TESTABLE
+    )
+
+
+def test_absent_rows_and_files_are_not_testable_and_say_which_notebook(tmp_path):
+    _baselines(tmp_path, {"bfs": (0.999, 0.001, 32)})
+    rows = paper.comparison("02", tmp_path)
+    assert [r["verdict"] for r in rows] == [paper.AGREE] + [paper.NOT_TESTABLE] * 2
+    assert rows[1]["evidence"] == (
+        "n = 0: no 'bellman_ford' row in table10_baselines.csv: run notebook 02"
+    )
+    rows = {r["claim"]: r for r in paper.comparison("03", tmp_path)}
+    none_close = rows["none of the learned BFS solutions behaves like the compiled one"]
+    assert none_close["verdict"] == paper.NOT_TESTABLE
+    assert none_close["evidence"].endswith(
+        f"no {tmp_path.name}/faithfulness_bfs.csv: run notebook 03"
+    )
+
+
+def test_notebook_03_agreeing_numbers(tmp_path):
+    _table1(tmp_path, {"internal": (0.0, -0.2, 0.2), "external": (0.05, -0.25, 0.25)})
+    _faithfulness(tmp_path, [0.6, 0.7, 0.65] * 4, [0, 1, 2] * 4)
+    got = _verdicts("03", tmp_path)
+    for claim in (
+        "internal faithfulness does not correlate with accuracy (BFS)",
+        "external faithfulness does not correlate with accuracy (BFS)",
+        "none of the learned BFS solutions behaves like the compiled one",
+        "learned BFS solutions are closer to each other than any is to compiled",
+        "BFS attention is slightly closer in the first two steps, then deviates",
+        "BFS trace predictions degrade over time",
+        "the learned BFS solutions form consistent clusters",
+    ):
+        assert got[claim] == paper.AGREE, (claim, got[claim])
+
+
+def test_notebook_03_disagreeing_numbers(tmp_path):
+    _table1(tmp_path, {"internal": (-0.66, -0.81, -0.48), "external": (0.9, 0.8, 1.0)})
+    _faithfulness(tmp_path, [0.3, 0.7, 0.65] * 4, [0] * 12)
+    got = _verdicts("03", tmp_path)
+    assert got["internal faithfulness does not correlate with accuracy (BFS)"] == (
+        paper.DISAGREE
+    )
+    assert got["external faithfulness does not correlate with accuracy (BFS)"] == (
+        paper.DISAGREE
+    )
+    assert got["none of the learned BFS solutions behaves like the compiled one"] == (
+        paper.DISAGREE
+    )
+    assert got["the learned BFS solutions form consistent clusters"] == paper.DISAGREE
+    row = _row("03", tmp_path, "none of the learned")
+    assert row["evidence"].startswith("4 of n = 12 seeds below")
+    assert "self only" in row["evidence"]  # not the compiled-derived 0.01
+
+
+def test_table1_judges_first_best_and_reports_the_controls(tmp_path):
+    controls = [
+        {
+            "measure": "internal",
+            "selection": "final",
+            "n": 32,
+            "pearson_r": -0.6,
+            "pearson_ci_low": -0.8,
+            "pearson_ci_high": -0.4,
+        },
+        {
+            "measure": "internal",
+            "selection": "first_best_partial",
+            "n": 32,
+            "pearson_r": 0.0,
+            "pearson_ci_low": -0.2,
+            "pearson_ci_high": 0.2,
+        },
+    ]
+    _table1(
+        tmp_path,
+        {"internal": (-0.66, -0.81, -0.48), "external_pre_output": (0.1, -0.2, 0.25)},
+        extra=controls,
+    )
+    internal = _row("03", tmp_path, "internal faithfulness")
+    assert internal["verdict"] == paper.DISAGREE
+    assert "final r = -0.600 (survives)" in internal["ours"]
+    assert "first_best_partial r = +0.000 (vanishes)" in internal["ours"]
+    assert "[-0.80, -0.40]" in internal["evidence"]
+    pre_output = _row("03", tmp_path, "external faithfulness before the output")
+    assert pre_output["verdict"] == paper.AGREE
+
+
+def test_the_external_before_output_row_is_not_testable_without_its_measure(tmp_path):
+    _table1(tmp_path, {"internal": (0.0, -0.2, 0.2)})
+    row = _row("03", tmp_path, "external faithfulness before the output")
+    assert row["verdict"] == paper.NOT_TESTABLE
+    assert "external_pre_output" in row["evidence"]
+    assert _row("03", tmp_path, "trained models have not converged")["verdict"] == (
+        paper.NOT_TESTABLE
+    )
+
+
+def test_notebook_04_verdicts_follow_the_numbers(tmp_path):
+    def write(first, second):
+        for table, a, b in (
+            ("table11_edge_info.csv", "edge information", "no edge information"),
+            ("table12_pre_att_bias.csv", "pre-attention bias", "no bias"),
+            ("table13_length_limited.csv", "edge information + bias", "unmodified"),
+            ("table15_minimal.csv", "bfs + bias", "bfs"),
+            ("table17_sequential.csv", "bfs_seq", "dfs_light"),
+        ):
+            _ablations(tmp_path, table, {a: first, b: second})
+        _ablations(
+            tmp_path,
+            "table15_minimal.csv",
+            {
+                "bfs + bias": first,
+                "bfs": second,
+                "bellman_ford + edge information + bias": first,
+                "bellman_ford": second,
+            },
+        )
+
+    write((0.5, 0.01, 8), (0.5, 0.01, 8))  # equal: equivalence and non-inferiority
+    got = paper.comparison("04", tmp_path)
+    by_where = {r["where"]: r["verdict"] for r in got}
+    assert by_where["D.4, Table 12"] == by_where["D.4, Table 13"] == paper.AGREE
+    assert by_where["D.10, Table 17"] == paper.INCONCLUSIVE
+    write((0.6, 0.01, 8), (0.4, 0.01, 8))
+    assert {r["where"]: r["verdict"] for r in paper.comparison("04", tmp_path)} == {
+        "§4.6, D.4, Table 11": paper.AGREE,
+        "D.4, Table 12": paper.DISAGREE,
+        "D.4, Table 13": paper.AGREE,
+        "D.7, Table 15": paper.AGREE,
+        "D.10, Table 17": paper.AGREE,
+    }
+    write((0.4, 0.01, 8), (0.6, 0.01, 8))
+    got = {r["claim"]: r["verdict"] for r in paper.comparison("04", tmp_path)}
+    assert set(got.values()) == {paper.DISAGREE}, got
+
+
+def test_notebook_05_verdicts_follow_the_numbers(tmp_path):
+    _stability(tmp_path, "bfs", [0.2, 0.3, 0.1])
+    _stability(tmp_path, "bellman_ford", [1.0, 1.0, 1.0])
+    got = paper.comparison("05", tmp_path)
+    assert [r["verdict"] for r in got] == [paper.AGREE, paper.DISAGREE]
+    assert "controls' final: sgd lr 0.001 1.000" in got[0]["evidence"]
+    _stability(tmp_path, "bfs", [0.2, 1.0, 1.0])
+    assert paper.comparison("05", tmp_path)[0]["verdict"] == paper.INCONCLUSIVE
+
+
+def test_notebook_06_compares_only_one_network_class(tmp_path):
+    _landscape(tmp_path, "bfs", 128, 128)
+    _landscape(tmp_path, "bellman_ford", 10, 128)
+    got = paper.comparison("06", tmp_path)
+    assert [r["verdict"] for r in got] == [paper.AGREE, paper.NOT_TESTABLE]
+    assert (
+        "compiled hidden 10 without layer norm vs learned hidden 128"
+        in (got[1]["evidence"])
+    )
+    _landscape(tmp_path, "bfs", 128, 128, grid=float("nan"))
+    row = paper.comparison("06", tmp_path)[0]
+    assert row["verdict"] == paper.NOT_TESTABLE
+    assert "max_grid_loss non-finite" in row["evidence"]
+
+
+# --------------------------------------------------------------------------- #
+# Every row: four verdicts, evidence naming n; the sentence and the file.
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS)
+def test_every_row_has_a_verdict_and_evidence_naming_n(notebook, tmp_path):
+    """On empty results (every file absent) and on the committed results."""
+    for results in (tmp_path, "results"):
+        for row in paper.comparison(notebook, results):
+            assert list(row) == list(paper.COLUMNS)
+            assert row["verdict"] in paper.VERDICTS, row
+            assert re.search(r"\bn = \d", row["evidence"]), row
+
+
+def test_the_sentence_is_written_from_the_verdicts(tmp_path):
+    _table1(tmp_path, {"internal": (0.0, -0.2, 0.2), "external": (0.9, 0.8, 1.0)})
+    written = paper.write_comparison("03", tmp_path, {"profile": "test"})
+    assert files.read_table(written)[0].keys() == set(paper.COLUMNS)
+    sentence = paper.verdict_sentence(written)
+    found = paper.counts(files.read_table(written))
+    assert set(found) == set(paper.VERDICTS)
+    assert sentence.startswith(
+        f"Of the paper's {sum(found.values())} findings here, ours agree with "
+        f"{found[paper.AGREE]}, disagree with {found[paper.DISAGREE]}"
+    )
+    assert f"cannot test {found[paper.NOT_TESTABLE]} here" in sentence
+    assert "Not reproduced: external faithfulness does not correlate" in sentence
+    assert "Reproduced: internal faithfulness does not correlate" in sentence
+    assert "Not testable here: " in sentence
+    assert (tmp_path / "paper_vs_ours_03.csv.json").exists()
+
+
+def test_an_unknown_notebook_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="no claims for notebook '09'"):
+        paper.write_comparison("09", tmp_path)
+
+
+def test_every_claim_names_where_the_paper_makes_it():
+    for claim in paper.CLAIMS:
+        assert claim.where and claim.claim and claim.paper
+        assert claim.notebook in NOTEBOOKS
+    text = {c.claim: c for c in paper.CLAIMS}
+    assert (
+        text["trained Bellman-Ford predicts shortest paths with 87 % accuracy"].where
+        == "§1"
+    )
+    assert "> 99 %" not in " ".join(c.paper for c in paper.CLAIMS)
+
+
+def test_steps_no_sample_reaches_raise_no_warning(tmp_path):
+    """A step that no graph's trace reaches is NaN in every seed's series; the
+    verdict skips it without numpy's empty-slice warning."""
+    nan = np.nan
+    rng = np.random.default_rng(0)
+    early = rng.normal(0.2, 0.01, (12, 2))
+    late = rng.normal(0.9, 0.01, (12, 1))
+    np.savez(
+        tmp_path / "faithfulness_bfs.npz",
+        series_internal_along_time=np.concatenate(
+            [early, late, np.full((12, 1), nan)], 1
+        ),
+        series_external_pi_h_uniform=np.stack(
+            [np.ones(12), rng.normal(0.5, 0.01, 12)], 1
+        ),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = _verdicts("03", tmp_path)
+    assert (
+        got["BFS attention is slightly closer in the first two steps, then deviates"]
+        == paper.AGREE
+    )
+    assert got["BFS trace predictions degrade over time"] == paper.AGREE
+
+
+def _arms(results, default, modified):
+    for name, values in (("", default), ("_edge_info", modified)):
+        files.write_table(
+            results / f"faithfulness_bellman_ford{name}.csv",
+            [{"seed": s, "internal": v} for s, v in enumerate(values)],
+        )
+
+
+@pytest.mark.parametrize(
+    ("default", "modified", "expected"),
+    [
+        ([0.60, 0.62, 0.61, 0.63], [0.40, 0.42, 0.41, 0.43], paper.AGREE),
+        ([0.40, 0.42, 0.41, 0.43], [0.60, 0.62, 0.61, 0.63], paper.DISAGREE),
+        ([0.60, 0.40, 0.55, 0.45], [0.58, 0.42, 0.50, 0.47], paper.INCONCLUSIVE),
+    ],
+)
+def test_edge_information_is_judged_like_for_like(
+    tmp_path, default, modified, expected
+):
+    _arms(tmp_path, default, modified)
+    row = _row("03", tmp_path, "edge information brings trained Bellman-Ford")
+    assert row["verdict"] == expected, row
+    assert "n = 4 and 4 seeds" in row["evidence"]
+
+
+def test_edge_information_without_its_arm_is_not_testable(tmp_path):
+    _arms(tmp_path, [0.6, 0.6], [0.4, 0.4])
+    (tmp_path / "faithfulness_bellman_ford_edge_info.csv").unlink()
+    row = _row("03", tmp_path, "edge information brings trained Bellman-Ford")
+    assert row["verdict"] == paper.NOT_TESTABLE
+    assert "faithfulness_bellman_ford_edge_info.csv" in row["evidence"]

@@ -1,0 +1,198 @@
+"""The plan before a run (issue 34): inventory, XLA's memory, the command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from nar_gap import cli
+from nar_gap.experiments import plan, profiles
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# A training step big enough that its memory dwarfs the process's noise
+# (hundreds of MB): BFS, hidden 128, batch 32, 32 nodes, 4 seeds.
+_MEASURE = """
+import json, sys
+from nar_gap.experiments import plan
+from nar_gap.experiments.runs import baseline_config
+from nar_gap.experiments.profiles import get
+import dataclasses
+config = dataclasses.replace(
+    baseline_config(get("cpu"), "bfs"), seeds=(0, 1, 2, 3), steps=1
+)
+program = plan.Program(
+    "train", plan._step_program_config(config), 4, 32, 16, 32
+)
+analysed = plan.analysed_bytes(program)
+measured = plan.measured_peak_bytes(program)
+print(json.dumps({"analysed": analysed, "measured": measured}))
+"""
+
+
+def test_memory_from_xla_is_within_twice_the_measured_peak():
+    """XLA's figure for one training step against the process's real peak.
+
+    Like for like: the analysis counts arguments + outputs - aliased (the
+    donated state) + temporaries; the measurement is the arguments' bytes
+    (allocated, so resident, before the call) plus how far the peak resident
+    set rose during the call, after ``malloc_trim`` and a peak reset, in a
+    fresh process.  ``JAX_DISABLE_MOST_OPTIMIZATIONS`` is switched off there:
+    the plan reports the optimised programs the runs execute, and fusion
+    changes the temporaries.
+    """
+    env = {**os.environ, "JAX_DISABLE_MOST_OPTIMIZATIONS": "0", "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+        check=True,
+    )
+    numbers = json.loads(done.stdout.strip().splitlines()[-1])
+    analysed, measured = numbers["analysed"], numbers["measured"]
+    print(numbers)
+    assert measured > 100 * 2**20, numbers  # the call is big enough to tell
+    assert measured / 2 <= analysed <= 2 * measured, numbers
+
+
+class _Stop(Exception):
+    """Raised where a notebook's function would start measuring what it trained."""
+
+
+def _record_trainings(monkeypatch, tmp_path) -> dict[str, list[str]]:
+    """The run directories the smoke notebooks' own functions ask to train.
+
+    Each notebook's experiment function runs for real up to its training:
+    ``train`` (and ``continue_from``, ``train_on_from``) only record the run
+    directory and return a stub, and the first measuring call after training
+    raises :class:`_Stop`.  So the configurations come from the notebooks'
+    code paths, not from the plan's.
+    """
+    from nar_gap.experiments import (
+        ablations,
+        baselines,
+        closing_gap,
+        faithfulness_study,
+        landscapes,
+        runs,
+        stability,
+    )
+    from nar_gap.training import TrainResult
+
+    seen: list[str] = []
+
+    def train(config, out_dir=None, *, progress=True, initial_params=None):
+        out = Path(out_dir)
+        seen.append(out.name)
+        out.mkdir(parents=True, exist_ok=True)
+        metrics = [{"seed": s, "test_score": 1.0} for s in config.seeds]
+        return TrainResult(config=config, metrics=metrics, params=None, out_dir=out)
+
+    def stop(*args, **kwargs):
+        raise _Stop
+
+    for module in (runs, ablations, closing_gap):
+        monkeypatch.setattr(module, "train", train)
+    monkeypatch.setattr(closing_gap, "continue_from", lambda *a, **k: [])
+    monkeypatch.setattr(
+        stability,
+        "train_on_from",
+        lambda m, c, b, out, *a, **k: seen.append(Path(out).name) or [],
+    )
+    monkeypatch.setattr(stability, "faithfulness_batch", lambda *a: None)
+    monkeypatch.setattr(stability, "write_stability", lambda *a, **k: [])
+    for module in (closing_gap, faithfulness_study):
+        monkeypatch.setattr(module, "faithfulness_batch", stop)
+    monkeypatch.setattr(landscapes, "sample_batch", stop)
+
+    profile = profiles.get("smoke")
+    dirs = profiles.OutputDirs(tmp_path / "runs", tmp_path / "res", tmp_path / "fig")
+    for d in (dirs.runs, dirs.results, dirs.figures):
+        d.mkdir(parents=True)
+
+    def algorithms(number: str) -> list[str]:
+        return plan.notebook_parameters(number)["ALGORITHMS"]
+
+    calls = {
+        "02": [lambda: baselines.run_baselines(profile, dirs, algorithms("02"), False)],
+        "03": [
+            lambda a=a, e=e: faithfulness_study.run_faithfulness(
+                profile, a, dirs, False, e
+            )
+            for a in algorithms("03")
+            for e in ([False, True] if a in profile.edge_info_baselines else [False])
+        ],
+        "04": [
+            lambda: ablations.run_ablations(
+                profile, dirs, plan.notebook_parameters("04")["ABLATIONS"], False
+            )
+        ],
+        "05": [
+            lambda a=a: stability.run_stability(profile, a, dirs, False)
+            for a in algorithms("05")
+        ],
+        "06": [
+            lambda a=a: landscapes.run_landscapes(profile, a, dirs, False)
+            for a in algorithms("06")
+        ],
+        "07": [
+            lambda a=a: closing_gap.run_closing_gap(profile, a, dirs, False)
+            for a in algorithms("07")
+        ],
+    }
+    found: dict[str, list[str]] = {"01": []}
+    for number, steps in calls.items():
+        seen.clear()
+        for call in steps:
+            try:
+                call()
+            except _Stop:
+                pass
+        found[number] = list(seen)
+    return found
+
+
+def test_the_smoke_inventory_is_what_the_smoke_notebooks_train(monkeypatch, tmp_path):
+    """Per notebook, the plan's runs are the ones its functions ask to train.
+
+    The seed-steps then follow: runs an earlier notebook trained count zero
+    (03 and 06 only read 02's baselines; 07's plain is 02's).
+    """
+    recorded = _record_trainings(monkeypatch, tmp_path)
+    planned = plan.inventory(profiles.get("smoke"))
+    for number, runs in planned.items():
+        assert {t.run for t in runs} == set(recorded[number]), number
+    first: dict[str, str] = {}
+    for number, names in recorded.items():
+        for name in names:
+            first.setdefault(name, number)
+    for number, runs in planned.items():
+        assert {t.run for t in runs if t.trained_in == number} == {
+            n for n in recorded[number] if first[n] == number
+        }, number
+    assert sum(t.seed_steps for t in planned["03"] + planned["06"]) == 0
+    long = [t for t in planned["07"] if t.label.endswith(": long")]
+    assert long and all(
+        t.seed_steps == len(t.config.seeds) * (t.config.steps - t.start_step)
+        for t in long
+    )
+
+
+def test_plan_prints_the_table_and_refuses_a_bad_profile(capsys):
+
+    assert cli.main(["plan", "--profile", "smoke", "--notebook", "01", "03"]) == 0
+    out = capsys.readouterr().out
+    assert "seed-steps" in out and "01_compile" in out and "03_faithfulness" in out
+    assert "not counted, 03" in out
+    assert cli.main(["plan", "--profile", "huge"]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("nar-gap: error: unknown profile 'huge'")
+    assert err.count("\n") == 1
+    assert cli.main(["plan", "--profile", "smoke", "--notebook", "99"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
