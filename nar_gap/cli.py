@@ -20,7 +20,7 @@ Subcommands:
   :mod:`nar_gap.compiler.ties`), and the exit code is 1 on any other mismatch.
 * ``nar-gap plan [--profile P] [--notebook NN ...] [--json]``: per notebook,
   the seed-steps, compiled programs, peak memory from XLA's analysis and a
-  time estimate measured on this device (:mod:`nar_gap.experiments.plan`).
+  time estimate measured on this device (:mod:`nar_gap.tools.plan`).
 * ``nar-gap info``: versions, devices, the commit and the backend self-check
   (:mod:`nar_gap.system.backend_check`); exit code 1 if the self-check fails.
 
@@ -37,7 +37,7 @@ import dataclasses
 import functools
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 EXIT_USAGE = 2
@@ -76,24 +76,14 @@ def _default(config_class: type, name: str) -> Any:
     return {f.name: f.default for f in dataclasses.fields(config_class)}[name]
 
 
-def _add_train_parser(commands: Any) -> None:
-    from nar_gap.benchmark.vocabulary import ALGORITHMS
-    from nar_gap.model.config import (
-        EDGE_MAPS,
-        HINT_MODES,
-        REPRED_MODES,
-        NetworkConfig,
-    )
-    from nar_gap.training.config import TrainConfig
+# A config class's default by field name (:func:`_default`, bound to the class).
+_Default = Callable[[str], Any]
 
-    net = functools.partial(_default, NetworkConfig)
-    run = functools.partial(_default, TrainConfig)
-    train = commands.add_parser(
-        "train",
-        help="train GATv2 models on CLRS data, many seeds at once",
-        description="Train K seeds of the CLRS GATv2 together (one jitted step). "
-        "Every default is TrainConfig's / NetworkConfig's, i.e. the paper's.",
-    )
+
+def _add_run_arguments(train: argparse.ArgumentParser, run: _Default) -> None:
+    """What the run is: the algorithm, the seeds, the steps, the directory."""
+    from nar_gap.benchmark.vocabulary import ALGORITHMS
+
     train.add_argument("algorithm", help=", ".join(ALGORITHMS))
     train.add_argument("--seeds", type=_positive, default=1, help="number of seeds")
     train.add_argument(
@@ -103,6 +93,12 @@ def _add_train_parser(commands: Any) -> None:
     train.add_argument(
         "--out", required=True, help="run directory (resumed if it exists)"
     )
+
+
+def _add_optimiser_arguments(
+    train: argparse.ArgumentParser, run: _Default, net: _Default
+) -> None:
+    """The width, and how each step moves the parameters (with supervision)."""
     train.add_argument("--hidden-size", type=_positive, default=net("hidden_size"))
     train.add_argument("--heads", type=_positive, default=net("num_heads"))
     train.add_argument("--batch-size", type=_positive, default=run("batch_size"))
@@ -130,6 +126,12 @@ def _add_train_parser(commands: Any) -> None:
         default=run("curriculum_steps"),
         help="add the --lengths one at a time, smallest first, over these steps",
     )
+
+
+def _add_network_arguments(train: argparse.ArgumentParser, net: _Default) -> None:
+    """The architecture's options: hints, edge values, bias, layer norm."""
+    from nar_gap.model.config import EDGE_MAPS, HINT_MODES, REPRED_MODES
+
     train.add_argument("--hint-mode", choices=HINT_MODES, default=net("hint_mode"))
     train.add_argument(
         "--hint-repred-mode", choices=REPRED_MODES, default=net("hint_repred_mode")
@@ -148,6 +150,10 @@ def _add_train_parser(commands: Any) -> None:
         "--use-pre-att-bias", action="store_true", help="paper: N x N bias"
     )
     train.add_argument("--no-layer-norm", action="store_true")
+
+
+def _add_data_arguments(train: argparse.ArgumentParser, run: _Default) -> None:
+    """The graph sizes trained on and evaluated on, and how often."""
     train.add_argument(
         "--lengths",
         type=_positive,
@@ -171,6 +177,10 @@ def _add_train_parser(commands: Any) -> None:
         default=run("test_num_nodes"),
         help="test graph size (64: CLRS-30's test split)",
     )
+
+
+def _add_process_arguments(train: argparse.ArgumentParser) -> None:
+    """The progress bar, and the processes that share the seeds."""
     train.add_argument("--quiet", action="store_true", help="no progress bar")
     train.add_argument(
         "--coordinator",
@@ -188,6 +198,25 @@ def _add_train_parser(commands: Any) -> None:
         help="this process, 0..P-1 (0 writes the run's tables); "
         "default $NAR_GAP_PROCESS_ID",
     )
+
+
+def _add_train_parser(commands: Any) -> None:
+    from nar_gap.model.config import NetworkConfig
+    from nar_gap.training.config import TrainConfig
+
+    net = functools.partial(_default, NetworkConfig)
+    run = functools.partial(_default, TrainConfig)
+    train = commands.add_parser(
+        "train",
+        help="train GATv2 models on CLRS data, many seeds at once",
+        description="Train K seeds of the CLRS GATv2 together (one jitted step). "
+        "Every default is TrainConfig's / NetworkConfig's, i.e. the paper's.",
+    )
+    _add_run_arguments(train, run)
+    _add_optimiser_arguments(train, run, net)
+    _add_network_arguments(train, net)
+    _add_data_arguments(train, run)
+    _add_process_arguments(train)
 
 
 def _add_compile_parser(commands: Any) -> None:
@@ -329,7 +358,8 @@ def _plan(args: argparse.Namespace) -> int:
 
     import jax
 
-    from nar_gap.experiments import plan, profiles
+    from nar_gap.experiments import profiles
+    from nar_gap.tools import plan
 
     profile = profiles.get(args.profile)  # an unknown name: one-line error
     # Compiling is most of a plan's time (a hidden-128 program: 15-36 s on 2

@@ -136,6 +136,129 @@ def _compared(m: Mismatch, hint_preds, outputs, batch: Batch):
     return np.asarray(truth, np.float64), np.asarray(found, np.float64)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Comparison:
+    """One compared trace, as :func:`classify` reads it.
+
+    ``values``: dm-clrs's Minimise value, ``[T, B, N]``; ``reached``: its
+    candidates (reached senders, ``msk``, where it has them); ``last``: each
+    sample's last hint index (an output is judged at that step).
+    """
+
+    batch: Batch
+    hint_preds: dict[str, np.ndarray]
+    outputs: dict[str, np.ndarray]
+    resolution: float
+    attention: np.ndarray | None
+    edge_scored: bool
+    values: np.ndarray
+    weights: np.ndarray
+    real: np.ndarray
+    reached: np.ndarray
+    last: np.ndarray
+
+    def step_of(self, m: Mismatch) -> int:
+        return m.step if m.step >= 0 else int(self.last[m.sample])
+
+    def compared(self, m: Mismatch) -> tuple[np.ndarray, np.ndarray]:
+        return _compared(m, self.hint_preds, self.outputs, self.batch)
+
+
+def _comparison(
+    batch: Batch,
+    value_probe: str,
+    criterion: Minimise,
+    resolution: float,
+    hint_preds: dict[str, np.ndarray],
+    outputs: dict[str, np.ndarray],
+    attention: np.ndarray | None,
+) -> _Comparison:
+    values = np.asarray(batch.hints[value_probe], np.float64)  # [T, B, N]
+    weights = np.asarray(batch.inputs["A"], np.float64)
+    real = np.asarray(batch.node_mask, bool)
+    # dm-clrs's candidates are reached senders (``msk``) where it has them.
+    reached = (
+        np.asarray(batch.hints["msk"]) > 0.5
+        if "msk" in batch.hints
+        else np.ones(values.shape, bool)
+    )
+    return _Comparison(
+        batch=batch,
+        hint_preds=hint_preds,
+        outputs=outputs,
+        resolution=resolution,
+        attention=attention,
+        edge_scored=bool(criterion.edge),
+        values=values,
+        weights=weights,
+        real=real,
+        reached=reached,
+        last=np.asarray(batch.lengths, np.int64) - 1,
+    )
+
+
+def _pointer_ties(c: _Comparison, m: Mismatch) -> list[NearTie] | None:
+    """A pointer mismatch's near-ties, one per differing node; None: an error.
+
+    A node is a near-tie when the two choices' scores under dm-clrs's values
+    of the step before differ by at most the resolution, or, failing that,
+    when the attention split over near-tied candidates (:func:`_split`).
+    """
+    resolution, weights = c.resolution, c.weights
+    step = c.step_of(m)
+    truth, found = c.compared(m)
+    before = c.values[step - 1, m.sample]
+    edge = weights[m.sample] if c.edge_scored else np.zeros_like(weights[0])
+    differ = np.flatnonzero((truth != found) & c.real[m.sample])
+    tied = []
+    for i in differ:
+        p, q = int(truth[i]), int(found[i])
+        scores = before + edge[i]
+        gap = abs(scores[q] - scores[p])
+        split = 0
+        # An output is the last step's pointer: judged at that step.
+        if gap > resolution and c.attention is not None and step > 0:
+            joined = (weights[m.sample, i] != 0) | (np.arange(len(scores)) == i)
+            gap, split = _split(
+                c.attention[step - 1, m.sample, i],
+                scores,
+                p,
+                joined & c.reached[step - 1, m.sample],
+                resolution,
+            )
+        if gap > resolution:
+            return None
+        tied.append(
+            NearTie(m.probe, m.step, m.sample, int(i), p, q, gap, resolution, split)
+        )
+    return tied
+
+
+def _value_ties(
+    c: _Comparison, m: Mismatch, kind: object, first_tie: dict[int, int]
+) -> list[NearTie] | None:
+    """A scalar mismatch's near-ties (a tied pointer's consequence); None: an error.
+
+    Only after a pointer of the same sample tied at or before its step, and
+    only within the resolution times the steps so far.
+    """
+    step = c.step_of(m)
+    tolerance = c.resolution * max(step, 1)
+    truth, found = c.compared(m)
+    differ = np.flatnonzero((truth != found) & c.real[m.sample])
+    gaps = np.abs(found - truth)[differ]
+    if (
+        kind == Type.SCALAR
+        and first_tie.get(m.sample, step + 1) <= step
+        and np.all(gaps <= tolerance)
+    ):
+        return [
+            NearTie(m.probe, m.step, m.sample, int(i), truth[i], found[i], g, tolerance)
+            for i, g in zip(differ, gaps, strict=True)
+        ]
+    return None
+
+
 def classify(
     program: GraphProgram,
     resolution: float,
@@ -162,76 +285,28 @@ def classify(
         return list(mismatches), []
     criterion, value_probe = scored
     spec = get_spec(batch.algorithm)
-    values = np.asarray(batch.hints[value_probe], np.float64)  # [T, B, N]
-    weights = np.asarray(batch.inputs["A"], np.float64)
-    real = np.asarray(batch.node_mask, bool)
-    # dm-clrs's candidates are reached senders (``msk``) where it has them.
-    reached = (
-        np.asarray(batch.hints["msk"]) > 0.5
-        if "msk" in batch.hints
-        else np.ones(values.shape, bool)
+    c = _comparison(
+        batch, value_probe, criterion, resolution, hint_preds, outputs, attention
     )
-    last = np.asarray(batch.lengths, np.int64) - 1
     ties: list[NearTie] = []
     errors: list[Mismatch] = []
     first_tie: dict[int, int] = {}
-
-    def step_of(m: Mismatch) -> int:
-        return m.step if m.step >= 0 else int(last[m.sample])
-
     kinds = {m.probe: spec[m.probe][2] for m in mismatches if m.probe in spec}
     pointers = [m for m in mismatches if kinds.get(m.probe) == Type.POINTER]
-    for m in sorted(pointers, key=step_of):
-        step = step_of(m)
-        truth, found = _compared(m, hint_preds, outputs, batch)
-        before = values[step - 1, m.sample]
-        edge = weights[m.sample] if criterion.edge else np.zeros_like(weights[0])
-        differ = np.flatnonzero((truth != found) & real[m.sample])
-        tied = []
-        for i in differ:
-            p, q = int(truth[i]), int(found[i])
-            scores = before + edge[i]
-            gap = abs(scores[q] - scores[p])
-            split = 0
-            # An output is the last step's pointer: judged at that step.
-            if gap > resolution and attention is not None and step > 0:
-                joined = (weights[m.sample, i] != 0) | (np.arange(len(scores)) == i)
-                gap, split = _split(
-                    attention[step - 1, m.sample, i],
-                    scores,
-                    p,
-                    joined & reached[step - 1, m.sample],
-                    resolution,
-                )
-            if gap > resolution:
-                break
-            tied.append(
-                NearTie(m.probe, m.step, m.sample, int(i), p, q, gap, resolution, split)
-            )
-        if len(tied) < len(differ):
+    for m in sorted(pointers, key=c.step_of):
+        tied = _pointer_ties(c, m)
+        if tied is None:
             errors.append(m)
             continue
         ties += tied
+        step = c.step_of(m)
         first_tie[m.sample] = min(first_tie.get(m.sample, step), step)
     for m in mismatches:
         if kinds.get(m.probe) == Type.POINTER:
             continue
-        step = step_of(m)
-        tolerance = resolution * max(step, 1)
-        truth, found = _compared(m, hint_preds, outputs, batch)
-        differ = np.flatnonzero((truth != found) & real[m.sample])
-        gaps = np.abs(found - truth)[differ]
-        if (
-            kinds.get(m.probe) == Type.SCALAR
-            and first_tie.get(m.sample, step + 1) <= step
-            and np.all(gaps <= tolerance)
-        ):
-            ties += [
-                NearTie(
-                    m.probe, m.step, m.sample, int(i), truth[i], found[i], g, tolerance
-                )
-                for i, g in zip(differ, gaps, strict=True)
-            ]
-        else:
+        tied = _value_ties(c, m, kinds.get(m.probe), first_tie)
+        if tied is None:
             errors.append(m)
+        else:
+            ties += tied
     return errors, ties

@@ -52,6 +52,8 @@ and withdraws at the end of a tree, which it detects by counting: it holds
 
 from __future__ import annotations
 
+import dataclasses
+
 from nar_gap.programs.dsl import (
     Decoder,
     Eligible,
@@ -79,90 +81,119 @@ def _sum(*names: str) -> Expr:
     return total
 
 
-def make_dfs(num_nodes: int, max_weight: float = 1.0) -> GraphProgram:
-    """The DFS program for graphs of ``num_nodes`` nodes (``v`` needs the size).
+@dataclasses.dataclass(frozen=True)
+class _Terms:
+    """What the rules read: the fed-back snapshot, ``pos`` and the definitions.
 
-    ``max_weight`` is accepted like every builder's and ignored: DFS reads
-    only whether an edge exists.
+    The definitions (``act``, ``next``, ...) are sums of variables that the
+    updates split into a part set now and a part kept, so that one ReLU each
+    can set or keep them.
     """
-    del max_weight
-    if num_nodes < 1:
-        raise ValueError(f"num_nodes must be >= 1, got {num_nodes}")
-    n = float(num_nodes)
-    g = ID_GATE
-    time_gate = 2.0 + 0.04 * n  # > every time value, 0.02 N + 0.01
-    count_gate = 8.0 * n + 8.0  # > every count the tree-end test reads
 
-    white, grey, black = hint("color", 0), hint("color", 1), hint("color", 2)
-    u, s_last, s, v = hint("u"), hint("s_last"), hint("s"), hint("v")
+    white: Expr
+    grey: Expr
+    black: Expr
+    u: Expr
+    s_last: Expr
+    s: Expr
+    v: Expr
+    pos: Expr
+    act: Expr
+    nxt: Expr
+    has_next: Expr
+    clock: Expr
+    pi: Expr
+    s_prev: Expr
+
+
+def _terms() -> _Terms:
     pos = inp("pos")
-
-    act = _sum("act_root", "act_push", "act_called")
-    nxt = _sum("next_new", "next_keep")
-    has_next = _sum("has_new", "has_keep")
-    clock = _sum("clock_root", "clock_disc", "clock_call")
-    pi = pos + _sum("pi_keep", "pi_new") - _sum("off_keep", "off_new")
-    s_prev = pos + _sum("sp_keep", "pi_new") - _sum("sp_off", "off_new")
-    rank = var("rank")
-
-    def variable(name: str, kind: str, doc: str) -> Variable:
-        return Variable(name, kind, doc)  # type: ignore[arg-type]
-
-    variables = (
-        variable("act_root", "flag", "a root discovered now: actor at the next hint"),
-        variable("act_push", "flag", "a pushed node discovered now: actor next"),
-        variable("act_called", "flag", "called by its finishing child: actor next"),
-        variable("next_new", "id", "lowest white out-neighbour (refreshed)"),
-        variable("next_keep", "id", "next, kept while the node is being called"),
-        variable("has_new", "flag", "it has one (refreshed)"),
-        variable("has_keep", "flag", "has_next, kept while called"),
-        variable("steps", "distance", "step counter t"),
-        variable("clock_root", "distance", "time at a new root's discovery"),
-        variable("clock_disc", "distance", "time at a pushed node's discovery"),
-        variable("clock_call", "distance", "time handed over by the caller"),
-        variable("fin", "flag", "finished now"),
-        variable("f_new", "distance", "the finish time set now"),
-        variable("pushed", "flag", "pushed now"),
-        variable("pi_new", "id", "the pusher's id, set now"),
-        variable("off_new", "id", "own id, set now (pi = pos + pi_* - off_*)"),
-        variable("pi_keep", "id", "the pusher's id, kept"),
-        variable("off_keep", "id", "own id, kept"),
-        variable("sp_keep", "id", "pi_keep until the node is popped"),
-        variable("sp_off", "id", "off_keep until the node is popped"),
-        variable("act_copy", "flag", "was the actor at this hint"),
-        variable("rank", "distance", "1 - pos on white nodes: the lowest wins"),
-        variable("keep_last", "flag", "s_last stays (not a finished node)"),
-        variable("keep_s", "flag", "s stays (its tree is not finished)"),
-        variable("keep_v_root", "flag", "v stays: a new root is discovered"),
-        variable("keep_v_push", "flag", "v stays: a pushed node is discovered"),
-        variable("last", "flag", "the node with pos (N - 1) / N"),
-        variable("count_v", "distance", "hints so far with v here"),
-        variable("tree_end", "flag", "node N - 1: the tree ended (it is not u)"),
+    return _Terms(
+        white=hint("color", 0),
+        grey=hint("color", 1),
+        black=hint("color", 2),
+        u=hint("u"),
+        s_last=hint("s_last"),
+        s=hint("s"),
+        v=hint("v"),
+        pos=pos,
+        act=_sum("act_root", "act_push", "act_called"),
+        nxt=_sum("next_new", "next_keep"),
+        has_next=_sum("has_new", "has_keep"),
+        clock=_sum("clock_root", "clock_disc", "clock_call"),
+        pi=pos + _sum("pi_keep", "pi_new") - _sum("off_keep", "off_new"),
+        s_prev=pos + _sum("sp_keep", "pi_new") - _sum("sp_off", "off_new"),
     )
 
-    # How many F snapshots so far, as node N - 1 counts them: it holds v at
-    # each one, and at two more hints (its own R or P, and D) once visited.
-    finishes = var("count_v") + v - 2.0 + 2.0 * white
-    end_test = 3.0 * finishes - var("steps")  # 1 iff t + 1 = 3 #F; <= -1 if not
-    closed_unless_v = -count_gate + count_gate * v
 
-    updates = (
-        Update("act_root", own=u + white - 1.0),
-        Update("act_push", own=s_last - u),
+def _variable(name: str, kind: str, doc: str) -> Variable:
+    return Variable(name, kind, doc)  # type: ignore[arg-type]
+
+
+def _variables() -> tuple[Variable, ...]:
+    return (
+        _variable("act_root", "flag", "a root discovered now: actor at the next hint"),
+        _variable("act_push", "flag", "a pushed node discovered now: actor next"),
+        _variable("act_called", "flag", "called by its finishing child: actor next"),
+        _variable("next_new", "id", "lowest white out-neighbour (refreshed)"),
+        _variable("next_keep", "id", "next, kept while the node is being called"),
+        _variable("has_new", "flag", "it has one (refreshed)"),
+        _variable("has_keep", "flag", "has_next, kept while called"),
+        _variable("steps", "distance", "step counter t"),
+        _variable("clock_root", "distance", "time at a new root's discovery"),
+        _variable("clock_disc", "distance", "time at a pushed node's discovery"),
+        _variable("clock_call", "distance", "time handed over by the caller"),
+        _variable("fin", "flag", "finished now"),
+        _variable("f_new", "distance", "the finish time set now"),
+        _variable("pushed", "flag", "pushed now"),
+        _variable("pi_new", "id", "the pusher's id, set now"),
+        _variable("off_new", "id", "own id, set now (pi = pos + pi_* - off_*)"),
+        _variable("pi_keep", "id", "the pusher's id, kept"),
+        _variable("off_keep", "id", "own id, kept"),
+        _variable("sp_keep", "id", "pi_keep until the node is popped"),
+        _variable("sp_off", "id", "off_keep until the node is popped"),
+        _variable("act_copy", "flag", "was the actor at this hint"),
+        _variable("rank", "distance", "1 - pos on white nodes: the lowest wins"),
+        _variable("keep_last", "flag", "s_last stays (not a finished node)"),
+        _variable("keep_s", "flag", "s stays (its tree is not finished)"),
+        _variable("keep_v_root", "flag", "v stays: a new root is discovered"),
+        _variable("keep_v_push", "flag", "v stays: a pushed node is discovered"),
+        _variable("last", "flag", "the node with pos (N - 1) / N"),
+        _variable("count_v", "distance", "hints so far with v here"),
+        _variable("tree_end", "flag", "node N - 1: the tree ended (it is not u)"),
+    )
+
+
+def _actor_updates(t: _Terms) -> tuple[Update, ...]:
+    """Who acts next, and the ``next`` it will push (refreshed unless called)."""
+    g = ID_GATE
+    act, has_next = t.act, t.has_next
+    return (
+        Update("act_root", own=t.u + t.white - 1.0),
+        Update("act_push", own=t.s_last - t.u),
         Update("act_called", own=-act, selected=act - has_next),
-        Update("next_new", selected=pos - g * act),
-        Update("next_keep", own=nxt - g, selected=g * act),
-        Update("has_new", selected=white - u - g * act),
+        Update("next_new", selected=t.pos - g * act),
+        Update("next_keep", own=t.nxt - g, selected=g * act),
+        Update("has_new", selected=t.white - t.u - g * act),
         Update("has_keep", own=has_next - g, selected=g * act),
+    )
+
+
+def _time_updates(t: _Terms, time_gate: float) -> tuple[Update, ...]:
+    """The step counter, the clock handed along with the control, finishes."""
+    act, has_next, clock = t.act, t.has_next, t.clock
+    return (
         Update("steps", own=var("steps") + 1.0),
         Update(
             "clock_root",
             own=(0.02 / 3.0) * var("steps")
             + TICK
-            + time_gate * (u + white)
+            + time_gate * (t.u + t.white)
             - 2.0 * time_gate,
         ),
-        Update("clock_disc", own=clock + TICK + time_gate * (s_last - u) - time_gate),
+        Update(
+            "clock_disc", own=clock + TICK + time_gate * (t.s_last - t.u) - time_gate
+        ),
         Update(
             "clock_call",
             own=-time_gate - time_gate * act,
@@ -170,6 +201,14 @@ def make_dfs(num_nodes: int, max_weight: float = 1.0) -> GraphProgram:
         ),
         Update("fin", own=act - has_next),
         Update("f_new", own=clock + TICK + time_gate * (act - has_next) - time_gate),
+    )
+
+
+def _parent_updates(t: _Terms) -> tuple[Update, ...]:
+    """Pushes, and the pusher's id kept as ``pi`` (and ``s_prev`` until popped)."""
+    g = ID_GATE
+    act, has_next, pos, black = t.act, t.has_next, t.pos, t.black
+    return (
         Update("pushed", own=-1.0 - act, selected=act + has_next),
         Update("pi_new", own=-2.0 * g - g * act, selected=pos + g * (act + has_next)),
         Update("off_new", own=pos - 2.0 * g - g * act, selected=g * (act + has_next)),
@@ -177,13 +216,25 @@ def make_dfs(num_nodes: int, max_weight: float = 1.0) -> GraphProgram:
         Update("off_keep", own=_sum("off_keep", "off_new")),
         Update("sp_keep", own=_sum("pi_keep", "pi_new") - g * black),
         Update("sp_off", own=_sum("off_keep", "off_new") - g * black),
-        Update("act_copy", own=act),
-        Update("rank", own=white - pos),
-        Update("keep_last", own=s_last - black),
-        Update("keep_s", own=s - black),
+    )
+
+
+def _cursor_updates(t: _Terms, n: float, count_gate: float) -> tuple[Update, ...]:
+    """What the cursor decoders read, with node ``N - 1``'s tree-end count."""
+    white, u, s_last, v = t.white, t.u, t.s_last, t.v
+    # How many F snapshots so far, as node N - 1 counts them: it holds v at
+    # each one, and at two more hints (its own R or P, and D) once visited.
+    finishes = var("count_v") + v - 2.0 + 2.0 * white
+    end_test = 3.0 * finishes - var("steps")  # 1 iff t + 1 = 3 #F; <= -1 if not
+    closed_unless_v = -count_gate + count_gate * v
+    return (
+        Update("act_copy", own=t.act),
+        Update("rank", own=white - t.pos),
+        Update("keep_last", own=s_last - t.black),
+        Update("keep_s", own=t.s - t.black),
         Update("keep_v_root", own=v + white + u - 2.0),
         Update("keep_v_push", own=v + s_last - u - 1.0),
-        Update("last", own=n * pos - n + 2.0),
+        Update("last", own=n * t.pos - n + 2.0),
         Update("count_v", own=var("count_v") + v),
         # Not when node N - 1 is s_last: then it was a root, every other node
         # was black before it, and its tree's end is the trace's end, whose
@@ -191,17 +242,22 @@ def make_dfs(num_nodes: int, max_weight: float = 1.0) -> GraphProgram:
         # was found dead by the minimality search: notebook 01.)
         Update("tree_end", own=end_test + closed_unless_v - count_gate * s_last),
     )
+
+
+def _decoders(t: _Terms) -> tuple[Decoder, ...]:
+    """The hints, and the cursors as argmaxes of per-node scores."""
+    rank = var("rank")
     discovered = _sum("act_root", "act_push")
-    decoders = (
-        Decoder(("pi_h", "pi"), "pointer", pi),
-        Decoder(("s_prev",), "pointer", s_prev),
+    return (
+        Decoder(("pi_h", "pi"), "pointer", t.pi),
+        Decoder(("s_prev",), "pointer", t.s_prev),
         Decoder(
             ("color",),
             "categorical",
             classes=(
-                white - var("act_root") - var("pushed"),
-                grey - var("fin") + var("act_root") + var("pushed"),
-                black + var("fin"),
+                t.white - var("act_root") - var("pushed"),
+                t.grey - var("fin") + var("act_root") + var("pushed"),
+                t.black + var("fin"),
             ),
         ),
         Decoder(("d",), "scalar", hint("d") + _sum("clock_root", "clock_disc")),
@@ -227,29 +283,55 @@ def make_dfs(num_nodes: int, max_weight: float = 1.0) -> GraphProgram:
             graph_hint("time") + TICK * _sum("act_root", "act_push", "fin"),
         ),
     )
-    selection = Selection(
+
+
+def _selection(t: _Terms) -> Selection:
+    """Pushed by an actor, else called by a child, else the lowest white one."""
+    g = ID_GATE
+    act, has_next = t.act, t.has_next
+    return Selection(
         (
-            Prefer(pos, sender_id=nxt + g * (2.0 - act - has_next)),
-            Prefer(pos, sender_id=pi + g * (1.0 - act + has_next)),
-            Eligible(white - u, edge="A"),
-            Prefer(pos),
+            Prefer(t.pos, sender_id=t.nxt + g * (2.0 - act - has_next)),
+            Prefer(t.pos, sender_id=t.pi + g * (1.0 - act + has_next)),
+            Eligible(t.white - t.u, edge="A"),
+            Prefer(t.pos),
             LowestId(resolution="nodes"),
         )
     )
+
+
+def make_dfs(num_nodes: int, max_weight: float = 1.0) -> GraphProgram:
+    """The DFS program for graphs of ``num_nodes`` nodes (``v`` needs the size).
+
+    ``max_weight`` is accepted like every builder's and ignored: DFS reads
+    only whether an edge exists.
+    """
+    del max_weight
+    if num_nodes < 1:
+        raise ValueError(f"num_nodes must be >= 1, got {num_nodes}")
+    n = float(num_nodes)
+    time_gate = 2.0 + 0.04 * n  # > every time value, 0.02 N + 0.01
+    count_gate = 8.0 * n + 8.0  # > every count the tree-end test reads
+    t = _terms()
     return GraphProgram(
         name="dfs",
         algorithm="dfs",
-        variables=variables,
-        selection=selection,
-        updates=updates,
-        decoders=decoders,
+        variables=_variables(),
+        selection=_selection(t),
+        updates=(
+            *_actor_updates(t),
+            *_time_updates(t, time_gate),
+            *_parent_updates(t),
+            *_cursor_updates(t, n, count_gate),
+        ),
+        decoders=_decoders(t),
         definitions=(
-            ("actor", act),
-            ("next", nxt),
-            ("has_next", has_next),
-            ("clock", clock),
-            ("pi", pi),
-            ("s_prev", s_prev),
+            ("actor", t.act),
+            ("next", t.nxt),
+            ("has_next", t.has_next),
+            ("clock", t.clock),
+            ("pi", t.pi),
+            ("s_prev", t.s_prev),
         ),
         doc=__doc__ or "",
         num_nodes=num_nodes,

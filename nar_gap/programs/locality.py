@@ -40,7 +40,7 @@ dm-clrs leaves at ``N - 1``).
 
 :func:`find_witness` searches every graph of a few nodes (or a sample) for
 a witness.  What it finds is in ``results/locality_witnesses.csv``
-(notebook 01) and the README; a search that finds none proves nothing
+(notebook 01) and docs/dfs.md; a search that finds none proves nothing
 about larger graphs.
 """
 
@@ -48,8 +48,9 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 
@@ -256,6 +257,109 @@ def local_hints(algorithm: str) -> tuple[str, ...]:
     )
 
 
+def _fed_back_hints(algorithm: str) -> tuple[list[str], list[str]]:
+    """``(pointers, graph hints)``: fed back, they add edges or enter logits."""
+    spec = get_spec(algorithm)
+    hint_spec = {
+        n: (loc, typ) for n, (st, loc, typ) in spec.items() if st == Stage.HINT
+    }
+    pointers = [n for n, (_, typ) in hint_spec.items() if typ == Type.POINTER]
+    graph_hints = [n for n, (loc, _) in hint_spec.items() if loc == Location.GRAPH]
+    return pointers, graph_hints
+
+
+def _node_name(x: int, num_nodes: int, size_free: bool) -> object:
+    """How a node is known: its id and the graph size, or its pos alone."""
+    return Fraction(int(x), num_nodes) if size_free else int(x)
+
+
+def _attended(linked: np.ndarray, targets: dict[str, np.ndarray]) -> np.ndarray:
+    """The attention graph at one step: the input graph and every fed-back pointer."""
+    num_nodes = len(linked)
+    attend = linked.copy()
+    for target in targets.values():
+        attend[np.arange(num_nodes), target] = True
+        attend[target, np.arange(num_nodes)] = True
+    return attend
+
+
+def _features(
+    batch: Batch,
+    step: int,
+    attend: np.ndarray,
+    inputs: dict[str, np.ndarray],
+    size_free: bool,
+) -> list[tuple]:
+    """What each node knows at ``step`` before message passing.
+
+    The graph size (unless ``size_free``), its name, the graph hints (only
+    with two candidates or more: they enter the logits alone), its inputs
+    and its own hints, a pointer naming its target as nodes are named.
+    """
+    num_nodes = len(attend)
+    pointers, graph_hints = _fed_back_hints(batch.algorithm)
+    hints = node_hints(batch.algorithm)
+
+    def name(x: int) -> object:
+        return _node_name(x, num_nodes, size_free)
+
+    def hint_at(probe: str, x: int) -> object:
+        value = np.asarray(batch.hints[probe][step, 0, x])
+        return name(int(value)) if probe in pointers else value.tobytes()
+
+    shared = tuple(np.asarray(batch.hints[g][step, 0]).tobytes() for g in graph_hints)
+    return [
+        (
+            () if size_free else num_nodes,
+            name(x),
+            shared if attend[x].sum() > 1 else (),
+            tuple(float(v[x]) for v in inputs.values()),
+            tuple(hint_at(h, x) for h in hints),
+        )
+        for x in range(num_nodes)
+    ]
+
+
+def _message_step(
+    state: list[int],
+    features: list[tuple],
+    attend: np.ndarray,
+    a: np.ndarray,
+    targets: dict[str, np.ndarray],
+    size_free: bool,
+    intern: Callable[[tuple], int],
+) -> list[int]:
+    """Every node's interned view after one more GATv2 step.
+
+    Its features and state, and each attended neighbour's name, the edge
+    inputs both ways, the fed-back pointers between them, and the
+    neighbour's features and state.
+    """
+    num_nodes = len(state)
+    return [
+        intern(
+            (
+                features[x],
+                state[x],
+                tuple(
+                    (
+                        _node_name(y, num_nodes, size_free),
+                        float(a[x, y]),
+                        float(a[y, x]),
+                        tuple(
+                            (int(t[x] == y), int(t[y] == x)) for t in targets.values()
+                        ),
+                        features[y],
+                        state[y],
+                    )
+                    for y in np.flatnonzero(attend[x])
+                ),
+            )
+        )
+        for x in range(num_nodes)
+    ]
+
+
 def feedback_views(
     batch: Batch,
     steps_per_hint: int,
@@ -284,7 +388,6 @@ def feedback_views(
     nodes of graphs of different sizes at the same ``pos`` with the same
     history get the same view (what :func:`find_argmax_witness` compares).
     """
-    spec = get_spec(batch.algorithm)
     a = np.asarray(batch.inputs["A"][0])
     num_nodes = len(a)
     linked = attention_graph(np.asarray(batch.inputs["adj"][0]))
@@ -293,73 +396,81 @@ def feedback_views(
         for name in _VIEW_INPUTS
         if name in batch.inputs
     }
-    hint_spec = {
-        n: (loc, typ) for n, (st, loc, typ) in spec.items() if st == Stage.HINT
-    }
-    pointers = [n for n, (_, typ) in hint_spec.items() if typ == Type.POINTER]
-    graph_hints = [n for n, (loc, _) in hint_spec.items() if loc == Location.GRAPH]
-    hints = node_hints(batch.algorithm)
+    pointers, _ = _fed_back_hints(batch.algorithm)
 
     def intern(key: tuple) -> int:
         return interned.setdefault(key, len(interned))
-
-    def name(x: int) -> object:
-        """How a node is known: its id and the graph size, or its pos alone."""
-        return Fraction(int(x), num_nodes) if size_free else int(x)
-
-    def hint_at(probe: str, step: int, x: int) -> object:
-        """A node's hint value; a pointer names its target as nodes are named."""
-        value = np.asarray(batch.hints[probe][step, 0, x])
-        return name(int(value)) if probe in pointers else value.tobytes()
 
     length = int(batch.lengths[0])
     views = np.zeros((max(1, length - 1), num_nodes), np.int64)
     state = [intern(("zero",))] * num_nodes
     for step in range(max(1, length - 1)):
         targets = {p: np.asarray(batch.hints[p][step, 0]) for p in pointers}
-        attend = linked.copy()
-        for target in targets.values():
-            attend[np.arange(num_nodes), target] = True
-            attend[target, np.arange(num_nodes)] = True
-        shared = tuple(
-            np.asarray(batch.hints[g][step, 0]).tobytes() for g in graph_hints
-        )
-        features = [
-            (
-                () if size_free else num_nodes,
-                name(x),
-                shared if attend[x].sum() > 1 else (),
-                tuple(float(v[x]) for v in inputs.values()),
-                tuple(hint_at(h, step, x) for h in hints),
-            )
-            for x in range(num_nodes)
-        ]
+        attend = _attended(linked, targets)
+        features = _features(batch, step, attend, inputs, size_free)
         for _ in range(steps_per_hint):
-            state = [
-                intern(
-                    (
-                        features[x],
-                        state[x],
-                        tuple(
-                            (
-                                name(y),
-                                float(a[x, y]),
-                                float(a[y, x]),
-                                tuple(
-                                    (int(t[x] == y), int(t[y] == x))
-                                    for t in targets.values()
-                                ),
-                                features[y],
-                                state[y],
-                            )
-                            for y in np.flatnonzero(attend[x])
-                        ),
-                    )
-                )
-                for x in range(num_nodes)
-            ]
+            state = _message_step(
+                state, features, attend, a, targets, size_free, intern
+            )
         views[step] = state
     return views
+
+
+class _Observed(NamedTuple):
+    """One node hint of one searched run, keyed by what the node can know."""
+
+    key: tuple
+    values: tuple
+    matrix: np.ndarray
+    source: int | None
+    node: int
+    hint: int
+    radius: int
+
+
+def _check_steps_per_hint(steps_per_hint: int | None, feedback: bool) -> None:
+    if steps_per_hint is None and feedback:
+        raise ValueError("feedback views need a number of steps per hint")
+    if steps_per_hint is not None and steps_per_hint < 1:
+        raise ValueError(f"steps_per_hint must be >= 1 or None, got {steps_per_hint}")
+
+
+def _observations(
+    algorithm: str,
+    matrices: Iterable[np.ndarray],
+    num_nodes: int,
+    steps_per_hint: int | None,
+    feedback: bool,
+    probes: tuple[str, ...],
+) -> Iterator[_Observed]:
+    """Every node hint ``k >= 1`` of every run, lazily, in search order.
+
+    A run is dm-clrs's reference on one matrix from every source (or none);
+    a node's key is its feedback view (:func:`feedback_views`) or its
+    radius-``steps_per_hint * k`` view (every radius: the whole graph).
+    """
+    interned: dict[tuple, int] = {}
+    for matrix in matrices:
+        sources = range(num_nodes) if has_source(algorithm) else (None,)
+        for source in sources:
+            batch = batch_from_graph(algorithm, matrix, source)
+            length = int(batch.lengths[0])
+            views = (
+                feedback_views(batch, steps_per_hint, interned) if feedback else None
+            )
+            for node in range(num_nodes):
+                for hint in range(1, length):
+                    if steps_per_hint is None:
+                        radius = num_nodes
+                    else:
+                        radius = steps_per_hint * hint
+                    key = (
+                        (hint, int(views[hint - 1, node]))
+                        if feedback
+                        else (hint, view(batch, node, radius))
+                    )
+                    values = tuple(_value(batch, p, hint, node) for p in probes)
+                    yield _Observed(key, values, matrix, source, node, hint, radius)
 
 
 def find_witness(
@@ -393,14 +504,10 @@ def find_witness(
       The witness, or None when every view decides its hints (on the graphs
       searched, which proves nothing about others).
     """
-    if steps_per_hint is None and feedback:
-        raise ValueError("feedback views need a number of steps per hint")
-    if steps_per_hint is not None and steps_per_hint < 1:
-        raise ValueError(f"steps_per_hint must be >= 1 or None, got {steps_per_hint}")
+    _check_steps_per_hint(steps_per_hint, feedback)
     every_radius = steps_per_hint is None
     probes = local_hints(algorithm) if feedback else node_hints(algorithm)
     seen: dict[tuple, tuple[object, np.ndarray, int | None]] = {}
-    interned: dict[tuple, int] = {}
     matrices = (
         graphs(algorithm, num_nodes, self_loops)
         if samples is None
@@ -408,44 +515,27 @@ def find_witness(
             algorithm, num_nodes, samples, self_loops, seed, edge_probability
         )
     )
-    for matrix in matrices:
-        sources = range(num_nodes) if has_source(algorithm) else (None,)
-        for source in sources:
-            batch = batch_from_graph(algorithm, matrix, source)
-            length = int(batch.lengths[0])
-            views = (
-                feedback_views(batch, steps_per_hint, interned) if feedback else None
-            )
-            for node in range(num_nodes):
-                for hint in range(1, length):
-                    if steps_per_hint is None:
-                        radius = num_nodes
-                    else:
-                        radius = steps_per_hint * hint
-                    key = (
-                        (hint, int(views[hint - 1, node]))
-                        if feedback
-                        else (hint, view(batch, node, radius))
-                    )
-                    values = tuple(_value(batch, p, hint, node) for p in probes)
-                    if key not in seen:
-                        seen[key] = (values, matrix, source)
-                        continue
-                    first, other, other_source = seen[key]
-                    for probe, a, b in zip(probes, first, values, strict=True):
-                        if a != b:
-                            return LocalityWitness(
-                                algorithm=algorithm,
-                                graphs=(other, matrix),
-                                sources=(other_source, source),
-                                node=node,
-                                hint=hint,
-                                probe=probe,
-                                values=(a, b),
-                                radius=radius,
-                                every_radius=every_radius,
-                                feedback=feedback,
-                            )
+    for observed in _observations(
+        algorithm, matrices, num_nodes, steps_per_hint, feedback, probes
+    ):
+        if observed.key not in seen:
+            seen[observed.key] = (observed.values, observed.matrix, observed.source)
+            continue
+        first, other, other_source = seen[observed.key]
+        for probe, a, b in zip(probes, first, observed.values, strict=True):
+            if a != b:
+                return LocalityWitness(
+                    algorithm=algorithm,
+                    graphs=(other, observed.matrix),
+                    sources=(other_source, observed.source),
+                    node=observed.node,
+                    hint=observed.hint,
+                    probe=probe,
+                    values=(a, b),
+                    radius=observed.radius,
+                    every_radius=every_radius,
+                    feedback=feedback,
+                )
     return None
 
 

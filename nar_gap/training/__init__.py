@@ -3,7 +3,8 @@
 :func:`train` (``loop.py``) is the entry point; :class:`TrainConfig`
 (``config.py``) says what a run is; the jitted step (``step.py``), the seed
 axis over devices (``devices.py``), the data feed (``feed.py``), bucketed
-shapes (``shapes.py``) and the run directory (``run_dir.py``) are its parts.
+shapes (``shapes.py``) and the run directory (``run_dir.py``) are its parts;
+:func:`train_through` (``segments.py``) trains one run through a list of steps.
 
 The names below are imported on first use, so reading a :class:`TrainConfig`
 (the CLI's defaults) does not load dm-clrs and TensorFlow.
@@ -16,6 +17,7 @@ from nar_gap.system.lazy import lazy_exports
 _EXPORTS = {
     "TrainConfig": "nar_gap.training.config",
     "train": "nar_gap.training.loop",
+    "train_through": "nar_gap.training.segments",
     "CheckpointError": "nar_gap.training.run_dir",
     "ResumePlan": "nar_gap.training.run_dir",
     "TrainResult": "nar_gap.training.run_dir",

@@ -5,7 +5,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from nar_gap.benchmark.defaults import TRAIN_LENGTHS, TRAIN_P
+from nar_gap.benchmark.defaults import (
+    BATCH_SIZE,
+    GRAD_CLIP_NORM,
+    LEARNING_RATE,
+    TRAIN_LENGTHS,
+    TRAIN_P,
+    TRAIN_STEPS,
+)
 from nar_gap.benchmark.shapes import largest_padded_nodes
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.seeds import SEED_STRATEGIES
@@ -118,11 +125,11 @@ class TrainConfig:
 
     network: NetworkConfig
     seeds: tuple[int, ...] = (0,)
-    steps: int = 10_000
-    batch_size: int = 32
-    learning_rate: float = 1e-3
+    steps: int = TRAIN_STEPS
+    batch_size: int = BATCH_SIZE
+    learning_rate: float = LEARNING_RATE
     optimizer: str = "adam"
-    grad_clip_norm: float = 1.0
+    grad_clip_norm: float = GRAD_CLIP_NORM
     train_lengths: tuple[int, ...] = TRAIN_LENGTHS
     edge_probabilities: tuple[float, ...] = TRAIN_P
     random_pos: bool = True
@@ -144,6 +151,19 @@ class TrainConfig:
     selection: str = "first_best"
 
     def __post_init__(self) -> None:
+        problems = [
+            *self._seed_problems(),
+            *self._count_problems(),
+            *self._optimizer_problems(),
+            *self._supervision_problems(),
+            *self._padding_problems(),
+            *self._choice_problems(),
+            *self._shape_problems(),
+        ]
+        if problems:
+            raise ValueError("invalid TrainConfig: " + "; ".join(problems))
+
+    def _seed_problems(self) -> list[str]:
         problems = []
         if not self.seeds:
             problems.append("at least one seed is needed")
@@ -151,6 +171,11 @@ class TrainConfig:
             problems.append(f"seeds must be distinct, got {self.seeds}")
         if any(not 0 <= s < 2**31 for s in self.seeds):
             problems.append("seeds must be in [0, 2**31)")
+        return problems
+
+    def _count_problems(self) -> list[str]:
+        """Steps, periods and sizes below their least meaningful value."""
+        problems = []
         for label, value, low in (
             ("steps", self.steps, 0),
             ("batch_size", self.batch_size, 1),
@@ -168,6 +193,10 @@ class TrainConfig:
             problems.append(
                 f"train_lengths must be sizes >= 2, got {self.train_lengths}"
             )
+        return problems
+
+    def _optimizer_problems(self) -> list[str]:
+        problems = []
         if self.optimizer not in OPTIMIZERS:
             problems.append(
                 f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}"
@@ -176,6 +205,11 @@ class TrainConfig:
             problems.append(f"learning_rate must be > 0, got {self.learning_rate}")
         if self.grad_clip_norm < 0 or self.l1_weight < 0:
             problems.append("grad_clip_norm and l1_weight must be >= 0")
+        return problems
+
+    def _supervision_problems(self) -> list[str]:
+        """Supervision needs a size-free compiled program (and a state probe)."""
+        problems = []
         for name in ("attention_weight", "state_weight"):
             weight = getattr(self, name)
             if weight < 0:
@@ -191,10 +225,19 @@ class TrainConfig:
                 "state_weight needs a state probe: build the network with "
                 "nar_gap.training.supervision.with_state_probe"
             )
+        return problems
+
+    def _padding_problems(self) -> list[str]:
+        problems = []
         if any(b < 2 for b in self.node_buckets):
             problems.append(f"node_buckets must be sizes >= 2, got {self.node_buckets}")
         if any(b < 1 for b in self.time_buckets):
             problems.append(f"time_buckets must be >= 1, got {self.time_buckets}")
+        return problems
+
+    def _choice_problems(self) -> list[str]:
+        """Names that must be one of a few: strategy, schedule, selection rule."""
+        problems = []
         if self.seed_strategy not in SEED_STRATEGIES:
             problems.append(
                 f"seed_strategy must be one of {SEED_STRATEGIES}, "
@@ -209,6 +252,11 @@ class TrainConfig:
             problems.append(
                 f"selection must be one of {SELECTION_RULES}, got {self.selection!r}"
             )
+        return problems
+
+    def _shape_problems(self) -> list[str]:
+        """Shape buckets, and the sizes a pre-attention bias of fixed N can run."""
+        problems = []
         if any(len(b) != 2 or b[0] < 2 or b[1] < 1 for b in self.shape_buckets):
             problems.append(
                 f"shape_buckets must be (nodes >= 2, steps >= 1) pairs, "
@@ -234,8 +282,7 @@ class TrainConfig:
                     f"the size, so train, validate and test at "
                     f"{net.pre_att_bias_nodes} nodes or below"
                 )
-        if problems:
-            raise ValueError("invalid TrainConfig: " + "; ".join(problems))
+        return problems
 
     def supervision_scale(self, step: int) -> float:
         """The factor on the supervision weights at ``step`` (0-based).
