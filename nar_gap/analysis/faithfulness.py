@@ -61,6 +61,7 @@ import numpy as np
 from nar_gap.benchmark.batch import Batch
 from nar_gap.benchmark.steps import (
     external_steps,
+    internal_step_count,
     internal_steps,
     last_equal_step,
     pre_output_steps,
@@ -90,6 +91,7 @@ __all__ = [
     "external_steps",
     "head_averaged",
     "internal_distance",
+    "internal_step_count",
     "internal_steps",
     "measure_one",
     "pairwise_internal_distances",

@@ -32,7 +32,8 @@ import numpy as np
 from nar_gap.benchmark.batch import Batch
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.losses import total_loss
-from nar_gap.model.network import Network
+from nar_gap.model.network import training_outputs
+from nar_gap.model.seeds import COMPILED_PRECISION
 
 Params = Any
 
@@ -114,15 +115,9 @@ def model_loss(config: NetworkConfig, params: Params, batch: Batch) -> jax.Array
     setting).  Randomness only enters with teacher forcing or dropout, so a
     fixed key makes the landscape deterministic.
     """
-    key = jax.random.PRNGKey(0)
-    dropout, teacher = jax.random.split(key)
-    with jax.default_matmul_precision("highest"):  # compiled weights need it on GPU
-        out = Network(config).apply(
-            {"params": params},
-            batch,
-            repred=False,
-            rngs={"dropout": dropout, "teacher": teacher},
-        )
+    # compiled weights need the compiled models' precision on a GPU
+    with jax.default_matmul_precision(COMPILED_PRECISION):
+        out = training_outputs(config, params, batch, jax.random.PRNGKey(0))
     return total_loss(config, out, batch)[0]
 
 

@@ -44,6 +44,64 @@ CONFIDENCE_LEVEL = 0.95
 Correlation = Literal["pearson", "spearman"]
 
 
+# --------------------------------------------------------------------------- #
+# A score over seeds: mean, spread, count; a seed without a value is missing.
+# --------------------------------------------------------------------------- #
+
+
+@dataclasses.dataclass(frozen=True)
+class Summary:
+    """A table row's score over seeds: mean, population std, number of seeds."""
+
+    mean: float
+    std: float
+    n: int
+
+    @classmethod
+    def of(cls, values: Sequence[float] | np.ndarray) -> Summary:
+        """The summary of every value (a NaN among them makes the mean NaN)."""
+        values = np.asarray(values, np.float64)
+        return cls(float(values.mean()), float(values.std()), len(values))
+
+    @property
+    def sample_std(self) -> float:
+        """The std with Bessel's correction (tables print the population std)."""
+        if self.n < 2:
+            return math.nan
+        return self.std * math.sqrt(self.n / (self.n - 1))
+
+
+def finite_summary(values: Sequence[float] | np.ndarray) -> Summary:
+    """The summary of the finite values only: NaN, NaN, 0 when there is none.
+
+    A seed without a value at some point (a trace with no counted step
+    there, a text model without a NAR to score) is missing, not zero: it
+    leaves the mean, the std and the count.  The finite values are summed
+    packed together, in seed order; :func:`nan_mean` sums them in place and
+    differs in the last bit from eight values on.
+    """
+    values = np.asarray(values, np.float64)
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return Summary(math.nan, math.nan, 0)
+    return Summary(float(finite.mean()), float(finite.std()), int(finite.size))
+
+
+def nan_mean(values: Sequence[float] | np.ndarray, axis: int = -1) -> np.ndarray:
+    """The mean of the finite values along ``axis``; NaN where none is finite.
+
+    Missing values count as zeros in place (numpy's ``nanmean``, without its
+    warning on an all-missing slice), so a slice is summed at the positions
+    it has; :func:`finite_summary` packs them first and may differ in the
+    last bit.
+    """
+    values = np.asarray(values, np.float64)
+    present = np.isfinite(values)
+    total = np.where(present, values, 0.0).sum(axis)
+    count = present.sum(axis)
+    return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
 def _pearson(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
     """Pearson's r along ``axis``, vectorized over leading axes (NaN if constant).
 

@@ -2,7 +2,7 @@
 
 Each rule is a small pure function on numbers or arrays that returns a
 :class:`Judgement`: one of four verdicts and the evidence behind it (the
-test, n, and the p-value or interval).  :mod:`nar_gap.experiments.paper`
+test, n, and the p-value or interval).  :mod:`nar_gap.report.paper`
 reads the results files and calls these; nothing here reads a file.
 
 The verdicts:
@@ -38,11 +38,17 @@ import dataclasses
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from scipy import stats
 
-from nar_gap.analysis.stats import CONFIDENCE_LEVEL, MIN_SEEDS_FOR_P
+from nar_gap.analysis.stats import (
+    CONFIDENCE_LEVEL,
+    MIN_SEEDS_FOR_P,
+    Summary,
+    nan_mean,
+)
 
 AGREE = "agree"
 DISAGREE = "disagree"
@@ -89,6 +95,22 @@ SATURATED = 0.999
 """A trace hint whose seed-mean match is at least this in every bin cannot
 degrade measurably: it is left out of the degradation test."""
 
+FAITHFUL_INTERNAL = 0.05
+"""A model "executes the compiled mechanism" at most this internal distance
+(Eq. 24) from the compiled attention, with :data:`FAITHFUL_AGREEMENT` and
+:data:`FAITHFUL_ACCURACY` (the closing-the-gap issue's bar, notebook 07)."""
+
+FAITHFUL_AGREEMENT = 0.99
+"""Fewest argmax agreements with the compiled attention of a faithful model."""
+
+FAITHFUL_ACCURACY = 0.99
+"""Lowest test accuracy of a faithful model: faithful and still solving the task."""
+
+FAITHFUL_ATTENTION = (
+    f"internal <= {FAITHFUL_INTERNAL:g}, argmax agreement >= {FAITHFUL_AGREEMENT:g}"
+)
+"""The attention half of the bar, as every verdict sentence states it."""
+
 SILHOUETTE_STRUCTURE = 0.5
 """Silhouette at or above which clusters are "reasonable structure"
 (Kaufman & Rousseeuw, *Finding Groups in Data*, 1990)."""
@@ -112,20 +134,21 @@ class Judgement:
             raise ValueError(f"unknown verdict {self.verdict!r}; one of {VERDICTS}")
 
 
-@dataclasses.dataclass(frozen=True)
-class Summary:
-    """A table row's score over seeds: mean, population std, number of seeds."""
+def bonferroni_level(tests: int, level: float = CONFIDENCE_LEVEL) -> float:
+    """The confidence level of each of ``tests`` intervals that must hold together.
 
-    mean: float
-    std: float
-    n: int
+    Bonferroni: the chance that any of them misses stays below ``1 - level``.
+    """
+    return 1 - (1 - level) / max(1, tests)
 
-    @property
-    def sample_std(self) -> float:
-        """The std with Bessel's correction (tables print the population std)."""
-        if self.n < 2:
-            return math.nan
-        return self.std * math.sqrt(self.n / (self.n - 1))
+
+def is_faithful(row: Mapping[str, Any]) -> bool:
+    """The bar on one row's measures: internal, argmax agreement and accuracy."""
+    return (
+        row["internal"] <= FAITHFUL_INTERNAL
+        and row["argmax_agreement"] >= FAITHFUL_AGREEMENT
+        and row["accuracy"] >= FAITHFUL_ACCURACY
+    )
 
 
 def decide(agree: bool, disagree: bool, evidence: str) -> Judgement:
@@ -541,10 +564,7 @@ def degrade(series: Mapping[str, np.ndarray]) -> Judgement:
     parts, tested = [], {}
     for hint, values in series.items():
         values = np.asarray(values, np.float64)
-        with np.errstate(invalid="ignore"):
-            means = np.array(
-                [np.nanmean(c) if np.any(np.isfinite(c)) else np.nan for c in values.T]
-            )
+        means = np.array([nan_mean(c) for c in values.T])
         if np.all(means[np.isfinite(means)] >= SATURATED):
             parts.append(f"{hint} saturated")
             continue
@@ -581,13 +601,8 @@ def early_closer(along: np.ndarray, early_steps: int = 2) -> Judgement:
             NOT_TESTABLE, f"{along.shape[-1]} steps: no step after {early_steps}"
         )
 
-    def mean(block: np.ndarray) -> np.ndarray:
-        present = np.isfinite(block)
-        total = np.where(present, block, 0.0).sum(1)
-        count = present.sum(1)
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
-
-    early, late = mean(along[:, :early_steps]), mean(along[:, early_steps:])
+    early = nan_mean(along[:, :early_steps], axis=1)
+    late = nan_mean(along[:, early_steps:], axis=1)
     if not np.any(np.isfinite(early) & np.isfinite(late)):
         return Judgement(NOT_TESTABLE, "no seed reaches a step after the first two")
     larger, smaller, n = _paired_wilcoxon(early, late)

@@ -21,7 +21,7 @@ import numpy as np
 from nar_gap.benchmark._clrs import clrs, clrs_samplers, clrs_specs
 from nar_gap.benchmark.algorithms import reference_algorithm
 from nar_gap.benchmark.batch import Batch, first_graphs
-from nar_gap.benchmark.defaults import TRAIN_LENGTHS, TRAIN_P
+from nar_gap.benchmark.defaults import BATCH_SIZE, TRAIN_LENGTHS, TRAIN_P
 from nar_gap.benchmark.feedback import from_clrs_feedback
 from nar_gap.benchmark.specs import (
     check_algorithm,
@@ -205,7 +205,7 @@ def train_batch(
     step: int,
     *,
     lengths: Sequence[int] = TRAIN_LENGTHS,
-    batch_size: int = 32,
+    batch_size: int = BATCH_SIZE,
     p: Sequence[float] = TRAIN_P,
     random_pos: bool = True,
 ) -> Batch:
@@ -261,7 +261,7 @@ class TrainStream(Iterator[Batch]):
         seed: int,
         *,
         lengths: Sequence[int] = TRAIN_LENGTHS,
-        batch_size: int = 32,
+        batch_size: int = BATCH_SIZE,
         p: Sequence[float] = TRAIN_P,
         random_pos: bool = True,
         start: int = 0,

@@ -24,6 +24,15 @@ def internal_steps(lengths: jax.Array, num_steps: int) -> jax.Array:
     return steps < jnp.maximum(1, jnp.asarray(lengths) - 1)[None, :]
 
 
+def internal_step_count(length: int) -> int:
+    """How many steps of a trace of ``length`` hints :func:`internal_steps` counts.
+
+    The steps that predict a real hint, or the single step of a one-hint
+    trace: what a figure of one graph's attention shows.
+    """
+    return max(1, int(length) - 1)
+
+
 def last_equal_step(
     hint: jax.Array,
     output: jax.Array,

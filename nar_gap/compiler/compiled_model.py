@@ -32,7 +32,7 @@ from nar_gap.compiler.ties import NearTie, classify, minimise_resolution
 from nar_gap.model.config import NetOutput
 from nar_gap.model.decoders import postprocess
 from nar_gap.model.model import Model
-from nar_gap.model.seeds import forward
+from nar_gap.model.seeds import COMPILED_PRECISION, forward
 from nar_gap.programs.dsl import GraphProgram
 from nar_gap.programs.interpreter import Trace
 from nar_gap.programs.registry import PROGRAMS, get_program
@@ -113,7 +113,7 @@ class CompiledModel(Model):
     scales: tuple[CriterionScale, ...]
     compiler_config: CompilerConfig
 
-    precision: ClassVar[str | None] = "highest"
+    precision: ClassVar[str | None] = COMPILED_PRECISION
 
     @classmethod
     def build(

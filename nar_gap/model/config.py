@@ -7,6 +7,8 @@ from typing import Literal
 
 import jax
 
+from nar_gap.benchmark.defaults import HIDDEN_SIZE
+
 HintMode = Literal["encoded_decoded", "decoded_only", "none"]
 Reprediction = Literal["soft", "hard", "hard_on_eval"]
 EncoderInit = Literal["default", "xavier_on_scalars"]
@@ -55,7 +57,7 @@ class NetworkConfig:
     """
 
     algorithm: str
-    hidden_size: int = 128
+    hidden_size: int = HIDDEN_SIZE
     num_heads: int = 1
     use_ln: bool = True
     hint_mode: HintMode = "encoded_decoded"

@@ -299,10 +299,29 @@ class Network(nn.Module):
         )
 
 
-def init_rngs(key: jax.Array) -> dict[str, jax.Array]:
-    """The RNG streams of an ``init`` or a training-mode ``apply`` from one key."""
+def apply_rngs(key: jax.Array) -> dict[str, jax.Array]:
+    """The RNG streams of a training-mode ``apply`` (dropout, teacher forcing)."""
     dropout, teacher = jax.random.split(key)
-    return {"params": key, "dropout": dropout, "teacher": teacher}
+    return {"dropout": dropout, "teacher": teacher}
+
+
+def init_rngs(key: jax.Array) -> dict[str, jax.Array]:
+    """The RNG streams of an ``init``: the parameters' key, then :func:`apply_rngs`."""
+    return {"params": key, **apply_rngs(key)}
+
+
+def training_outputs(
+    config: NetworkConfig, params: Any, batch: Batch, key: jax.Array
+) -> NetOutput:
+    """The forward pass gradient descent sees: hints scored at every step.
+
+    Training mode (``repred=False``): the model's own soft predictions fed
+    back, or the ground truth where teacher forcing draws it; ``key`` seeds
+    that draw and dropout (:func:`apply_rngs`).
+    """
+    return Network(config).apply(
+        {"params": params}, batch, repred=False, rngs=apply_rngs(key)
+    )
 
 
 def init_params(config: NetworkConfig, batch: Batch, seed: int | jax.Array = 0) -> Any:

@@ -30,10 +30,13 @@ import numpy as np
 from nar_gap.benchmark.batch import Batch
 from nar_gap.model.config import NetOutput, NetworkConfig
 from nar_gap.model.network import Network, init_rngs
-from nar_gap.model.scores import scores
+from nar_gap.model.scores import score_batch
 
 Params = Any
 SEED_STRATEGIES = ("auto", "vmap", "map")
+COMPILED_PRECISION = "highest"
+"""The matmul precision compiled weights need: a GPU's TF32 default rounds
+weights of 1e7 scale (``jax.default_matmul_precision``'s name)."""
 
 
 def stack_trees(trees: Sequence[Params]) -> Params:
@@ -79,15 +82,24 @@ def seed_strategy_for(requested: str, platform: str | None = None) -> str:
     return "map" if platform == "cpu" else "vmap"
 
 
+def each_seed(fn: Callable, strategy: str = "auto") -> Callable:
+    """``fn`` of one seed, run over the leading seed axis of every argument.
+
+    ``strategy`` as in :func:`seed_strategy_for` (``vmap``, or ``lax.map``
+    one seed after another); the numbers agree to float32 reassociation.
+    """
+    if seed_strategy_for(strategy) == "vmap":
+        return jax.vmap(fn)
+    return lambda *stacked: jax.lax.map(lambda args: fn(*args), stacked)
+
+
 def over_seeds(fn: Callable, strategy: str = "auto") -> Callable:
     """``fn(params, *shared)`` of one seed, run over ``params``' leading seed axis.
 
-    The other arguments are shared by every seed.  ``strategy`` as in
-    :func:`seed_strategy_for`; the numbers agree to float32 reassociation.
+    The other arguments are shared by every seed (:func:`each_seed` on
+    ``params`` alone).
     """
-    if seed_strategy_for(strategy) == "vmap":
-        return lambda params, *shared: jax.vmap(lambda p: fn(p, *shared))(params)
-    return lambda params, *shared: jax.lax.map(lambda p: fn(p, *shared), params)
+    return lambda params, *shared: each_seed(lambda p: fn(p, *shared), strategy)(params)
 
 
 @functools.lru_cache(maxsize=16)
@@ -123,8 +135,8 @@ def forward(
     """The jitted ``(params, batch) -> NetOutput`` of ``Network(config)``.
 
     ``repred=True`` is evaluation mode (the model's own predictions fed back);
-    ``precision="highest"`` keeps a GPU from using TF32 (compiled models need
-    it: their weights reach 1e7).
+    ``precision=COMPILED_PRECISION`` keeps a GPU from using TF32 (compiled
+    models need it: their weights reach 1e7).
     """
     network = Network(config)
 
@@ -156,7 +168,7 @@ def in_seed_chunks(
 
 @functools.lru_cache(maxsize=16)
 def _seed_scorer(config: NetworkConfig, strategy: str) -> Callable:
-    return jax.jit(over_seeds(functools.partial(scores, config), strategy))
+    return jax.jit(over_seeds(functools.partial(score_batch, config), strategy))
 
 
 def score_seeds(

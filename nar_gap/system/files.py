@@ -212,6 +212,12 @@ def save_figure(
     return written
 
 
+def sidecar_path(table: str | os.PathLike) -> Path:
+    """Where :func:`write_table` keeps ``table``'s JSON sidecar: ``<table>.json``."""
+    table = Path(table)
+    return table.with_name(table.name + ".json")
+
+
 def write_table(
     path: str | os.PathLike,
     rows: Sequence[Mapping[str, Any]],
@@ -228,7 +234,7 @@ def write_table(
     """
     path = Path(path)
     write_json_atomic(
-        path.with_name(path.name + ".json"),
+        sidecar_path(path),
         {"table": path.name, **dict(metadata or {}), **provenance()},
     )
     return write_csv_atomic(path, rows, columns)

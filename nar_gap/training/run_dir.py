@@ -44,6 +44,11 @@ INITIAL_FILE = "initial.json"
 
 CONFIG_FILE = "config.json"
 
+# Every seed's final metrics, with provenance: the run's (one row per seed, and
+# its JSON with the configuration) and each seed's own JSON.
+METRICS_TABLE = "metrics.csv"
+METRICS_FILE = "metrics.json"
+
 # Written by continue_from(reselect=True) into a copied seed's directory: the
 # step after which its selection started again.
 SELECTION_RESET_FILE = "selection_reset.json"
@@ -434,7 +439,7 @@ def load_run(out_dir: str | os.PathLike, parameters: str = "selected") -> TrainR
             params.append(
                 load_params(directory / PARAMS_FILE, config.network, template)
             )
-        saved = files.read_json(directory / "metrics.json")
+        saved = files.read_json(directory / METRICS_FILE)
         metrics.append(with_selection(saved, config))
     return TrainResult(
         config=config,

@@ -19,8 +19,8 @@ import optax
 
 from nar_gap.benchmark.batch import Batch
 from nar_gap.model.losses import total_loss
-from nar_gap.model.network import Network
-from nar_gap.model.seeds import seed_strategy_for
+from nar_gap.model.network import training_outputs
+from nar_gap.model.seeds import each_seed, seed_strategy_for
 from nar_gap.training.config import TrainConfig
 from nar_gap.training.supervision import (
     attention_kl,
@@ -30,31 +30,33 @@ from nar_gap.training.supervision import (
 )
 
 
-def make_optimizer(config: TrainConfig) -> optax.GradientTransformation:
+def clipped_optimizer(
+    learning_rate: float, grad_clip_norm: float, optimizer: str = "adam"
+) -> optax.GradientTransformation:
     """dm-clrs BaselineModel's optimiser (clip, Adam, scale by -lr), or SGD.
 
     SGD keeps the clipping and the step size and drops Adam's per-parameter
-    scaling (the stability controls: see ``TrainConfig.optimizer``).
+    scaling (the stability controls: see ``TrainConfig.optimizer``).  The
+    chain is flat, as checkpoints store its state; ``optax.adam`` nests the
+    same two transformations, the same numbers in another state layout.
     """
-    if config.optimizer == "adam" and config.grad_clip_norm == 0:
-        return optax.adam(config.learning_rate)
-    clip = (
-        [optax.clip_by_global_norm(config.grad_clip_norm)]
-        if config.grad_clip_norm > 0
-        else []
+    if optimizer == "adam" and grad_clip_norm == 0:
+        return optax.adam(learning_rate)
+    clip = [optax.clip_by_global_norm(grad_clip_norm)] if grad_clip_norm > 0 else []
+    adam = [optax.scale_by_adam()] if optimizer == "adam" else []
+    return optax.chain(*clip, *adam, optax.scale(-learning_rate))
+
+
+def make_optimizer(config: TrainConfig) -> optax.GradientTransformation:
+    """``config``'s :func:`clipped_optimizer`."""
+    return clipped_optimizer(
+        config.learning_rate, config.grad_clip_norm, config.optimizer
     )
-    adam = [optax.scale_by_adam()] if config.optimizer == "adam" else []
-    return optax.chain(*clip, *adam, optax.scale(-config.learning_rate))
 
 
 def step_key(seed: int, step: int) -> jax.Array:
     """The PRNG key of ``seed`` at ``step`` (dropout, teacher forcing)."""
     return jax.random.fold_in(jax.random.PRNGKey(seed), step)
-
-
-def _rngs(key: jax.Array) -> dict[str, jax.Array]:
-    dropout, teacher = jax.random.split(key)
-    return {"dropout": dropout, "teacher": teacher}
 
 
 def loss_fn(
@@ -71,9 +73,7 @@ def loss_fn(
     times ``supervision_scale`` (:meth:`TrainConfig.supervision_scale`: a
     traced value, so an annealed weight compiles once).
     """
-    out = Network(config.network).apply(
-        {"params": params}, batch, repred=False, rngs=_rngs(key)
-    )
+    out = training_outputs(config.network, params, batch, key)
     loss, terms = total_loss(config.network, out, batch)
     if config.attention_weight > 0:
         target = compiled_attention(config.network.algorithm, batch)
@@ -134,9 +134,7 @@ def _train_step(config: TrainConfig) -> Callable:
         opt_state = jax.tree_util.tree_map(keep, new_opt_state, opt_state)
         return params, opt_state, loss, finite
 
-    over_seeds = jax.vmap(single)
-    if config.seed_strategy == "map":
-        over_seeds = functools.partial(_one_seed_at_a_time, single)
+    over_seeds = each_seed(single, config.seed_strategy)
 
     def train_step(params, opt_state, batch, keys, scales=None):
         if scales is None:
@@ -144,8 +142,3 @@ def _train_step(config: TrainConfig) -> Callable:
         return over_seeds(params, opt_state, batch, keys, scales)
 
     return jax.jit(train_step, donate_argnums=(0, 1))
-
-
-def _one_seed_at_a_time(single: Callable, *stacked: Any) -> Any:
-    """``single`` over the leading seed axis of every argument, with ``lax.map``."""
-    return jax.lax.map(lambda args: single(*args), stacked)

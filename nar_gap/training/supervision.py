@@ -39,7 +39,7 @@ import jax.numpy as jnp
 
 from nar_gap.benchmark.batch import Batch
 from nar_gap.benchmark.steps import internal_steps
-from nar_gap.compiler import compile
+from nar_gap.compiler import compile_algorithm
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.seeds import forward
 from nar_gap.programs.registry import SIZE_FREE_PROGRAMS
@@ -111,10 +111,10 @@ def _compiled(algorithm: str):
             f"programs exist for {', '.join(SUPERVISED_ALGORITHMS)}"
         )
     with jax.ensure_compile_time_eval():
-        model = compile(algorithm, hidden_size=None)
+        model = compile_algorithm(algorithm, hidden_size=None)
         variables = model.layout.variables
         dims = jnp.asarray([model.layout.hidden_index(v) for v in variables])
-    return model.params, forward(model.config, True, "highest"), dims, variables
+    return model.params, forward(model.config, True, model.precision), dims, variables
 
 
 def compiled_variables(algorithm: str) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -425,3 +426,52 @@ def test_a_measure_the_control_explains_or_too_few_seeds_is_undefined():
     assert np.isnan(few["pearson_r"]) and "undefined" in few["note"]
     (nan,) = st.correlation_table(np.arange(4.0), {"x": np.array([1, 2, np.nan, 3])})
     assert np.isnan(nan["pearson_r"]) and "NaN" in nan["note"]
+
+
+# --------------------------------------------------------------------------- #
+# A score over seeds with seeds missing: each caller's numbers, to the bit.
+# --------------------------------------------------------------------------- #
+
+
+def _with_missing(seed: int, seeds: int) -> np.ndarray:
+    """Per-seed values in [0, 1] with about a third missing (NaN)."""
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(0, 1, seeds)
+    values[rng.uniform(0, 1, seeds) < 0.35] = np.nan
+    return values
+
+
+def test_finite_summary_packs_the_finite_values_and_counts_them():
+    for seed in range(200):  # 2..15 seeds: past the 8 where summation orders part
+        values = _with_missing(seed, 2 + seed % 14)
+        finite = values[np.isfinite(values)]
+        summary = st.finite_summary(values)
+        if finite.size == 0:
+            assert math.isnan(summary.mean) and math.isnan(summary.std)
+            assert summary.n == 0
+            continue
+        assert summary == st.Summary(finite.mean(), finite.std(), finite.size)
+    assert st.finite_summary([0.5, np.inf, -np.inf, 0.25]).n == 2
+
+
+def test_nan_mean_is_numpys_nanmean_to_the_bit_and_quiet_on_an_empty_slice():
+    for seed in range(200):
+        values = _with_missing(seed, 2 + seed % 14)
+        if np.isnan(values).all():
+            continue
+        assert st.nan_mean(values) == np.nanmean(values)
+    rows = np.stack([_with_missing(s, 13) for s in range(6)])
+    rows[0] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        means = st.nan_mean(rows, axis=1)
+        expected = np.array([np.nan, *(np.nanmean(r) for r in rows[1:])])
+    np.testing.assert_array_equal(means, expected)
+
+
+def test_summary_of_every_value_keeps_a_nan():
+    values = [0.25, 0.5, 1.0]
+    assert st.Summary.of(values) == st.Summary(
+        np.mean(values), np.std(values), len(values)
+    )
+    assert math.isnan(st.Summary.of([0.25, np.nan]).mean)

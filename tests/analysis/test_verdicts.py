@@ -296,3 +296,29 @@ def test_higher_without_spread_is_decided_without_a_t_test():
     assert four.verdict == AGREE
     assert below.verdict == DISAGREE
     assert "p undefined" not in four.evidence
+
+
+@pytest.mark.parametrize(
+    ("internal", "agreement", "accuracy", "faithful"),
+    [
+        (0.05, 0.99, 0.99, True),  # the bar itself passes
+        (0.051, 1.0, 1.0, False),
+        (0.0, 0.989, 1.0, False),
+        (0.0, 1.0, 0.989, False),
+    ],
+)
+def test_faithful_is_the_bar_on_all_three_measures(
+    internal, agreement, accuracy, faithful
+):
+    row = {"internal": internal, "argmax_agreement": agreement, "accuracy": accuracy}
+    assert v.is_faithful(row) is faithful
+
+
+def test_the_bar_reads_as_the_verdict_sentences_state_it():
+    assert v.FAITHFUL_ATTENTION == "internal <= 0.05, argmax agreement >= 0.99"
+
+
+def test_bonferroni_splits_the_miss_chance_over_the_tests():
+    assert v.bonferroni_level(3) == pytest.approx(1 - 0.05 / 3)
+    assert v.bonferroni_level(0) == v.bonferroni_level(1) == pytest.approx(0.95)
+    assert v.bonferroni_level(4, 0.9) == pytest.approx(0.975)

@@ -20,7 +20,7 @@ import pytest
 
 from nar_gap.benchmark.families import FAMILIES, make_graph
 from nar_gap.cli import main
-from nar_gap.compiler import CompilerConfig, compile, save_compiled
+from nar_gap.compiler import CompilerConfig, compile_algorithm, precision, save_compiled
 from nar_gap.experiments import size_sweep
 
 DTYPES = ("float32", "float64")
@@ -29,7 +29,7 @@ DTYPES = ("float32", "float64")
 @pytest.fixture(scope="module")
 def models():
     return {
-        (algorithm, dtype): compile(algorithm, None, dtype=dtype)
+        (algorithm, dtype): compile_algorithm(algorithm, None, dtype=dtype)
         for algorithm in ("bfs", "bellman_ford")
         for dtype in DTYPES
     }
@@ -105,7 +105,7 @@ def test_three_decimal_weights_are_exact_up_to_reported_ties(dtype, models):
 def test_float64_decides_gaps_float32_calls_ties(models):
     """The gadget's gap of 2e-6 is below float32's resolution, above float64's
     measured limit: float32 reports a tie, float64 follows dm-clrs."""
-    weights = size_sweep.near_tie_gadget(0.0, 2e-6)
+    weights = precision.near_tie_gadget(0.0, 2e-6)
     low = models[("bellman_ford", "float32")].run(weights, 0)
     high = models[("bellman_ford", "float64")].run(weights, 0)
     assert low.ties and not low.mismatches and int(low.outputs["pi"][4]) == 2
@@ -118,7 +118,7 @@ def test_float64_decides_gaps_float32_calls_ties(models):
 
 def test_float64_runs_leave_jax_in_float32(models):
     """x64 mode is scoped to the compiled model's own calls."""
-    models[("bellman_ford", "float64")].run(size_sweep.near_tie_gadget(1.0, 0.1), 0)
+    models[("bellman_ford", "float64")].run(precision.near_tie_gadget(1.0, 0.1), 0)
     assert jnp.ones(1).dtype == jnp.float32
     assert not jax.config.jax_enable_x64
 
@@ -178,9 +178,15 @@ def test_the_decisive_gap_is_read_off_dm_clrs_trace():
     from nar_gap.benchmark.graphs import batch_from_graph
 
     batch = batch_from_graph(
-        "bellman_ford", size_sweep.near_tie_gadget(0.0, 2e-6), 0, float_dtype=np.float64
+        "bellman_ford", precision.near_tie_gadget(0.0, 2e-6), 0, float_dtype=np.float64
     )
-    assert math.isclose(size_sweep.smallest_decisive_gap(batch), 2e-6, rel_tol=1e-6)
+    assert math.isclose(precision.smallest_decisive_gap(batch), 2e-6, rel_tol=1e-6)
+
+
+def test_the_size_sweep_still_answers_to_the_precision_names_it_held():
+    for name in ("smallest_decisive_gap", "near_tie_gadget", "precision_limits"):
+        assert getattr(size_sweep, name) is getattr(precision, name)
+    assert size_sweep.PRECISION_GAPS == precision.PRECISION_GAPS
 
 
 def test_the_sweep_writes_its_table_breakdown_and_figure(tmp_path, monkeypatch):
@@ -266,7 +272,7 @@ def test_a_dense_graph_past_the_resolution_errs_only_by_ties():
     near-ties split the attention, the stored pointer names a third node, and
     before the Linked criterion that pointer opened a zero-length edge."""
     weights = make_graph("er_p0.5", 1024, 0, weighted=True)
-    run = compile("bellman_ford").run(weights, 0)
+    run = compile_algorithm("bellman_ford").run(weights, 0)
     assert not run.mismatches, run.mismatches[:3]
     assert any(t.split for t in run.ties)
     truth = np.asarray(run.reference.hints["d"][:, 0], np.float64)

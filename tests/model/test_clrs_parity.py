@@ -15,6 +15,7 @@ import dataclasses
 import jax
 import numpy as np
 import pytest
+from clrs_models import clrs_baseline as _baseline
 
 import nar_gap
 from nar_gap.benchmark._clrs import clrs
@@ -37,40 +38,6 @@ def _feedback(algorithm: str, num_nodes: int, seed: int = 0, samples: int = 6):
         algorithm, num_samples=samples, length=num_nodes, seed=seed
     )
     return sampler.next(), spec
-
-
-def _baseline(
-    algorithm,
-    feedback,
-    spec,
-    *,
-    hidden=16,
-    heads=1,
-    use_ln=True,
-    hint_mode="encoded_decoded",
-    repred="soft",
-    seed=0,
-    scale=1.0,
-    teacher_forcing=0.0,
-):
-    factory = clrs.get_processor_factory(
-        "gatv2", use_ln=use_ln, nb_triplet_fts=0, nb_heads=heads
-    )
-    model = clrs.models.BaselineModel(
-        spec=spec,
-        dummy_trajectory=feedback,
-        processor_factory=factory,
-        hidden_dim=hidden,
-        encode_hints=hint_mode == "encoded_decoded",
-        decode_hints=hint_mode in ("encoded_decoded", "decoded_only"),
-        hint_repred_mode=repred,
-        encoder_init="xavier_on_scalars",
-        hint_teacher_forcing=teacher_forcing,
-    )
-    model.init(feedback.features, seed)
-    if scale != 1.0:  # sharper weights: attention and pointers far from uniform
-        model.params = jax.tree_util.tree_map(lambda x: x * scale, model.params)
-    return model
 
 
 def _assert_predictions_match(algorithm, model, feedback, **import_kwargs):

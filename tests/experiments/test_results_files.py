@@ -1,0 +1,110 @@
+"""Every results file is named by the module that writes it, as committed.
+
+The readers (paper.py, readme_results.py, the notebooks) take the names from
+the writers; the committed ``results/`` and ``figures/`` say what the names
+are.  So the writers' names, for the cpu profile's algorithms and arms, are
+exactly the committed files: a renamed writer, or a file nobody names, fails.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nar_gap.experiments import (
+    ablations,
+    baselines,
+    closing_gap,
+    compilation,
+    faithfulness_study,
+    generalisation,
+    landscapes,
+    plateau,
+    profiles,
+    recipes,
+    settings,
+    size_sweep,
+    stability,
+    transnar,
+)
+from nar_gap.report import paper
+
+ROOT = Path(__file__).resolve().parents[2]
+BFS_BF = ("bfs", "bellman_ford")
+FAITHFULNESS_ARMS = ("bfs", "bellman_ford", "dfs", "bellman_ford_edge_info")
+VALIDATION_ARMS = FAITHFULNESS_ARMS  # the baselines and the edge-information arm
+
+
+def _named_tables() -> set[str]:
+    names = {
+        baselines.BASELINES_FILE,
+        settings.SETTINGS_FILE,
+        compilation.EXACTNESS_FILE,
+        compilation.MINIMAL_FILE,
+        compilation.LOCALITY_FILE,
+        size_sweep.TABLE,
+        size_sweep.BREAKDOWN_TABLE,
+        size_sweep.PRECISION_TABLE,
+        transnar.QUESTION_FILE,
+        *(ablations.table_file(name) for name in ablations.experiments(profiles.CPU)),
+        *(paper.comparison_file(n) for n in ("01", "02", "03", "04", "05", "06", "08")),
+    }
+    for arm in VALIDATION_ARMS:
+        names.add(baselines.validation_file(arm))
+    for arm in FAITHFULNESS_ARMS:
+        names |= {
+            faithfulness_study.seeds_file(arm),
+            faithfulness_study.correlations_file(arm),
+            faithfulness_study.summary_file(arm),
+            faithfulness_study.reference_points_file(arm),
+            faithfulness_study.arrays_file(arm),
+        }
+    for a in ("bfs", "bellman_ford", "dfs"):
+        names |= {landscapes.landscape_file(a), landscapes.grids_file(a)}
+    names |= {plateau.plateau_file("bellman_ford", e) for e in (False, True)}
+    for a in BFS_BF:
+        names |= {
+            stability.stability_file(a),
+            stability.table16_file(a),
+            closing_gap.results_file(a),
+            closing_gap.validation_file(a),
+            closing_gap.over_time_file(a),
+            recipes.recipes_file(a),
+            recipes.recipe_seeds_file(a),
+            recipes.drift_file(a),
+            generalisation.results_file(a),
+            generalisation.seeds_file(a),
+            transnar.RESULTS_FILE.format(a),
+            transnar.SUMMARY_FILE.format(a),
+            transnar.READS_FILE.format(a),
+        }
+    return names
+
+
+def test_the_writers_name_exactly_the_committed_tables():
+    committed = {
+        p.name
+        for p in (ROOT / "results").iterdir()
+        if not p.name.endswith(".json") and not p.name.startswith(".")
+    }
+    assert _named_tables() == committed
+
+
+def test_the_writers_figure_stems_are_committed_figures():
+    stems = {
+        compilation.compiled_figure_stem(a, what)
+        for a in ("bfs", "bellman_ford", "dfs")
+        for what in ("weights", "encoders_decoders", "attention")
+    }
+    stems.add(size_sweep.FIGURE)
+    for arm in VALIDATION_ARMS:
+        stems.add(baselines.validation_figure_stem(arm))
+    for a in BFS_BF:
+        stems |= {
+            stability.figure_stem(a),
+            closing_gap.figure_stem(a),
+            recipes.drift_figure_stem(a),
+            generalisation.figure_stem(a),
+            transnar.FIGURE_STEM.format(a),
+        }
+    committed = {p.stem for p in (ROOT / "figures").iterdir()}
+    assert stems <= committed, sorted(stems - committed)
