@@ -300,7 +300,7 @@ run_notebook() {
     written="$(cd "$executed_dir" && pwd)/.$name.written"
     rm -f "$stamp_file"
     : >"$written"
-    NAR_GAP_WRITTEN_LOG="$written" "$venv/bin/python" -m nar_gap.experiments.notebook_runner \
+    NAR_GAP_WRITTEN_LOG="$written" "$venv/bin/python" -m nar_gap.tools.notebook_runner \
         "$notebook" "$executed" --cwd notebooks -p PROFILE "$profile" -p RUNS_DIR "$runs_dir" \
         -p RESULTS_DIR "$results_dir" -p FIGURES_DIR "$figures_dir" "${progress[@]}" || return 1
     { echo "$inputs"; written_files "$written"; } >"$stamp_file"
@@ -422,7 +422,7 @@ for line in "${timings[@]}"; do echo "  $line"; done
 # docs/results.md's results section and README.md's headline table are
 # rendered from the committed profile's files.
 if [[ "$results_dir" -ef results ]]; then
-    "$venv/bin/python" -m nar_gap.experiments.readme_results results \
+    "$venv/bin/python" -m nar_gap.report.readme_results results \
         --write docs/results.md --write README.md
     echo "nar_gap: docs/results.md's results and README.md's headline rendered from results/"
 fi

@@ -6,9 +6,10 @@ pre-attention channels) -> ``layout.py`` (a name for every dimension) ->
 ``parameters.py`` (the weight blocks).  ``compiled_model.py`` holds and runs
 the result (compiling again when a graph needs a wider distance range),
 ``compiling.py`` is the public verb, ``storage.py`` saves and loads,
-``config.py`` holds the constants, and ``minimal.py`` searches for the
-smallest exact network a compilation contains.  Names are imported on
-first use (``nar-gap compile --help`` reads only the constants).
+``config.py`` holds the constants, ``minimal.py`` searches for the
+smallest exact network a compilation contains, and ``precision.py`` finds
+the smallest score gap a compiled Bellman-Ford still decides.  Names are
+imported on first use (``nar-gap compile --help`` reads only the constants).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ _EXPORTS = {
     "CompiledRun": "nar_gap.compiler.compiled_model",
     "decode_trace": "nar_gap.compiler.compiled_model",
     "compile": "nar_gap.compiler.compiling",
+    "compile_algorithm": "nar_gap.compiler.compiling",
     "compile_program": "nar_gap.compiler.compiling",
     "Layout": "nar_gap.compiler.layout",
     "lay_out": "nar_gap.compiler.layout",

@@ -31,7 +31,7 @@ def compile_program(
     return CompiledModel.build(program, hidden_size, config or CompilerConfig())
 
 
-def compile(  # noqa: A001 - the public verb of the issue: nar_gap.compile("bfs")
+def compile_algorithm(
     algorithm: str,
     hidden_size: int | None = DEFAULT_HIDDEN_SIZE,
     config: CompilerConfig | None = None,
@@ -49,3 +49,8 @@ def compile(  # noqa: A001 - the public verb of the issue: nar_gap.compile("bfs"
     config = dataclasses.replace(config or CompilerConfig(), **options)
     program = get_program(algorithm, max_weight=config.max_weight, num_nodes=num_nodes)
     return compile_program(program, hidden_size, config)
+
+
+# The public verb, ``nar_gap.compile("bfs")``: the same function.  The package
+# itself imports ``compile_algorithm``, so no module of it shadows the builtin.
+compile = compile_algorithm  # noqa: A001

@@ -212,8 +212,8 @@ def _without_cancelled_leak(channels: list[Channel]) -> list[Channel]:
     so every margin the compiler guarantees still holds.  One graph of the
     size sweep (``er_sparse``, 4 096 nodes, float64) relied on the 1 % it
     took: there a pointer fed back into ``Prefer`` needs more than
-    ``tie_margin`` past ``resolution_nodes`` (README, "Where exactness
-    ends").  Found by the minimality search (notebook 01) on Bellman-Ford,
+    ``tie_margin`` past ``resolution_nodes`` (docs/compilation.md, "Where
+    exactness ends").  Found by the minimality search (notebook 01) on Bellman-Ford,
     whose ``LowestId(among=msk)`` is last: size-free hidden 10 -> 9.  BFS's
     ``LowestId`` comes before its ``Prefer`` and keeps it.
     """

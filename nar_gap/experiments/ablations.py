@@ -45,6 +45,20 @@ from nar_gap.training import TrainConfig, train
 
 BIAS_NODES = 16  # side of the N x N bias: the largest training graph
 
+# Each table's name, also its file's (:func:`table_file`).
+EDGE_INFO_TABLE = "table11_edge_info"
+PRE_ATT_BIAS_TABLE = "table12_pre_att_bias"
+LENGTH_LIMITED_TABLE = "table13_length_limited"
+NO_HINTS_TABLE = "table14_no_hints"
+MINIMAL_TABLE = "table15_minimal"
+SEQUENTIAL_TABLE = "table17_sequential"
+REGULARISATION_TABLE = "d1_regularisation"
+
+
+def table_file(name: str) -> str:
+    """The ablation table ``name``'s file (its sidecar: every variant's config)."""
+    return f"{name}.csv"
+
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
@@ -91,7 +105,7 @@ def _at_16(profile: Profile) -> dict[str, int]:
 
 def _edge_info(p: Profile) -> Experiment:
     return Experiment(
-        "table11_edge_info",
+        EDGE_INFO_TABLE,
         "Bellman-Ford: edge information in the selected values",
         (
             _variant(p, "no edge information", _net("bellman_ford", p.hidden_size)),
@@ -116,7 +130,7 @@ def _edge_info(p: Profile) -> Experiment:
 
 def _pre_att_bias(p: Profile) -> Experiment:
     return Experiment(
-        "table12_pre_att_bias",
+        PRE_ATT_BIAS_TABLE,
         "BFS: learned N x N pre-attention bias (tested at N = 16)",
         (
             _variant(p, "no bias", _net("bfs", p.hidden_size), **_at_16(p)),
@@ -137,7 +151,7 @@ def _length_limited(p: Profile) -> Experiment:
         "bellman_ford", p.hidden_size, use_edge_info=True, use_pre_att_bias=True
     )
     return Experiment(
-        "table13_length_limited",
+        LENGTH_LIMITED_TABLE,
         "Bellman-Ford trained and tested at one size: both modifications",
         (
             _variant(p, "unmodified", _net("bellman_ford", p.hidden_size), **one_size),
@@ -148,7 +162,7 @@ def _length_limited(p: Profile) -> Experiment:
 
 def _no_hints(p: Profile) -> Experiment:
     return Experiment(
-        "table14_no_hints",
+        NO_HINTS_TABLE,
         "Training with and without hints",
         tuple(
             _variant(
@@ -164,7 +178,7 @@ def _no_hints(p: Profile) -> Experiment:
 
 def _sequential(p: Profile) -> Experiment:
     return Experiment(
-        "table17_sequential",
+        SEQUENTIAL_TABLE,
         "Sequential BFS (bfs_seq) against simplified DFS (dfs_light)",
         tuple(
             _variant(p, name, _net(name, p.hidden_size), **_at_16(p))
@@ -184,7 +198,7 @@ def _minimal(p: Profile) -> Experiment:
         ),
     }
     return Experiment(
-        "table15_minimal",
+        MINIMAL_TABLE,
         "Minimal models (hidden 4, simplified decoders) over many seeds: "
         "lottery tickets",
         tuple(
@@ -210,7 +224,7 @@ def _minimal(p: Profile) -> Experiment:
 def _regularisation(p: Profile) -> Experiment:
     """D.1 (the paper's Table 9): one BFS and one Bellman-Ford row each."""
     return Experiment(
-        "d1_regularisation",
+        REGULARISATION_TABLE,
         "Hidden 4 (simplified decoders): L1 regularisation and extended "
         "training (grokking)",
         tuple(
@@ -299,7 +313,7 @@ def write_experiment(
         "variants": {v.label: v.config.to_dict() for v in experiment.variants},
     }
     return files.write_table(
-        Path(results_dir) / f"{experiment.name}.csv", list(rows), meta
+        Path(results_dir) / table_file(experiment.name), list(rows), meta
     )
 
 

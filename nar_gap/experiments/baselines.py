@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from nar_gap import plots
+from nar_gap.analysis.curves import step_means
 from nar_gap.analysis.stats import score_summary
-from nar_gap.experiments import plots
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import baseline_config, metadata, train_once
 from nar_gap.experiments.settings import write_settings
@@ -23,6 +24,17 @@ from nar_gap.system import files
 from nar_gap.training import read_validation
 
 BASELINE_ALGORITHMS = ("bfs", "dfs", "bellman_ford")
+BASELINES_FILE = "table10_baselines.csv"
+
+
+def validation_file(arm: str) -> str:
+    """Every seed's validation curve of ``arm`` (``<a>`` or ``<a>_edge_info``)."""
+    return f"validation_{arm}.csv"
+
+
+def validation_figure_stem(arm: str) -> str:
+    """The figure of :func:`validation_file`'s curves."""
+    return f"fig_validation_{arm}"
 
 
 def run_baselines(
@@ -60,9 +72,7 @@ def run_baselines(
             dirs,
             metadata(profile, config=config.to_dict()),
         )
-    files.write_table(
-        Path(dirs.results) / "table10_baselines.csv", rows, metadata(profile)
-    )
+    files.write_table(Path(dirs.results) / BASELINES_FILE, rows, metadata(profile))
     write_settings(dirs.results, metadata(profile))
     return rows
 
@@ -82,14 +92,16 @@ def write_validation(
         return []
     written = [
         files.write_table(
-            Path(dirs.results) / f"validation_{algorithm}.csv", history, meta
+            Path(dirs.results) / validation_file(algorithm), history, meta
         )
     ]
     fig = plots.plot_validation_curves(
-        history, f"{algorithm}: validation over training"
+        history,
+        f"{algorithm}: validation over training",
+        means={key: step_means(history, key) for key in ("val_score", "train_loss")},
     )
     written += files.save_figure(
-        fig, Path(dirs.figures) / f"fig_validation_{algorithm}"
+        fig, Path(dirs.figures) / validation_figure_stem(algorithm)
     )
     plots.close(fig)
     return written

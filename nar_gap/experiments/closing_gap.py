@@ -54,17 +54,26 @@ import jax
 import numpy as np
 from tqdm import tqdm
 
-from nar_gap.analysis.landscape import filter_normalised_direction, sharpness
+from nar_gap import plots
+from nar_gap.analysis.curves import step_means
+from nar_gap.analysis.landscape import plane_directions, sharpness
 from nar_gap.analysis.models import (
     Models,
     SeedEvaluation,
     measure_models,
     reference_attention,
 )
+from nar_gap.analysis.stats import finite_summary
+from nar_gap.analysis.verdicts import (  # the bar; closing_gap.FAITHFUL_* still reads
+    FAITHFUL_ACCURACY,
+    FAITHFUL_AGREEMENT,  # noqa: F401
+    FAITHFUL_ATTENTION,
+    FAITHFUL_INTERNAL,  # noqa: F401
+    is_faithful,
+)
 from nar_gap.benchmark.batch import Batch
 from nar_gap.benchmark.sampling import eval_batch, sample_batch
-from nar_gap.compiler import compile
-from nar_gap.experiments import plots
+from nar_gap.compiler import compile_algorithm
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import (
     baseline_config,
@@ -81,11 +90,27 @@ from nar_gap.training.run_dir import continue_from, read_validation
 from nar_gap.training.supervision import with_state_probe
 
 VARIANTS = ("plain", "attention", "state", "long")
-# The issue's bar for "executes the compiled mechanism".
-FAITHFUL_INTERNAL = 0.05
-FAITHFUL_AGREEMENT = 0.99
-FAITHFUL_ACCURACY = 0.99
 SHARPNESS_RADIUS = 0.1
+
+
+def results_file(algorithm: str) -> str:
+    """The table: one row per variant, the compiled model's last."""
+    return f"closing_gap_{algorithm}.csv"
+
+
+def validation_file(algorithm: str) -> str:
+    """Each variant's validation score over its training steps."""
+    return f"closing_gap_validation_{algorithm}.csv"
+
+
+def over_time_file(algorithm: str) -> str:
+    """External and internal faithfulness along the trace (:func:`time_rows`)."""
+    return f"closing_gap_over_time_{algorithm}.csv"
+
+
+def figure_stem(algorithm: str) -> str:
+    """The table's figure."""
+    return f"fig_closing_gap_{algorithm}"
 
 
 def variant_configs(profile: Profile, algorithm: str) -> dict[str, TrainConfig]:
@@ -204,12 +229,7 @@ def _mean(values: Any) -> float:
 
 def model_sharpness(model: Model, batch: Batch, seed: int) -> float:
     """Loss rise at :data:`SHARPNESS_RADIUS` around ``model`` (own directions)."""
-    key = jax.random.PRNGKey(seed)
-    first, second = jax.random.split(key)
-    directions = (
-        filter_normalised_direction(first, model.params),
-        filter_normalised_direction(second, model.params),
-    )
+    directions = plane_directions(jax.random.PRNGKey(seed), model.params)
     rises = sharpness(
         model.config, model.params, directions, batch, radii=(SHARPNESS_RADIUS,)
     )
@@ -244,8 +264,8 @@ def _over_seeds(
     positions = values.shape[1]
     rows = []
     for t in range(positions):
-        column = values[:, t][np.isfinite(values[:, t])]
-        if column.size == 0:
+        summary = finite_summary(values[:, t])
+        if summary.n == 0:
             continue
         where = (t + 0.5) / positions if clock == "uniform" else t
         rows.append(
@@ -254,9 +274,9 @@ def _over_seeds(
                 "measure": measure,
                 "clock": clock,
                 "position": where,
-                "mean": float(column.mean()),
-                "std": float(column.std()),
-                "seeds": int(column.size),
+                "mean": summary.mean,
+                "std": summary.std,
+                "seeds": summary.n,
             }
         )
     return rows
@@ -291,7 +311,7 @@ class VariantResult:
     over_time: list[dict[str, Any]]
 
 
-def evaluate_variant(name: str, models: Models, graphs: Graphs) -> VariantResult:
+def measure_variant(name: str, models: Models, graphs: Graphs) -> VariantResult:
     """One table row (means over the seeds of every measure) and its curves."""
     evaluation = measure_models(models, graphs.test, graphs.reference)
     scalars = evaluation.scalars
@@ -322,18 +342,9 @@ def evaluate_variant(name: str, models: Models, graphs: Graphs) -> VariantResult
 
 def _compiled(compiled: Model, graphs: Graphs) -> VariantResult:
     own = Models.from_models([compiled], seeds=[-1], source="compiled")
-    result = evaluate_variant("compiled", own, graphs)
+    result = measure_variant("compiled", own, graphs)
     row = {**result.row, "seeds": 0, "hidden_size": compiled.config.hidden_size}
     return VariantResult(row, result.over_time)
-
-
-def is_faithful(row: Mapping[str, Any]) -> bool:
-    """The issue's bar: internal <= 0.05, agreement >= 0.99, accuracy >= 0.99."""
-    return (
-        row["internal"] <= FAITHFUL_INTERNAL
-        and row["argmax_agreement"] >= FAITHFUL_AGREEMENT
-        and row["accuracy"] >= FAITHFUL_ACCURACY
-    )
 
 
 def verdict(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -341,10 +352,7 @@ def verdict(rows: Sequence[Mapping[str, Any]]) -> str:
     trained = [r for r in rows if r["variant"] != "compiled"]
     faithful = [r["variant"] for r in trained if is_faithful(r)]
     closest = min(trained, key=lambda r: r["internal"])
-    bar = (
-        f"internal <= {FAITHFUL_INTERNAL:g}, argmax agreement >= "
-        f"{FAITHFUL_AGREEMENT:g} at accuracy >= {FAITHFUL_ACCURACY:g}"
-    )
+    bar = f"{FAITHFUL_ATTENTION} at accuracy >= {FAITHFUL_ACCURACY:g}"
     if faithful:
         return f"{', '.join(faithful)} meet the bar ({bar}) on the mean over seeds."
     return (
@@ -392,7 +400,7 @@ def run_closing_gap(
             continue_from(run_dirs["plain"], config, run_dirs[name], reselect=True)
         results[name] = train(config, run_dirs[name], progress=progress)
     test = faithfulness_batch(profile, algorithm)
-    compiled = compile(algorithm, hidden_size=None)
+    compiled = compile_algorithm(algorithm, hidden_size=None)
     graphs = Graphs(
         test=test,
         reference=reference_attention(compiled, test),
@@ -411,7 +419,7 @@ def run_closing_gap(
         VARIANTS, desc=f"closing the gap {algorithm}", disable=not progress
     ):
         models = _first_seeds(Models.from_run(results[name]), seeds)
-        measured[name] = evaluate_variant(name, models, graphs)
+        measured[name] = measure_variant(name, models, graphs)
         after = plain_steps if name == "long" else None
         extra[name] = {
             "steps": configs[name].steps,
@@ -439,15 +447,15 @@ def write_closing_gap(
 ) -> list[Path]:
     """The table, the two kinds of curves and the figure, each written atomically."""
     written = [
-        files.write_table(dirs.results / f"closing_gap_{algorithm}.csv", rows, meta),
-        files.write_table(
-            dirs.results / f"closing_gap_validation_{algorithm}.csv", curves, meta
-        ),
-        files.write_table(
-            dirs.results / f"closing_gap_over_time_{algorithm}.csv", over_time, meta
-        ),
+        files.write_table(dirs.results / results_file(algorithm), rows, meta),
+        files.write_table(dirs.results / validation_file(algorithm), curves, meta),
+        files.write_table(dirs.results / over_time_file(algorithm), over_time, meta),
     ]
-    fig = plots.plot_closing_gap(rows, curves, over_time, algorithm)
-    written += files.save_figure(fig, dirs.figures / f"fig_closing_gap_{algorithm}")
+    val_means = {
+        name: step_means([c for c in curves if c["variant"] == name], "val_score")
+        for name in dict.fromkeys(c["variant"] for c in curves)
+    }
+    fig = plots.plot_closing_gap(rows, val_means, over_time, algorithm)
+    written += files.save_figure(fig, dirs.figures / figure_stem(algorithm))
     plots.close(fig)
     return written

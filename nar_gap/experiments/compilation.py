@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from nar_gap import plots
 from nar_gap.benchmark.batch import concat_batches, pad_batch
 from nar_gap.benchmark.families import tie_graphs
 from nar_gap.benchmark.graphs import batch_from_graph
 from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.benchmark.specs import has_source
-from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile, minimal
-from nar_gap.experiments import plots
+from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile_algorithm, minimal
 from nar_gap.experiments.profiles import Profile
 from nar_gap.experiments.runs import metadata
 from nar_gap.model.model import COMPONENTS, parameter_counts
@@ -26,6 +26,9 @@ from nar_gap.system import files
 
 # Which algorithms the locality table searches, and how: every graph on this
 # many nodes, self loops included (512 directed, 64 symmetric matrices).
+EXACTNESS_FILE = "compiled_exactness.csv"
+MINIMAL_FILE = "compiled_minimal.csv"
+LOCALITY_FILE = "locality_witnesses.csv"
 LOCALITY_ALGORITHMS = ("bfs", "bellman_ford", "bfs_seq", "dfs_light", "dfs")
 LOCALITY_NODES = 3
 
@@ -50,6 +53,11 @@ PAPER_VARIANT_ALGORITHMS = ("bfs", "bellman_ford")
 FIGURE_BIAS_NODES = 16
 
 
+def compiled_figure_stem(algorithm: str, what: str) -> str:
+    """An unnumbered figure of a compiled model (``weights``, ``attention`` ...)."""
+    return f"fig_compiled_{algorithm}_{what}"
+
+
 def compiled_figures(
     algorithms: Sequence[str], figures_dir: str | os.PathLike
 ) -> list[Path]:
@@ -63,13 +71,15 @@ def compiled_figures(
     """
     written = []
     for algorithm in algorithms:
-        size_free = compile(algorithm, hidden_size=None)
+        size_free = compile_algorithm(algorithm, hidden_size=None)
         figures = {
-            f"fig_compiled_{algorithm}_weights": plots.plot_compiled_weights(size_free),
-            f"fig_compiled_{algorithm}_encoders_decoders": (
+            compiled_figure_stem(algorithm, "weights"): plots.plot_compiled_weights(
+                size_free
+            ),
+            compiled_figure_stem(algorithm, "encoders_decoders"): (
                 plots.plot_compiled_encoders_decoders(size_free)
             ),
-            f"fig_compiled_{algorithm}_attention": plots.plot_attention_steps(
+            compiled_figure_stem(algorithm, "attention"): plots.plot_attention_steps(
                 size_free.run(
                     example_graph(), source=0 if has_source(algorithm) else None
                 ).attention,
@@ -77,11 +87,11 @@ def compiled_figures(
             ),
         }
         if algorithm in PAPER_VARIANT_ALGORITHMS:
-            paper = compile(
+            paper = compile_algorithm(
                 algorithm, hidden_size=None, pre_att_bias_nodes=FIGURE_BIAS_NODES
             )
             numbered = algorithm == "bellman_ford"
-            stem = f"fig_compiled_{algorithm}_paper"
+            stem = compiled_figure_stem(algorithm, "paper")
             figures["fig6_bellman_ford_weights" if numbered else f"{stem}_weights"] = (
                 plots.plot_compiled_weights(paper)
             )
@@ -140,7 +150,7 @@ def exactness_table(
             sizes = tuple(sorted({min(n, DFS_EXACTNESS_MAX_NODES) for n in sizes}))
         for n in sizes:
             for variant, options in exactness_variants(algorithm, n):
-                model = compile(algorithm, num_nodes=n, **options)
+                model = compile_algorithm(algorithm, num_nodes=n, **options)
                 counts = parameter_counts(model.params)
                 for p in edge_probabilities:
                     batch = sample_batch(algorithm, n, graphs, seed=n, p=(p,))
@@ -164,9 +174,7 @@ def exactness_table(
                             "first_mismatch": str(mismatches[0]) if mismatches else "",
                         }
                     )
-    files.write_table(
-        Path(results_dir) / "compiled_exactness.csv", rows, metadata(profile)
-    )
+    files.write_table(Path(results_dir) / EXACTNESS_FILE, rows, metadata(profile))
     return rows
 
 
@@ -250,6 +258,73 @@ def _other_sizes(variant: str, model) -> tuple[int, ...]:
     return MINIMAL_OTHER_NODES
 
 
+def _counterexample_pool(algorithm: str, sizes: Sequence[int]) -> list:
+    """Sampled batches a removal must also keep exact: seeds per size, both p."""
+    return [
+        b
+        for size in sizes
+        for k in range(COUNTEREXAMPLE_SEEDS)
+        for b in _minimal_batches(algorithm, size, COUNTEREXAMPLE_SEED + 10 * size + k)
+    ]
+
+
+def _tie_pool(model, tie_sizes: Sequence[int]) -> tuple[list, int]:
+    """:func:`tie_batches` at every size, and how many graphs they left out."""
+    ties, left_out = [], 0
+    for size in tie_sizes:
+        seeds = range(COUNTEREXAMPLE_SEED, COUNTEREXAMPLE_SEED + TIE_SEEDS)
+        made, lost = tie_batches(model, size, seeds)
+        ties, left_out = ties + made, left_out + lost
+    return ties, left_out
+
+
+def _graph_count(batches: Sequence) -> int:
+    return sum(int(b.node_mask.shape[0]) for b in batches)
+
+
+def _minimal_row(
+    algorithm: str, variant: str, options: dict[str, Any]
+) -> dict[str, Any]:
+    """One row of ``compiled_minimal.csv``: the search, then the held-out checks."""
+    n = MINIMAL_CHECK_NODES
+    model = compile_algorithm(algorithm, num_nodes=n, **options)
+    sizes = _other_sizes(variant, model)
+    pool = _counterexample_pool(algorithm, sizes)
+    tie_sizes = _tie_sizes(variant, model)
+    ties, left_out = _tie_pool(model, tie_sizes)
+    check = _minimal_batches(algorithm, n, seed=n)
+    found = minimal.search(model, check, counterexamples=pool + ties)
+    held_out = {
+        size: minimal.is_exact(
+            found.model,
+            found.model.params,
+            _minimal_batches(algorithm, size, HELD_OUT_SEED + size),
+        )
+        for size in sizes
+    }
+    held_out_ties = [
+        b for size in tie_sizes for b in tie_batches(model, size, [HELD_OUT_SEED])[0]
+    ]
+    return {
+        "algorithm": algorithm,
+        "variant": variant,
+        **minimal.summary(found, model),
+        "check_nodes": n,
+        "check_graphs": _graph_count(check),
+        "counterexample_nodes": " ".join(map(str, sizes)),
+        "held_out_nodes": " ".join(map(str, sizes)),
+        "held_out_exact": all(held_out.values()),
+        "held_out_inexact_at": " ".join(str(s) for s, ok in held_out.items() if not ok),
+        "tie_graph_nodes": " ".join(map(str, tie_sizes)),
+        "tie_graphs": _graph_count(ties),
+        "tie_graphs_left_out": left_out,
+        "held_out_tie_graphs": _graph_count(held_out_ties),
+        "held_out_ties_exact": minimal.is_exact(
+            found.model, found.model.params, held_out_ties
+        ),
+    }
+
+
 def minimal_table(
     profile: Profile,
     algorithms: Sequence[str],
@@ -274,7 +349,6 @@ def minimal_table(
     property of the compiler); the profile names the programs it searches
     (``minimal_search_algorithms``).
     """
-    rows = []
     jobs = [
         (a, variant, options)
         for a in algorithms
@@ -282,68 +356,13 @@ def minimal_table(
         for variant, options in exactness_variants(a, MINIMAL_CHECK_NODES)
         if options["hidden_size"] is None
     ]
-    for algorithm, variant, options in tqdm(
-        jobs, desc="minimality search", disable=not progress
-    ):
-        n = MINIMAL_CHECK_NODES
-        model = compile(algorithm, num_nodes=n, **options)
-        sizes = _other_sizes(variant, model)
-        pool = [
-            b
-            for size in sizes
-            for k in range(COUNTEREXAMPLE_SEEDS)
-            for b in _minimal_batches(
-                algorithm, size, COUNTEREXAMPLE_SEED + 10 * size + k
-            )
-        ]
-        tie_sizes = _tie_sizes(variant, model)
-        ties, left_out = [], 0
-        for size in tie_sizes:
-            seeds = range(COUNTEREXAMPLE_SEED, COUNTEREXAMPLE_SEED + TIE_SEEDS)
-            made, lost = tie_batches(model, size, seeds)
-            ties, left_out = ties + made, left_out + lost
-        check = _minimal_batches(algorithm, n, seed=n)
-        found = minimal.search(model, check, counterexamples=pool + ties)
-        held_out = {
-            size: minimal.is_exact(
-                found.model,
-                found.model.params,
-                _minimal_batches(algorithm, size, HELD_OUT_SEED + size),
-            )
-            for size in sizes
-        }
-        held_out_ties = [
-            b
-            for size in tie_sizes
-            for b in tie_batches(model, size, [HELD_OUT_SEED])[0]
-        ]
-        rows.append(
-            {
-                "algorithm": algorithm,
-                "variant": variant,
-                **minimal.summary(found, model),
-                "check_nodes": n,
-                "check_graphs": sum(int(b.node_mask.shape[0]) for b in check),
-                "counterexample_nodes": " ".join(map(str, sizes)),
-                "held_out_nodes": " ".join(map(str, sizes)),
-                "held_out_exact": all(held_out.values()),
-                "held_out_inexact_at": " ".join(
-                    str(s) for s, ok in held_out.items() if not ok
-                ),
-                "tie_graph_nodes": " ".join(map(str, tie_sizes)),
-                "tie_graphs": sum(int(b.node_mask.shape[0]) for b in ties),
-                "tie_graphs_left_out": left_out,
-                "held_out_tie_graphs": sum(
-                    int(b.node_mask.shape[0]) for b in held_out_ties
-                ),
-                "held_out_ties_exact": minimal.is_exact(
-                    found.model, found.model.params, held_out_ties
-                ),
-            }
+    rows = [
+        _minimal_row(algorithm, variant, options)
+        for algorithm, variant, options in tqdm(
+            jobs, desc="minimality search", disable=not progress
         )
-    files.write_table(
-        Path(results_dir) / "compiled_minimal.csv", rows, metadata(profile)
-    )
+    ]
+    files.write_table(Path(results_dir) / MINIMAL_FILE, rows, metadata(profile))
     return rows
 
 
@@ -397,7 +416,5 @@ def locality_table(
                     "source_2": "" if not witness else witness.sources[1],
                 }
             )
-    files.write_table(
-        Path(results_dir) / "locality_witnesses.csv", rows, metadata(profile)
-    )
+    files.write_table(Path(results_dir) / LOCALITY_FILE, rows, metadata(profile))
     return rows

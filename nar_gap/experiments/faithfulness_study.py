@@ -21,11 +21,14 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from nar_gap import plots
+from nar_gap.analysis.curves import seed_curves
 from nar_gap.analysis.faithfulness import (
     DEFAULT_MARGINS,
     GAP_MEASURES,
     Margins,
     calibrated_measures,
+    internal_step_count,
     pairwise_internal_distances,
     self_attention,
     uniform_attention,
@@ -46,8 +49,7 @@ from nar_gap.analysis.stats import (
     partial_correlation_table,
 )
 from nar_gap.benchmark.batch import Batch
-from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile
-from nar_gap.experiments import plots
+from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile_algorithm
 from nar_gap.experiments.naming import figure_stem
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import (
@@ -155,6 +157,34 @@ FINAL_COLUMNS = ("accuracy", "internal", *EXTERNAL_MEASURES)  # per-seed CSV
 SELECTION = "first_best"  # CLRS's rule, the paper's protocol
 
 
+# The files :func:`write_report` writes, ``<a>`` the algorithm (or its arm,
+# ``bellman_ford_edge_info``): the readers (paper, docs' tables) take the
+# names from here.
+def seeds_file(a: str) -> str:
+    """Per seed: every measure (``faithfulness_<a>.csv``)."""
+    return f"faithfulness_{a}.csv"
+
+
+def correlations_file(a: str) -> str:
+    """Table 1: each measure's correlation with accuracy."""
+    return f"table1_correlations_{a}.csv"
+
+
+def summary_file(a: str) -> str:
+    """One row of headline numbers."""
+    return f"faithfulness_summary_{a}.csv"
+
+
+def reference_points_file(a: str) -> str:
+    """What each measure gives for attention nobody trained."""
+    return f"faithfulness_reference_points_{a}.csv"
+
+
+def arrays_file(a: str) -> str:
+    """Series, distances, linkage, one sample's attention (:func:`_report_arrays`)."""
+    return f"faithfulness_{a}.npz"
+
+
 def table1(
     scalars: Mapping[str, np.ndarray],
     selected_steps: np.ndarray | None = None,
@@ -240,31 +270,10 @@ def reference_points(
     return rows
 
 
-def faithfulness_study(
-    models: Models,
-    reference: Model,
-    batch: Batch,
-    margins: Margins = DEFAULT_MARGINS,
-    chunk: int = 8,
-    progress: bool = True,
-    final_models: Models | None = None,
-    selection: str = SELECTION,
-) -> FaithfulnessReport:
-    """Evaluate, compare with the compiled model, correlate and cluster.
-
-    Args:
-      models: the learned solutions (any source, one architecture); their
-        ``selected_steps``, when known, add Table 1's partial rows.
-      reference: the compiled model (or any model taken as ground truth).
-      batch: the graphs all models run on (the paper: the test split).
-      margins: Eq. 25's margins.
-      chunk: seeds per vmapped call.
-      progress: show a tqdm bar over the stages.
-      final_models: the same seeds' last-step parameters (optional): one more
-        pass against the same compiled attention, Table 1's ``final`` rows.
-      selection: the rule that selected ``models``' parameters (Table 1's
-        label of its main rows).
-    """
+def _check_comparable(
+    models: Models, reference: Model, final_models: Models | None
+) -> None:
+    """Refuse a reference of another algorithm, final models of other seeds."""
     if reference.config.algorithm != models.config.algorithm:
         raise ValueError(
             f"reference is a {reference.config.algorithm!r} model, the learned "
@@ -276,11 +285,21 @@ def faithfulness_study(
         raise ValueError(
             "final_models must be the same seeds of the same architecture as models"
         )
-    stages = tqdm(total=5, desc=f"faithfulness {batch.algorithm}", disable=not progress)
-    ref_att = reference_attention(reference, batch)
-    own = Models.from_models([reference], seeds=[-1], source="compiled")
-    ref_eval = measure_models(own, batch, ref_att, margins, chunk=1)
-    stages.update(1)
+
+
+def _measured_with_forced(
+    models: Models,
+    reference: Model,
+    batch: Batch,
+    ref_att: np.ndarray,
+    margins: Margins,
+    chunk: int,
+) -> SeedEvaluation:
+    """``models`` measured against ``ref_att``, with the :data:`FORCED_MEASURES`.
+
+    Those come from a second pass, every model and the reference
+    teacher-forced on the true trace: mechanism without compounding errors.
+    """
     evaluation = measure_models(models, batch, ref_att, margins, chunk=chunk)
     forced = measure_models(
         models,
@@ -290,34 +309,27 @@ def faithfulness_study(
         chunk=chunk,
         forced=True,
     ).scalars
-    evaluation = dataclasses.replace(
+    return dataclasses.replace(
         evaluation,
         scalars={
             **evaluation.scalars,
             **{name: forced[name.removesuffix("_forced")] for name in FORCED_MEASURES},
         },
     )
-    final = (
-        None
-        if final_models is None
-        else measure_models(final_models, batch, ref_att, margins, chunk=chunk)
-    )
-    stages.update(1)
-    distances = pairwise_internal_distances(
-        evaluation.attention, batch.lengths, batch.node_mask
-    )
-    stages.update(1)
-    clusters = cluster_solutions(distances)
-    scalars = evaluation.scalars
-    correlations = table1(
-        scalars,
-        models.selected_steps,
-        None if final is None else final.scalars,
-        selection,
-    )
+
+
+def _headline(
+    batch: Batch,
+    models: Models,
+    scalars: Mapping[str, np.ndarray],
+    distances: np.ndarray,
+    clusters: Clusters,
+    ref_eval: SeedEvaluation,
+) -> dict[str, Any]:
+    """The report's one row of headline numbers (:attr:`FaithfulnessReport.summary`)."""
     closest = int(np.argmin(scalars["internal"]))
     off_diagonal = distances[~np.eye(len(distances), dtype=bool)]
-    summary = {
+    return {
         "algorithm": batch.algorithm,
         "num_seeds": len(models),
         "num_graphs": int(batch.batch_size),
@@ -349,6 +361,61 @@ def faithfulness_study(
         "reference_external": float(ref_eval.scalars.get("external", [np.nan])[0]),
         "reference_accuracy": float(ref_eval.scalars["accuracy"][0]),
     }
+
+
+def faithfulness_study(
+    models: Models,
+    reference: Model,
+    batch: Batch,
+    margins: Margins = DEFAULT_MARGINS,
+    chunk: int = 8,
+    progress: bool = True,
+    final_models: Models | None = None,
+    selection: str = SELECTION,
+) -> FaithfulnessReport:
+    """Evaluate, compare with the compiled model, correlate and cluster.
+
+    Args:
+      models: the learned solutions (any source, one architecture); their
+        ``selected_steps``, when known, add Table 1's partial rows.
+      reference: the compiled model (or any model taken as ground truth).
+      batch: the graphs all models run on (the paper: the test split).
+      margins: Eq. 25's margins.
+      chunk: seeds per vmapped call.
+      progress: show a tqdm bar over the stages.
+      final_models: the same seeds' last-step parameters (optional): one more
+        pass against the same compiled attention, Table 1's ``final`` rows.
+      selection: the rule that selected ``models``' parameters (Table 1's
+        label of its main rows).
+    """
+    _check_comparable(models, reference, final_models)
+    stages = tqdm(total=5, desc=f"faithfulness {batch.algorithm}", disable=not progress)
+    ref_att = reference_attention(reference, batch)
+    own = Models.from_models([reference], seeds=[-1], source="compiled")
+    ref_eval = measure_models(own, batch, ref_att, margins, chunk=1)
+    stages.update(1)
+    evaluation = _measured_with_forced(
+        models, reference, batch, ref_att, margins, chunk
+    )
+    final = (
+        None
+        if final_models is None
+        else measure_models(final_models, batch, ref_att, margins, chunk=chunk)
+    )
+    stages.update(1)
+    distances = pairwise_internal_distances(
+        evaluation.attention, batch.lengths, batch.node_mask
+    )
+    stages.update(1)
+    clusters = cluster_solutions(distances)
+    scalars = evaluation.scalars
+    correlations = table1(
+        scalars,
+        models.selected_steps,
+        None if final is None else final.scalars,
+        selection,
+    )
+    summary = _headline(batch, models, scalars, distances, clusters, ref_eval)
     stages.update(1)
     points = reference_points(models, ref_att, batch, chunk)
     stages.update(1)
@@ -396,7 +463,7 @@ def _report_arrays(report: FaithfulnessReport, sample: int) -> dict[str, np.ndar
     ev = report.evaluation
     closest = report.closest_seed_index
     n_real = int(report.num_nodes[sample])
-    steps = int(max(1, ev.lengths[sample] - 1))
+    steps = internal_step_count(ev.lengths[sample])
     return {
         **{f"series_{k}": v for k, v in ev.series.items()},
         "seeds": np.asarray(ev.seeds),
@@ -411,15 +478,16 @@ def _report_arrays(report: FaithfulnessReport, sample: int) -> dict[str, np.ndar
     }
 
 
-def _table1_row(report: FaithfulnessReport, measure: str) -> dict | None:
+def _table1_row(report: FaithfulnessReport, measure: str) -> dict:
     """``measure``'s main Table 1 row: the figure prints its r, p and rho.
 
     The main rows are the run's own selection (``first_best`` for the
-    paper's runs), never the partial or final ones.
+    paper's runs), never the partial or final ones.  A report without such a
+    row gets one computed from its seeds, as Table 1 computes it.
     """
     rows = report.correlations
     main = rows[0].get("selection", SELECTION) if rows else SELECTION
-    return next(
+    row = next(
         (
             r
             for r in rows
@@ -427,6 +495,10 @@ def _table1_row(report: FaithfulnessReport, measure: str) -> dict | None:
         ),
         None,
     )
+    if row is None:
+        scalars = report.evaluation.scalars
+        row = correlation_table(scalars["accuracy"], {measure: scalars[measure]})[0]
+    return row
 
 
 def _compiled_point(report: FaithfulnessReport, measure: str) -> tuple[float, float]:
@@ -451,7 +523,7 @@ def _internal_figures(report: FaithfulnessReport, arrays: Mapping) -> dict:
             compiled=_compiled_point(report, "internal"),
         ),
         figure_stem(2, a, "internal_over_time"): plots.plot_series_over_time(
-            {"internal distance": ev.series["internal_along_time"]},
+            {"internal distance": seed_curves(ev.series["internal_along_time"])},
             "step",
             "internal distance to compiled",
             label,
@@ -526,7 +598,7 @@ def _external_figures(report: FaithfulnessReport) -> dict:
             compiled=_compiled_point(report, "external"),
         ),
         figure_stem(4, a, "trace_uniform_time"): plots.plot_series_over_time(
-            {h: ev.series[f"external_{h}_uniform"] for h in hints},
+            {h: seed_curves(ev.series[f"external_{h}_uniform"]) for h in hints},
             "fraction of the trace",
             "trace accuracy",
             label,
@@ -534,7 +606,7 @@ def _external_figures(report: FaithfulnessReport) -> dict:
             counts=per_bin,
         ),
         figure_stem(11, a, "trace_over_time"): plots.plot_series_over_time(
-            {h: ev.series[f"external_{h}_along_time"] for h in hints},
+            {h: seed_curves(ev.series[f"external_{h}_along_time"]) for h in hints},
             "step",
             "trace accuracy",
             label,
@@ -566,14 +638,14 @@ def write_report(
     results, figures = Path(results_dir), Path(figures_dir)
     meta = {**(metadata or {}), "seeds": list(report.evaluation.seeds)}
     tables = {
-        f"faithfulness_{a}.csv": report.seed_rows(),
-        f"table1_correlations_{a}.csv": report.correlations,
-        f"faithfulness_summary_{a}.csv": [report.summary],
-        f"faithfulness_reference_points_{a}.csv": report.reference_points,
+        seeds_file(a): report.seed_rows(),
+        correlations_file(a): report.correlations,
+        summary_file(a): [report.summary],
+        reference_points_file(a): report.reference_points,
     }
     written = [files.write_table(results / n, r, meta) for n, r in tables.items()]
     arrays = _report_arrays(report, sample)
-    written.append(files.write_npz_atomic(results / f"faithfulness_{a}.npz", arrays))
+    written.append(files.write_npz_atomic(results / arrays_file(a), arrays))
     figs = {**_internal_figures(report, arrays), **_external_figures(report)}
     for stem, fig in figs.items():
         written += files.save_figure(fig, figures / stem)
@@ -601,7 +673,7 @@ def run_faithfulness(
     config = baseline_config(profile, algorithm, edge_info)
     run = train_once(config, dirs.runs, progress)
     batch = faithfulness_batch(profile, algorithm)
-    compiled = compile(
+    compiled = compile_algorithm(
         algorithm, hidden_size=DEFAULT_HIDDEN_SIZE, num_nodes=batch.num_nodes
     )
     final = Models.from_run(load_run(run.out_dir, parameters="final"))

@@ -64,16 +64,22 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from nar_gap import plots
 from nar_gap.analysis.models import Models, measure_models, reference_attention
-from nar_gap.analysis.verdicts import CONFIDENCE_LEVEL, Summary, t_interval
+from nar_gap.analysis.verdicts import (
+    CONFIDENCE_LEVEL,
+    Summary,
+    bonferroni_level,
+    t_interval,
+)
 from nar_gap.benchmark._clrs import clrs
 from nar_gap.benchmark.batch import Batch, concat_batches
 from nar_gap.benchmark.families import make_graph
 from nar_gap.benchmark.graphs import batch_from_graph
 from nar_gap.benchmark.sampling import sample_batch
-from nar_gap.compiler import compile
+from nar_gap.compiler import compile_algorithm
 from nar_gap.compiler.compiled_model import CompiledModel
-from nar_gap.experiments import plots, profiles, recipes
+from nar_gap.experiments import profiles, recipes
 from nar_gap.experiments.closing_gap import model_sharpness
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import metadata, run_dir
@@ -270,7 +276,7 @@ def contenders(
 ) -> list[Contender]:
     """``pair``'s recipes (supervised, plain; trained or read back) and compiled."""
     supervised, plain = pair
-    compiled = compile(algorithm, hidden_size=None)
+    compiled = compile_algorithm(algorithm, hidden_size=None)
     out = []
     for name, recipe_name in (("plain", plain), ("supervised", supervised)):
         recipe = recipes.named([recipe_name])[0]
@@ -339,8 +345,7 @@ def _key(row: Mapping[str, Any]) -> tuple[str, str, str]:
 
 
 def _interval(values: np.ndarray, level: float) -> tuple[float, float]:
-    summary = Summary(float(values.mean()), float(values.std()), len(values))
-    return t_interval(summary, level)
+    return t_interval(Summary.of(values), level)
 
 
 def ood_keys(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, str]]:
@@ -351,7 +356,7 @@ def ood_keys(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, str]]:
 
 def adjusted_level(rows: Sequence[Mapping[str, Any]]) -> float:
     """Bonferroni over the out-of-distribution conditions: 1 - 0.05 / m."""
-    return 1 - (1 - CONFIDENCE_LEVEL) / max(1, len(ood_keys(rows)))
+    return bonferroni_level(len(ood_keys(rows)), CONFIDENCE_LEVEL)
 
 
 def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -533,7 +538,7 @@ def figure_stem(algorithm: str) -> str:
 def write_figure(
     results: str | os.PathLike, figures: str | os.PathLike, algorithm: str
 ) -> list[Path]:
-    """:func:`~nar_gap.experiments.plots.plot_generalisation` of the stored table."""
+    """:func:`~nar_gap.plots.plot_generalisation` of the stored table."""
     table = files.read_table(Path(results) / results_file(algorithm))
     fig = plots.plot_generalisation(table, algorithm)
     written = files.save_figure(fig, Path(figures) / figure_stem(algorithm))

@@ -20,11 +20,11 @@ import jax
 import numpy as np
 from tqdm import tqdm
 
+from nar_gap import plots
 from nar_gap.analysis.landscape import Landscape, loss_grid, plane_directions
 from nar_gap.benchmark.batch import Batch
 from nar_gap.benchmark.sampling import sample_batch
-from nar_gap.compiler import compile
-from nar_gap.experiments import plots
+from nar_gap.compiler import compile_algorithm
 from nar_gap.experiments.naming import landscape_stem
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import baseline_config, metadata, train_once
@@ -34,6 +34,16 @@ from nar_gap.programs.registry import SIZE_FREE_PROGRAMS
 from nar_gap.system import files
 
 SHARPNESS_RADII = (0.1, 0.5)
+
+
+def landscape_file(algorithm: str) -> str:
+    """Per centre: sharpness, curvature and the loss at the centre."""
+    return f"landscape_{algorithm}.csv"
+
+
+def grids_file(algorithm: str) -> str:
+    """Every centre's loss grid and the grid's axis."""
+    return f"landscape_{algorithm}.npz"
 
 
 def centre_key(index: int, seed: int = 0) -> jax.Array:
@@ -95,15 +105,11 @@ def write_landscapes(
     ``fig_landscape_<a>_<centre>`` otherwise).
     """
     results, figures = Path(results_dir), Path(figures_dir)
-    written = [
-        files.write_table(results / f"landscape_{algorithm}.csv", rows, metadata)
-    ]
+    written = [files.write_table(results / landscape_file(algorithm), rows, metadata)]
     arrays = {f"{label}_losses": land.losses for label, land in surfaces.items()}
     if surfaces:
         arrays["axis"] = next(iter(surfaces.values())).alphas
-    written.append(
-        files.write_npz_atomic(results / f"landscape_{algorithm}.npz", arrays)
-    )
+    written.append(files.write_npz_atomic(results / grids_file(algorithm), arrays))
     for stem, fig in landscape_figures(surfaces, algorithm).items():
         written += files.save_figure(fig, figures / stem)
         plots.close(fig)
@@ -190,7 +196,7 @@ def landscape_centres(
     batch = sample_batch(algorithm, profile.val_num_nodes, profile.batch_size, seed=2)
     initial = init_stacked(config.network, batch, (int(config.seeds[best]),))
     compiled = (
-        {"compiled": compile(algorithm, hidden_size=None)}
+        {"compiled": compile_algorithm(algorithm, hidden_size=None)}
         if algorithm in SIZE_FREE_PROGRAMS
         else {}
     )

@@ -29,6 +29,11 @@ from nar_gap.system import files
 from nar_gap.training import read_validation
 
 
+def plateau_file(algorithm: str, edge_info: bool = False) -> str:
+    """The horizons of ``algorithm``'s baseline (or its edge-information arm)."""
+    return f"plateau_{algorithm}{'_edge_info' if edge_info else ''}.csv"
+
+
 def horizon_rows(history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per evaluation step T: would a run of T steps be at its plateau?"""
     steps, means = seed_means((r["step"], r["val_score"]) for r in history)
@@ -80,9 +85,8 @@ def measure_plateau(
     )
     run = train_once(config, dirs.runs, progress)
     rows = horizon_rows(read_validation(run.out_dir))
-    name = f"plateau_{algorithm}{'_edge_info' if edge_info else ''}.csv"
     return files.write_table(
-        Path(dirs.results) / name,
+        Path(dirs.results) / plateau_file(algorithm, edge_info),
         rows,
         metadata(profile, config=config.to_dict(), plateau_from=first_plateau(rows)),
     )
@@ -113,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         args.horizon,
         args.edge_info,
     )
-    found = files.read_json(str(written) + ".json")["plateau_from"]
+    found = files.read_json(files.sidecar_path(written))["plateau_from"]
     print(f"wrote {written}; at its plateau from step {found}")
 
 

@@ -27,7 +27,7 @@ run at hidden 32 over 4 seeds for 70 steps, training on from compiled over 3
 data orders, landscapes on a 9 × 9 grid; notebook 07 trains the first
 ``closing_gap_seeds`` BFS and Bellman-Ford baseline seeds again with each of
 its recipes (``long``: twice the steps). The whole profile is sized to end
-within an hour on 2 cores, two notebooks side by side (the README's profile
+within an hour on 2 cores, two notebooks side by side (docs/notebooks.md's profile
 table gives the measured time per notebook): BFS's seeds and steps and
 Bellman-Ford's seeds were cut to pay for Bellman-Ford's 400 steps. ``paper`` is
 the paper's setting (128 seeds, 10 000 steps, hidden 128, 1024 minimal seeds,
@@ -40,7 +40,13 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from nar_gap.benchmark.sampling import TRAIN_LENGTHS
+from nar_gap.benchmark.defaults import (
+    BATCH_SIZE,
+    HIDDEN_SIZE,
+    LEARNING_RATE,
+    TRAIN_LENGTHS,
+    TRAIN_STEPS,
+)
 from nar_gap.model.config import NetworkConfig
 from nar_gap.training import TrainConfig
 
@@ -146,7 +152,7 @@ class Profile:
     stability_controls: tuple[tuple[str, float], ...] = (
         ("adam", 1e-4),
         ("adam", 1e-5),
-        ("sgd", 1e-3),
+        ("sgd", LEARNING_RATE),  # the paper's step size, without Adam
     )
     closing_gap_seeds: int = 2
     closing_gap_long_factor: int = 2
@@ -226,7 +232,7 @@ CPU = Profile(
     seeds=4,
     steps=70,
     hidden_size=32,
-    batch_size=32,
+    batch_size=BATCH_SIZE,
     train_lengths=TRAIN_LENGTHS,
     val_num_nodes=16,
     test_num_nodes=64,
@@ -252,7 +258,7 @@ CPU = Profile(
         # 16 seeds x 150 steps: validation is at its ceiling from the first
         # evaluation on (results/validation_bfs.csv), and the hour pays for
         # Bellman-Ford's plateau instead.
-        ("bfs", Sizes(seeds=16, hidden_size=128, steps=150)),
+        ("bfs", Sizes(seeds=16, hidden_size=HIDDEN_SIZE, steps=150)),
         # To its plateau, with 4 seeds, not 32, to pay for the steps; its
         # edge-information arm (edge_info_baselines) the same.  By the 75 %
         # rule the measured curves (results/plateau_bellman_ford.csv and
@@ -260,8 +266,8 @@ CPU = Profile(
         # until 800 (550 with edge information): validation still creeps up
         # more slowly than one window shows, and 800 steps do not fit the
         # hour.  Notebook 02's verdict checks the rule on the run itself.
-        ("bellman_ford", Sizes(seeds=4, hidden_size=128, steps=400)),
-        ("dfs", Sizes(seeds=4, hidden_size=128, steps=100)),
+        ("bellman_ford", Sizes(seeds=4, hidden_size=HIDDEN_SIZE, steps=400)),
+        ("dfs", Sizes(seeds=4, hidden_size=HIDDEN_SIZE, steps=100)),
     ),
 )
 
@@ -270,8 +276,8 @@ PAPER = dataclasses.replace(
     CPU,
     name="paper",
     seeds=128,
-    steps=10_000,
-    hidden_size=128,
+    steps=TRAIN_STEPS,
+    hidden_size=HIDDEN_SIZE,
     eval_every=500,
     minimal_seeds=1024,
     long_steps=50_000,  # appendix A: "extended training (50 000 steps)"
@@ -366,7 +372,7 @@ def output_dirs(
     The committed ``results/`` and ``figures/`` hold the default profile's
     numbers and only that profile writes there; every other profile defaults
     to ``build/<profile>/``, and is refused the committed folders, so a smoke
-    run can never overwrite what the README shows.  Runs default to
+    run can never overwrite what docs/results.md shows.  Runs default to
     ``build/runs/<profile>``.
     """
     get(profile)  # an unknown profile is an error here too

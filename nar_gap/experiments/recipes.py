@@ -38,22 +38,25 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from nar_gap import plots
 from nar_gap.analysis.models import (
     Models,
     measure_models,
     parameter_drift,
     reference_attention,
 )
-from nar_gap.analysis.verdicts import Summary, plateau, seed_means, t_interval
-from nar_gap.benchmark.batch import Batch
-from nar_gap.compiler import compile
-from nar_gap.experiments import plots, profiles
-from nar_gap.experiments.closing_gap import (
+from nar_gap.analysis.verdicts import (
     FAITHFUL_ACCURACY,
-    FAITHFUL_AGREEMENT,
-    FAITHFUL_INTERNAL,
+    FAITHFUL_ATTENTION,
+    Summary,
     is_faithful,
+    plateau,
+    seed_means,
+    t_interval,
 )
+from nar_gap.benchmark.batch import Batch
+from nar_gap.compiler import compile_algorithm
+from nar_gap.experiments import profiles, stability
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import (
     baseline_config,
@@ -247,10 +250,10 @@ def recipe_row(
     }
     for measure in MEASURES:
         values = np.asarray([r[measure] for r in per_seed], np.float64)
-        summary = Summary(float(values.mean()), float(values.std()), len(values))
+        summary = Summary.of(values)
         low, high = t_interval(summary)
         row |= {
-            measure: float(values.mean()),
+            measure: summary.mean,
             f"{measure}_low": low,
             f"{measure}_high": high,
             f"{measure}_worst": float(
@@ -265,10 +268,7 @@ def recipe_row(
 
 def verdict(rows: Sequence[Mapping[str, Any]], needed_seeds: int) -> str:
     """Which recipe meets the bar on every one of at least ``needed_seeds`` seeds."""
-    bar = (
-        f"internal <= {FAITHFUL_INTERNAL:g}, argmax agreement >= "
-        f"{FAITHFUL_AGREEMENT:g}, accuracy >= {FAITHFUL_ACCURACY:g} on every seed"
-    )
+    bar = f"{FAITHFUL_ATTENTION}, accuracy >= {FAITHFUL_ACCURACY:g} on every seed"
     good = [r for r in rows if r["meets_bar"] and r["seeds"] >= needed_seeds]
     if good:
         cheapest = min(good, key=lambda r: r["seed_steps"])
@@ -372,7 +372,7 @@ class _TestGraphs:
     @classmethod
     def of(cls, profile: Profile, algorithm: str) -> _TestGraphs:
         batch = faithfulness_batch(profile, algorithm)
-        compiled = compile(algorithm, hidden_size=None)
+        compiled = compile_algorithm(algorithm, hidden_size=None)
         return cls(batch, reference_attention(compiled, batch))
 
 
@@ -667,10 +667,10 @@ def write_drift_figure(
     """
     results = Path(results)
     drift = files.read_table(results / drift_file(algorithm))
-    compiled = results / f"stability_{algorithm}.csv"
-    stability = files.read_table(compiled) if compiled.exists() else []
+    compiled = results / stability.stability_file(algorithm)
+    trained_on = files.read_table(compiled) if compiled.exists() else []
     fig = plots.plot_stability(
-        drift_beside_compiled(drift, stability),
+        drift_beside_compiled(drift, trained_on),
         f"{algorithm}: trained on without supervision, from each recipe "
         "and from compiled",
     )
@@ -695,9 +695,7 @@ def drift_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 for m in (*MEASURES, "param_drift")
             }
             drift = values["param_drift"]
-            low, high = t_interval(
-                Summary(float(drift.mean()), float(drift.std()), len(drift))
-            )
+            low, high = t_interval(Summary.of(drift))
             out.append(
                 {
                     "recipe": recipe,
@@ -741,7 +739,7 @@ def drift_summary(rows: Sequence[Mapping[str, Any]]) -> str:
 def stored_verdict(table: str | os.PathLike) -> str:
     """The verdict a finished study wrote beside its table."""
     path = Path(table)
-    return files.read_json(path.with_name(path.name + ".json")).get("verdict", "")
+    return files.read_json(files.sidecar_path(path)).get("verdict", "")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -749,7 +747,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Like the size sweep, it runs on its own (its seed-steps do not fit the
     cpu profile's hour next to notebooks 01-07) and writes to the profile's
-    ``results/``; the README gives its measured time.
+    ``results/``; docs/using.md gives its measured time.
     """
     parser = argparse.ArgumentParser(
         prog="python -m nar_gap.experiments.recipes",

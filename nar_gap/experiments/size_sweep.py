@@ -25,7 +25,7 @@ tied candidates, and the stored pointer (the weighted mean of their ids)
 names a third node: a near-tie (``NearTie.split``).  Before Bellman-Ford's
 ``Linked`` criterion that pointer became an edge of length 0 at the next
 step (CLRS's processor attends along decoded pointers), and distances went
-wrong: the README's "Where exactness ends" tells the case.
+wrong: "Where exactness ends" in docs/compilation.md tells the case.
 
 Run it with ``python -m nar_gap.experiments.size_sweep`` (the committed
 table: all families to 4096 nodes; ``--max-nodes`` for a shorter run).  Its
@@ -47,16 +47,22 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from nar_gap.benchmark.batch import Batch
+from nar_gap import plots
 from nar_gap.benchmark.exactness import (
     DISTANCE_RELATIVE_TOLERANCE,
     DISTANCE_TOLERANCE,
 )
 from nar_gap.benchmark.families import FAMILIES, make_graph
 from nar_gap.benchmark.graphs import batch_from_graph
-from nar_gap.compiler import CompiledModel, compile
+from nar_gap.compiler import CompiledModel, compile_algorithm
 from nar_gap.compiler.config import DTYPES
-from nar_gap.experiments import plots
+from nar_gap.compiler.precision import (  # here before; the old names still read
+    PRECISION_DISTANCES,  # noqa: F401
+    PRECISION_GAPS,  # noqa: F401
+    near_tie_gadget,  # noqa: F401
+    precision_limits,
+    smallest_decisive_gap,
+)
 from nar_gap.experiments.profiles import output_dirs
 from nar_gap.system import files
 
@@ -77,6 +83,7 @@ SWEEP_FAMILIES = (
 # therefore stopped earlier than the families of small diameter.
 MAX_NODES = {"path": 512, "grid": 1024}
 TABLE = "compiled_size_sweep.csv"
+BREAKDOWN_TABLE = "compiled_size_sweep_breakdown.csv"  # :func:`breakdown`
 FIGURE = "fig_compiled_size_sweep"
 
 
@@ -104,31 +111,6 @@ def points(
         if n <= min(MAX_NODES.get(family, n), max_nodes or n)
         for algorithm in algorithms
     ]
-
-
-def smallest_decisive_gap(batch: Batch) -> float:
-    """The smallest score gap by which dm-clrs chose any Bellman-Ford parent.
-
-    At each round, receiver ``i``'s candidates are its reached neighbours
-    and itself, scored ``d_j + A_ij`` on the round's start values; the
-    decisive gap is the smallest positive difference from the best score
-    (exact ties are the tie-breaking rule's, which the program follows).
-    ``inf`` when no choice was contested.
-    """
-    d = np.asarray(batch.hints["d"][:, 0], np.float64)  # [T, N]
-    reached = np.asarray(batch.hints["msk"][:, 0]) > 0.5
-    weights = np.asarray(batch.inputs["A"][0], np.float64)
-    linked = (weights != 0) | np.eye(weights.shape[0], dtype=bool)
-    smallest = math.inf
-    for t in range(1, d.shape[0]):
-        candidate = linked & reached[t - 1][None, :]
-        scores = np.where(candidate, d[t - 1][None, :] + weights, np.inf)
-        best = scores.min(axis=1, keepdims=True)
-        contested = candidate & np.isfinite(best)
-        above = np.where(contested, scores - np.where(contested, best, 0.0), np.inf)
-        above = np.where(above > 0, above, np.inf)
-        smallest = min(smallest, float(above.min()))
-    return smallest
 
 
 def _distance_error(run: Any) -> tuple[float, float]:
@@ -196,66 +178,6 @@ def run_point(
 
 
 PRECISION_TABLE = "compiled_precision_limits.csv"
-# Distance scales of the precision table and the gaps it tries at each:
-# four per decade from 1e-2 down to 1e-10.
-PRECISION_DISTANCES = (0.0, 8.0, 64.0, 512.0, 4096.0)
-PRECISION_GAPS = tuple(10.0 ** (-k / 4) for k in range(8, 41))
-
-
-def near_tie_gadget(offset: float, gap: float) -> np.ndarray:
-    """Two routes to node 4 that differ by ``gap``, at distance ``offset``.
-
-    0 -(offset)- 1; 1 -0.4- 2 -0.3- 4 and 1 -0.3- 3 -(0.4 - gap)- 4, so
-    dm-clrs makes 3 the parent of 4, where the lowest id (2) would win a
-    tie.  An ``offset`` of 0 gives edge 0-1 the weight 1e-3.
-    """
-    weights = np.zeros((5, 5))
-    for u, v, w in (
-        (0, 1, offset or 1e-3),
-        (1, 2, 0.4),
-        (2, 4, 0.3),
-        (1, 3, 0.3),
-        (3, 4, 0.4 - gap),
-    ):
-        weights[u, v] = weights[v, u] = w
-    return weights
-
-
-def precision_limits(
-    distances: Sequence[float] = PRECISION_DISTANCES,
-    gaps: Sequence[float] = PRECISION_GAPS,
-) -> list[dict[str, Any]]:
-    """The smallest score gap compiled Bellman-Ford decides as dm-clrs does.
-
-    Per dtype and distance scale, on :func:`near_tie_gadget`.  Each row
-    states the resolution the compiler guarantees (the range is fitted to
-    the graph, so it grows with the distance) and the smallest of ``gaps``
-    from which every larger one was decided exactly (no mismatch, no
-    near-tie).  The guarantee is conservative; the measured limit is what
-    the logits actually resolve.
-    """
-    rows = []
-    for dtype in DTYPES:
-        model = compile("bellman_ford", None, dtype=dtype)
-        for offset in distances:
-            smallest, resolution, fitted = math.nan, math.nan, math.nan
-            for gap in sorted(gaps, reverse=True):
-                run = model.run(near_tie_gadget(offset, gap), 0)
-                resolution = run.resolution
-                fitted = run.compiler_config.max_distance
-                if run.mismatches or run.ties or int(run.outputs["pi"][4]) != 3:
-                    break
-                smallest = gap
-            rows.append(
-                {
-                    "dtype": dtype,
-                    "distance": offset,
-                    "max_distance": fitted,
-                    "resolution": resolution,
-                    "smallest_exact_gap": smallest,
-                }
-            )
-    return rows
 
 
 def breakdown(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -313,7 +235,7 @@ def sweep(
                 f"unknown graph family {family!r}; known: {', '.join(FAMILIES)}"
             )
     models = {
-        (algorithm, dtype): compile(algorithm, None, dtype=dtype)
+        (algorithm, dtype): compile_algorithm(algorithm, None, dtype=dtype)
         for algorithm in algorithms
         for dtype in DTYPES
     }
@@ -332,9 +254,7 @@ def sweep(
     for point in tqdm(todo, desc="size sweep", disable=not progress):
         rows += run_point(point, models)
         files.write_table(results / TABLE, rows, meta)
-    files.write_table(
-        results / TABLE.replace(".csv", "_breakdown.csv"), breakdown(rows), meta
-    )
+    files.write_table(results / BREAKDOWN_TABLE, breakdown(rows), meta)
     files.write_table(results / PRECISION_TABLE, precision_limits(), meta)
     fig = plots.plot_size_sweep(rows)
     files.save_figure(fig, Path(figures_dir) / FIGURE)

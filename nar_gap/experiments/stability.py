@@ -8,9 +8,10 @@ external faithfulness, and how far its parameters moved (relative L2,
 ``‖θ − θ_c‖ / ‖θ_c‖``).  The same architecture trained from its random
 initialisation for the same steps is the "trained" row of Table 16.
 
-Training resumes segment by segment in one run directory (``train`` resumes
-when only ``steps`` changes), so an interrupted study redoes nothing that was
-finished, and every number is a pure function of the seeds.
+Training resumes segment by segment in one run directory
+(:func:`~nar_gap.training.segments.train_through`), so an interrupted study
+redoes nothing that was finished, and every number is a pure function of the
+seeds.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from nar_gap import plots
 from nar_gap.analysis.models import (
     Models,
     measure_models,
@@ -32,15 +34,29 @@ from nar_gap.analysis.models import (
 )
 from nar_gap.analysis.stats import mean_std_max
 from nar_gap.benchmark.batch import Batch
-from nar_gap.compiler import compile
-from nar_gap.experiments import plots
+from nar_gap.compiler import compile_algorithm
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import faithfulness_batch, metadata, run_dir
 from nar_gap.model.seeds import init_stacked
 from nar_gap.system import files
-from nar_gap.training import TrainConfig, load_current_params, train
+from nar_gap.training import TrainConfig, train_through
 
 ROWS_FILE = "stability_rows.json"
+
+
+def stability_file(algorithm: str) -> str:
+    """Every evaluation of training on from compiled."""
+    return f"stability_{algorithm}.csv"
+
+
+def table16_file(algorithm: str) -> str:
+    """Table 16: per setting and step, the evaluations' summary."""
+    return f"table16_stability_{algorithm}.csv"
+
+
+def figure_stem(algorithm: str) -> str:
+    """The drift figure."""
+    return f"fig_stability_{algorithm}"
 
 
 def schedule(steps: int, points: int, early: int = 6) -> list[int]:
@@ -54,6 +70,45 @@ def schedule(steps: int, points: int, early: int = 6) -> list[int]:
     doubling = {2**k for k in range(early) if 2**k < steps}
     even = {max(1, round(steps * (k + 1) / points)) for k in range(points)}
     return sorted(doubling | even)
+
+
+def _measured_rows(
+    model: Any,
+    config: TrainConfig,
+    batch: Batch,
+    ref: Any,
+    label: str,
+    step: int,
+    params: Any,
+) -> list[dict[str, Any]]:
+    """One row per seed of ``params`` (stacked) at ``step`` (:func:`train_on_from`)."""
+    models = Models(config.network, params, tuple(config.seeds))
+    ev = measure_models(models, batch, ref)
+    drift = relative_drift(params, model.params)
+    return [
+        {
+            "start": label,
+            "optimizer": config.optimizer,
+            "learning_rate": config.learning_rate,
+            "seed": int(seed),
+            "step": step,
+            "accuracy": float(ev.scalars["accuracy"][k]),
+            "internal": float(ev.scalars["internal"][k]),
+            "external": float(ev.scalars.get("external", [np.nan] * len(drift))[k]),
+            "param_drift": float(drift[k]),
+        }
+        for k, seed in enumerate(config.seeds)
+    ]
+
+
+def _start_params(model: Any, config: TrainConfig, batch: Batch, start: str) -> Any:
+    """Every seed's parameters at step 0, stacked: the compiled ones, or its init."""
+    if start == "compiled":
+        return jax.tree_util.tree_map(
+            lambda x: np.stack([np.asarray(x)] * len(config.seeds)), model.params
+        )
+    # where training from scratch starts: each seed's initialisation
+    return init_stacked(config.network, batch, config.seeds)
 
 
 def train_on_from(
@@ -87,60 +142,33 @@ def train_on_from(
             "(use dataclasses.replace(config, network=model.config))"
         )
     ref = reference_attention(model, batch)
-    initial = model.params if start == "compiled" else None
-    rows: list[dict[str, Any]] = []
     # Evaluations already made in this run directory, by step: a resumed study
     # must not evaluate a later checkpoint under an earlier step's name.
     record_file = Path(out_dir) / ROWS_FILE
     done = files.read_json(record_file) if record_file.exists() else {}
 
-    def record(step: int, params: Any) -> None:
-        models = Models(config.network, params, tuple(config.seeds))
-        ev = measure_models(models, batch, ref)
-        drift = relative_drift(params, model.params)
-        for k, seed in enumerate(config.seeds):
-            rows.append(
-                {
-                    "start": label,
-                    "optimizer": config.optimizer,
-                    "learning_rate": config.learning_rate,
-                    "seed": int(seed),
-                    "step": step,
-                    "accuracy": float(ev.scalars["accuracy"][k]),
-                    "internal": float(ev.scalars["internal"][k]),
-                    "external": float(
-                        ev.scalars.get("external", [np.nan] * len(drift))[k]
-                    ),
-                    "param_drift": float(drift[k]),
-                }
-            )
+    def key(step: int) -> str:
+        return f"{label}:{step}:{list(config.seeds)}"
 
-    if start == "compiled":
-        record(
-            0,
-            jax.tree_util.tree_map(
-                lambda x: np.stack([np.asarray(x)] * len(config.seeds)), model.params
-            ),
-        )
-    else:  # where training from scratch starts: each seed's initialisation
-        record(0, init_stacked(config.network, batch, config.seeds))
-    for step in schedule(config.steps, points, early):
-        key = f"{label}:{step}:{list(config.seeds)}"
-        if key in done:
-            rows += done[key]
-            continue
-        segment = dataclasses.replace(config, steps=step)
-        result = train(segment, out_dir, progress=progress, initial_params=initial)
-        reached = {int(m["steps"]) for m in result.metrics}
-        if reached != {step}:
-            raise ValueError(
-                f"{out_dir} holds a run already trained to {sorted(reached)} "
-                f"steps; step {step} cannot be evaluated there (use a fresh directory)"
-            )
-        before = len(rows)
-        record(step, load_current_params(out_dir))
-        done[key] = rows[before:]
+    def record(step: int, params: Any) -> None:
+        done[key(step)] = _measured_rows(model, config, batch, ref, label, step, params)
         files.write_json_atomic(record_file, done)
+
+    rows = _measured_rows(
+        model, config, batch, ref, label, 0, _start_params(model, config, batch, start)
+    )
+    steps = schedule(config.steps, points, early)
+    train_through(
+        config,
+        out_dir,
+        steps,
+        record,
+        initial_params=model.params if start == "compiled" else None,
+        progress=progress,
+        skip=lambda step: key(step) in done,
+    )
+    for step in steps:
+        rows += done[key(step)]
     return rows
 
 
@@ -185,15 +213,15 @@ def write_stability(
     """
     results, figures = Path(results_dir), Path(figures_dir)
     written = [
-        files.write_table(results / f"stability_{algorithm}.csv", rows, metadata),
+        files.write_table(results / stability_file(algorithm), rows, metadata),
         files.write_table(
-            results / f"table16_stability_{algorithm}.csv",
+            results / table16_file(algorithm),
             summary_rows(rows, algorithm),
             metadata,
         ),
     ]
     fig = plots.plot_stability(rows, f"{algorithm}: training on from compiled")
-    written += files.save_figure(fig, figures / f"fig_stability_{algorithm}")
+    written += files.save_figure(fig, figures / figure_stem(algorithm))
     plots.close(fig)
     return written
 
@@ -221,7 +249,7 @@ def run_stability(
     progress: bool = True,
 ) -> list[dict[str, Any]]:
     """D.8: the minimal compiled model trained on, against the same from random."""
-    compiled = compile(algorithm, hidden_size=None)
+    compiled = compile_algorithm(algorithm, hidden_size=None)
     config = profile.train_config(
         compiled.config, seeds=profile.seed_list(profile.stability_orders)
     )

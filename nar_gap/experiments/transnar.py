@@ -25,11 +25,12 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from nar_gap import plots
 from nar_gap.analysis import verdicts
 from nar_gap.analysis.models import Models
+from nar_gap.analysis.stats import finite_summary
 from nar_gap.benchmark.clrs_text import TEXT_ALGORITHMS
 from nar_gap.compiler.compiling import compile as compile_algorithm
-from nar_gap.experiments import plots
 from nar_gap.experiments.profiles import DRY_SUFFIX, OutputDirs, Profile
 from nar_gap.experiments.runs import baseline_config, metadata, train_once
 from nar_gap.model.model import Model
@@ -100,7 +101,7 @@ class TransNARSizes:
 
 
 # Training on 4 and 5 nodes; scoring there, at 2x (10) and at 4x (20) the
-# largest.  The cpu sizes are the notebook's own budget (README: its time).
+# largest.  The cpu sizes are the notebook's own budget (docs/results.md: its time).
 SIZES: dict[str, TransNARSizes] = {
     "smoke": TransNARSizes(
         seeds=3,
@@ -309,10 +310,9 @@ def summarise(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "seeds": len(chosen),
         }
         for name in (*SCORES, "nar_clrs"):
-            values = np.array([float(r[name]) for r in chosen])
-            finite = values[np.isfinite(values)]
-            row[f"{name}_mean"] = float(finite.mean()) if finite.size else float("nan")
-            row[f"{name}_std"] = float(finite.std()) if finite.size else float("nan")
+            over_seeds = finite_summary([float(r[name]) for r in chosen])
+            row[f"{name}_mean"] = over_seeds.mean
+            row[f"{name}_std"] = over_seeds.std
         summary.append(row)
     return summary
 

@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from nar_gap.benchmark.batch import Batch
+from nar_gap.benchmark.steps import external_steps
 from nar_gap.benchmark.vocabulary import MASKED, Location, Stage, Type
 from nar_gap.model.config import NetOutput, NetworkConfig
 from nar_gap.model.network import Network
@@ -106,8 +107,7 @@ def hint_scores(config: NetworkConfig, out: NetOutput, batch: Batch) -> dict:
             results[name] = jnp.zeros(())
             results[f"{name}_along_time"] = jnp.zeros((num_steps,))
             continue
-        steps = jnp.arange(num_steps)
-        valid = (lengths[None, :] > steps[:, None] + 1).astype(jnp.float32)  # [S, B]
+        valid = external_steps(lengths, num_steps).astype(jnp.float32)  # [S, B]
         along_time = jax.vmap(
             lambda p, t, w, typ=typ, loc=loc: probe_score(
                 typ, loc, p, t, batch.node_mask, w
@@ -120,10 +120,20 @@ def hint_scores(config: NetworkConfig, out: NetOutput, batch: Batch) -> dict:
     return results
 
 
-def scores(config: NetworkConfig, params: Any, batch: Batch) -> dict[str, jax.Array]:
+def score_batch(
+    config: NetworkConfig, params: Any, batch: Batch
+) -> dict[str, jax.Array]:
     """Output and hint scores of one parameter set, evaluation mode (unjitted).
 
     :func:`nar_gap.model.seeds.score_seeds` jits and vmaps it over seeds.
     """
     out = Network(config).apply({"params": params}, batch, repred=True)
     return {**output_scores(config, out, batch), **hint_scores(config, out, batch)}
+
+
+def scores(config: NetworkConfig, params: Any, batch: Batch) -> dict[str, jax.Array]:
+    """:func:`score_batch`'s old name (the module's own name); removed in 0.3.0."""
+    from nar_gap.system.legacy import warn_moved
+
+    warn_moved(f"{__name__}.scores", f"{__name__}.score_batch")
+    return score_batch(config, params, batch)

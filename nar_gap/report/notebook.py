@@ -1,4 +1,4 @@
-"""What the notebooks share to show results: a results table, a figure.
+"""What the notebooks share: their setup, and showing a results table, a figure.
 
 Kept in the package so the notebooks do not each paste their own copy.
 """
@@ -8,9 +8,12 @@ from __future__ import annotations
 import html
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 from IPython.display import HTML, Image, display
 
+from nar_gap import check_backend
+from nar_gap.experiments import profiles
 from nar_gap.system import files
 
 
@@ -51,3 +54,29 @@ class Display:
     def figure(self, stem: str) -> None:
         """Display the figure ``stem`` (its PNG in the figures folder)."""
         show_figure(self.figures, stem)
+
+
+class NotebookSetup(NamedTuple):
+    """What a notebook's setup cell leaves it: its sizes, folders and display."""
+
+    profile: profiles.Profile
+    dirs: profiles.OutputDirs
+    show: Display
+
+
+def setup(
+    profile: str, runs: str = "", results: str = "", figures: str = ""
+) -> NotebookSetup:
+    """A notebook's first steps after its ``parameters`` cell, in their order.
+
+    The backend self-check comes first: over several processes it joins
+    them, which JAX allows only before its backend starts, and it stops a
+    notebook on a JAX known to compute wrong numbers.  Then the profile
+    and its folders (:func:`~nar_gap.experiments.profiles.output_dirs`:
+    ``""`` is the profile's own), and where they are, printed.
+    """
+    print(check_backend().message)
+    chosen = profiles.get(profile)
+    dirs = profiles.output_dirs(profile, runs, results, figures)
+    print(f"runs in {dirs.runs}, tables in {dirs.results}, figures in {dirs.figures}")
+    return NotebookSetup(chosen, dirs, Display(dirs.results, dirs.figures))

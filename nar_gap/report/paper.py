@@ -5,7 +5,7 @@ it, its words and numbers (typed here once, from the paper's text), and a
 check that reads *our* results files and judges them by a stated statistical
 rule (:mod:`nar_gap.analysis.verdicts`).  A notebook ends with
 :func:`write_comparison`'s table and its prose says what that table says;
-nothing else in a notebook or the README states a finding.
+nothing else in a notebook, the README or docs/ states a finding.
 
 The paper's extracted text lost most table values; the numbers below are the
 ones it kept (Table 1, the 87 % of §1, the 18 clusters of §4.5, the hidden
@@ -44,7 +44,16 @@ from nar_gap.analysis.verdicts import (
     Judgement,
     Summary,
 )
-from nar_gap.experiments import transnar
+from nar_gap.benchmark.defaults import LEARNING_RATE
+from nar_gap.experiments import (
+    ablations,
+    baselines,
+    compilation,
+    faithfulness_study,
+    landscapes,
+    stability,
+    transnar,
+)
 from nar_gap.system import files
 
 __all__ = [
@@ -134,7 +143,7 @@ def _summary(row: dict[str, str], table: str) -> Summary:
 # --------------------------------------------------------------------------- #
 
 COMPILED_ALGORITHMS = ("bfs", "bellman_ford")  # the two the paper compiles
-EXACTNESS = "compiled_exactness.csv"
+EXACTNESS = compilation.EXACTNESS_FILE
 
 
 def _compiled_rows(results: Path) -> list[dict[str, str]]:
@@ -262,8 +271,7 @@ def _smallest_parameters(at_most: int):
 # Notebook 02: baselines (Table 10).
 # --------------------------------------------------------------------------- #
 
-BASELINES = "table10_baselines.csv"
-VALIDATION = "validation_{}.csv"
+BASELINES = baselines.BASELINES_FILE
 
 
 def _baseline(results: Path, algorithm: str) -> tuple[dict[str, str], Summary]:
@@ -291,7 +299,7 @@ def _baseline_at_least(algorithm: str, threshold: float):
 
 def _plateau(results: Path, algorithm: str) -> tuple[bool, str]:
     """Whether the baseline's training reached its plateau (validation curve)."""
-    name = VALIDATION.format(algorithm)
+    name = baselines.validation_file(algorithm)
     steps, means = verdicts.seed_means(
         (int(_field(row, "step", name)), _number(_field(row, "val_score", name)))
         for row in _rows(results / name)
@@ -379,7 +387,7 @@ def _survives(main: dict[str, str], control: dict[str, str]) -> str:
 
 def _no_correlation(algorithm: str, measure: str):
     def check(results: Path) -> Verdict:
-        table = f"table1_correlations_{algorithm}.csv"
+        table = faithfulness_study.correlations_file(algorithm)
         rows = [r for r in _rows(results / table) if r["measure"] == measure]
         if not rows:
             raise Absent(f"no {measure} row in {table}")
@@ -413,7 +421,7 @@ def _no_correlation(algorithm: str, measure: str):
 
 
 def _per_seed(results: Path, algorithm: str, column: str) -> dict[int, float]:
-    table = f"faithfulness_{algorithm}.csv"
+    table = faithfulness_study.seeds_file(algorithm)
     return {
         int(r["seed"]): _number(_field(r, column, table))
         for r in _rows(results / table)
@@ -422,7 +430,7 @@ def _per_seed(results: Path, algorithm: str, column: str) -> dict[int, float]:
 
 def _trivial_reference(results: Path, algorithm: str) -> tuple[str, float]:
     """The best (smallest internal) reference point not derived from compiled."""
-    table = f"faithfulness_reference_points_{algorithm}.csv"
+    table = faithfulness_study.reference_points_file(algorithm)
     trivial = [
         r for r in _rows(results / table) if "compiled" not in r["point"].lower()
     ]
@@ -476,7 +484,7 @@ def _edge_info_closer(algorithm: str):
 
 
 def _npz(results: Path, algorithm: str) -> Any:
-    return np.load(results / f"faithfulness_{algorithm}.npz")
+    return np.load(results / faithfulness_study.arrays_file(algorithm))
 
 
 def _early_steps_closer(algorithm: str):
@@ -484,7 +492,8 @@ def _early_steps_closer(algorithm: str):
         series = _npz(results, algorithm)
         if "series_internal_along_time" not in series.files:
             raise Absent(
-                f"no series_internal_along_time in faithfulness_{algorithm}.npz"
+                "no series_internal_along_time in "
+                + faithfulness_study.arrays_file(algorithm)
             )
         along = np.asarray(series["series_internal_along_time"], np.float64)
         judged = verdicts.early_closer(along)
@@ -503,7 +512,9 @@ def _traces_degrade(algorithm: str):
         series = _npz(results, algorithm)
         names = [k for k in series.files if k.endswith("_uniform")]
         if not names:
-            raise Absent(f"no *_uniform series in faithfulness_{algorithm}.npz")
+            raise Absent(
+                f"no *_uniform series in {faithfulness_study.arrays_file(algorithm)}"
+            )
         hints = {
             k.removeprefix("series_external_").removesuffix("_uniform"): series[k]
             for k in names
@@ -523,7 +534,7 @@ def _clusters(algorithm: str):
     def check(results: Path) -> Verdict:
         series = _npz(results, algorithm)
         if "distances" not in series.files:
-            raise Absent(f"no distances in faithfulness_{algorithm}.npz")
+            raise Absent(f"no distances in {faithfulness_study.arrays_file(algorithm)}")
         labels = _per_seed(results, algorithm, "cluster")
         seeds = [int(s) for s in series["seeds"]] if "seeds" in series.files else []
         order = seeds if set(seeds) == set(labels) else sorted(labels)
@@ -542,13 +553,13 @@ def _clusters(algorithm: str):
 
 def _inter_solution(algorithm: str):
     def check(results: Path) -> Verdict:
-        table = f"faithfulness_summary_{algorithm}.csv"
+        table = faithfulness_study.summary_file(algorithm)
         summary = _row(results / table)
         inter = _number(_field(summary, "mean_inter_solution", table))
         closest = _number(_field(summary, "closest_internal", table))
         series = _npz(results, algorithm)
         if "distances" not in series.files:
-            raise Absent(f"no distances in faithfulness_{algorithm}.npz")
+            raise Absent(f"no distances in {faithfulness_study.arrays_file(algorithm)}")
         return Verdict(
             f"mean inter-solution {inter:.3f}, closest to compiled {closest:.3f}",
             "per-seed mean distance to the other seeds below the closest "
@@ -567,7 +578,8 @@ def _training_traces(algorithm: str):
             Judgement(
                 NOT_TESTABLE,
                 f"n = 0: no results file holds trace predictions on the training "
-                f"set (faithfulness_{algorithm}.npz holds test-split traces; "
+                f"set ({faithfulness_study.arrays_file(algorithm)} holds test-split "
+                "traces; "
                 "notebook 03 would have to write training-set traces)",
             ),
         )
@@ -640,7 +652,7 @@ def _not_worse(table: str, modified: str, unmodified: str):
 # Notebooks 05-06: stability and loss landscapes (D.8, D.11).
 # --------------------------------------------------------------------------- #
 
-PAPER_OPTIMIZER = ("adam", 1e-3)  # Appendix A: adam at CLRS's default rate
+PAPER_OPTIMIZER = ("adam", LEARNING_RATE)  # Appendix A: adam at CLRS's default rate
 
 
 def _setting(row: dict[str, str]) -> tuple[str, float]:
@@ -662,7 +674,7 @@ def _per_order(rows: list[dict[str, str]]):
 
 def _compiled_unstable(algorithm: str):
     def check(results: Path) -> Verdict:
-        table = f"stability_{algorithm}.csv"
+        table = stability.stability_file(algorithm)
         rows = [r for r in _rows(results / table) if r["start"].startswith("compiled")]
         for column in ("optimizer", "learning_rate", "seed", "step", "accuracy"):
             _field(rows[0] if rows else {}, column, table)
@@ -711,7 +723,7 @@ def _network_class(row: dict[str, str], centre: str) -> str:
 
 def _compiled_sharper(algorithm: str):
     def check(results: Path) -> Verdict:
-        table = f"landscape_{algorithm}.csv"
+        table = landscapes.landscape_file(algorithm)
         rows = _rows(results / table)
         compiled = _pick(rows, "centre", "compiled", table)
         learned = _pick(rows, "centre", "learned", table)
@@ -911,14 +923,22 @@ CLAIMS: tuple[Claim, ...] = (
         "§4.6, D.4, Table 11",
         "edge information partially closes Bellman-Ford's gap",
         "modified (edge info) above default",
-        _higher("table11_edge_info.csv", "edge information", "no edge information"),
+        _higher(
+            ablations.table_file(ablations.EDGE_INFO_TABLE),
+            "edge information",
+            "no edge information",
+        ),
     ),
     Claim(
         "04",
         "D.4, Table 12",
         "a pre-attention bias makes no significant difference to BFS",
         "no significant differences (tested on length 16)",
-        _no_difference("table12_pre_att_bias.csv", "pre-attention bias", "no bias"),
+        _no_difference(
+            ablations.table_file(ablations.PRE_ATT_BIAS_TABLE),
+            "pre-attention bias",
+            "no bias",
+        ),
     ),
     Claim(
         "04",
@@ -926,7 +946,9 @@ CLAIMS: tuple[Claim, ...] = (
         "length-limited Bellman-Ford with both modifications is as capable as without",
         "“still as-capable as the unmodified version within distribution”",
         _not_worse(
-            "table13_length_limited.csv", "edge information + bias", "unmodified"
+            ablations.table_file(ablations.LENGTH_LIMITED_TABLE),
+            "edge information + bias",
+            "unmodified",
         ),
     ),
     Claim(
@@ -934,7 +956,7 @@ CLAIMS: tuple[Claim, ...] = (
         "D.7, Table 15",
         "the architecture modifications help minimal BFS models",
         "modifications have a stronger effect on minimal models",
-        _higher("table15_minimal.csv", "bfs + bias", "bfs"),
+        _higher(ablations.table_file(ablations.MINIMAL_TABLE), "bfs + bias", "bfs"),
     ),
     Claim(
         "04",
@@ -942,7 +964,7 @@ CLAIMS: tuple[Claim, ...] = (
         "the architecture modifications help minimal Bellman-Ford models",
         "modifications have a stronger effect on minimal models",
         _higher(
-            "table15_minimal.csv",
+            ablations.table_file(ablations.MINIMAL_TABLE),
             "bellman_ford + edge information + bias",
             "bellman_ford",
         ),
@@ -953,7 +975,9 @@ CLAIMS: tuple[Claim, ...] = (
         "sequential-trace BFS is still significantly more trainable than "
         "simplified DFS",
         "BFS still significantly more trainable than DFS",
-        _higher("table17_sequential.csv", "bfs_seq", "dfs_light"),
+        _higher(
+            ablations.table_file(ablations.SEQUENTIAL_TABLE), "bfs_seq", "dfs_light"
+        ),
     ),
     Claim(
         "05",
@@ -1047,6 +1071,11 @@ def comparison(notebook: str, results_dir: str | os.PathLike) -> list[dict[str, 
     return rows
 
 
+def comparison_file(notebook: str) -> str:
+    """Notebook ``notebook``'s claims against our results (``"01"`` ...)."""
+    return f"paper_vs_ours_{notebook}.csv"
+
+
 def write_comparison(
     notebook: str,
     results_dir: str | os.PathLike,
@@ -1057,7 +1086,7 @@ def write_comparison(
         known = sorted({c.notebook for c in CLAIMS})
         raise ValueError(f"no claims for notebook {notebook!r}; known: {known}")
     return files.write_table(
-        Path(results_dir) / f"paper_vs_ours_{notebook}.csv",
+        Path(results_dir) / comparison_file(notebook),
         comparison(notebook, results_dir),
         metadata,
         COLUMNS,

@@ -1,6 +1,6 @@
 """The rendered results: docs/results.md's section and the README's headline.
 
-``python -m nar_gap.experiments.readme_results [RESULTS_DIR] [--write PATH ...]``
+``python -m nar_gap.report.readme_results [RESULTS_DIR] [--write PATH ...]``
 prints the results section, or writes into each ``PATH`` every rendered part
 whose markers it holds: between ``<!-- results:start -->`` and ``<!--
 results:end -->`` the tables of the committed profile (baselines,
@@ -25,20 +25,33 @@ from pathlib import Path
 
 import numpy as np
 
-from nar_gap.experiments import generalisation, paper, recipes, transnar
+from nar_gap.experiments import (
+    ablations,
+    baselines,
+    closing_gap,
+    compilation,
+    faithfulness_study,
+    generalisation,
+    landscapes,
+    recipes,
+    size_sweep,
+    stability,
+    transnar,
+)
+from nar_gap.report import paper
 from nar_gap.system import files
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 HEADLINE_START, HEADLINE_END = "<!-- headline:start -->", "<!-- headline:end -->"
 COMPARED_NOTEBOOKS = ("01", "02", "03", "04", "05", "06")
 ABLATION_FILES = (
-    ("Table 11", "table11_edge_info"),
-    ("Table 12", "table12_pre_att_bias"),
-    ("Table 13", "table13_length_limited"),
-    ("Table 14", "table14_no_hints"),
-    ("Table 17", "table17_sequential"),
-    ("Table 15", "table15_minimal"),
-    ("D.1", "d1_regularisation"),
+    ("Table 11", ablations.EDGE_INFO_TABLE),
+    ("Table 12", ablations.PRE_ATT_BIAS_TABLE),
+    ("Table 13", ablations.LENGTH_LIMITED_TABLE),
+    ("Table 14", ablations.NO_HINTS_TABLE),
+    ("Table 17", ablations.SEQUENTIAL_TABLE),
+    ("Table 15", ablations.MINIMAL_TABLE),
+    ("D.1", ablations.REGULARISATION_TABLE),
 )
 ALGORITHMS = ("bfs", "bellman_ford")
 # The faithfulness study also measures DFS against its compiled program, in
@@ -50,7 +63,7 @@ def _faithfulness_algorithms(results: Path) -> tuple[str, ...]:
     extra = tuple(
         a
         for a in OPTIONAL_FAITHFULNESS
-        if (results / f"faithfulness_summary_{a}.csv").exists()
+        if (results / faithfulness_study.summary_file(a)).exists()
     )
     return ALGORITHMS + extra
 
@@ -92,9 +105,9 @@ def _compiled(results: Path) -> str:
     (the paper variant at its smallest bias size), its checks summed over
     graph sizes; then ``compiled_minimal.csv`` where notebook 01 wrote it.
     """
-    rows = files.read_table(results / "compiled_exactness.csv")
+    rows = files.read_table(results / compilation.EXACTNESS_FILE)
     if not rows or "variant" not in rows[0]:
-        raise FileNotFoundError(0, "no variant column", "compiled_exactness.csv")
+        raise FileNotFoundError(0, "no variant column", compilation.EXACTNESS_FILE)
     networks: dict[tuple[str, str, str], list[dict[str, str]]] = {}
     for row in rows:
         key = (row["algorithm"], row["variant"], row["hidden_size"])
@@ -135,7 +148,7 @@ def _compiled(results: Path) -> str:
         ),
         body,
     )
-    path = results / "compiled_minimal.csv"
+    path = results / compilation.MINIMAL_FILE
     if not path.exists():
         return table
     minimal = markdown_table(
@@ -162,7 +175,8 @@ def _compiled(results: Path) -> str:
             for r in files.read_table(path)
         ],
     )
-    return f"{table}\n\nThe minimality search (`compiled_minimal.csv`):\n\n{minimal}"
+    search = f"The minimality search (`{compilation.MINIMAL_FILE}`)"
+    return f"{table}\n\n{search}:\n\n{minimal}"
 
 
 def _held_out_ties(row: dict[str, str]) -> str:
@@ -176,7 +190,7 @@ def _held_out_ties(row: dict[str, str]) -> str:
 
 
 def _baselines(results: Path) -> str:
-    rows = files.read_table(results / "table10_baselines.csv")
+    rows = files.read_table(results / baselines.BASELINES_FILE)
     return markdown_table(
         ("algorithm", "hidden", "steps", "seeds", "test N", "mean ± std (max)"),
         [
@@ -212,10 +226,10 @@ def _faithfulness(results: Path) -> str:
     names += [  # the like-for-like arms (notebook 03), after their algorithm
         f"{a}_edge_info"
         for a in names
-        if (results / f"faithfulness_summary_{a}_edge_info.csv").exists()
+        if (results / faithfulness_study.summary_file(f"{a}_edge_info")).exists()
     ]
     summaries = [
-        files.read_table(results / f"faithfulness_summary_{a}.csv")[0] for a in names
+        files.read_table(results / faithfulness_study.summary_file(a))[0] for a in names
     ]
     columns = [
         (k, label)
@@ -249,7 +263,7 @@ def _table1(results: Path) -> str | None:
     """Table 1's Pearson r with its interval, under each selection rule."""
     rows = []
     for algorithm in _faithfulness_algorithms(results):
-        path = results / f"table1_correlations_{algorithm}.csv"
+        path = results / faithfulness_study.correlations_file(algorithm)
         if not path.exists():
             return None
         table = files.read_table(path)
@@ -283,7 +297,7 @@ def _table1(results: Path) -> str | None:
 
 def _reference_points(results: Path) -> str | None:
     algorithms = _faithfulness_algorithms(results)
-    paths = [results / f"faithfulness_reference_points_{a}.csv" for a in algorithms]
+    paths = [results / faithfulness_study.reference_points_file(a) for a in algorithms]
     if not all(p.exists() for p in paths):
         return None  # results written before the reference points existed
     rows = []
@@ -313,7 +327,7 @@ def _compiled_after_training(results: Path, algorithm: str) -> tuple | None:
     The stability study measures on the same graphs with the same code
     (``faithfulness_batch``, ``measure_models``); it records Eq. 24 only.
     """
-    path = results / f"stability_{algorithm}.csv"
+    path = results / stability.stability_file(algorithm)
     if not path.exists():
         return None
     rows = [r for r in files.read_table(path) if r["start"] == "compiled"]
@@ -334,7 +348,7 @@ def _compiled_after_training(results: Path, algorithm: str) -> tuple | None:
 def _ablations(results: Path) -> str:
     rows = []
     for table, name in ABLATION_FILES:
-        for r in files.read_table(results / f"{name}.csv"):
+        for r in files.read_table(results / ablations.table_file(name)):
             rows.append(
                 (
                     table,
@@ -355,7 +369,7 @@ def _ablations(results: Path) -> str:
 def _stability(results: Path) -> str:
     rows = []
     for algorithm in ALGORITHMS:
-        for r in files.read_table(results / f"table16_stability_{algorithm}.csv"):
+        for r in files.read_table(results / stability.table16_file(algorithm)):
             rows.append(
                 (
                     algorithm,
@@ -375,7 +389,7 @@ def _stability(results: Path) -> str:
 def _landscapes(results: Path) -> str:
     rows = []
     for algorithm in ALGORITHMS:
-        for r in files.read_table(results / f"landscape_{algorithm}.csv"):
+        for r in files.read_table(results / landscapes.landscape_file(algorithm)):
             rows.append(
                 (
                     algorithm,
@@ -436,7 +450,7 @@ def _closing_gap_table(path: Path) -> str:
             for r in rows
         ],
     )
-    answer = files.read_json(path.with_name(path.name + ".json")).get("verdict", "")
+    answer = files.read_json(files.sidecar_path(path)).get("verdict", "")
     return f"{table}\n\n{answer}"
 
 
@@ -458,8 +472,8 @@ def _over_time(path: Path, measure: str, label: str, fmt: str) -> str:
 def _closing_gap(results: Path) -> str:
     parts = []
     for algorithm in CLOSING_GAP_ALGORITHMS:
-        table = _closing_gap_table(results / f"closing_gap_{algorithm}.csv")
-        curves = results / f"closing_gap_over_time_{algorithm}.csv"
+        table = _closing_gap_table(results / closing_gap.results_file(algorithm))
+        curves = results / closing_gap.over_time_file(algorithm)
         external = _over_time(
             curves, "external", "external, at this point of the trace", ".2f"
         )
@@ -512,7 +526,7 @@ def _recipes(results: Path, algorithm: str = "bfs") -> str:
             for r in rows
         ],
     )
-    answer = files.read_json(path.with_name(path.name + ".json")).get("verdict", "")
+    answer = files.read_json(files.sidecar_path(path)).get("verdict", "")
     outlasting = " ".join(recipes.annealed_against_constant(rows))
     return f"{table}\n\n{answer} {outlasting}".rstrip()
 
@@ -709,7 +723,7 @@ def _sweep_cell(row: dict[str, str]) -> str:
 
 
 def _size_sweep(results: Path) -> str:
-    rows = files.read_table(results / "compiled_size_sweep_breakdown.csv")
+    rows = files.read_table(results / size_sweep.BREAKDOWN_TABLE)
     columns = [(a, d) for a in ("bfs", "bellman_ford") for d in ("float32", "float64")]
     cells = {(r["family"], r["algorithm"], r["dtype"]): _sweep_cell(r) for r in rows}
     families = list(dict.fromkeys(r["family"] for r in rows))
@@ -717,7 +731,7 @@ def _size_sweep(results: Path) -> str:
         ("family", *(f"{a}, {d}" for a, d in columns)),
         [(f, *(cells.get((f, a, d), "–") for a, d in columns)) for f in families],
     )
-    limits = files.read_table(results / "compiled_precision_limits.csv")
+    limits = files.read_table(results / size_sweep.PRECISION_TABLE)
     precision = markdown_table(
         (
             "dtype",
@@ -751,11 +765,11 @@ def _or_missing(render_part, results: Path) -> str:
 def render(results_dir: str | os.PathLike) -> str:
     """The whole results section, from ``results_dir``'s files."""
     results = Path(results_dir)
-    sidecar = results / "table10_baselines.csv.json"
+    sidecar = files.sidecar_path(results / baselines.BASELINES_FILE)
     profile = files.read_json(sidecar).get("profile") if sidecar.exists() else "?"
     sections = [
         f"Rendered from `results/` (profile `{profile}`) by "
-        "`python -m nar_gap.experiments.readme_results`.\n",
+        "`python -m nar_gap.report.readme_results`.\n",
         _section("Compiled networks (notebook 01)", _or_missing(_compiled, results)),
         _section("Baselines (notebook 02)", _or_missing(_baselines, results)),
         _section("Faithfulness (notebook 03)", _or_missing(_faithfulness, results)),
@@ -820,21 +834,22 @@ def headline(results_dir: str | os.PathLike) -> str:
     tables say.
     """
     results = Path(results_dir)
-    tables = sorted(results.glob("paper_vs_ours_*.csv"))
+    pattern = paper.comparison_file("*")
+    tables = sorted(results.glob(pattern))
     if not tables:
-        return "(no `paper_vs_ours_*.csv` yet: run the notebooks)"
+        return f"(no `{pattern}` yet: run the notebooks)"
+    prefix = Path(paper.comparison_file("")).stem
     rows, total = [], dict.fromkeys(paper.VERDICTS, 0)
     for table in tables:
         found = paper.counts(files.read_table(table))
         total = {verdict: total[verdict] + found[verdict] for verdict in total}
-        notebook = table.stem.removeprefix("paper_vs_ours_")
+        notebook = table.stem.removeprefix(prefix)
         rows.append((notebook, sum(found.values()), *found.values()))
     rows.append(("all", sum(total.values()), *total.values()))
     header = ("notebook", "paper claims", *paper.VERDICTS)
     return (
-        "Rendered from `results/paper_vs_ours_*.csv` by "
-        "`python -m nar_gap.experiments.readme_results`.\n\n"
-        + markdown_table(header, rows)
+        f"Rendered from `results/{pattern}` by "
+        "`python -m nar_gap.report.readme_results`.\n\n" + markdown_table(header, rows)
     )
 
 
@@ -866,9 +881,7 @@ def write_rendered(path: str | os.PathLike, results_dir: str | os.PathLike) -> N
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the section, or write the rendered parts into files with markers."""
-    parser = argparse.ArgumentParser(
-        prog="python -m nar_gap.experiments.readme_results"
-    )
+    parser = argparse.ArgumentParser(prog="python -m nar_gap.report.readme_results")
     parser.add_argument("results", nargs="?", default="results")
     parser.add_argument(
         "--write",

@@ -26,12 +26,14 @@ from IPython.display import Markdown, display
 from nar_gap.analysis.landscape import filter_normalised_direction, model_loss
 from nar_gap.analysis.models import relative_drift
 from nar_gap.benchmark.batch import Batch
+from nar_gap.benchmark.defaults import GRAD_CLIP_NORM, LEARNING_RATE
 from nar_gap.benchmark.exactness import Mismatch
 from nar_gap.benchmark.sampling import sample_batch
-from nar_gap.compiler import compile
+from nar_gap.compiler import compile_algorithm
 from nar_gap.compiler.validate import CompileError
 from nar_gap.experiments.landscapes import landscape_centres
 from nar_gap.model.model import Model, parameter_count
+from nar_gap.training.step import clipped_optimizer
 
 Params = Any
 
@@ -74,7 +76,7 @@ def compile_at(
     which variables and channels did not fit.
     """
     try:
-        model = compile(algorithm, hidden_size=hidden_size)
+        model = compile_algorithm(algorithm, hidden_size=hidden_size)
     except CompileError as error:
         reasons = [
             line.strip(" -") for line in str(error).splitlines() if "hidden" in line
@@ -243,8 +245,8 @@ def train_on(
     model: Any,
     batch: Batch,
     steps: Sequence[int],
-    learning_rate: float = 1e-3,
-    clip: float = 1.0,
+    learning_rate: float = LEARNING_RATE,
+    clip: float = GRAD_CLIP_NORM,
 ) -> list[StepReport]:
     """Adam (with CLRS's gradient clipping) from a compiled model, on one batch.
 
@@ -252,7 +254,7 @@ def train_on(
     differs from dm-clrs after each number of updates in ``steps``: the
     one-batch, few-step version of notebook 05's experiment.
     """
-    optimizer = optax.chain(optax.clip_by_global_norm(clip), optax.adam(learning_rate))
+    optimizer = clipped_optimizer(learning_rate, clip)
     loss_at = jax.jit(lambda p: model_loss(model.config, p, batch))
 
     @jax.jit

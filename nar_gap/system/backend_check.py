@@ -20,7 +20,7 @@ Two defences, both here:
   does not know, so the flag is only added for versions known to accept it.
   ``NAR_GAP_XLA_WORKAROUND=off`` leaves ``XLA_FLAGS`` alone (to see the bug).
 * :func:`self_check` runs the reproducers against float64 NumPy references and
-  returns a :class:`Verdict`; :func:`check_backend` raises
+  returns a :class:`BackendVerdict`; :func:`check_backend` raises
   :class:`UntrustedBackendError` when one fails.  The test suite, ``nar-gap
   info`` and the first cell of every notebook call it, and every results
   sidecar records its verdict, so a wrong number cannot pass unnoticed.
@@ -167,7 +167,7 @@ class CheckResult:
 
 
 @dataclasses.dataclass(frozen=True)
-class Verdict:
+class BackendVerdict:
     """The self-check's answer: may this process's JAX be trusted?"""
 
     ok: bool
@@ -316,11 +316,11 @@ IN_PROCESS_CHECKS: tuple[Callable[[], CheckResult], ...] = (
 )
 
 
-def _verdict(checks: tuple[CheckResult, ...]) -> Verdict:
+def _verdict(checks: tuple[CheckResult, ...]) -> BackendVerdict:
     import jax
     import jaxlib
 
-    return Verdict(
+    return BackendVerdict(
         ok=all(c.ok for c in checks),
         jax=jax.__version__,
         jaxlib=jaxlib.__version__,
@@ -331,7 +331,7 @@ def _verdict(checks: tuple[CheckResult, ...]) -> Verdict:
 
 
 @functools.lru_cache(maxsize=2)
-def self_check(crash_checks: bool = False) -> Verdict:
+def self_check(crash_checks: bool = False) -> BackendVerdict:
     """Run the reproducers of every known miscompile (once per process).
 
     The in-process checks take well under a second.  ``crash_checks`` adds
@@ -344,7 +344,7 @@ def self_check(crash_checks: bool = False) -> Verdict:
     return _verdict(checks)
 
 
-def check_backend(crash_checks: bool = False) -> Verdict:
+def check_backend(crash_checks: bool = False) -> BackendVerdict:
     """:func:`self_check`, raising :class:`UntrustedBackendError` if it fails."""
     verdict = self_check(crash_checks)
     if not verdict.ok:
@@ -359,3 +359,13 @@ def _install() -> None:
     """Called once by ``nar_gap/__init__.py``, before any module imports JAX."""
     global WORKAROUND
     WORKAROUND = apply_workarounds()
+
+
+def __getattr__(name: str):
+    """``Verdict``, this class's old name (it collided with the paper's verdicts)."""
+    if name == "Verdict":
+        from nar_gap.system.legacy import warn_moved
+
+        warn_moved(f"{__name__}.Verdict", f"{__name__}.BackendVerdict")
+        return BackendVerdict
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

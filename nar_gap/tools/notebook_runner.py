@@ -1,6 +1,6 @@
 """Execute one notebook with papermill, quietly, as ``run_all.sh`` and the tests do.
 
-``python -m nar_gap.experiments.notebook_runner IN OUT --cwd notebooks -p NAME VALUE``
+``python -m nar_gap.tools.notebook_runner IN OUT --cwd notebooks -p NAME VALUE``
 
 Why not papermill's own command line: its kernel manager starts the kernel
 over plain TCP, and ipykernel >= 7.3 then warns on every start that the
@@ -70,9 +70,7 @@ def execute(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; exit code 1 when a cell fails (papermill's message)."""
-    parser = argparse.ArgumentParser(
-        prog="python -m nar_gap.experiments.notebook_runner"
-    )
+    parser = argparse.ArgumentParser(prog="python -m nar_gap.tools.notebook_runner")
     parser.add_argument("notebook")
     parser.add_argument("output")
     parser.add_argument("--cwd", default=".")

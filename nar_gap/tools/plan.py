@@ -52,7 +52,7 @@ from nar_gap.experiments.profiles import Profile, checkout_root
 from nar_gap.experiments.runs import baseline_config, run_dir
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.network import param_shapes
-from nar_gap.model.scores import scores
+from nar_gap.model.scores import score_batch
 from nar_gap.model.seeds import over_seeds, seed_strategy_for
 from nar_gap.training import TrainConfig
 from nar_gap.training.step import make_optimizer, make_train_step
@@ -483,7 +483,7 @@ def _stacked(tree: Any, seeds: int) -> Any:
 
 
 def _scorer(network: NetworkConfig) -> Callable:
-    return jax.jit(over_seeds(functools.partial(scores, network)))
+    return jax.jit(over_seeds(functools.partial(score_batch, network)))
 
 
 def program_arguments(program: Program) -> tuple[Callable, tuple[Any, ...]]:

@@ -9,7 +9,7 @@ states and batches of all seeds are stacked along axis 0 and one jitted step
 The loop is Flax's ``train_and_evaluate`` shape: a :class:`GroupState` (the
 stacked parameters, optimiser states, best-validation parameters and
 counters of seeds that share their step) goes in and out of pure functions
--- :func:`train_step`, :func:`validate` -- and :func:`save` writes it.
+-- :func:`train_step`, :func:`score_validation` -- and :func:`save` writes it.
 Evaluation follows run.py: validation every ``eval_every`` steps on the CLRS
 val split (N = 16), each seed keeps the parameters its selection rule picks
 (``TrainConfig.selection``, decided by :func:`improved`; CLRS's rule, the
@@ -52,6 +52,8 @@ from nar_gap.training.run_dir import (
     CHECKPOINT_FILE,
     CONFIG_FILE,
     INITIAL_FILE,
+    METRICS_FILE,
+    METRICS_TABLE,
     NO_SCORE,
     PARAMS_FILE,
     ResumePlan,
@@ -225,7 +227,7 @@ def selected_position(
     return chosen
 
 
-def validate(
+def score_validation(
     config: TrainConfig, state: GroupState, val_batch: Batch, out: Path | None = None
 ) -> GroupState:
     """Score every seed on the validation split; apply the selection rule.
@@ -298,7 +300,7 @@ def train_group(
     step_fn = make_train_step(config)
     state = group_state(states, sharding)
     if starts_fresh(state):
-        state = validate(config, state, val_batch, out)
+        state = score_validation(config, state, val_batch, out)
     steps = range(state.step, config.steps)
     batches = prefetch(lambda s: seed_batches(config, s), steps)
     bar = tqdm(
@@ -324,7 +326,7 @@ def train_group(
             )
             if _due(config.eval_every, state.step, config.steps):
                 loss, finite = jax.device_get((loss, finite))
-                state = validate(
+                state = score_validation(
                     config,
                     dataclasses.replace(state, last_loss=np.asarray(loss)),
                     val_batch,
@@ -420,7 +422,7 @@ def _write_seed_results(
             directory / PARAMS_FILE, flax.serialization.to_bytes(state["best_params"])
         )
         files.write_json_atomic(
-            directory / "metrics.json",
+            directory / METRICS_FILE,
             {"config": config.to_dict(), "seed": seed, **detail},
         )
 
@@ -429,9 +431,9 @@ def _write_run_tables(
     config: TrainConfig, out: Path, rows: list[dict], details: list[dict]
 ) -> None:
     """``metrics.csv`` and ``metrics.json``: every seed of the run, in its order."""
-    files.write_csv_atomic(out / "metrics.csv", rows)
+    files.write_csv_atomic(out / METRICS_TABLE, rows)
     files.write_json_atomic(
-        out / "metrics.json",
+        out / METRICS_FILE,
         {"config": config.to_dict(), **provenance(), "seeds": details},
     )
 
@@ -443,7 +445,7 @@ def _saved_details(out: Path, seed: int) -> dict:
     :func:`~nar_gap.system.files.to_jsonable` writes as NaN was: tables
     merged from these files are the bytes one process would have written.
     """
-    saved = files.read_json(seed_dir(out, seed) / "metrics.json")
+    saved = files.read_json(seed_dir(out, seed) / METRICS_FILE)
     return {key: value for key, value in saved.items() if key != "config"}
 
 
@@ -492,7 +494,7 @@ def _finished_run(
     if out is None or any(done != config.steps for done in plan.steps_done.values()):
         return None
     try:
-        saved = TrainConfig.from_dict(files.read_json(out / "metrics.json")["config"])
+        saved = TrainConfig.from_dict(files.read_json(out / METRICS_FILE)["config"])
         run = load_run(out)
     except Exception:  # unreadable, or from another version: score again
         return None

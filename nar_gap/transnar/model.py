@@ -10,7 +10,7 @@ random subset of ``[0, max_position)``, so a model trained on short sequences
 has already seen the large position values that long test sequences need.
 
 Choices where the paper is silent or its scale does not fit a CPU (said in
-the README too): a pre-norm block; sinusoidal encodings of the sampled
+docs/transnar.md too): a pre-norm block; sinusoidal encodings of the sampled
 positions; one scalar gate per layer on the cross-attention only; the NAR's
 embeddings layer-normalised before their projection (a compiled network's
 hidden features and a trained one's have different scales, and the same

@@ -577,7 +577,7 @@ def test_a_reference_of_another_algorithm_is_refused(compiled, batches):
 
 @pytest.mark.parity
 def test_a_dm_clrs_model_is_measured_like_any_other(compiled, batches):
-    from test_clrs_parity import _baseline
+    from clrs_models import clrs_baseline as _baseline
 
     from nar_gap.benchmark.feedback import to_clrs_feedback
     from nar_gap.benchmark.specs import get_spec
@@ -612,7 +612,7 @@ SMOKE_SWEEP = runs.baseline_config(profiles.get("smoke"), "bfs")
 # With the notebook and ablation tests in one pytest-xdist worker: notebooks
 # 03 and 05 trained and studied these very runs there (shared_runs resumes
 # them); on another worker they would be trained again.
-SHARED_RUNS = pytest.mark.xdist_group("shared_runs")
+SHARED_RUNS = pytest.mark.xdist_group("chain_baselines")
 
 
 @pytest.fixture(scope="module")

@@ -157,10 +157,10 @@ def _run_json(capsys, argv) -> tuple[int, dict]:
 @pytest.fixture(scope="module")
 def bfs_params(tmp_path_factory) -> str:
     """A minimal compiled BFS model, saved once for the module."""
-    from nar_gap.compiler import compile, save_compiled
+    from nar_gap.compiler import compile_algorithm, save_compiled
 
     path = tmp_path_factory.mktemp("compiled") / "bfs.msgpack"
-    save_compiled(compile("bfs", None), path)
+    save_compiled(compile_algorithm("bfs", None), path)
     return str(path)
 
 

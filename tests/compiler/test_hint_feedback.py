@@ -18,7 +18,7 @@ import pytest
 
 from nar_gap.benchmark.exactness import compare_with_clrs
 from nar_gap.benchmark.sampling import sample_batch
-from nar_gap.compiler import compile, compile_program
+from nar_gap.compiler import compile_algorithm, compile_program
 from nar_gap.compiler.validate import CompileError, readable_hints, validate
 from nar_gap.programs.bfs import make_bfs_fed_back
 from nar_gap.programs.dsl import (
@@ -84,7 +84,7 @@ def test_the_hint_has_a_node_dimension_and_an_encoder(models):
     assert kernel[0, model.layout.node_index("hint:reach_h")] == 1.0
     assert np.count_nonzero(kernel) == 1
     # The registry's BFS keeps its state in the hidden vector: no hint encoder.
-    plain = compile("bfs", hidden_size=None)
+    plain = compile_algorithm("bfs", hidden_size=None)
     assert not np.asarray(plain.params["net"]["encoder_reach_h"]["kernel"]).any()
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from nar_gap.benchmark.sampling import sample_batch
-from nar_gap.compiler import compile, minimal
+from nar_gap.compiler import compile_algorithm, minimal
 from nar_gap.model.model import parameter_counts
 
 
@@ -19,7 +19,7 @@ def _check(algorithm: str, n: int = 8, seed: int = 3):
 
 @pytest.fixture(scope="module")
 def bfs_paper():
-    return compile("bfs", hidden_size=None, pre_att_bias_nodes=8)
+    return compile_algorithm("bfs", hidden_size=None, pre_att_bias_nodes=8)
 
 
 def test_the_search_returns_a_smaller_network_that_stays_exact(bfs_paper):
@@ -54,7 +54,7 @@ def test_a_network_that_is_not_exact_is_refused(bfs_paper):
 def test_zeroing_a_dimension_computes_what_dropping_it_does():
     """Without layer norm, a dimension whose weights are all zero is absent:
     the search's cheap trial is the smaller network's forward pass."""
-    model = compile("bellman_ford", hidden_size=None)
+    model = compile_algorithm("bellman_ford", hidden_size=None)
     batch = _check("bellman_ford")[0]
     d = model.config.hidden_size
     axes = minimal._axes(model, batch)
@@ -83,7 +83,7 @@ def test_unit_weight_graphs_need_the_tie_channel_that_sampled_graphs_never_use()
     """
     from nar_gap.experiments.compilation import tie_batches
 
-    model = compile("bellman_ford", hidden_size=None)
+    model = compile_algorithm("bellman_ford", hidden_size=None)
     ties, left_out = tie_batches(model, 8, [500, 501])
     assert left_out == 0 and minimal.is_exact(model, model.params, ties)
     k = model.layout.pre_attention.index("lowest_id")

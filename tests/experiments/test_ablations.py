@@ -15,7 +15,7 @@ from nar_gap.experiments.profiles import OutputDirs
 
 # In the notebooks' pytest-xdist group: the slow reproduction test trains into
 # the same runs directory as notebook 04 and resumes what it trained.
-pytestmark = pytest.mark.xdist_group("shared_runs")
+pytestmark = pytest.mark.xdist_group("chain_ablations")
 
 SMOKE = profiles.get("smoke")
 EXPERIMENTS = ablations.experiments(SMOKE)

@@ -80,10 +80,10 @@ def test_measures_in_parts_are_the_whole_batchs(tmp_path):
     import jax
 
     from nar_gap.analysis.models import Models, measure_models, reference_attention
-    from nar_gap.compiler import compile
+    from nar_gap.compiler import compile_algorithm
     from nar_gap.model.model import Model
 
-    compiled = compile("bfs", hidden_size=None)
+    compiled = compile_algorithm("bfs", hidden_size=None)
     nudged = Model(
         compiled.config,
         jax.tree_util.tree_map(lambda x: x * 1.01, compiled.params),
@@ -153,9 +153,9 @@ def test_compiled_bellman_ford_is_exact_beyond_its_range_only_when_refitted():
     `run`'s refit keeps the compiled program exact, the fixed parameters are
     not, and the table keeps both apart."""
     from nar_gap.analysis.models import Models
-    from nar_gap.compiler import compile
+    from nar_gap.compiler import compile_algorithm
 
-    compiled = compile("bellman_ford", hidden_size=None)
+    compiled = compile_algorithm("bellman_ford", hidden_size=None)
     own = Models.from_models([compiled], seeds=[-1])
     heavy = g._scaled_batch("bellman_ford", 100.0)
     fitted = g.measures(own, heavy, compiled, refit=True)

@@ -115,7 +115,7 @@ def test_the_study_writes_both_tables_and_reruns_to_the_same_numbers(tmp_path):
     assert recipes.main(args) == 0  # finished runs read back
     again = files.read_table(tmp_path / "out" / "closing_gap_recipes_bfs.csv")
     assert again == table
-    from nar_gap.experiments import readme_results
+    from nar_gap.report import readme_results
 
     rendered = readme_results._recipes(tmp_path / "out")
     assert "| attention_w10_annealed | 10, 0 | 0.5 of the steps |" in rendered
@@ -191,7 +191,7 @@ def test_drift_starts_from_the_recipes_own_model_and_trains_on_unsupervised(tmp_
     assert table[0]["internal"] == pytest.approx(
         np.mean([r["internal"] for r in rows[:2]])
     )
-    from nar_gap.experiments import readme_results
+    from nar_gap.report import readme_results
 
     rendered = readme_results._drift(tmp_path / "out")
     assert rendered.count("\n| ") == 4  # a row per step (the header opens it)

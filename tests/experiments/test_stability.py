@@ -34,7 +34,7 @@ def batch():
 # With the notebook and ablation tests in one pytest-xdist worker: notebooks
 # 03 and 05 trained and studied these very runs there (shared_runs resumes
 # them); on another worker they would be trained again.
-SHARED_RUNS = pytest.mark.xdist_group("shared_runs")
+SHARED_RUNS = pytest.mark.xdist_group("chain_baselines")
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,10 @@ import math
 
 import pytest
 
+from nar_gap import plots
 from nar_gap.analysis.verdicts import AGREE, DISAGREE, INCONCLUSIVE, NOT_TESTABLE
-from nar_gap.experiments import paper, plots, profiles, transnar
+from nar_gap.experiments import profiles, transnar
+from nar_gap.report import paper
 from nar_gap.system import files
 
 MODELS = ("transformer", "transnar_trained", "transnar_compiled")

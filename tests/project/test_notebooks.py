@@ -20,10 +20,40 @@ from nar_gap.experiments.faithfulness_study import FORCED_MEASURES, GAP_MEASURES
 from nar_gap.experiments.naming import figure_stem, landscape_stem
 from nar_gap.system.files import read_table
 
-# This file and test_ablations.py run in one pytest-xdist worker (--dist
-# loadgroup): notebook 04 resumes the runs the ablation tests trained, and the
-# six notebooks execute once per session.
-pytestmark = pytest.mark.xdist_group("shared_runs")
+# The executed notebooks run as two chains, each in one pytest-xdist worker
+# (--dist loadgroup), so the two workers share the work: 01 and 04 beside
+# test_ablations.py (04 resumes the runs the ablation tests trained); 02 and
+# the notebooks after it beside test_faithfulness.py and test_stability.py
+# (03 and 05 train and study the runs those tests resume).  Each notebook
+# executes once per worker, after the notebooks it needs (metadata
+# nar_gap.needs, as ./run_all.sh orders them).  One chain held all eight
+# before, and was CI's critical path: about 800 s on one worker.
+CHAINS = {
+    "chain_ablations": ("01_compile", "04_ablations"),
+    "chain_baselines": (
+        "02_baselines",
+        "03_faithfulness",
+        "05_stability",
+        "06_loss_landscapes",
+        "07_closing_the_gap",
+        "08_transnar",
+    ),
+}
+CHAIN_OF = {name: chain for chain, names in CHAINS.items() for name in names}
+
+
+def in_chain(name: str) -> pytest.MarkDecorator:
+    """The xdist group of the worker that executes notebook ``name``."""
+    return pytest.mark.xdist_group(CHAIN_OF[name])
+
+
+def per_notebook(names=None) -> list:
+    """Parameters, one per notebook, each in its notebook's chain."""
+    return [
+        pytest.param(name, marks=in_chain(name), id=name[:2])
+        for name in (names or CHAIN_OF)
+    ]
+
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -87,9 +117,19 @@ def _check_structure(path: Path) -> None:
     assert "import" not in source and "(" not in source
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_each_notebook_sets_up_through_the_one_setup(path):
+    """The cell after ``parameters`` hands them to ``notebook.setup``: the
+    backend check, the profile and its folders are written once for all."""
+    code = [c for c in _cells(path) if c["cell_type"] == "code"]
+    source = "".join(code[1]["source"])
+    assert "notebook.setup(PROFILE, RUNS_DIR, RESULTS_DIR, FIGURES_DIR)" in source
+    assert "check_backend" not in source and "output_dirs" not in source
+
+
 # What a typed-in result looks like in prose: a number with two or more
 # decimals, a percentage, or a sentence about what the paper finds.  Findings
-# are the paper-vs-ours tables' job (nar_gap.experiments.paper), computed.
+# are the paper-vs-ours tables' job (nar_gap.report.paper), computed.
 TYPED_RESULT = re.compile(
     r"the paper finds|the paper:|\d\.\d{2,}|\d+(?:\.\d+)? ?%|\bfinds? (?:no|none)\b",
     re.I,
@@ -215,7 +255,7 @@ def test_the_readme_s_reading_order_counts_what_the_notebooks_hold():
     """The README's reading table is typed once; its counts must follow the
     notebooks (walkthrough.reading_stats), so an edited notebook cannot leave
     the README's word count or reading time behind."""
-    from nar_gap.experiments.walkthrough import reading_stats
+    from nar_gap.report.walkthrough import reading_stats
 
     readme = (ROOT / "README.md").read_text()
     found = dict(
@@ -266,7 +306,7 @@ class ExecutedNotebooks:
         self.failures: dict[str, str | None] = {}
 
     def _execute(self, path: Path) -> None:
-        from nar_gap.experiments.notebook_runner import execute
+        from nar_gap.tools.notebook_runner import execute
 
         try:
             execute(
@@ -285,15 +325,13 @@ class ExecutedNotebooks:
             self.failures[path.stem] = f"{type(error).__name__}: {error}"[:2000]
 
     def ran(self, name: str) -> tuple[Path, Path]:
-        """``name`` and the notebooks before it executed; its results and figures."""
-        for path in NOTEBOOKS[: EXPECTED.index(name) + 1]:
-            if path.stem not in self.failures:
-                self._execute(path)
+        """``name`` and the notebooks it needs executed; its results and figures."""
+        for need in needs(name):
+            self.ran(need)
+        if name not in self.failures:
+            self._execute(ROOT / "notebooks" / f"{name}.ipynb")
         assert self.failures[name] is None, self.failures[name]
         return self.results, self.figures
-
-    def copies(self) -> list[Path]:
-        return sorted(self.out.glob("[0-9][0-9]_*.ipynb"))
 
 
 # Session scope: under pytest-xdist the worker may run ablation tests between
@@ -303,10 +341,23 @@ def executed(shared_runs, tmp_path_factory) -> ExecutedNotebooks:
     return ExecutedNotebooks(shared_runs, tmp_path_factory.mktemp("notebooks"))
 
 
+def needs(name: str) -> list[str]:
+    """The notebooks ``name`` needs finished first (its metadata nar_gap.needs)."""
+    notebook = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())
+    return list(notebook["metadata"].get("nar_gap", {}).get("needs", []))
+
+
+def test_each_chain_holds_what_its_notebooks_need():
+    assert sorted(CHAIN_OF) == EXPECTED
+    for name, chain in CHAIN_OF.items():
+        assert all(CHAIN_OF[need] == chain for need in needs(name)), name
+
+
 def _numbers(row: dict, keys: list[str]) -> list[float]:
     return [float(row[k]) for k in keys]
 
 
+@in_chain("01_compile")
 def test_01_compile_is_exact_and_draws_the_weights(executed):
     results, figures = executed.ran("01_compile")
     rows = read_table(results / "compiled_exactness.csv")
@@ -330,6 +381,7 @@ def test_01_compile_is_exact_and_draws_the_weights(executed):
     assert not {a for a, _, _ in found} & {"bfs", "bellman_ford"}
 
 
+@in_chain("02_baselines")
 def test_02_baselines_table(executed):
     results, figures = executed.ran("02_baselines")
     for algorithm in ("bfs", "dfs", "bellman_ford"):
@@ -365,6 +417,7 @@ FAITHFULNESS_FIGURES = {
 }
 
 
+@in_chain("03_faithfulness")
 def test_03_faithfulness_tables_and_figures(executed):
     results, figures = executed.ran("03_faithfulness")
     for algorithm in ("bfs", "bellman_ford", "dfs"):
@@ -420,6 +473,7 @@ ABLATION_COLUMNS = [
 ]
 
 
+@in_chain("04_ablations")
 def test_04_ablation_tables(executed):
     results, _ = executed.ran("04_ablations")
     for name, experiment in ablations.experiments(profiles.get("smoke")).items():
@@ -433,6 +487,7 @@ def test_04_ablation_tables(executed):
             assert row["performance"].startswith(f"{mean:.3f} ± ")
 
 
+@in_chain("04_ablations")
 def test_04_a_rerun_resumes_the_notebooks_runs_to_the_same_rows(executed, shared_runs):
     """Runs are content-addressed: the notebook's finished runs are resumed,
     not trained again, and give the rows it wrote.  One table in CI (every
@@ -445,9 +500,9 @@ def test_04_a_rerun_resumes_the_notebooks_runs_to_the_same_rows(executed, shared
     assert [{k: str(v) for k, v in row.items()} for row in again] == written
 
 
-@pytest.mark.parametrize("number", ["01", "02", "03", "04", "05", "06", "08"])
-def test_each_study_notebook_ends_with_the_paper_against_ours(executed, number):
-    name = next(p.stem for p in NOTEBOOKS if p.stem.startswith(number))
+@pytest.mark.parametrize("name", per_notebook([n for n in EXPECTED if n[:2] != "07"]))
+def test_each_study_notebook_ends_with_the_paper_against_ours(executed, name):
+    number = name[:2]
     results, _ = executed.ran(name)
     rows = read_table(results / f"paper_vs_ours_{number}.csv")
     assert rows and all(r["verdict"] in VERDICTS for r in rows), rows
@@ -457,13 +512,12 @@ def test_each_study_notebook_ends_with_the_paper_against_ours(executed, number):
     assert all(r["evidence"] for r in rows), rows
 
 
-def test_every_companion_cell_ran_and_showed_its_code(executed):
+@pytest.mark.parametrize("name", per_notebook())
+def test_every_companion_cell_ran_and_showed_its_code(executed, name):
     """At the smoke profile, each equation's companion cell executed and
     displayed the package source it points at (not only the structure)."""
-    executed.ran(EXPECTED[-1])
-    copies = executed.copies()
-    assert [p.stem for p in copies] == EXPECTED
-    for copy in copies:
+    executed.ran(name)
+    for copy in [executed.out / f"{name}.ipynb"]:
         companions = [c for c in _cells(copy) if "companion" in _tags(c)]
         assert companions, copy.name
         for cell in companions:
@@ -479,26 +533,66 @@ def test_every_companion_cell_ran_and_showed_its_code(executed):
             assert not [o for o in cell["outputs"] if o["output_type"] == "error"]
 
 
-def test_the_readme_section_renders_from_a_full_run(executed):
-    """The six notebooks write every file the README's results section reads."""
-    from nar_gap.experiments import readme_results
+# The size sweep, the recipe study (with its drift) and the study out of
+# distribution are jobs of their own, not notebooks: their files may be missing.
+OWN_JOBS = (
+    "compiled_size_sweep",
+    "closing_gap_recipes_",
+    "closing_gap_drift_",
+    "generalisation_",
+)
 
-    results, _ = executed.ran(EXPECTED[-1])
-    section = readme_results.render(results)
-    # The size sweep, the recipe study (with its drift) and the study out of
-    # distribution are jobs of their own, not notebooks: only their files may
-    # be missing here.
-    own_jobs = (
-        "compiled_size_sweep",
-        "closing_gap_recipes_",
-        "closing_gap_drift_",
-        "generalisation_",
+
+def missing_files(section: str) -> dict[str, set[str]]:
+    """Each file the rendered section lacks, with the notebooks that write it.
+
+    A file belongs to the notebook its paragraph's heading names ("**Ablations
+    (notebook 04)**"); a paper-vs-ours table to the notebook in its name.
+    """
+    owners: dict[str, set[str]] = {}
+    for block in re.split(r"^(?=\*\*)", section, flags=re.M):
+        heading = block.split("\n", 1)[0]
+        numbers = set(re.findall(r"\bnotebooks? (\d\d)\b", heading))
+        for name in re.findall(r"\(no `([^`]+)` yet", block):
+            table = re.search(r"paper_vs_ours_(\d\d)", name)
+            owners.setdefault(name, set()).update({table[1]} if table else numbers)
+    return owners
+
+
+def test_missing_files_are_told_apart_by_notebook():
+    section = (
+        "**Ablations (notebook 04)**\n(no `table14.csv` yet)\n"
+        "**The paper and ours (end of notebooks 01-06)**\n"
+        "(no `paper_vs_ours_02.csv` yet)\n"
     )
-    missing = re.findall(r"\(no `([^`]+)` yet", section)
-    assert missing and all(name.startswith(own_jobs) for name in missing), section
-    assert "Reference points (notebook 03)" in section
+    assert missing_files(section) == {
+        "table14.csv": {"04"},
+        "paper_vs_ours_02.csv": {"02"},
+    }
 
 
+@pytest.mark.parametrize(
+    "chain", [pytest.param(c, marks=pytest.mark.xdist_group(c)) for c in CHAINS]
+)
+def test_the_readme_section_renders_from_a_chain_s_run(executed, chain):
+    """A chain's notebooks write every file docs/results.md's results section
+    reads from them: rendered from one chain's results, only the other
+    chain's files and the jobs of their own may be missing."""
+    from nar_gap.report import readme_results
+
+    for name in CHAINS[chain]:
+        results, _ = executed.ran(name)
+    ours = {name[:2] for name in CHAINS[chain]}
+    missing = {
+        name: owners
+        for name, owners in missing_files(readme_results.render(results)).items()
+        if not name.startswith(OWN_JOBS)
+    }
+    assert missing, "the other chain's files should be missing here"
+    assert all(owners and not owners & ours for owners in missing.values()), missing
+
+
+@in_chain("05_stability")
 def test_05_stability_tables(executed):
     results, figures = executed.ran("05_stability")
     for algorithm in ("bfs", "bellman_ford"):
@@ -509,6 +603,7 @@ def test_05_stability_tables(executed):
         assert (figures / f"fig_stability_{algorithm}.png").exists()
 
 
+@in_chain("06_loss_landscapes")
 def test_06_landscape_tables(executed):
     results, figures = executed.ran("06_loss_landscapes")
     for algorithm in ("bfs", "bellman_ford"):
@@ -522,6 +617,7 @@ def test_06_landscape_tables(executed):
     assert (figures / "fig_landscape_dfs_learned.png").exists()
 
 
+@in_chain("07_closing_the_gap")
 @pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford"])
 def test_07_closing_the_gap_table(executed, algorithm):
     from nar_gap.experiments import closing_gap
@@ -592,6 +688,7 @@ def test_07_closing_the_gap_table(executed, algorithm):
 TRANSNAR_MODELS = ("transformer", "transnar_trained", "transnar_compiled")
 
 
+@in_chain("08_transnar")
 def test_08_transnar_tables(executed):
     from nar_gap.experiments import transnar
 
@@ -663,11 +760,10 @@ def _stderr_lines(notebook: Path) -> list[str]:
     return [line for line in lines if line.strip()]
 
 
-def test_the_executed_notebooks_print_no_warning_and_no_error(executed):
-    executed.ran(EXPECTED[-1])
-    for failure in executed.failures.values():
-        assert failure is None, failure
-    for path in executed.copies():
+@pytest.mark.parametrize("name", per_notebook())
+def test_the_executed_notebooks_print_no_warning_and_no_error(executed, name):
+    executed.ran(name)
+    for path in [executed.out / f"{name}.ipynb"]:
         noisy = [
             line
             for line in _stderr_lines(path)
@@ -693,7 +789,7 @@ def test_the_notebook_runner_starts_kernels_without_the_tcp_warning(tmp_path):
         [
             sys.executable,
             "-m",
-            "nar_gap.experiments.notebook_runner",
+            "nar_gap.tools.notebook_runner",
             "t.ipynb",
             "out.ipynb",
         ]

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from nar_gap.experiments import paper
+from nar_gap.report import paper
 from nar_gap.system import files
 
 NOTEBOOKS = ("01", "02", "03", "04", "05", "06", "08")  # 07 has no paper claims

@@ -1,4 +1,4 @@
-"""What the notebooks' teaching cells call (nar_gap.experiments.walkthrough)."""
+"""What the notebooks' teaching cells call (nar_gap.report.walkthrough)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 import nar_gap
 from nar_gap.analysis.landscape import loss_grid, model_loss
 from nar_gap.benchmark.exactness import Mismatch
-from nar_gap.experiments import walkthrough
 from nar_gap.experiments.landscapes import Centres, centre_key
 from nar_gap.model.gatv2 import GATv2
+from nar_gap.report import walkthrough
 
 
 @pytest.fixture(scope="module")

@@ -80,3 +80,29 @@ def test_an_alias_module_is_the_new_module(monkeypatch):
         module = legacy.alias_module("nar_gap._old_alias", "nar_gap.system.legacy")
     assert module is legacy and sys.modules["nar_gap._old_alias"] is legacy
     sys.modules.pop("nar_gap._old_alias")
+
+
+def test_the_backend_verdict_keeps_its_old_name_with_a_warning(monkeypatch):
+    from nar_gap.system import backend_check
+
+    monkeypatch.setattr(legacy, "_warned", set())
+    with pytest.warns(DeprecationWarning, match="BackendVerdict.*0.3.0"):
+        assert backend_check.Verdict is backend_check.BackendVerdict
+
+
+def test_the_flat_layout_s_evaluate_is_score_seeds_with_a_warning(monkeypatch):
+    import nar_gap
+    from nar_gap.model.seeds import score_seeds
+
+    monkeypatch.setattr(legacy, "_warned", set())
+    with pytest.warns(DeprecationWarning, match="score_seeds.*0.3.0"):
+        assert nar_gap.evaluate is score_seeds
+
+
+def test_the_old_name_of_score_batch_warns_and_gives_the_same_scores(monkeypatch):
+    from nar_gap.model import scores
+
+    monkeypatch.setattr(legacy, "_warned", set())
+    monkeypatch.setattr(scores, "score_batch", lambda *args: ("scored", args))
+    with pytest.warns(DeprecationWarning, match="score_batch.*0.3.0"):
+        assert scores.scores(1, 2, 3) == ("scored", (1, 2, 3))

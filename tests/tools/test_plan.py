@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from nar_gap import cli
-from nar_gap.experiments import plan, profiles
+from nar_gap.experiments import profiles
+from nar_gap.tools import plan
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -17,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # (hundreds of MB): BFS, hidden 128, batch 32, 32 nodes, 4 seeds.
 _MEASURE = """
 import json, sys
-from nar_gap.experiments import plan
+from nar_gap.tools import plan
 from nar_gap.experiments.runs import baseline_config
 from nar_gap.experiments.profiles import get
 import dataclasses

@@ -140,7 +140,7 @@ def test_the_paper_profile_s_dry_run_executes_every_notebook(tmp_path):
     (``nar-gap plan``) counts was trained, at the paper's seed count.  (Its
     time on 2 cores is measured in docs/notebooks.md, not asserted here.)
     """
-    from nar_gap.experiments import plan
+    from nar_gap.tools import plan
 
     runs = tmp_path / "runs"
     done = subprocess.run(

@@ -112,10 +112,10 @@ def test_the_weight_is_checked_and_left_out_of_old_run_hashes(tmp_path):
 def test_the_state_term_is_zero_when_the_probe_reads_compiled_variables(bfs_batch):
     """The compiled model's own hidden state, probed by the matrix that picks
     its variables' dimensions, costs exactly 0; any other probe costs more."""
-    from nar_gap.compiler import compile
+    from nar_gap.compiler import compile_algorithm
     from nar_gap.training.supervision import compiled_state, state_mse
 
-    model = compile("bfs", hidden_size=None)
+    model = compile_algorithm("bfs", hidden_size=None)
     hiddens = np.asarray(model.apply(bfs_batch).hiddens)
     picks = np.zeros((model.layout.hidden_size, len(model.layout.variables)))
     for k, variable in enumerate(model.layout.variables):

@@ -1,0 +1,14 @@
+"""Old path of :mod:`nar_gap.report.readme_results`.
+
+It warns once and goes in nar_gap 0.3.0 (:mod:`nar_gap.system.legacy`).
+"""
+
+from nar_gap.system.legacy import alias_module
+
+_module = alias_module(
+    "nar_gap.experiments.readme_results",
+    "nar_gap.report.readme_results",
+)
+
+if __name__ == "__main__":
+    raise SystemExit(_module.main())

@@ -1,0 +1,45 @@
+"""dm-clrs's own models, built the way the parity tests and the measures need them.
+
+Shared by tests in several layer folders (``tests/model``, ``tests/analysis``):
+a module beside ``conftest.py`` is importable from all of them.
+"""
+
+from __future__ import annotations
+
+import jax
+
+from nar_gap.benchmark._clrs import clrs
+
+
+def clrs_baseline(
+    algorithm,
+    feedback,
+    spec,
+    *,
+    hidden=16,
+    heads=1,
+    use_ln=True,
+    hint_mode="encoded_decoded",
+    repred="soft",
+    seed=0,
+    scale=1.0,
+    teacher_forcing=0.0,
+):
+    factory = clrs.get_processor_factory(
+        "gatv2", use_ln=use_ln, nb_triplet_fts=0, nb_heads=heads
+    )
+    model = clrs.models.BaselineModel(
+        spec=spec,
+        dummy_trajectory=feedback,
+        processor_factory=factory,
+        hidden_dim=hidden,
+        encode_hints=hint_mode == "encoded_decoded",
+        decode_hints=hint_mode in ("encoded_decoded", "decoded_only"),
+        hint_repred_mode=repred,
+        encoder_init="xavier_on_scalars",
+        hint_teacher_forcing=teacher_forcing,
+    )
+    model.init(feedback.features, seed)
+    if scale != 1.0:  # sharper weights: attention and pointers far from uniform
+        model.params = jax.tree_util.tree_map(lambda x: x * scale, model.params)
+    return model
