@@ -40,8 +40,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from nar_gap.benchmark.vocabulary import Location, Stage, Type
 from nar_gap.model.config import NetworkConfig
+from nar_gap.tasks.vocabulary import Location, Stage, Type
 
 
 def _probe_flops(loc: str, typ: str, b: int, n: int, d: int, k: int, c: int) -> int:

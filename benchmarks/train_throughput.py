@@ -170,8 +170,8 @@ def run_dm_clrs(args: argparse.Namespace) -> dict[str, Any]:
     import jax
     import numpy as np
 
-    from nar_gap.benchmark._clrs import clrs
-    from nar_gap.benchmark.defaults import TRAIN_P
+    from nar_gap.tasks._clrs import clrs
+    from nar_gap.tasks.defaults import TRAIN_P
 
     counter = CompileCounter("_feedback")  # BaselineModel's train step
     start = time.perf_counter()

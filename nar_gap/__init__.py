@@ -31,17 +31,17 @@ _EXPORTS = {
     # the backend self-check (known XLA miscompiles)
     "self_check": "nar_gap.system.backend_check",
     # data
-    "Batch": "nar_gap.benchmark.batch",
-    "pad_batch": "nar_gap.benchmark.batch",
-    "sample_batch": "nar_gap.benchmark.sampling",
-    "clrs_split": "nar_gap.benchmark.sampling",
-    "TrainStream": "nar_gap.benchmark.sampling",
-    "batch_from_graph": "nar_gap.benchmark.graphs",
+    "Batch": "nar_gap.tasks.batch",
+    "pad_batch": "nar_gap.tasks.batch",
+    "sample_batch": "nar_gap.tasks.sampling",
+    "clrs_split": "nar_gap.tasks.sampling",
+    "TrainStream": "nar_gap.tasks.sampling",
+    "batch_from_graph": "nar_gap.tasks.graphs",
     # algorithms
-    "ALGORITHMS": "nar_gap.benchmark.specs",
-    "get_spec": "nar_gap.benchmark.specs",
-    "UnknownAlgorithmError": "nar_gap.benchmark.specs",
-    "compare_with_clrs": "nar_gap.benchmark.exactness",
+    "ALGORITHMS": "nar_gap.tasks.specs",
+    "get_spec": "nar_gap.tasks.specs",
+    "UnknownAlgorithmError": "nar_gap.tasks.specs",
+    "compare_with_clrs": "nar_gap.tasks.exactness",
     # network
     "NetworkConfig": "nar_gap.model.config",
     "NetOutput": "nar_gap.model.config",

@@ -12,11 +12,11 @@ gets Python's plain "No module named".  The hints go in nar_gap 0.3.0
 from __future__ import annotations
 
 MOVED: dict[str, str] = {
-    "nar_gap._clrs": "nar_gap.benchmark._clrs",
-    "nar_gap.specs": "nar_gap.benchmark.specs",
-    "nar_gap.algorithms": "nar_gap.benchmark.algorithms",
-    "nar_gap.exactness": "nar_gap.benchmark.exactness",
-    "nar_gap.graphs": "nar_gap.benchmark.graphs",
+    "nar_gap._clrs": "nar_gap.tasks._clrs",
+    "nar_gap.specs": "nar_gap.tasks.specs",
+    "nar_gap.algorithms": "nar_gap.tasks.algorithms",
+    "nar_gap.exactness": "nar_gap.tasks.exactness",
+    "nar_gap.graphs": "nar_gap.tasks.graphs",
     "nar_gap.gatv2": "nar_gap.model.gatv2",
     "nar_gap.network": "nar_gap.model (config, network, encoders, decoders)",
     "nar_gap.losses": "nar_gap.model.losses",

@@ -13,7 +13,7 @@ Subcommands:
   as JSON.
 * ``nar-gap run ALGO --graph FILE --source S [--params FILE] [--check]
   [--attention]``: run a compiled model (loaded from ``--params``, or compiled
-  on the spot at the minimal size) on a graph file (see :mod:`nar_gap.benchmark.graphs`)
+  on the spot at the minimal size) on a graph file (see :mod:`nar_gap.tasks.graphs`)
   and print its outputs and hints as JSON.  With ``--check`` the JSON says
   whether it matches dm-clrs exactly, lists near-ties (choices dm-clrs made
   by a score gap below the model's resolution, each with its gap: see
@@ -82,7 +82,7 @@ _Default = Callable[[str], Any]
 
 def _add_run_arguments(train: argparse.ArgumentParser, run: _Default) -> None:
     """What the run is: the algorithm, the seeds, the steps, the directory."""
-    from nar_gap.benchmark.vocabulary import ALGORITHMS
+    from nar_gap.tasks.vocabulary import ALGORITHMS
 
     train.add_argument("algorithm", help=", ".join(ALGORITHMS))
     train.add_argument("--seeds", type=_positive, default=1, help="number of seeds")
@@ -276,7 +276,7 @@ def _add_run_parser(commands: Any) -> None:
         "run",
         help="run a compiled model on a graph file",
         description="Run a compiled model on one graph (an edge-list file, see "
-        "nar_gap.benchmark.graphs), from a source node for bfs and bellman_ford; "
+        "nar_gap.tasks.graphs), from a source node for bfs and bellman_ford; "
         "prints outputs and hints as JSON. The model is --params if given, else "
         "ALGO compiled on the spot (dfs: for the graph's size).",
     )
@@ -378,8 +378,8 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from nar_gap.benchmark.shapes import bucket_nodes
     from nar_gap.model.config import NetworkConfig
+    from nar_gap.tasks.shapes import bucket_nodes
     from nar_gap.training import TrainConfig, hosts, train
 
     # Before anything starts JAX's backend: jax.distributed's rule.
@@ -508,9 +508,9 @@ def _as_json(values: Any, typ: str) -> list:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from nar_gap.benchmark.graphs import read_edge_list
-    from nar_gap.benchmark.specs import get_spec
     from nar_gap.programs.registry import get_program
+    from nar_gap.tasks.graphs import read_edge_list
+    from nar_gap.tasks.specs import get_spec
 
     get_program(args.algorithm)  # an unknown name fails before any file is read
     weights = read_edge_list(args.graph)

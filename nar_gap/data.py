@@ -1,14 +1,14 @@
 """The data API in one place: CLRS batches, sampled on the fly, and your graphs.
 
 ``from nar_gap import data`` then ``data.sample_batch(...)``: the names below
-are re-exported from the benchmark layer, where each lives (``batch.py``,
+are re-exported from the tasks layer, where each lives (``batch.py``,
 ``sampling.py``, ``feedback.py``, ``graphs.py``).
 """
 
-from nar_gap.benchmark.batch import Batch, concat_batches, pad_batch, stack_seeds
-from nar_gap.benchmark.feedback import from_clrs_feedback, to_clrs_feedback
-from nar_gap.benchmark.graphs import GraphInputError, batch_from_graph, read_edge_list
-from nar_gap.benchmark.sampling import (
+from nar_gap.tasks.batch import Batch, concat_batches, pad_batch, stack_seeds
+from nar_gap.tasks.feedback import from_clrs_feedback, to_clrs_feedback
+from nar_gap.tasks.graphs import GraphInputError, batch_from_graph, read_edge_list
+from nar_gap.tasks.sampling import (
     TRAIN_LENGTHS,
     TRAIN_P,
     Split,
@@ -18,7 +18,7 @@ from nar_gap.benchmark.sampling import (
     sample_batch,
     train_batch,
 )
-from nar_gap.benchmark.shapes import bucket_nodes, bucket_steps
+from nar_gap.tasks.shapes import bucket_nodes, bucket_steps
 
 __all__ = [
     "TRAIN_LENGTHS",

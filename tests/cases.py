@@ -13,11 +13,11 @@ import dataclasses
 
 import numpy as np
 
-from nar_gap.benchmark.batch import Batch, concat_batches, pad_batch
-from nar_gap.benchmark.exactness import compare_with_clrs, format_mismatches
-from nar_gap.benchmark.graphs import batch_from_graph
-from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.programs.interpreter import run_program
+from nar_gap.tasks.batch import Batch, concat_batches, pad_batch
+from nar_gap.tasks.exactness import compare_with_clrs, format_mismatches
+from nar_gap.tasks.graphs import batch_from_graph
+from nar_gap.tasks.sampling import sample_batch
 
 COMPILED_ALGORITHMS = ("bfs", "bellman_ford")
 

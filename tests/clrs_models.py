@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import jax
 
-from nar_gap.benchmark._clrs import clrs
+from nar_gap.tasks._clrs import clrs
 
 
 def clrs_baseline(

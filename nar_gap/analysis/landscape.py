@@ -29,11 +29,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from nar_gap.benchmark.batch import Batch
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.losses import total_loss
 from nar_gap.model.network import training_outputs
 from nar_gap.model.seeds import COMPILED_PRECISION
+from nar_gap.tasks.batch import Batch
 
 Params = Any
 

@@ -28,7 +28,6 @@ from nar_gap.analysis.faithfulness import (
     uniform_bins,
     uniform_timescale,
 )
-from nar_gap.benchmark.batch import Batch
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import (
@@ -39,6 +38,7 @@ from nar_gap.model.seeds import (
     stack_trees,
     unstack_tree,
 )
+from nar_gap.tasks.batch import Batch
 from nar_gap.training.run_dir import TrainResult, load_run
 
 __all__ = [

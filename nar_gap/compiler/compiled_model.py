@@ -19,10 +19,6 @@ from typing import Any, ClassVar
 import jax
 import numpy as np
 
-from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.exactness import Mismatch, compare_with_clrs
-from nar_gap.benchmark.graphs import GraphInputError, batch_from_graph
-from nar_gap.benchmark.specs import Type, get_spec, samples_directed
 from nar_gap.compiler.assembly import assemble
 from nar_gap.compiler.config import CompilerConfig
 from nar_gap.compiler.layout import Layout
@@ -36,6 +32,10 @@ from nar_gap.model.seeds import COMPILED_PRECISION, forward
 from nar_gap.programs.dsl import GraphProgram
 from nar_gap.programs.interpreter import Trace
 from nar_gap.programs.registry import PROGRAMS, get_program
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.exactness import Mismatch, compare_with_clrs
+from nar_gap.tasks.graphs import GraphInputError, batch_from_graph
+from nar_gap.tasks.specs import Type, get_spec, samples_directed
 
 
 @dataclasses.dataclass(frozen=True)

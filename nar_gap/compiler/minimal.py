@@ -37,11 +37,11 @@ from typing import Any
 import jax
 import numpy as np
 
-from nar_gap.benchmark.batch import Batch
 from nar_gap.compiler.compiled_model import CompiledModel
 from nar_gap.compiler.layout import Layout
 from nar_gap.model.model import parameter_counts
 from nar_gap.model.network import param_shapes
+from nar_gap.tasks.batch import Batch
 
 Params = Any
 ExactCheck = Callable[[CompiledModel, Params, Sequence[Batch]], bool]

@@ -15,7 +15,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler.config import CompilerConfig
 from nar_gap.compiler.layout import Layout
 from nar_gap.compiler.validate import CompileError, Problem
@@ -31,6 +30,7 @@ from nar_gap.programs.dsl import (
     is_hint,
     without_graph_hints,
 )
+from nar_gap.tasks.sampling import sample_batch
 
 Params = dict[str, Any]
 

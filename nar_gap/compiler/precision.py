@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from nar_gap.benchmark.batch import Batch
 from nar_gap.compiler.compiling import compile
 from nar_gap.compiler.config import DTYPES
+from nar_gap.tasks.batch import Batch
 
 
 def smallest_decisive_gap(batch: Batch) -> float:

@@ -38,11 +38,11 @@ import dataclasses
 
 import numpy as np
 
-from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.exactness import Mismatch
-from nar_gap.benchmark.specs import Type, get_spec
 from nar_gap.compiler.selection import CriterionScale
 from nar_gap.programs.dsl import GraphProgram, Minimise, var
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.exactness import Mismatch
+from nar_gap.tasks.specs import Type, get_spec
 
 # Attention mass a split near-tie may leave outside the tied candidates, and
 # the mass below which a sender counts as not attended to.
@@ -276,7 +276,7 @@ def classify(
       hint_preds: the model's decoded hints, ``[S, B, N]``.
       outputs: the model's decoded outputs, ``[B, N]``.
       batch: dm-clrs's reference.
-      mismatches: :func:`~nar_gap.benchmark.exactness.compare_with_clrs`'s.
+      mismatches: :func:`~nar_gap.tasks.exactness.compare_with_clrs`'s.
       attention: ``[S, B, N, N]`` the model's attention (receivers by
         senders), to recognise split near-ties; None: only single choices.
     """

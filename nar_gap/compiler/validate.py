@@ -6,7 +6,6 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from nar_gap.benchmark.specs import Location, Stage, Type, get_spec
 from nar_gap.programs.dsl import (
     EDGE_INPUTS,
     GRAPH_HINT_PREFIX,
@@ -24,6 +23,7 @@ from nar_gap.programs.dsl import (
     is_hint,
     without_graph_hints,
 )
+from nar_gap.tasks.specs import Location, Stage, Type, get_spec
 
 # A program's decoder kind -> the CLRS (type, location) it produces.
 _DECODER_TYPES = {

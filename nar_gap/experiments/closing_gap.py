@@ -71,8 +71,6 @@ from nar_gap.analysis.verdicts import (  # the bar; closing_gap.FAITHFUL_* still
     FAITHFUL_INTERNAL,  # noqa: F401
     is_faithful,
 )
-from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.sampling import eval_batch, sample_batch
 from nar_gap.compiler import compile_algorithm
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import (
@@ -85,6 +83,8 @@ from nar_gap.experiments.runs import (
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import unstack_tree
 from nar_gap.system import files
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.sampling import eval_batch, sample_batch
 from nar_gap.training import TrainConfig, train
 from nar_gap.training.run_dir import continue_from, read_validation
 from nar_gap.training.supervision import with_state_probe

@@ -11,11 +11,6 @@ import numpy as np
 from tqdm import tqdm
 
 from nar_gap import plots
-from nar_gap.benchmark.batch import concat_batches, pad_batch
-from nar_gap.benchmark.families import tie_graphs
-from nar_gap.benchmark.graphs import batch_from_graph
-from nar_gap.benchmark.sampling import sample_batch
-from nar_gap.benchmark.specs import has_source
 from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile_algorithm, minimal
 from nar_gap.experiments.profiles import Profile
 from nar_gap.experiments.runs import metadata
@@ -23,6 +18,11 @@ from nar_gap.model.model import COMPONENTS, parameter_counts
 from nar_gap.programs.locality import find_witness, graphs
 from nar_gap.programs.registry import PROGRAMS
 from nar_gap.system import files
+from nar_gap.tasks.batch import concat_batches, pad_batch
+from nar_gap.tasks.families import tie_graphs
+from nar_gap.tasks.graphs import batch_from_graph
+from nar_gap.tasks.sampling import sample_batch
+from nar_gap.tasks.specs import has_source
 
 # Which algorithms the locality table searches, and how: every graph on this
 # many nodes, self loops included (512 directed, 64 symmetric matrices).

@@ -48,7 +48,6 @@ from nar_gap.analysis.stats import (
     linear_fit_band,
     partial_correlation_table,
 )
-from nar_gap.benchmark.batch import Batch
 from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile_algorithm
 from nar_gap.experiments.naming import figure_stem
 from nar_gap.experiments.profiles import OutputDirs, Profile
@@ -61,6 +60,7 @@ from nar_gap.experiments.runs import (
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import init_stacked
 from nar_gap.system import files
+from nar_gap.tasks.batch import Batch
 from nar_gap.training.run_dir import load_run
 
 

@@ -72,11 +72,6 @@ from nar_gap.analysis.verdicts import (
     bonferroni_level,
     t_interval,
 )
-from nar_gap.benchmark._clrs import clrs
-from nar_gap.benchmark.batch import Batch, concat_batches
-from nar_gap.benchmark.families import make_graph
-from nar_gap.benchmark.graphs import batch_from_graph
-from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler import compile_algorithm
 from nar_gap.compiler.compiled_model import CompiledModel
 from nar_gap.experiments import profiles, recipes
@@ -87,6 +82,11 @@ from nar_gap.experiments.size_sweep import SWEEP_FAMILIES
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import unstack_tree
 from nar_gap.system import files
+from nar_gap.tasks._clrs import clrs
+from nar_gap.tasks.batch import Batch, concat_batches
+from nar_gap.tasks.families import make_graph
+from nar_gap.tasks.graphs import batch_from_graph
+from nar_gap.tasks.sampling import sample_batch
 from nar_gap.training import train
 
 CONTENDERS = ("plain", "supervised", "compiled", "compiled_fixed")

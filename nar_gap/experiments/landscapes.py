@@ -22,8 +22,6 @@ from tqdm import tqdm
 
 from nar_gap import plots
 from nar_gap.analysis.landscape import Landscape, loss_grid, plane_directions
-from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler import compile_algorithm
 from nar_gap.experiments.naming import landscape_stem
 from nar_gap.experiments.profiles import OutputDirs, Profile
@@ -32,6 +30,8 @@ from nar_gap.model.model import Model
 from nar_gap.model.seeds import init_stacked, unstack_tree
 from nar_gap.programs.registry import SIZE_FREE_PROGRAMS
 from nar_gap.system import files
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.sampling import sample_batch
 
 SHARPNESS_RADII = (0.1, 0.5)
 

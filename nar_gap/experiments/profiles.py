@@ -40,14 +40,14 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from nar_gap.benchmark.defaults import (
+from nar_gap.model.config import NetworkConfig
+from nar_gap.tasks.defaults import (
     BATCH_SIZE,
     HIDDEN_SIZE,
     LEARNING_RATE,
     TRAIN_LENGTHS,
     TRAIN_STEPS,
 )
-from nar_gap.model.config import NetworkConfig
 from nar_gap.training import TrainConfig
 
 SEQUENTIAL_ALGORITHMS = ("dfs", "bfs_seq", "dfs_light")

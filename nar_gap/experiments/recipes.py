@@ -54,7 +54,6 @@ from nar_gap.analysis.verdicts import (
     seed_means,
     t_interval,
 )
-from nar_gap.benchmark.batch import Batch
 from nar_gap.compiler import compile_algorithm
 from nar_gap.experiments import profiles, stability
 from nar_gap.experiments.profiles import OutputDirs, Profile
@@ -65,6 +64,7 @@ from nar_gap.experiments.runs import (
     run_dir,
 )
 from nar_gap.system import files
+from nar_gap.tasks.batch import Batch
 from nar_gap.training import TrainConfig, read_validation, train
 from nar_gap.training.run_dir import continue_from
 from nar_gap.training.supervision import with_state_probe

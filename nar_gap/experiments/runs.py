@@ -15,11 +15,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from nar_gap.benchmark.batch import Batch, first_graphs
-from nar_gap.benchmark.sampling import eval_batch
 from nar_gap.experiments.profiles import Profile
 from nar_gap.model.config import NetworkConfig
 from nar_gap.system import files
+from nar_gap.tasks.batch import Batch, first_graphs
+from nar_gap.tasks.sampling import eval_batch
 from nar_gap.training import TrainConfig, TrainResult, train
 
 # Fields added to TrainConfig (or its NetworkConfig) after runs were first

@@ -2,7 +2,7 @@
 
 Compiled BFS and Bellman-Ford run against dm-clrs on every hint and output
 for graphs of 16 to 4096 nodes in several families
-(:mod:`nar_gap.benchmark.families`), in float32 and float64, as SALSA-CLRS
+(:mod:`nar_gap.tasks.families`), in float32 and float64, as SALSA-CLRS
 sweeps sizes for trained models.  A compiled program has no size limit in
 its code (no parameter or code path depends on N): what ends exactness is
 finite precision, and each row records the two quantities that say where:
@@ -14,7 +14,7 @@ finite precision, and each row records the two quantities that say where:
   falls with N (more candidates per receiver, so closer scores) and with the
   distance range (the logit budget is spread over a wider range).
 * ``error_over_tolerance`` (Bellman-Ford): the largest distance error over
-  :mod:`~nar_gap.benchmark.exactness`'s tolerance.  float32 adds one
+  :mod:`~nar_gap.tasks.exactness`'s tolerance.  float32 adds one
   rounding per relaxation round, so long paths approach it; float64 stays
   ~1e10 below it.
 * BFS compares ids: ``resolution_nodes`` (1024) sets its margins in full up
@@ -48,12 +48,6 @@ import numpy as np
 from tqdm import tqdm
 
 from nar_gap import plots
-from nar_gap.benchmark.exactness import (
-    DISTANCE_RELATIVE_TOLERANCE,
-    DISTANCE_TOLERANCE,
-)
-from nar_gap.benchmark.families import FAMILIES, make_graph
-from nar_gap.benchmark.graphs import batch_from_graph
 from nar_gap.compiler import CompiledModel, compile_algorithm
 from nar_gap.compiler.config import DTYPES
 from nar_gap.compiler.precision import (  # here before; the old names still read
@@ -65,6 +59,12 @@ from nar_gap.compiler.precision import (  # here before; the old names still rea
 )
 from nar_gap.experiments.profiles import output_dirs
 from nar_gap.system import files
+from nar_gap.tasks.exactness import (
+    DISTANCE_RELATIVE_TOLERANCE,
+    DISTANCE_TOLERANCE,
+)
+from nar_gap.tasks.families import FAMILIES, make_graph
+from nar_gap.tasks.graphs import batch_from_graph
 
 ALGORITHMS = ("bfs", "bellman_ford")
 SIZES = tuple(2**k for k in range(4, 13))  # 16 ... 4096

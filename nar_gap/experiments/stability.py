@@ -33,12 +33,12 @@ from nar_gap.analysis.models import (
     relative_drift,
 )
 from nar_gap.analysis.stats import mean_std_max
-from nar_gap.benchmark.batch import Batch
 from nar_gap.compiler import compile_algorithm
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import faithfulness_batch, metadata, run_dir
 from nar_gap.model.seeds import init_stacked
 from nar_gap.system import files
+from nar_gap.tasks.batch import Batch
 from nar_gap.training import TrainConfig, train_through
 
 ROWS_FILE = "stability_rows.json"

@@ -29,13 +29,13 @@ from nar_gap import plots
 from nar_gap.analysis import verdicts
 from nar_gap.analysis.models import Models
 from nar_gap.analysis.stats import finite_summary
-from nar_gap.benchmark.clrs_text import TEXT_ALGORITHMS
 from nar_gap.compiler.compiling import compile as compile_algorithm
 from nar_gap.experiments.profiles import DRY_SUFFIX, OutputDirs, Profile
 from nar_gap.experiments.runs import baseline_config, metadata, train_once
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import unstack_tree
 from nar_gap.system import files
+from nar_gap.tasks.clrs_text import TEXT_ALGORITHMS
 from nar_gap.transnar.evaluation import (
     cross_attention_reads,
     evaluation_texts,

@@ -7,7 +7,7 @@ from typing import Literal
 
 import jax
 
-from nar_gap.benchmark.defaults import HIDDEN_SIZE
+from nar_gap.tasks.defaults import HIDDEN_SIZE
 
 HintMode = Literal["encoded_decoded", "decoded_only", "none"]
 Reprediction = Literal["soft", "hard", "hard_on_eval"]
@@ -25,7 +25,7 @@ class NetworkConfig:
     """Architecture and hint-loop options; defaults are the paper's (run.py's).
 
     Attributes:
-      algorithm: one of :data:`nar_gap.benchmark.specs.ALGORITHMS`.
+      algorithm: one of :data:`nar_gap.tasks.specs.ALGORITHMS`.
       hidden_size: D (benchmark 128; the paper's minimal models use 4).
       num_heads: H attention heads; must divide ``hidden_size``.
       use_ln: layer norm at the end of the processor.
@@ -137,7 +137,7 @@ class NetworkConfig:
         (and TensorFlow), which a configuration -- and ``nar-gap --help``, whose
         defaults are read from this class -- should not wait for.
         """
-        from nar_gap.benchmark.specs import get_spec
+        from nar_gap.tasks.specs import get_spec
 
         return tuple(
             (name, stage, loc, typ)

@@ -15,11 +15,11 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from nar_gap.benchmark.vocabulary import Location, Type
 from nar_gap.model.config import SpecEntry
 from nar_gap.model.gatv2 import EdgeFeatures, VectorHead
 from nar_gap.model.layers import Linear, compute_dtype, haiku_linear_init
 from nar_gap.model.pair_ops import pointer_logits
+from nar_gap.tasks.vocabulary import Location, Type
 
 # Logit given to padded nodes in node-axis softmaxes: exp underflows to exactly 0
 # against any real logit, yet stays finite so the output blend never makes NaN.

@@ -17,7 +17,6 @@ from collections.abc import Mapping
 import jax
 import jax.numpy as jnp
 
-from nar_gap.benchmark.vocabulary import Location, Stage, Type
 from nar_gap.model.config import NetworkConfig, SpecEntry
 from nar_gap.model.decoders import expand_like, feedback
 from nar_gap.model.gatv2 import EdgeFeatures
@@ -27,6 +26,7 @@ from nar_gap.model.layers import (
     haiku_linear_init,
     truncated_normal,
 )
+from nar_gap.tasks.vocabulary import Location, Stage, Type
 
 _EDGE_TYPES = (Type.SCALAR, Type.MASK, Type.MASK_ONE, Type.CATEGORICAL)
 

@@ -33,13 +33,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from nar_gap.benchmark._clrs import clrs, clrs_probing
-from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.specs import get_spec
-from nar_gap.benchmark.vocabulary import Stage, Type
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.decoders import postprocess
 from nar_gap.model.model import Model
+from nar_gap.tasks._clrs import clrs, clrs_probing
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.specs import get_spec
+from nar_gap.tasks.vocabulary import Stage, Type
 
 _PROCESSOR_LAYERS = {
     "linear": "value",

@@ -12,9 +12,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.vocabulary import MASKED, Location, Stage, Type
 from nar_gap.model.config import NetOutput, NetworkConfig
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.vocabulary import MASKED, Location, Stage, Type
 
 EPS = 1e-12  # dm-clrs losses.EPS
 

@@ -17,9 +17,9 @@ from typing import Any, ClassVar
 import jax
 import numpy as np
 
-from nar_gap.benchmark.batch import Batch
 from nar_gap.model.config import NetOutput, NetworkConfig
 from nar_gap.model.seeds import forward
+from nar_gap.tasks.batch import Batch
 
 
 def parameter_count(params: Any) -> int:

@@ -44,13 +44,13 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.vocabulary import Stage, Type
 from nar_gap.model.config import NetOutput, NetworkConfig
 from nar_gap.model.decoders import decode, placeholder_preds, to_dense
 from nar_gap.model.encoders import encode, hints_to_encode
 from nar_gap.model.gatv2 import EdgeFeatures, GATv2
 from nar_gap.model.layers import haiku_linear_init
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.vocabulary import Stage, Type
 
 Carry = tuple[jax.Array, dict[str, jax.Array]]
 

@@ -21,11 +21,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.steps import external_steps
-from nar_gap.benchmark.vocabulary import MASKED, Location, Stage, Type
 from nar_gap.model.config import NetOutput, NetworkConfig
 from nar_gap.model.network import Network
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.steps import external_steps
+from nar_gap.tasks.vocabulary import MASKED, Location, Stage, Type
 
 
 def _f1(pred_on: jax.Array, truth: jax.Array, weight: jax.Array) -> jax.Array:

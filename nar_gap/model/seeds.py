@@ -27,10 +27,10 @@ from typing import Any
 import jax
 import numpy as np
 
-from nar_gap.benchmark.batch import Batch
 from nar_gap.model.config import NetOutput, NetworkConfig
 from nar_gap.model.network import Network, init_rngs
 from nar_gap.model.scores import score_batch
+from nar_gap.tasks.batch import Batch
 
 Params = Any
 SEED_STRATEGIES = ("auto", "vmap", "map")

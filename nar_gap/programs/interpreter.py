@@ -17,7 +17,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from nar_gap.benchmark.batch import Batch
 from nar_gap.programs.dsl import (
     NODE_INPUTS,
     Criterion,
@@ -32,6 +31,7 @@ from nar_gap.programs.dsl import (
     hint_category,
     hint_probe,
 )
+from nar_gap.tasks.batch import Batch
 
 # Ids are stored as pos values; equal ids may differ by float64 rounding of
 # the gates (x + 2 - 2), far below the 1/N spacing of ids.

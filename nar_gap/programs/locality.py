@@ -54,9 +54,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.graphs import batch_from_graph
-from nar_gap.benchmark.specs import (
+from nar_gap.programs.interpreter import attention_graph
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.graphs import batch_from_graph
+from nar_gap.tasks.specs import (
     Location,
     Stage,
     Type,
@@ -64,7 +65,6 @@ from nar_gap.benchmark.specs import (
     has_source,
     samples_directed,
 )
-from nar_gap.programs.interpreter import attention_graph
 
 # Node inputs a program may read (dsl.NODE_INPUTS) that a graph's view carries.
 _VIEW_INPUTS = ("pos", "s")

@@ -44,7 +44,6 @@ from nar_gap.analysis.verdicts import (
     Judgement,
     Summary,
 )
-from nar_gap.benchmark.defaults import LEARNING_RATE
 from nar_gap.experiments import (
     ablations,
     baselines,
@@ -55,6 +54,7 @@ from nar_gap.experiments import (
     transnar,
 )
 from nar_gap.system import files
+from nar_gap.tasks.defaults import LEARNING_RATE
 
 __all__ = [
     "AGREE",

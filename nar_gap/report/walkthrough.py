@@ -25,14 +25,14 @@ from IPython.display import Markdown, display
 
 from nar_gap.analysis.landscape import filter_normalised_direction, model_loss
 from nar_gap.analysis.models import relative_drift
-from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.defaults import GRAD_CLIP_NORM, LEARNING_RATE
-from nar_gap.benchmark.exactness import Mismatch
-from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler import compile_algorithm
 from nar_gap.compiler.validate import CompileError
 from nar_gap.experiments.landscapes import landscape_centres
 from nar_gap.model.model import Model, parameter_count
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.defaults import GRAD_CLIP_NORM, LEARNING_RATE
+from nar_gap.tasks.exactness import Mismatch
+from nar_gap.tasks.sampling import sample_batch
 from nar_gap.training.step import clipped_optimizer
 
 Params = Any

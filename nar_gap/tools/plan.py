@@ -43,9 +43,6 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm import tqdm
 
-from nar_gap.benchmark.batch import Batch, pad_batch
-from nar_gap.benchmark.sampling import eval_batch, train_batch
-from nar_gap.benchmark.shapes import bucket_shape
 from nar_gap.experiments import ablations, closing_gap, stability
 from nar_gap.experiments.baselines import BASELINE_ALGORITHMS
 from nar_gap.experiments.profiles import Profile, checkout_root
@@ -54,6 +51,9 @@ from nar_gap.model.config import NetworkConfig
 from nar_gap.model.network import param_shapes
 from nar_gap.model.scores import score_batch
 from nar_gap.model.seeds import over_seeds, seed_strategy_for
+from nar_gap.tasks.batch import Batch, pad_batch
+from nar_gap.tasks.sampling import eval_batch, train_batch
+from nar_gap.tasks.shapes import bucket_shape
 from nar_gap.training import TrainConfig
 from nar_gap.training.step import make_optimizer, make_train_step
 

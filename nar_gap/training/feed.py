@@ -12,8 +12,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.sampling import train_batch
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.sampling import train_batch
 from nar_gap.training.config import TrainConfig
 from nar_gap.training.shapes import pad_for_training
 

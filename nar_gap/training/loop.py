@@ -38,12 +38,12 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm import tqdm
 
-from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.sampling import eval_batch
 from nar_gap.model.network import param_shapes
 from nar_gap.model.seeds import init_stacked, score_seeds, stack_trees, unstack_tree
 from nar_gap.system import files
 from nar_gap.system.provenance import provenance
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.sampling import eval_batch
 from nar_gap.training import hosts
 from nar_gap.training.config import SELECTION_RULES, TrainConfig
 from nar_gap.training.devices import put_on_devices, seed_sharding

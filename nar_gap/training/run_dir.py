@@ -25,12 +25,12 @@ import flax.serialization
 import jax
 import numpy as np
 
-from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.network import param_shapes
 from nar_gap.model.seeds import stack_trees
 from nar_gap.system import files
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.sampling import sample_batch
 from nar_gap.training.config import TrainConfig
 
 CHECKPOINT_FILE = "checkpoint.msgpack"

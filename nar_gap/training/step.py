@@ -17,10 +17,10 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from nar_gap.benchmark.batch import Batch
 from nar_gap.model.losses import total_loss
 from nar_gap.model.network import training_outputs
 from nar_gap.model.seeds import each_seed, seed_strategy_for
+from nar_gap.tasks.batch import Batch
 from nar_gap.training.config import TrainConfig
 from nar_gap.training.supervision import (
     attention_kl,

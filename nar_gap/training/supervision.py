@@ -37,12 +37,12 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.steps import internal_steps
 from nar_gap.compiler import compile_algorithm
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.seeds import forward
 from nar_gap.programs.registry import SIZE_FREE_PROGRAMS
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.steps import internal_steps
 
 SUPERVISED_ALGORITHMS = SIZE_FREE_PROGRAMS
 # Added inside the log so that a zero entry of the trained row (a padded or

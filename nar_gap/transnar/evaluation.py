@@ -16,7 +16,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from nar_gap.benchmark.clrs_text import TextBatch, text_batch
+from nar_gap.tasks.clrs_text import TextBatch, text_batch
 from nar_gap.transnar.decode import PromptLayout, greedy_decode, prompt_layout
 from nar_gap.transnar.model import TransformerConfig, TransNAR, random_positions
 from nar_gap.transnar.scores import batch_scores

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nar_gap.benchmark.batch import Batch
 from nar_gap.model.model import Model
 from nar_gap.model.network import output_steps
+from nar_gap.tasks.batch import Batch
 
 
 def node_embeddings(nar: Model, graphs: Batch) -> tuple[np.ndarray, np.ndarray]:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nar_gap.benchmark.clrs_text import parse_answer
+from nar_gap.tasks.clrs_text import parse_answer
 
 __all__ = ["SCORES", "answer_scores", "batch_scores"]
 

@@ -29,9 +29,9 @@ import numpy as np
 import optax
 from tqdm import tqdm
 
-from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.clrs_text import TEXT_ALGORITHMS, TextBatch, text_batch
 from nar_gap.system import files
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.clrs_text import TEXT_ALGORITHMS, TextBatch, text_batch
 from nar_gap.transnar.decode import answer_loss
 from nar_gap.transnar.model import TransformerConfig, init_params, random_positions
 from nar_gap.transnar.tokenizer import PAD, Sequences, encode_examples

@@ -15,12 +15,12 @@ import nar_gap
 from nar_gap.analysis import faithfulness as fa
 from nar_gap.analysis import models as models_lib
 from nar_gap.analysis import stats as st
-from nar_gap.benchmark import steps as steps_lib
-from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.experiments import faithfulness_study as fs
 from nar_gap.experiments import profiles, runs
 from nar_gap.model.config import NetworkConfig
 from nar_gap.system.files import read_table
+from nar_gap.tasks import steps as steps_lib
+from nar_gap.tasks.sampling import sample_batch
 from nar_gap.training import run_dir
 
 ALGORITHMS = ("bfs", "bellman_ford")
@@ -579,8 +579,8 @@ def test_a_reference_of_another_algorithm_is_refused(compiled, batches):
 def test_a_dm_clrs_model_is_measured_like_any_other(compiled, batches):
     from clrs_models import clrs_baseline as _baseline
 
-    from nar_gap.benchmark.feedback import to_clrs_feedback
-    from nar_gap.benchmark.specs import get_spec
+    from nar_gap.tasks.feedback import to_clrs_feedback
+    from nar_gap.tasks.specs import get_spec
 
     batch = batches["bfs"]
     model = _baseline("bfs", to_clrs_feedback(batch), get_spec("bfs"))

@@ -9,9 +9,9 @@ import pytest
 
 import nar_gap
 from nar_gap.analysis import landscape as ls
-from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.network import init_params
+from nar_gap.tasks.sampling import sample_batch
 
 
 @pytest.fixture(scope="module")

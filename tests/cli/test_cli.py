@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nar_gap.benchmark.graphs import batch_from_graph, read_edge_list
 from nar_gap.cli import main
+from nar_gap.tasks.graphs import batch_from_graph, read_edge_list
 
 # Small enough to compile and run in seconds; shares nothing with test_train.
 TINY = [

@@ -14,13 +14,13 @@ import jax
 import numpy as np
 import pytest
 
-from nar_gap.benchmark.batch import concat_batches
-from nar_gap.benchmark.graphs import batch_from_graph
-from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler import compile_program
 from nar_gap.compiler.validate import validate
 from nar_gap.programs.dfs import make_dfs
 from nar_gap.programs.interpreter import run_program
+from nar_gap.tasks.batch import concat_batches
+from nar_gap.tasks.graphs import batch_from_graph
+from nar_gap.tasks.sampling import sample_batch
 
 SIZES = (None, 128)
 
@@ -193,8 +193,8 @@ def test_compile_dfs_runs_a_users_graph_of_any_size():
 
 def test_a_perturbed_dfs_model_is_not_recompiled_for_another_size():
     import nar_gap
-    from nar_gap.benchmark.graphs import GraphInputError
     from nar_gap.compiler.compiled_model import CompiledModel
+    from nar_gap.tasks.graphs import GraphInputError
 
     model = nar_gap.compile("dfs", hidden_size=None, num_nodes=5)
     params = jax.tree.map(np.array, model.params)
@@ -221,8 +221,8 @@ def test_a_perturbed_dfs_model_is_not_recompiled_for_another_size():
 
 def test_a_batch_of_two_sizes_is_refused_in_one_line():
     import nar_gap
-    from nar_gap.benchmark.batch import pad_batch
-    from nar_gap.benchmark.graphs import GraphInputError
+    from nar_gap.tasks.batch import pad_batch
+    from nar_gap.tasks.graphs import GraphInputError
 
     model = nar_gap.compile("dfs", hidden_size=None, num_nodes=5)
     batches = [

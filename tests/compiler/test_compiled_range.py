@@ -18,10 +18,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from nar_gap.benchmark.families import FAMILIES, make_graph
 from nar_gap.cli import main
 from nar_gap.compiler import CompilerConfig, compile_algorithm, precision, save_compiled
 from nar_gap.experiments import size_sweep
+from nar_gap.tasks.families import FAMILIES, make_graph
 
 DTYPES = ("float32", "float64")
 
@@ -175,7 +175,7 @@ def test_every_family_is_symmetric_connected_and_seeded():
 
 
 def test_the_decisive_gap_is_read_off_dm_clrs_trace():
-    from nar_gap.benchmark.graphs import batch_from_graph
+    from nar_gap.tasks.graphs import batch_from_graph
 
     batch = batch_from_graph(
         "bellman_ford", precision.near_tie_gadget(0.0, 2e-6), 0, float_dtype=np.float64

@@ -16,9 +16,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from nar_gap.benchmark.exactness import compare_with_clrs, format_mismatches
-from nar_gap.benchmark.graphs import GraphInputError, batch_from_graph
-from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler import (
     CompileError,
     CompilerConfig,
@@ -42,6 +39,9 @@ from nar_gap.programs.dsl import (
     var,
 )
 from nar_gap.programs.registry import UnknownProgramError
+from nar_gap.tasks.exactness import compare_with_clrs, format_mismatches
+from nar_gap.tasks.graphs import GraphInputError, batch_from_graph
+from nar_gap.tasks.sampling import sample_batch
 
 SIZES = (None, 128)  # minimal, and the benchmark's hidden size
 

@@ -15,8 +15,6 @@ import dataclasses
 import numpy as np
 import pytest
 
-from nar_gap.benchmark.graphs import batch_from_graph
-from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler import compile_program
 from nar_gap.compiler.validate import validate
 from nar_gap.programs.dsl import (
@@ -33,6 +31,8 @@ from nar_gap.programs.dsl import (
     var,
 )
 from nar_gap.programs.interpreter import run_program
+from nar_gap.tasks.graphs import batch_from_graph
+from nar_gap.tasks.sampling import sample_batch
 
 NOT_U = 1.0 - 2.0 * hint("u")
 OUT_EDGE = Eligible(NOT_U, edge="A")

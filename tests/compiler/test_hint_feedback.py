@@ -16,8 +16,6 @@ import jax
 import numpy as np
 import pytest
 
-from nar_gap.benchmark.exactness import compare_with_clrs
-from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler import compile_algorithm, compile_program
 from nar_gap.compiler.validate import CompileError, readable_hints, validate
 from nar_gap.programs.bfs import make_bfs_fed_back
@@ -35,6 +33,8 @@ from nar_gap.programs.dsl import (
     var,
 )
 from nar_gap.programs.interpreter import AmbiguousSelectionError, run_program
+from nar_gap.tasks.exactness import compare_with_clrs
+from nar_gap.tasks.sampling import sample_batch
 
 SIZES = (None, 128)
 

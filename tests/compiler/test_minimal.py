@@ -8,9 +8,9 @@ import jax
 import numpy as np
 import pytest
 
-from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler import compile_algorithm, minimal
 from nar_gap.model.model import parameter_counts
+from nar_gap.tasks.sampling import sample_batch
 
 
 def _check(algorithm: str, n: int = 8, seed: int = 3):

@@ -17,7 +17,6 @@ import dataclasses
 import numpy as np
 import pytest
 
-from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.compiler import compile_program
 from nar_gap.compiler.validate import validate
 from nar_gap.programs.dsl import (
@@ -32,6 +31,7 @@ from nar_gap.programs.dsl import (
     var,
 )
 from nar_gap.programs.interpreter import run_program
+from nar_gap.tasks.sampling import sample_batch
 
 REVERSED = Prefer(inp("pos"), sender_id=var("pick"))
 

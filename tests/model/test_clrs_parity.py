@@ -18,7 +18,6 @@ import pytest
 from clrs_models import clrs_baseline as _baseline
 
 import nar_gap
-from nar_gap.benchmark._clrs import clrs
 from nar_gap.model.from_dmclrs import (
     ClrsImportError,
     convert_haiku_params,
@@ -26,6 +25,7 @@ from nar_gap.model.from_dmclrs import (
 )
 from nar_gap.model.losses import total_loss
 from nar_gap.model.network import Network
+from nar_gap.tasks._clrs import clrs
 
 pytestmark = pytest.mark.parity
 

@@ -13,7 +13,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from nar_gap.benchmark.graphs import batch_from_graph
 from nar_gap.model import encoders
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.network import init_params
@@ -29,6 +28,7 @@ from nar_gap.programs.locality import (
     view,
 )
 from nar_gap.programs.registry import get_program
+from nar_gap.tasks.graphs import batch_from_graph
 
 
 def _path(n: int) -> np.ndarray:

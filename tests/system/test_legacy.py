@@ -106,3 +106,23 @@ def test_the_old_name_of_score_batch_warns_and_gives_the_same_scores(monkeypatch
     monkeypatch.setattr(scores, "score_batch", lambda *args: ("scored", args))
     with pytest.warns(DeprecationWarning, match="score_batch.*0.3.0"):
         assert scores.scores(1, 2, 3) == ("scored", (1, 2, 3))
+
+
+def test_the_renamed_package_s_old_name_gives_the_same_modules():
+    code = (
+        "import warnings\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    import nar_gap.benchmark.specs as old\n"
+        "    from nar_gap.benchmark.batch import Batch as OldBatch\n"
+        "import nar_gap.tasks.specs as new\n"
+        "from nar_gap.tasks.batch import Batch\n"
+        "print(old is new, OldBatch is Batch,"
+        " sorted({str(w.message).split(' moved')[0] for w in caught}))"
+    )
+    done = _run(code)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("True True "), done.stdout
+    assert (
+        "nar_gap.benchmark" in done.stdout and "nar_gap.benchmark.specs" in done.stdout
+    )

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nar_gap.benchmark.sampling import eval_batch
 from nar_gap.experiments import profiles, runs
 from nar_gap.model.config import NetworkConfig
 from nar_gap.system.files import read_table
+from nar_gap.tasks.sampling import eval_batch
 from nar_gap.training import TrainConfig, train
 
 ROOT = Path(__file__).resolve().parents[2]

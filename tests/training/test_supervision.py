@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from nar_gap.analysis.faithfulness import head_averaged, internal_distance
-from nar_gap.benchmark.batch import stack_seeds
-from nar_gap.benchmark.sampling import sample_batch
 from nar_gap.experiments.runs import run_dir
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.seeds import forward, init_stacked
+from nar_gap.tasks.batch import stack_seeds
+from nar_gap.tasks.sampling import sample_batch
 from nar_gap.training import TrainConfig
 from nar_gap.training.step import make_optimizer, make_train_step, step_key
 from nar_gap.training.supervision import attention_kl, compiled_attention

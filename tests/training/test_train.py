@@ -15,9 +15,9 @@ import numpy as np
 import optax
 import pytest
 
-from nar_gap.benchmark.shapes import bucket_nodes, bucket_shape, bucket_steps
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.seeds import init_stacked, stack_trees, unstack_tree
+from nar_gap.tasks.shapes import bucket_nodes, bucket_shape, bucket_steps
 from nar_gap.training import CheckpointError, TrainConfig, load_run, train
 from nar_gap.training.devices import seed_sharding
 from nar_gap.training.feed import seed_batches

@@ -238,7 +238,7 @@ def test_bad_runs_fail_in_one_line_and_keep_what_was_done(tmp_path):
 
 def test_the_compiled_nar_answers_exactly_on_text_graphs():
     """The ceiling the hybrid reads from: the compiled NAR's own pointers."""
-    from nar_gap.benchmark.clrs_text import text_batch
+    from nar_gap.tasks.clrs_text import text_batch
 
     for algorithm in ("bfs", "bellman_ford"):
         texts = text_batch(algorithm, 8, 8, seed=1)
@@ -253,7 +253,7 @@ def test_the_compiled_nar_answers_exactly_on_text_graphs():
 def test_answers_do_not_depend_on_how_the_batch_is_chunked(monkeypatch):
     """Each row's positions are drawn once for the whole batch: a chunk of one
     row reads the positions it would read in a chunk of three."""
-    from nar_gap.benchmark.clrs_text import text_batch
+    from nar_gap.tasks.clrs_text import text_batch
     from nar_gap.transnar import evaluation
 
     config = _config(0)

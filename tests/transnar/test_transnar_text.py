@@ -7,14 +7,14 @@ import re
 import numpy as np
 import pytest
 
-from nar_gap.benchmark.clrs_text import (
+from nar_gap.tasks.clrs_text import (
     DECIMALS,
     TEXT_ALGORITHMS,
     answer_values,
     parse_answer,
     text_batch,
 )
-from nar_gap.benchmark.sampling import sample_batch
+from nar_gap.tasks.sampling import sample_batch
 from nar_gap.transnar import tokenizer
 from nar_gap.transnar.scores import SCORES, answer_scores, batch_scores
 from nar_gap.transnar.tokenizer import BOS, EOS, PAD, decode, encode

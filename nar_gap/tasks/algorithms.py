@@ -5,7 +5,7 @@ graphs.py``, head ``e686e21``), which adds them inside dm-clrs. Here they live
 outside the library, so dm-clrs stays unmodified, and follow dm-clrs's
 ``graphs.py`` line for line where they agree with it: same loops, same
 tie-breaking by node index, same ``probing.initialize / push / finalize`` calls,
-with the spec taken from :func:`nar_gap.benchmark.specs.get_spec`.
+with the spec taken from :func:`nar_gap.tasks.specs.get_spec`.
 
 - :func:`bfs_seq` makes BFS *sequential*: instead of one snapshot per round it
   emits one per scanned edge, so a model must update one pointer per step.
@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from nar_gap.benchmark._clrs import clrs_algorithms, clrs_probing
-from nar_gap.benchmark.specs import Stage, check_algorithm, get_spec
+from nar_gap.tasks._clrs import clrs_algorithms, clrs_probing
+from nar_gap.tasks.specs import Stage, check_algorithm, get_spec
 
 ReferenceAlgorithm = Callable[..., tuple[Any, dict]]
 """A dm-clrs probing function: ``(A, s) -> (pi, probes)`` or ``(A,) -> ...``."""
@@ -201,7 +201,7 @@ def reference_algorithm(algorithm: str) -> ReferenceAlgorithm:
     """The numpy probing function that defines ``algorithm``'s data.
 
     dm-clrs's own function for ``bfs``, ``bellman_ford`` and ``dfs``; ours from
-    :mod:`nar_gap.benchmark.algorithms` for the fork's variants.
+    :mod:`nar_gap.tasks.algorithms` for the fork's variants.
 
     Raises:
         UnknownAlgorithmError: if ``algorithm`` is not known.

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from nar_gap import data
-from nar_gap.benchmark import sampling
-from nar_gap.benchmark._clrs import clrs
-from nar_gap.benchmark.specs import ALGORITHMS, UnknownAlgorithmError, get_spec
+from nar_gap.tasks import sampling
+from nar_gap.tasks._clrs import clrs
+from nar_gap.tasks.specs import ALGORITHMS, UnknownAlgorithmError, get_spec
 
 GROUPS = ("inputs", "hints", "outputs")
 

@@ -2,12 +2,12 @@
 
 Three algorithms come from dm-clrs unchanged (``bfs``, ``bellman_ford``, ``dfs``);
 two are the paper's variants from the author's fork ``LSaldyt/clrs``
-(``bfs_seq``, ``dfs_light``), implemented in :mod:`nar_gap.benchmark.algorithms`
+(``bfs_seq``, ``dfs_light``), implemented in :mod:`nar_gap.tasks.algorithms`
 (which also says which function defines each algorithm's data). Every other
 module asks this one for a spec, so the names and their order are decided once.
 
 A spec maps each probe name to ``(stage, location, type)`` in the vocabulary of
-:mod:`nar_gap.benchmark.vocabulary` (dm-clrs's own strings), in dm-clrs's dict
+:mod:`nar_gap.tasks.vocabulary` (dm-clrs's own strings), in dm-clrs's dict
 order: inputs, then outputs, then hints.
 """
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 import types
 from collections.abc import Mapping
 
-from nar_gap.benchmark._clrs import clrs_samplers, clrs_specs
-from nar_gap.benchmark.vocabulary import ALGORITHMS, Location, Stage, Type
+from nar_gap.tasks._clrs import clrs_samplers, clrs_specs
+from nar_gap.tasks.vocabulary import ALGORITHMS, Location, Stage, Type
 
 __all__ = [  # the vocabulary is re-exported: one import for a spec and its words
     "ALGORITHMS",

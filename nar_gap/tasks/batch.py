@@ -1,10 +1,10 @@
 """The :class:`Batch`: one batch of CLRS data as JAX sees it, and its shapes.
 
 A :class:`Batch` is one batch in CLRS encoding, translated once at the
-dm-clrs boundary (:mod:`nar_gap.benchmark.feedback`) from dm-clrs's
+dm-clrs boundary (:mod:`nar_gap.tasks.feedback`) from dm-clrs's
 ``Feedback`` (lists of ``DataPoint``, float64, pointers as float indices) into
 dicts of float32 arrays with int32 pointers, keyed and ordered as
-:func:`nar_gap.benchmark.specs.get_spec`.  Everything here is numpy; the
+:func:`nar_gap.tasks.specs.get_spec`.  Everything here is numpy; the
 network jits on top.  Batches are shaped with :func:`pad_batch`,
 :func:`concat_batches` and :func:`stack_seeds`.
 
@@ -21,8 +21,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from nar_gap.benchmark.specs import ProbeSpec, Spec, get_spec
-from nar_gap.benchmark.vocabulary import NODE_AXES, Location, Stage, Type
+from nar_gap.tasks.specs import ProbeSpec, Spec, get_spec
+from nar_gap.tasks.vocabulary import NODE_AXES, Location, Stage, Type
 
 # Algorithms whose samplers draw unweighted 0/1 graphs (an int64 `A` in dm-clrs).
 UNWEIGHTED = frozenset({"bfs", "bfs_seq", "dfs", "dfs_light"})
@@ -53,7 +53,7 @@ class Batch:
     one-hot last axis C.
 
     Attributes:
-        algorithm: one of :data:`nar_gap.benchmark.specs.ALGORITHMS`.
+        algorithm: one of :data:`nar_gap.tasks.specs.ALGORITHMS`.
         inputs: ``[B, ...]`` per input probe, in spec order.
         hints: ``[T, B, ...]`` per hint probe, in spec order; zero past ``lengths``.
         outputs: ``[B, ...]`` per output probe, in spec order.

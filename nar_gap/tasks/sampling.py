@@ -18,12 +18,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from nar_gap.benchmark._clrs import clrs, clrs_samplers, clrs_specs
-from nar_gap.benchmark.algorithms import reference_algorithm
-from nar_gap.benchmark.batch import Batch, first_graphs
-from nar_gap.benchmark.defaults import BATCH_SIZE, TRAIN_LENGTHS, TRAIN_P
-from nar_gap.benchmark.feedback import from_clrs_feedback
-from nar_gap.benchmark.specs import (
+from nar_gap.tasks._clrs import clrs, clrs_samplers, clrs_specs
+from nar_gap.tasks.algorithms import reference_algorithm
+from nar_gap.tasks.batch import Batch, first_graphs
+from nar_gap.tasks.defaults import BATCH_SIZE, TRAIN_LENGTHS, TRAIN_P
+from nar_gap.tasks.feedback import from_clrs_feedback
+from nar_gap.tasks.specs import (
     check_algorithm,
     get_spec,
     sampler_class,
@@ -142,7 +142,7 @@ def sample_batch(
     sampler of the algorithm they vary with our reference function.
 
     Args:
-        algorithm: one of :data:`nar_gap.benchmark.specs.ALGORITHMS`.
+        algorithm: one of :data:`nar_gap.tasks.specs.ALGORITHMS`.
         num_nodes: N, at least 2.
         batch_size: B, at least 1.
         seed: the sampler's RandomState seed, in [0, 2**32).
@@ -226,7 +226,7 @@ def train_batch(
     of the five algorithms has, so they would change nothing.
 
     Args:
-        algorithm: one of :data:`nar_gap.benchmark.specs.ALGORITHMS`.
+        algorithm: one of :data:`nar_gap.tasks.specs.ALGORITHMS`.
         seed: the training seed, in [0, 2**32).
         step: the step index, >= 0.
         lengths: graph sizes, cycled one batch each (run.py's train_lengths).

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nar_gap.benchmark import algorithms, specs
-from nar_gap.benchmark._clrs import clrs, clrs_algorithms, clrs_samplers, clrs_specs
+from nar_gap.tasks import algorithms, specs
+from nar_gap.tasks._clrs import clrs, clrs_algorithms, clrs_samplers, clrs_specs
 
 
 def _hint(probes: dict, name: str) -> np.ndarray:

@@ -43,16 +43,16 @@ from typing import Any
 
 import numpy as np
 
-from nar_gap.benchmark._clrs import clrs, clrs_probing
-from nar_gap.benchmark.algorithms import reference_algorithm
-from nar_gap.benchmark.batch import UNWEIGHTED, Batch
-from nar_gap.benchmark.feedback import from_clrs_feedback
-from nar_gap.benchmark.specs import (
+from nar_gap.tasks._clrs import clrs, clrs_probing
+from nar_gap.tasks.algorithms import reference_algorithm
+from nar_gap.tasks.batch import UNWEIGHTED, Batch
+from nar_gap.tasks.feedback import from_clrs_feedback
+from nar_gap.tasks.specs import (
     check_algorithm,
     get_spec,
     has_source,
 )
-from nar_gap.benchmark.vocabulary import NODE_AXES, Type
+from nar_gap.tasks.vocabulary import NODE_AXES, Type
 
 DEFAULT_WEIGHT = 1.0
 # A guard against a typo such as ``0 10000000`` allocating a huge matrix:
@@ -357,7 +357,7 @@ def batch_from_graph(
 
     Inputs are built as dm-clrs's probing does (``pos = i / n``, ``s`` one-hot,
     ``A``, ``adj = [A + I != 0]``) by running the reference probing function
-    itself (:func:`nar_gap.benchmark.algorithms.reference_algorithm`), so hints
+    itself (:func:`nar_gap.tasks.algorithms.reference_algorithm`), so hints
     and outputs are dm-clrs's. On a sampled graph and source this equals that sample of
     :func:`sample_batch` (with hints cut to its length).
 
@@ -370,7 +370,7 @@ def batch_from_graph(
       graphs. Diagonal entries are self loops, as in the samplers.
 
     Args:
-        algorithm: one of :data:`nar_gap.benchmark.specs.ALGORITHMS`.
+        algorithm: one of :data:`nar_gap.tasks.specs.ALGORITHMS`.
         weights: (n, n) array-like; 0 = no edge, nonzero = edge weight.
         source: the source node for bfs, bfs_seq and bellman_ford; must be None
             for dfs and dfs_light (rejected rather than ignored, so a caller who

@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from nar_gap.benchmark._clrs import clrs, clrs_probing, clrs_text_utils
-from nar_gap.benchmark.algorithms import reference_algorithm
-from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.feedback import from_clrs_feedback
-from nar_gap.benchmark.specs import get_spec, sampler_class
+from nar_gap.tasks._clrs import clrs, clrs_probing, clrs_text_utils
+from nar_gap.tasks.algorithms import reference_algorithm
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.feedback import from_clrs_feedback
+from nar_gap.tasks.specs import get_spec, sampler_class
 
 __all__ = [
     "DECIMALS",
@@ -133,7 +133,7 @@ def text_batch(
 ) -> TextBatch:
     """``count`` CLRS-Text examples on ``num_nodes`` nodes, with their graphs.
 
-    The sampler is built as :mod:`nar_gap.benchmark.sampling` builds it (our
+    The sampler is built as :mod:`nar_gap.tasks.sampling` builds it (our
     reference algorithm and spec, the sampler's default edge probability), plus
     dm-clrs's ``truncate_decimals``: the float inputs are truncated *before* the
     algorithm runs, so the answers and ``graphs`` agree with the printed weights.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nar_gap.benchmark.graphs import GraphFileError, parse_edge_list, read_edge_list
+from nar_gap.tasks.graphs import GraphFileError, parse_edge_list, read_edge_list
 
 
 def test_weights_default_weight_and_symmetry():

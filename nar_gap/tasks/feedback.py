@@ -1,4 +1,4 @@
-"""dm-clrs ``Feedback`` <-> :class:`~nar_gap.benchmark.batch.Batch`, in both directions.
+"""dm-clrs ``Feedback`` <-> :class:`~nar_gap.tasks.batch.Batch`, in both directions.
 
 The one place where dm-clrs's data types meet ours: DataPoints become dicts
 of arrays in spec order with our dtypes (int32 pointers, float32 the rest),
@@ -12,16 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from nar_gap.benchmark._clrs import clrs, clrs_probing
-from nar_gap.benchmark.batch import (
+from nar_gap.tasks._clrs import clrs, clrs_probing
+from nar_gap.tasks.batch import (
     Batch,
     clrs_dtype,
     leaf_dtype,
     stage_names,
     validate_batch,
 )
-from nar_gap.benchmark.specs import Spec, get_spec
-from nar_gap.benchmark.vocabulary import Location, Stage, Type
+from nar_gap.tasks.specs import Spec, get_spec
+from nar_gap.tasks.vocabulary import Location, Stage, Type
 
 # ----------------------------------------------------------- dm-clrs Feedback <-> Batch
 

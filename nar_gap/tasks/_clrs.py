@@ -6,7 +6,7 @@ drivers" straight to file descriptor 2, where ``TF_CPP_MIN_LOG_LEVEL`` does not
 always reach them, and absl logs a warning for every on-the-fly sampler.  Users
 of nar_gap should see none of it, so the import runs with fd 2 pointed at
 /dev/null and absl is set to errors only.  Every other module imports dm-clrs as
-``from nar_gap.benchmark._clrs import clrs``.
+``from nar_gap.tasks._clrs import clrs``.
 """
 
 from __future__ import annotations

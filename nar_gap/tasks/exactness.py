@@ -15,8 +15,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from nar_gap.benchmark.batch import Batch
-from nar_gap.benchmark.specs import Location, Type, get_spec
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.specs import Location, Type, get_spec
 
 # Distances: CLRS sums float64 weights; a network stores them in float32, and
 # the compiled update adds and removes a gate of 2 (x + 2 - 2), so each step

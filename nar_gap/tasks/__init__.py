@@ -1,0 +1,1 @@
+"""The dm-clrs boundary, numpy only: specs, samplers, batches, graphs, exactness."""
