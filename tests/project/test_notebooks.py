@@ -333,6 +333,10 @@ class ExecutedNotebooks:
         assert self.failures[name] is None, self.failures[name]
         return self.results, self.figures
 
+    def copy(self, name: str) -> Path:
+        """The executed copy of notebook ``name`` (run it first with :meth:`ran`)."""
+        return self.out / f"{name}.ipynb"
+
 
 # Session scope: under pytest-xdist the worker may run ablation tests between
 # these, and a module-scoped fixture would then execute the notebooks again.
@@ -517,20 +521,19 @@ def test_every_companion_cell_ran_and_showed_its_code(executed, name):
     """At the smoke profile, each equation's companion cell executed and
     displayed the package source it points at (not only the structure)."""
     executed.ran(name)
-    for copy in [executed.out / f"{name}.ipynb"]:
-        companions = [c for c in _cells(copy) if "companion" in _tags(c)]
-        assert companions, copy.name
-        for cell in companions:
-            assert cell["execution_count"] is not None, (copy.name, cell.get("id"))
-            shown = [
-                "".join(o.get("data", {}).get("text/markdown", ""))
-                for o in cell["outputs"]
-            ]
-            assert any(re.match(r"`nar_gap/[\w/]+\.py:", s) for s in shown), (
-                copy.name,
-                cell.get("id"),
-            )
-            assert not [o for o in cell["outputs"] if o["output_type"] == "error"]
+    copy = executed.copy(name)
+    companions = [c for c in _cells(copy) if "companion" in _tags(c)]
+    assert companions, copy.name
+    for cell in companions:
+        assert cell["execution_count"] is not None, (copy.name, cell.get("id"))
+        shown = [
+            "".join(o.get("data", {}).get("text/markdown", "")) for o in cell["outputs"]
+        ]
+        assert any(re.match(r"`nar_gap/[\w/]+\.py:", s) for s in shown), (
+            copy.name,
+            cell.get("id"),
+        )
+        assert not [o for o in cell["outputs"] if o["output_type"] == "error"]
 
 
 # The size sweep, the recipe study (with its drift) and the study out of
@@ -763,13 +766,13 @@ def _stderr_lines(notebook: Path) -> list[str]:
 @pytest.mark.parametrize("name", per_notebook())
 def test_the_executed_notebooks_print_no_warning_and_no_error(executed, name):
     executed.ran(name)
-    for path in [executed.out / f"{name}.ipynb"]:
-        noisy = [
-            line
-            for line in _stderr_lines(path)
-            if any(w in line for w in ("Warning", "WARNING", "Error", "ERROR"))
-        ]
-        assert not noisy, (path.name, noisy[:5])
+    path = executed.copy(name)
+    noisy = [
+        line
+        for line in _stderr_lines(path)
+        if any(w in line for w in ("Warning", "WARNING", "Error", "ERROR"))
+    ]
+    assert not noisy, (path.name, noisy[:5])
 
 
 def test_the_notebook_runner_starts_kernels_without_the_tcp_warning(tmp_path):
