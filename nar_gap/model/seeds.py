@@ -168,7 +168,12 @@ def in_seed_chunks(
 
 @functools.lru_cache(maxsize=16)
 def _seed_scorer(config: NetworkConfig, strategy: str) -> Callable:
-    return jax.jit(over_seeds(functools.partial(score_batch, config), strategy))
+    scores = over_seeds(functools.partial(score_batch, config), strategy)
+
+    def score_each_seed(params: Params, batch: Batch) -> dict[str, jax.Array]:
+        return scores(params, batch)  # named: JAX's compile logs say which
+
+    return jax.jit(score_each_seed)
 
 
 def score_seeds(

@@ -609,7 +609,12 @@ def _train(
                 states[index] = state
 
     best = stack_trees([s["best_params"] for s in states])
-    test = score_seeds(config.network, best, test_batch)
+    # Placed as validation placed them: the scorer compiled for validation then
+    # serves the test split too wherever the two batches share a shape (host
+    # arrays are another input sharding to jit, so another compile: about 1 s
+    # of every smoke run).
+    placed = put_on_devices(best, seed_sharding(len(config.seeds)))
+    test = score_seeds(config.network, placed, test_batch)
     resets = [0 if out is None else selection_reset_step(out, s) for s in config.seeds]
     rows = [
         _summary_row(seed, s, test, k, config.selection, resets[k])

@@ -528,3 +528,40 @@ def test_a_second_process_waits_for_the_run_it_shares(tmp_path, capsys):
     assert "another process is training this run; waiting" in capsys.readouterr().out
     assert holder.returncode == 0
     assert again.metrics == first.metrics
+
+
+def test_the_test_split_reuses_the_scorer_validation_compiled():
+    """The selected parameters reach the test split placed as validation's
+    were, so where the two batches share a shape the scorer is lowered and
+    compiled once per run (host arrays are another input sharding to jit: a
+    second compile, about 1 s of every smoke run).  Lowerings are counted, not
+    compiles, so a persistent-cache hit cannot hide a second one."""
+    from nar_gap.tasks.sampling import eval_batch
+
+    config = dataclasses.replace(
+        SMOKE,
+        network=NetworkConfig("bfs", hidden_size=4),
+        seeds=(0, 1),
+        steps=2,
+        eval_every=2,
+        checkpoint_every=2,
+        val_num_nodes=4,
+        test_num_nodes=4,
+    )
+    val, test = (eval_batch("bfs", split, 4) for split in ("val", "test"))
+    shapes = [[np.shape(x) for x in jax.tree_util.tree_leaves(b)] for b in (val, test)]
+    assert shapes[0] == shapes[1]  # the premise: one shape
+    lowered = []
+
+    def count(event: str, seconds: float, **kwargs) -> None:
+        if event.endswith("jaxpr_to_mlir_module_duration"):
+            lowered.append(kwargs.get("fun_name", ""))
+
+    jax.monitoring.register_event_duration_secs_listener(count)
+    try:
+        train(config, None, progress=False)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(count)
+    assert [name for name in lowered if "score_each_seed" in name] == [
+        "jit(score_each_seed)"
+    ]
