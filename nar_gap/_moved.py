@@ -27,7 +27,7 @@ MOVED: dict[str, str] = {
     "nar_gap.landscape": "nar_gap.analysis.landscape",
     "nar_gap.faithfulness_study": "nar_gap.experiments.faithfulness_study",
     "nar_gap.stability": "nar_gap.experiments.stability",
-    "nar_gap.landscape_study": "nar_gap.experiments.landscapes",
+    "nar_gap.landscape_study": "nar_gap.experiments.landscape_study",
     "nar_gap.ablations": "nar_gap.experiments.ablations",
     "nar_gap.profiles": "nar_gap.experiments.profiles",
     "nar_gap.pipeline": "nar_gap.experiments (one module per notebook)",

@@ -379,8 +379,9 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     from nar_gap.model.config import NetworkConfig
-    from nar_gap.tasks.shapes import bucket_nodes
+    from nar_gap.tasks.buckets import bucket_nodes
     from nar_gap.training import TrainConfig, hosts, train
+    from nar_gap.training.run_dir import METRICS_FILE, METRICS_TABLE
 
     # Before anything starts JAX's backend: jax.distributed's rule.
     hosts.initialize(
@@ -423,7 +424,7 @@ def _train(args: argparse.Namespace) -> int:
     for row in result.metrics:
         score, best = row["test_score"], row["best_val_score"]
         print(f"{row['seed']:>6} {score:>11.4f} {best:>9.4f} {row['best_val_step']:>8}")
-    print(f"wrote {args.out}/metrics.csv, metrics.json and seed_*/ checkpoints")
+    print(f"wrote {args.out}/{METRICS_TABLE}, {METRICS_FILE} and seed_*/ checkpoints")
     return 0
 
 

@@ -6,6 +6,7 @@ are re-exported from the tasks layer, where each lives (``batch.py``,
 """
 
 from nar_gap.tasks.batch import Batch, concat_batches, pad_batch, stack_seeds
+from nar_gap.tasks.buckets import bucket_nodes, bucket_steps
 from nar_gap.tasks.feedback import from_clrs_feedback, to_clrs_feedback
 from nar_gap.tasks.graphs import GraphInputError, batch_from_graph, read_edge_list
 from nar_gap.tasks.sampling import (
@@ -18,7 +19,6 @@ from nar_gap.tasks.sampling import (
     sample_batch,
     train_batch,
 )
-from nar_gap.tasks.shapes import bucket_nodes, bucket_steps
 
 __all__ = [
     "TRAIN_LENGTHS",

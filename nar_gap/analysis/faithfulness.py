@@ -21,7 +21,7 @@ as the output: the last counted step scores the output a second time, so
 ``external`` tracks accuracy by construction (BFS: r = +0.99 across seeds).
 The variant counts only the steps that predict a hint before the last one
 equal to its output twin, read per sample off the ground-truth trace
-(:func:`~nar_gap.tasks.steps.pre_output_steps`; on these algorithms: all
+(:func:`~nar_gap.tasks.counted_steps.pre_output_steps`; on these algorithms: all
 steps but ``t = L_b - 2``).  Every hint, with a twin or not, is averaged over
 that one window, per sample then over samples that keep a step; the number
 is NaN when no sample of the batch keeps one (every trace has two hints).
@@ -62,7 +62,7 @@ from nar_gap.model.config import NetworkConfig
 from nar_gap.model.network import Network
 from nar_gap.model.scores import output_scores
 from nar_gap.tasks.batch import Batch
-from nar_gap.tasks.steps import (
+from nar_gap.tasks.counted_steps import (
     external_steps,
     internal_step_count,
     internal_steps,
@@ -163,7 +163,7 @@ def output_twins(config: NetworkConfig) -> dict[str, str]:
 def pre_output_window(config: NetworkConfig, batch: Batch, num_steps: int) -> jax.Array:
     """``[S, B]`` the steps of ``external_pre_output``, one window for every hint.
 
-    Per sample, the earliest :func:`~nar_gap.tasks.steps.last_equal_step`
+    Per sample, the earliest :func:`~nar_gap.tasks.counted_steps.last_equal_step`
     over the spec's twins cuts the trace (:func:`output_twins`); a spec
     without twins keeps every external step.
     """

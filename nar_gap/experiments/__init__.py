@@ -12,7 +12,7 @@ notebook            function                                  module
 03_faithfulness     ``run_faithfulness``                      ``faithfulness_study.py``
 04_ablations        ``run_ablations``                         ``ablations.py``
 05_stability        ``run_stability``                         ``stability.py``
-06_loss_landscapes  ``run_landscapes``                        ``landscapes.py``
+06_loss_landscapes  ``run_landscapes``                        ``landscape_study.py``
 07_closing_the_gap  ``run_closing_gap``                       ``closing_gap.py``
 08_transnar         ``run_transnar``, ``write_question``        ``transnar.py``
 (on its own)        ``python -m ...recipes``                   ``recipes.py``
@@ -43,7 +43,7 @@ from nar_gap.experiments.compilation import (
     minimal_table,
 )
 from nar_gap.experiments.faithfulness_study import run_faithfulness
-from nar_gap.experiments.landscapes import run_landscapes
+from nar_gap.experiments.landscape_study import run_landscapes
 from nar_gap.experiments.naming import figure_stem, landscape_stem
 from nar_gap.experiments.stability import run_stability
 from nar_gap.experiments.transnar import run_transnar, write_question

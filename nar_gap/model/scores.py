@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from nar_gap.model.config import NetOutput, NetworkConfig
 from nar_gap.model.network import Network
 from nar_gap.tasks.batch import Batch
-from nar_gap.tasks.steps import external_steps
+from nar_gap.tasks.counted_steps import external_steps
 from nar_gap.tasks.vocabulary import MASKED, Location, Stage, Type
 
 

@@ -49,7 +49,7 @@ from nar_gap.experiments import (
     baselines,
     compilation,
     faithfulness_study,
-    landscapes,
+    landscape_study,
     stability,
     transnar,
 )
@@ -723,7 +723,7 @@ def _network_class(row: dict[str, str], centre: str) -> str:
 
 def _compiled_sharper(algorithm: str):
     def check(results: Path) -> Verdict:
-        table = landscapes.landscape_file(algorithm)
+        table = landscape_study.landscape_file(algorithm)
         rows = _rows(results / table)
         compiled = _pick(rows, "centre", "compiled", table)
         learned = _pick(rows, "centre", "learned", table)

@@ -32,7 +32,7 @@ from nar_gap.experiments import (
     compilation,
     faithfulness_study,
     generalisation,
-    landscapes,
+    landscape_study,
     recipes,
     size_sweep,
     stability,
@@ -389,7 +389,7 @@ def _stability(results: Path) -> str:
 def _landscapes(results: Path) -> str:
     rows = []
     for algorithm in ALGORITHMS:
-        for r in files.read_table(results / landscapes.landscape_file(algorithm)):
+        for r in files.read_table(results / landscape_study.landscape_file(algorithm)):
             rows.append(
                 (
                     algorithm,

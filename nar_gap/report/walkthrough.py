@@ -27,7 +27,7 @@ from nar_gap.analysis.landscape import filter_normalised_direction, model_loss
 from nar_gap.analysis.models import relative_drift
 from nar_gap.compiler import compile_algorithm
 from nar_gap.compiler.validate import CompileError
-from nar_gap.experiments.landscapes import landscape_centres
+from nar_gap.experiments.landscape_study import landscape_centres
 from nar_gap.model.model import Model, parameter_count
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.defaults import GRAD_CLIP_NORM, LEARNING_RATE
@@ -211,7 +211,7 @@ def _line_loss(config: Any):
 
 @functools.lru_cache(maxsize=8)
 def centres_for(profile: Any, algorithm: str, dirs: Any) -> Any:
-    """:func:`~nar_gap.experiments.landscapes.landscape_centres`, read once.
+    """:func:`~nar_gap.experiments.landscape_study.landscape_centres`, read once.
 
     Reading a finished run's seeds and building the centres takes seconds;
     the hands-on cell of notebook 06 calls this so that changing the centre

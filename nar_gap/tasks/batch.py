@@ -156,7 +156,7 @@ def clrs_dtype(algorithm: str, probe: ProbeSpec, name: str) -> np.dtype:
     return np.dtype(np.float64)
 
 
-def validate_batch(batch: Batch) -> None:
+def check_batch(batch: Batch) -> None:
     """Checks keys, order, dtypes and shapes of an unstacked batch, naming the probe.
 
     Raises:
@@ -200,6 +200,14 @@ def validate_batch(batch: Batch) -> None:
             f"expected lengths in [1, T={num_steps}], found {lengths.min()}..."
             f"{lengths.max()}"
         )
+
+
+def validate_batch(batch: Batch) -> None:
+    """:func:`check_batch`'s old name ("validate" is for programs); gone in 0.3.0."""
+    from nar_gap.system.legacy import warn_moved
+
+    warn_moved(f"{__name__}.validate_batch", f"{__name__}.check_batch")
+    check_batch(batch)
 
 
 def _validate_probe(
@@ -302,7 +310,7 @@ def pad_batch(
         ValueError: if a target is smaller than the current size or the batch is
             malformed.
     """
-    validate_batch(batch)
+    check_batch(batch)
     new_nodes = batch.num_nodes if num_nodes is None else num_nodes
     new_steps = batch.num_steps if num_steps is None else num_steps
     for value, current, what in (

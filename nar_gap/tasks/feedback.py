@@ -15,10 +15,10 @@ import numpy as np
 from nar_gap.tasks._clrs import clrs, clrs_probing
 from nar_gap.tasks.batch import (
     Batch,
+    check_batch,
     clrs_dtype,
     leaf_dtype,
     stage_names,
-    validate_batch,
 )
 from nar_gap.tasks.specs import Spec, get_spec
 from nar_gap.tasks.vocabulary import Location, Stage, Type
@@ -100,7 +100,7 @@ def from_clrs_feedback(
         lengths=lengths,
         node_mask=np.ones((batch_size, num_nodes), dtype=bool),
     )
-    validate_batch(batch)
+    check_batch(batch)
     return batch
 
 
@@ -117,7 +117,7 @@ def to_clrs_feedback(batch: Batch) -> Any:
         ValueError: if the batch has padded nodes (dm-clrs has no node mask, so
             padded nodes would be taken for real ones) or is malformed.
     """
-    validate_batch(batch)
+    check_batch(batch)
     if not np.all(batch.node_mask):
         raise ValueError(
             "padded batches cannot go to dm-clrs: expected node_mask all True, found "

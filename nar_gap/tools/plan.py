@@ -52,8 +52,8 @@ from nar_gap.model.network import param_shapes
 from nar_gap.model.scores import score_batch
 from nar_gap.model.seeds import over_seeds, seed_strategy_for
 from nar_gap.tasks.batch import Batch, pad_batch
+from nar_gap.tasks.buckets import bucket_shape
 from nar_gap.tasks.sampling import eval_batch, train_batch
-from nar_gap.tasks.shapes import bucket_shape
 from nar_gap.training import TrainConfig
 from nar_gap.training.step import make_optimizer, make_train_step
 

@@ -9,6 +9,7 @@ from nar_gap.model.config import NetworkConfig
 from nar_gap.model.seeds import SEED_STRATEGIES
 from nar_gap.programs.registry import SIZE_FREE_PROGRAMS
 from nar_gap.system import files
+from nar_gap.tasks.buckets import largest_padded_nodes
 from nar_gap.tasks.defaults import (
     BATCH_SIZE,
     GRAD_CLIP_NORM,
@@ -17,7 +18,6 @@ from nar_gap.tasks.defaults import (
     TRAIN_P,
     TRAIN_STEPS,
 )
-from nar_gap.tasks.shapes import largest_padded_nodes
 
 OPTIMIZERS = ("adam", "sgd")
 
@@ -89,7 +89,7 @@ class TrainConfig:
         Few coarse buckets mean few compiles (each costs ~10 s on a CPU) but
         more padded compute: right for short runs and tests.
       shape_buckets: ``(nodes, steps)`` shapes a step's batches are padded to:
-        the cheapest that holds them (:func:`~nar_gap.tasks.shapes.bucket_shape`);
+        the cheapest that holds them (:func:`~nar_gap.tasks.buckets.bucket_shape`);
         a batch that none holds falls back to ``node_buckets`` and
         ``time_buckets``.  The default is the shape policy for the paper's
         training sizes (4..16) with BFS and Bellman-Ford, whose traces at

@@ -1,7 +1,7 @@
 """Training shapes: a step's seeds padded to one bucketed shape and stacked.
 
 A step's batches are padded to the cheapest of a few ``(nodes, steps)`` shapes
-that holds them (:func:`~nar_gap.tasks.shapes.bucket_shape`); batches
+that holds them (:func:`~nar_gap.tasks.buckets.bucket_shape`); batches
 that none holds fall back to ``node_buckets`` and a ladder of trace lengths.
 So a run compiles a handful of times instead of once per (size, length).
 Padded nodes and steps are masked out exactly, so a bucketed batch computes
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nar_gap.tasks.batch import Batch, pad_batch, stack_seeds
-from nar_gap.tasks.shapes import bucket_shape
+from nar_gap.tasks.buckets import bucket_shape
 
 
 def pad_for_training(

@@ -42,7 +42,7 @@ from nar_gap.model.config import NetworkConfig
 from nar_gap.model.seeds import forward
 from nar_gap.programs.registry import SIZE_FREE_PROGRAMS
 from nar_gap.tasks.batch import Batch
-from nar_gap.tasks.steps import internal_steps
+from nar_gap.tasks.counted_steps import internal_steps
 
 SUPERVISED_ALGORITHMS = SIZE_FREE_PROGRAMS
 # Added inside the log so that a zero entry of the trained row (a padded or

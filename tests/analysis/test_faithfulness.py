@@ -19,7 +19,7 @@ from nar_gap.experiments import faithfulness_study as fs
 from nar_gap.experiments import profiles, runs
 from nar_gap.model.config import NetworkConfig
 from nar_gap.system.files import read_table
-from nar_gap.tasks import steps as steps_lib
+from nar_gap.tasks import counted_steps as steps_lib
 from nar_gap.tasks.sampling import sample_batch
 from nar_gap.training import run_dir
 

@@ -17,7 +17,7 @@ from nar_gap.experiments import (
     compilation,
     faithfulness_study,
     generalisation,
-    landscapes,
+    landscape_study,
     plateau,
     profiles,
     recipes,
@@ -59,7 +59,7 @@ def _named_tables() -> set[str]:
             faithfulness_study.arrays_file(arm),
         }
     for a in ("bfs", "bellman_ford", "dfs"):
-        names |= {landscapes.landscape_file(a), landscapes.grids_file(a)}
+        names |= {landscape_study.landscape_file(a), landscape_study.grids_file(a)}
     names |= {plateau.plateau_file("bellman_ford", e) for e in (False, True)}
     for a in BFS_BF:
         names |= {

@@ -11,8 +11,7 @@ import pytest
 
 import nar_gap
 from nar_gap import experiments
-from nar_gap.experiments import landscapes as landscape_study
-from nar_gap.experiments import profiles, runs, stability
+from nar_gap.experiments import landscape_study, profiles, runs, stability
 from nar_gap.experiments.profiles import OutputDirs
 from nar_gap.model.model import Model
 from nar_gap.model.network import init_params

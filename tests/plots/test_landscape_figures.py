@@ -10,7 +10,7 @@ from matplotlib.colors import to_rgba
 
 from nar_gap import plots
 from nar_gap.analysis.landscape import Landscape
-from nar_gap.experiments.landscapes import landscape_figures
+from nar_gap.experiments.landscape_study import landscape_figures
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,7 @@ import pytest
 
 import nar_gap
 from nar_gap.analysis.landscape import loss_grid, model_loss
-from nar_gap.experiments.landscapes import Centres, centre_key
+from nar_gap.experiments.landscape_study import Centres, centre_key
 from nar_gap.model.gatv2 import GATv2
 from nar_gap.report import walkthrough
 from nar_gap.tasks.exactness import Mismatch

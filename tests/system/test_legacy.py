@@ -47,11 +47,25 @@ def test_a_flat_layout_module_says_where_it_went():
         ("from nar_gap.train import TrainConfig", "nar_gap.training.TrainConfig"),
         ("from nar_gap.train import RunResult", "nar_gap.training.TrainResult"),
         ("from nar_gap.faithfulness import Models", "nar_gap.analysis"),
+        ("from nar_gap.tasks.shapes import bucket_shape", "nar_gap.tasks.buckets"),
+        (
+            "from nar_gap.tasks.steps import internal_steps",
+            "nar_gap.tasks.counted_steps",
+        ),
+        (
+            "from nar_gap.tasks.batch import validate_batch as v; "
+            "v(nar_gap.data.sample_batch('bfs', 4, 1, seed=0))",
+            "nar_gap.tasks.batch.check_batch",
+        ),
+        (
+            "from nar_gap.experiments import landscapes",
+            "nar_gap.experiments.landscape_study",
+        ),
     ],
 )
 def test_an_old_path_works_and_warns_once_with_the_removal_version(statement, new):
     code = (
-        "import warnings\n"
+        "import warnings, nar_gap\n"
         "with warnings.catch_warnings(record=True) as caught:\n"
         "    warnings.simplefilter('always')\n"
         f"    {statement}\n"
@@ -110,7 +124,7 @@ def test_the_old_name_of_score_batch_warns_and_gives_the_same_scores(monkeypatch
 
 def test_the_renamed_package_s_old_name_gives_the_same_modules():
     code = (
-        "import warnings\n"
+        "import warnings, nar_gap\n"
         "with warnings.catch_warnings(record=True) as caught:\n"
         "    warnings.simplefilter('always')\n"
         "    import nar_gap.benchmark.specs as old\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nar_gap.tasks.steps import internal_step_count, internal_steps
+from nar_gap.tasks.counted_steps import internal_step_count, internal_steps
 
 
 def test_a_traces_count_is_its_column_of_the_internal_mask():
