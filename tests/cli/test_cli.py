@@ -448,6 +448,7 @@ def test_a_rerun_says_what_it_did_and_which_settings_differ(tmp_path, capsys):
 def test_the_validation_size_can_be_set(tmp_path, capsys):
     argv = ["train", "bfs", "--out", str(tmp_path / "b"), "--use-pre-att-bias"]
     argv += ["--lengths", "4", "--test-size", "8", "--steps", "1", "--quiet"]
+    argv += ["--seeds", "1", "--hidden-size", "8"]
     assert main(argv) == 2
     assert "--val-size" in _one_line_error(capsys)
     assert main([*argv, "--val-size", "8", "--eval-every", "0"]) == 0
@@ -459,6 +460,7 @@ def test_the_supervision_schedule_and_curriculum_reach_the_run(tmp_path, capsys)
     out = tmp_path / "sched"
     argv = ["train", "bfs", "--out", str(out), "--lengths", "4", "7", "--quiet"]
     argv += ["--steps", "2", "--eval-every", "0", "--hidden-size", "8"]
+    argv += ["--seeds", "1", "--val-size", "7", "--test-size", "7"]
     argv += ["--attention-weight", "1", "--supervision-until", "2"]
     assert main([*argv, "--curriculum-steps", "2"]) == 0
     config = load_run_config(out)

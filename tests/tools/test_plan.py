@@ -43,9 +43,19 @@ def test_memory_from_xla_is_within_twice_the_measured_peak():
     set rose during the call, after ``malloc_trim`` and a peak reset, in a
     fresh process.  ``JAX_DISABLE_MOST_OPTIMIZATIONS`` is switched off there:
     the plan reports the optimised programs the runs execute, and fusion
-    changes the temporaries.
+    changes the temporaries; so is run_tests.sh's choice of XLA:CPU's emitter.
     """
-    env = {**os.environ, "JAX_DISABLE_MOST_OPTIMIZATIONS": "0", "JAX_PLATFORMS": "cpu"}
+    flags = [
+        flag
+        for flag in os.environ.get("XLA_FLAGS", "").split()
+        if not flag.startswith("--xla_cpu_use_fusion_emitters")
+    ]
+    env = {
+        **os.environ,
+        "JAX_DISABLE_MOST_OPTIMIZATIONS": "0",
+        "JAX_PLATFORMS": "cpu",
+        "XLA_FLAGS": " ".join(flags),
+    }
     done = subprocess.run(
         [sys.executable, "-c", _MEASURE],
         capture_output=True,
@@ -80,7 +90,7 @@ def _record_trainings(monkeypatch, tmp_path) -> dict[str, list[str]]:
         baselines,
         closing_gap,
         faithfulness_study,
-        landscapes,
+        landscape_study,
         runs,
         stability,
     )
@@ -110,7 +120,7 @@ def _record_trainings(monkeypatch, tmp_path) -> dict[str, list[str]]:
     monkeypatch.setattr(stability, "write_stability", lambda *a, **k: [])
     for module in (closing_gap, faithfulness_study):
         monkeypatch.setattr(module, "faithfulness_batch", stop)
-    monkeypatch.setattr(landscapes, "sample_batch", stop)
+    monkeypatch.setattr(landscape_study, "sample_batch", stop)
 
     profile = profiles.get("smoke")
     dirs = profiles.OutputDirs(tmp_path / "runs", tmp_path / "res", tmp_path / "fig")
@@ -139,7 +149,7 @@ def _record_trainings(monkeypatch, tmp_path) -> dict[str, list[str]]:
             for a in algorithms("05")
         ],
         "06": [
-            lambda a=a: landscapes.run_landscapes(profile, a, dirs, False)
+            lambda a=a: landscape_study.run_landscapes(profile, a, dirs, False)
             for a in algorithms("06")
         ],
         "07": [

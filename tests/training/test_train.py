@@ -17,7 +17,7 @@ import pytest
 
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.seeds import init_stacked, stack_trees, unstack_tree
-from nar_gap.tasks.shapes import bucket_nodes, bucket_shape, bucket_steps
+from nar_gap.tasks.buckets import bucket_nodes, bucket_shape, bucket_steps
 from nar_gap.training import CheckpointError, TrainConfig, load_run, train
 from nar_gap.training.devices import seed_sharding
 from nar_gap.training.feed import seed_batches
@@ -42,6 +42,20 @@ SMOKE = TrainConfig(
     shape_buckets=(),
 )
 
+# Smaller still, for the tests of what a run does (resume, continue, select)
+# rather than what it learns: the same four seeds on 5-node graphs, so each
+# step is cheap (SMOKE's steps at N = 16 and batch 32 made them CI's slowest).
+SMALL = dataclasses.replace(
+    SMOKE,
+    network=NetworkConfig("bfs", hidden_size=8),
+    seeds=(4, 5, 6, 7),
+    batch_size=8,
+    train_lengths=(5,),
+    val_num_nodes=5,
+    test_num_nodes=5,
+    node_buckets=(5,),
+    time_buckets=(8,),
+)
 
 # The tests that read the smoke run share one xdist worker: a module fixture is
 # built once per worker that needs it, and this one trains for ~80 s.
@@ -62,11 +76,18 @@ def test_smoke_bfs_reaches_the_acceptance_score_at_n16(smoke_run):
     assert np.mean(scores) >= 0.9, scores
 
 
+@pytest.mark.slow
 @SMOKE_RUN_GROUP
 def test_same_seeds_give_identical_metrics(smoke_run, tmp_path):
-    """Trained again from scratch to the first validation (half the run, to
-    spare CI): every seed's validation scores and training losses up to there
-    (step 0's and the first validation's) are identical to the first run's."""
+    """Trained again from scratch to the first validation (half the run):
+    every seed's validation scores and training losses up to there (step 0's
+    and the first validation's) are identical to the first run's.
+
+    Slow (about 30 s of CI on top of the smoke run): CI keeps identical reruns
+    tested by ``test_cli.py``'s rerun (two trainings, equal ``metrics.csv``)
+    and by the resume tests here (a run trained straight through against
+    itself resumed and continued, every validation equal); this one asks the
+    same at the smoke run's size."""
     _, out = smoke_run
     half = dataclasses.replace(SMOKE, steps=SMOKE.eval_every)
     again = train(half, tmp_path, progress=False)
@@ -120,10 +141,7 @@ def test_a_finished_run_is_not_trained_again(smoke_run, monkeypatch):
 
 
 def test_an_interrupted_run_resumes_to_the_same_numbers(tmp_path):
-    # Four seeds, like SMOKE, so the compiled step is shared with it.
-    config = dataclasses.replace(
-        SMOKE, seeds=(4, 5, 6, 7), steps=20, eval_every=10, checkpoint_every=10
-    )
+    config = dataclasses.replace(SMALL, steps=20, eval_every=10, checkpoint_every=10)
     straight = train(config, tmp_path / "straight", progress=False)
     # "Interrupted" after 10 steps: the checkpoint at step 10 is all that is left.
     train(dataclasses.replace(config, steps=10), tmp_path / "resumed", progress=False)
@@ -180,9 +198,7 @@ def test_the_validation_history_drops_what_an_interrupted_run_redoes(tmp_path):
 
 
 def test_a_corrupt_checkpoint_is_reported_not_trained_over(tmp_path):
-    config = dataclasses.replace(
-        SMOKE, seeds=(4, 5, 6, 7), steps=4, eval_every=2, checkpoint_every=2
-    )
+    config = dataclasses.replace(SMALL, steps=4, eval_every=2, checkpoint_every=2)
     train(dataclasses.replace(config, steps=2), tmp_path, progress=False)
     (tmp_path / "seed_7" / "checkpoint.msgpack").write_bytes(b"\x00not msgpack")
     with pytest.raises(CheckpointError, match="seed_7.*corrupt"):
@@ -190,7 +206,7 @@ def test_a_corrupt_checkpoint_is_reported_not_trained_over(tmp_path):
 
 
 def test_another_configuration_in_the_same_directory_is_refused(tmp_path):
-    config = dataclasses.replace(SMOKE, steps=2, eval_every=0, checkpoint_every=0)
+    config = dataclasses.replace(SMALL, steps=2, eval_every=0, checkpoint_every=0)
     train(config, tmp_path, progress=False)
     other = dataclasses.replace(config, learning_rate=0.5)
     with pytest.raises(CheckpointError, match="different configuration"):
@@ -324,7 +340,7 @@ def test_every_seed_strategy_trains_each_seed_as_if_it_were_alone(strategy):
     gradient is ~1e-9 moves either way under reassociation (seen with vmap:
     4e-4 against -3e-4).
     """
-    config = dataclasses.replace(SMOKE, seeds=(3, 5, 8), seed_strategy=strategy)
+    config = dataclasses.replace(SMALL, seeds=(3, 5, 8), seed_strategy=strategy)
     batches = [seed_batches(config, step) for step in range(3)]
     template = jax.tree_util.tree_map(lambda x: x[0], batches[0])
     optimizer = make_optimizer(config)
@@ -477,9 +493,7 @@ def test_run_directories_keep_their_address_when_fields_are_added():
 def test_a_finished_run_is_read_back_not_scored_again(tmp_path, monkeypatch):
     import nar_gap.training.loop as loop
 
-    config = dataclasses.replace(
-        SMOKE, seeds=(4, 5, 6, 7), steps=4, eval_every=2, checkpoint_every=2
-    )
+    config = dataclasses.replace(SMALL, steps=4, eval_every=2, checkpoint_every=2)
     first = train(config, tmp_path, progress=False)
 
     def scored(*args, **kwargs):
@@ -502,9 +516,7 @@ def test_a_finished_run_is_read_back_not_scored_again(tmp_path, monkeypatch):
 
 def test_a_second_process_waits_for_the_run_it_shares(tmp_path, capsys):
     """Two notebooks side by side (``run_all.sh --jobs 2``) may ask for one run."""
-    config = dataclasses.replace(
-        SMOKE, seeds=(4, 5, 6, 7), steps=4, eval_every=2, checkpoint_every=2
-    )
+    config = dataclasses.replace(SMALL, steps=4, eval_every=2, checkpoint_every=2)
     out = tmp_path / "run"
     first = train(config, out, progress=False)
     capsys.readouterr()
