@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import nar_gap
+from nar_gap.tasks.buckets import bucket_steps
 from nar_gap.transnar import decode as decoding
 from nar_gap.transnar.model import (
     TransformerConfig,
@@ -204,6 +205,24 @@ def test_a_resumed_run_is_the_run_trained_straight_through(tmp_path, compiled_bf
     )
 
 
+def test_the_seeds_of_a_configuration_share_one_compiled_step(tmp_path):
+    """The update is lowered once for two seeds (it was once per seed)."""
+    lowered = []
+
+    def count(event: str, seconds: float, **kwargs) -> None:
+        if event.endswith("jaxpr_to_mlir_module_duration"):
+            lowered.append(kwargs.get("fun_name", ""))
+
+    jax.monitoring.register_event_duration_secs_listener(count)
+    try:
+        for seed in (11, 12):
+            config = _train_config(1, 0, seed=seed, train_sizes=(4,))
+            train_text_model(config, tmp_path / str(seed), progress=False)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(count)
+    assert lowered.count("jit(update)") == 1, lowered
+
+
 def test_step_data_is_a_function_of_seed_and_step():
     config = _train_config(4, 0)
     first, again = step_data(config, 3), step_data(config, 3)
@@ -277,3 +296,30 @@ def test_answers_do_not_depend_on_how_the_batch_is_chunked(monkeypatch):
     chunked, chunked_positions = answers()
     assert chunked == whole
     np.testing.assert_array_equal(chunked_positions, positions)
+
+
+@pytest.mark.parametrize("kind", ["compiled", "random"])
+def test_node_embeddings_are_those_of_the_unpadded_trace(kind):
+    """node_embeddings pads the trace to a bucket (one compile per rung, not
+    per trace length); the embeddings are the unpadded trace's, bit for bit."""
+    from nar_gap.model.config import NetworkConfig
+    from nar_gap.model.model import Model
+    from nar_gap.model.network import init_params, output_steps
+    from nar_gap.tasks.clrs_text import text_batch
+
+    graphs = [text_batch("bfs", n, 4, seed).graphs for n in (4, 5) for seed in (0, 1)]
+    if kind == "compiled":
+        nar = nar_gap.compile("bfs", 32)
+    else:
+        config = NetworkConfig("bfs", hidden_size=8)
+        nar = Model(config, init_params(config, graphs[0], seed=1))
+    padded_somewhere = False
+    for batch in graphs:
+        hiddens = np.asarray(nar.apply(batch).hiddens)
+        steps = np.asarray(output_steps(np.asarray(batch.lengths), hiddens.shape[0]))
+        unpadded = hiddens[steps, np.arange(hiddens.shape[1])].astype(np.float32)
+        embeddings, mask = node_embeddings(nar, batch)
+        np.testing.assert_array_equal(embeddings, unpadded)
+        np.testing.assert_array_equal(mask, np.asarray(batch.node_mask))
+        padded_somewhere |= bucket_steps(batch.num_steps) > batch.num_steps
+    assert padded_somewhere  # the premise: some trace was padded
