@@ -15,20 +15,11 @@ import numpy as np
 
 from nar_gap.model.model import Model
 from nar_gap.model.network import output_steps
-from nar_gap.tasks.batch import Batch, pad_batch
-from nar_gap.tasks.buckets import bucket_steps
+from nar_gap.tasks.batch import Batch
 
 
 def node_embeddings(nar: Model, graphs: Batch) -> tuple[np.ndarray, np.ndarray]:
-    """``[B, N, D]`` node embeddings and the ``[B, N]`` mask of real nodes.
-
-    The trace is padded to a rung of :func:`~nar_gap.tasks.buckets.bucket_steps`
-    first: every training step draws graphs of another trace length, and each
-    length was a forward pass traced and compiled anew.  Padded steps come
-    after every sample's output step and are masked, so the embeddings are
-    the unpadded ones, bit for bit (tested).
-    """
-    graphs = pad_batch(graphs, num_steps=bucket_steps(graphs.num_steps))
+    """``[B, N, D]`` node embeddings and the ``[B, N]`` mask of real nodes."""
     out = nar.apply(graphs)
     hiddens = np.asarray(out.hiddens)  # [S, B, N, D]
     steps = np.asarray(output_steps(np.asarray(graphs.lengths), hiddens.shape[0]))

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 import nar_gap
-from nar_gap.tasks.buckets import bucket_steps
 from nar_gap.transnar import decode as decoding
 from nar_gap.transnar.model import (
     TransformerConfig,
@@ -296,30 +295,3 @@ def test_answers_do_not_depend_on_how_the_batch_is_chunked(monkeypatch):
     chunked, chunked_positions = answers()
     assert chunked == whole
     np.testing.assert_array_equal(chunked_positions, positions)
-
-
-@pytest.mark.parametrize("kind", ["compiled", "random"])
-def test_node_embeddings_are_those_of_the_unpadded_trace(kind):
-    """node_embeddings pads the trace to a bucket (one compile per rung, not
-    per trace length); the embeddings are the unpadded trace's, bit for bit."""
-    from nar_gap.model.config import NetworkConfig
-    from nar_gap.model.model import Model
-    from nar_gap.model.network import init_params, output_steps
-    from nar_gap.tasks.clrs_text import text_batch
-
-    graphs = [text_batch("bfs", n, 4, seed).graphs for n in (4, 5) for seed in (0, 1)]
-    if kind == "compiled":
-        nar = nar_gap.compile("bfs", 32)
-    else:
-        config = NetworkConfig("bfs", hidden_size=8)
-        nar = Model(config, init_params(config, graphs[0], seed=1))
-    padded_somewhere = False
-    for batch in graphs:
-        hiddens = np.asarray(nar.apply(batch).hiddens)
-        steps = np.asarray(output_steps(np.asarray(batch.lengths), hiddens.shape[0]))
-        unpadded = hiddens[steps, np.arange(hiddens.shape[1])].astype(np.float32)
-        embeddings, mask = node_embeddings(nar, batch)
-        np.testing.assert_array_equal(embeddings, unpadded)
-        np.testing.assert_array_equal(mask, np.asarray(batch.node_mask))
-        padded_somewhere |= bucket_steps(batch.num_steps) > batch.num_steps
-    assert padded_somewhere  # the premise: some trace was padded
