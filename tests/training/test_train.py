@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from lowerings import lowered
 
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.seeds import init_stacked, stack_trees, unstack_tree
@@ -573,17 +574,8 @@ def test_the_test_split_reuses_the_scorer_validation_compiled():
     val, test = (eval_batch("bfs", split, 4) for split in ("val", "test"))
     shapes = [[np.shape(x) for x in jax.tree_util.tree_leaves(b)] for b in (val, test)]
     assert shapes[0] == shapes[1]  # the premise: one shape
-    lowered = []
-
-    def count(event: str, seconds: float, **kwargs) -> None:
-        if event.endswith("jaxpr_to_mlir_module_duration"):
-            lowered.append(kwargs.get("fun_name", ""))
-
-    jax.monitoring.register_event_duration_secs_listener(count)
-    try:
+    with lowered() as names:
         train(config, None, progress=False)
-    finally:
-        jax.monitoring.unregister_event_duration_listener(count)
-    assert [name for name in lowered if "score_each_seed" in name] == [
+    assert [name for name in names if "score_each_seed" in name] == [
         "jit(score_each_seed)"
     ]

@@ -12,6 +12,7 @@ import flax.serialization
 import jax
 import numpy as np
 import pytest
+from lowerings import lowered
 
 import nar_gap
 from nar_gap.transnar import decode as decoding
@@ -206,20 +207,11 @@ def test_a_resumed_run_is_the_run_trained_straight_through(tmp_path, compiled_bf
 
 def test_the_seeds_of_a_configuration_share_one_compiled_step(tmp_path):
     """The update is lowered once for two seeds (it was once per seed)."""
-    lowered = []
-
-    def count(event: str, seconds: float, **kwargs) -> None:
-        if event.endswith("jaxpr_to_mlir_module_duration"):
-            lowered.append(kwargs.get("fun_name", ""))
-
-    jax.monitoring.register_event_duration_secs_listener(count)
-    try:
+    with lowered() as names:
         for seed in (11, 12):
             config = _train_config(1, 0, seed=seed, train_sizes=(4,))
             train_text_model(config, tmp_path / str(seed), progress=False)
-    finally:
-        jax.monitoring.unregister_event_duration_listener(count)
-    assert lowered.count("jit(update)") == 1, lowered
+    assert names.count("jit(update)") == 1, names
 
 
 def test_step_data_is_a_function_of_seed_and_step():
