@@ -144,8 +144,19 @@ def step_data(config: TextTrainConfig, step: int) -> StepData:
     return StepData(texts, sequences, positions)
 
 
-@functools.lru_cache(maxsize=8)
 def _update(config: TextTrainConfig):
+    """The jitted optimiser step of ``config``: one program for all its seeds.
+
+    The seed decides the initial parameters and the data, not the step, so
+    the cache is keyed without it (keyed with it, the step compiled once per
+    seed: 18 compiles of notebook 08's smoke run, not 6), as
+    :func:`nar_gap.training.step.make_train_step` keys its own.
+    """
+    return _update_of(dataclasses.replace(config, seed=0))
+
+
+@functools.lru_cache(maxsize=8)
+def _update_of(config: TextTrainConfig):
     optimizer = make_optimizer(config)
 
     def update(params, opt_state, tokens, positions, answer_start, lengths, nar, mask):
@@ -228,9 +239,7 @@ def train_text_model(
         template = init_params(config.model, config.seed)
         return flax.serialization.from_bytes(template, final.read_bytes())
     state = _resume(config, out)
-    # One program for every seed of a configuration: keyed on the seed, the
-    # step compiled once per seed (18 compiles of notebook 08's smoke run, not 6).
-    update = _update(dataclasses.replace(config, seed=0))
+    update = _update(config)
     last = config.steps if stop_at is None else min(stop_at, config.steps)
     bar = tqdm(
         range(int(state["step"]), last),

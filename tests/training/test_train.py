@@ -563,6 +563,7 @@ def test_the_test_split_reuses_the_scorer_validation_compiled():
 
     config = dataclasses.replace(
         SMOKE,
+        # a width no other test scores, so no earlier test compiled this scorer
         network=NetworkConfig("bfs", hidden_size=4),
         seeds=(0, 1),
         steps=2,
