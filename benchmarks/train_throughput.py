@@ -170,7 +170,9 @@ def run_dm_clrs(args: argparse.Namespace) -> dict[str, Any]:
     import jax
     import numpy as np
 
-    from nar_gap.tasks._clrs import clrs
+    from nar_gap.tasks._clrs import full_clrs
+
+    clrs = full_clrs()  # BaselineModel needs Haiku and TensorFlow
     from nar_gap.tasks.defaults import TRAIN_P
 
     counter = CompileCounter("_feedback")  # BaselineModel's train step

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import jax
 
-from nar_gap.tasks._clrs import clrs
+from nar_gap.tasks._clrs import full_clrs
+
+# dm-clrs's models are in the full package (Haiku, TensorFlow); nar_gap loads
+# only the light modules unless asked.
+clrs = full_clrs()
 
 
 def clrs_baseline(

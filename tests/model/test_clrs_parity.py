@@ -25,9 +25,11 @@ from nar_gap.model.from_dmclrs import (
 )
 from nar_gap.model.losses import total_loss
 from nar_gap.model.network import Network
-from nar_gap.tasks._clrs import clrs
+from nar_gap.tasks._clrs import full_clrs
 
 pytestmark = pytest.mark.parity
+
+clrs = full_clrs()  # dm-clrs's BaselineModel: the full package
 
 TOLERANCE = 1e-4
 NUM_NODES = {"bfs": 7, "bellman_ford": 7, "dfs": 5}

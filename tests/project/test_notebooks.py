@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from blocked_imports import children_without_tensorflow
 
 from nar_gap.analysis.verdicts import VERDICTS
 from nar_gap.experiments import ablations, profiles
@@ -309,17 +310,18 @@ class ExecutedNotebooks:
         from nar_gap.tools.notebook_runner import execute
 
         try:
-            execute(
-                path,
-                self.out / path.name,
-                parameters={
-                    "PROFILE": "smoke",
-                    "RUNS_DIR": str(self.runs),
-                    "RESULTS_DIR": str(self.results),
-                    "FIGURES_DIR": str(self.figures),
-                },
-                cwd=path.parent,
-            )
+            with children_without_tensorflow():  # the kernel cannot import it
+                execute(
+                    path,
+                    self.out / path.name,
+                    parameters={
+                        "PROFILE": "smoke",
+                        "RUNS_DIR": str(self.runs),
+                        "RESULTS_DIR": str(self.results),
+                        "FIGURES_DIR": str(self.figures),
+                    },
+                    cwd=path.parent,
+                )
             self.failures[path.stem] = None
         except Exception as error:  # keep going: each notebook's test reports its own
             self.failures[path.stem] = f"{type(error).__name__}: {error}"[:2000]
