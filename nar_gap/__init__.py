@@ -25,6 +25,10 @@ from nar_gap.system import backend_check as _backend_check  # noqa: E402
 
 _backend_check._install()
 
+from nar_gap.system import numerics as _numerics  # noqa: E402
+
+_numerics.request_gpu_determinism()  # also before JAX starts
+
 from nar_gap.system.lazy import lazy_exports  # noqa: E402
 
 _EXPORTS = {

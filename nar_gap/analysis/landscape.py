@@ -32,7 +32,7 @@ import numpy as np
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.losses import total_loss
 from nar_gap.model.network import training_outputs
-from nar_gap.model.seeds import COMPILED_PRECISION
+from nar_gap.system.numerics import COMPILED_PRECISION
 from nar_gap.tasks.batch import Batch
 
 Params = Any

@@ -28,10 +28,11 @@ from nar_gap.compiler.ties import NearTie, classify, minimise_resolution
 from nar_gap.model.config import NetOutput
 from nar_gap.model.decoders import postprocess
 from nar_gap.model.model import Model
-from nar_gap.model.seeds import COMPILED_PRECISION, forward
+from nar_gap.model.seeds import forward
 from nar_gap.programs.dsl import GraphProgram
 from nar_gap.programs.interpreter import Trace
 from nar_gap.programs.registry import PROGRAMS, get_program
+from nar_gap.system.numerics import COMPILED_PRECISION
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.exactness import Mismatch, compare_with_clrs
 from nar_gap.tasks.graphs import GraphInputError, batch_from_graph

@@ -34,9 +34,6 @@ from nar_gap.tasks.batch import Batch
 
 Params = Any
 SEED_STRATEGIES = ("auto", "vmap", "map")
-COMPILED_PRECISION = "highest"
-"""The matmul precision compiled weights need: a GPU's TF32 default rounds
-weights of 1e7 scale (``jax.default_matmul_precision``'s name)."""
 
 
 def stack_trees(trees: Sequence[Params]) -> Params:

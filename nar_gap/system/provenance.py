@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from nar_gap.system import backend_check
+from nar_gap.system import backend_check, numerics
 
 LIBRARIES = (
     "nar-gap",
@@ -160,4 +160,5 @@ def provenance() -> dict[str, Any]:
         "backend": backend(),
         "host": host(),
         "self_check": backend_check.self_check().to_dict(),
+        "numerics": numerics.numerics_record(),
     }

@@ -41,6 +41,7 @@ from tqdm import tqdm
 from nar_gap.model.network import param_shapes
 from nar_gap.model.seeds import init_stacked, score_seeds, stack_trees, unstack_tree
 from nar_gap.system import files
+from nar_gap.system.numerics import starting_precision
 from nar_gap.system.provenance import provenance
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.sampling import eval_batch
@@ -542,7 +543,8 @@ def train(
     if out is None:
         if hosts.process_count() > 1:
             raise ValueError("training over several processes needs a run directory")
-        return _train(config, None, progress, initial_params)
+        with starting_precision(initial_params):
+            return _train(config, None, progress, initial_params)
 
     def say_waiting() -> None:
         tqdm.write(f"nar_gap: {out}: another process is training this run; waiting")
@@ -552,7 +554,7 @@ def train(
         if hosts.process_index() == 0
         else contextlib.nullcontext()
     )
-    with lock:
+    with lock, starting_precision(initial_params):
         return _train(config, out, progress, initial_params)
 
 
