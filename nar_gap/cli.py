@@ -331,6 +331,21 @@ def _build_parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "info", help="versions, devices and the backend self-check (known XLA bugs)"
     )
+    check = commands.add_parser(
+        "check-install",
+        help="run every layer once, small and timed: does nar_gap work here?",
+        description="The backend self-check, sampling every algorithm, the "
+        "compiled BFS, Bellman-Ford and DFS against dm-clrs, a 20-step training "
+        "run and its faithfulness: each stage's time, or one line at the first "
+        "failure (exit 1). Run it on a new machine, a GPU node, or after "
+        "installing the offline bundle.",
+    )
+    check.add_argument(
+        "--out",
+        default="nar_gap_check",
+        help="folder for the check's run and check-install.json "
+        "(default ./nar_gap_check)",
+    )
     return parser
 
 
@@ -553,9 +568,14 @@ def _info() -> int:
     """Versions, devices, the commit, and the backend self-check's verdict.
 
     Exit code 1 when the self-check fails: this JAX computes wrong numbers.
+    A run expected on an NVIDIA GPU that JAX runs on the CPU is one warning
+    line on stderr (:mod:`nar_gap.system.accelerator`).
     """
-    from nar_gap.system import backend_check, provenance
+    import os
 
+    from nar_gap.system import accelerator, backend_check, provenance
+
+    expected = accelerator.expected_accelerator(os.environ)
     print("nar_gap: versions")
     for name, version in provenance.versions().items():
         print(f"  {name}: {version}")
@@ -563,6 +583,13 @@ def _info() -> int:
     if git["commit"] is not None:
         dirty = " (with uncommitted changes)" if git["dirty"] else ""
         print(f"  commit: {git['commit']}{dirty}")
+    found = provenance.backend()
+    print(f"nar_gap: JAX devices (default backend: {found['platform']})")
+    for line in accelerator.describe_devices(found["devices"]):
+        print(f"  {line}")
+    warning = accelerator.accelerator_warning(expected, found["platform"])
+    if warning is not None:
+        print(warning, file=sys.stderr)
     verdict = backend_check.self_check(crash_checks=True)
     print(f"nar_gap: {verdict.message}")
     for check in verdict.checks:
@@ -587,6 +614,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args)
         if args.command == "plan":
             return _plan(args)
+        if args.command == "check-install":
+            from nar_gap.tools.install_check import main as check_install
+
+            return check_install(args.out)
         return _info()
     except KeyboardInterrupt:
         print("nar-gap: interrupted; finished checkpoints are kept", file=sys.stderr)

@@ -4,18 +4,31 @@ set -euo pipefail
 #
 #   scripts/ensure_env.sh            create/refresh the venv (a no-op when current)
 #   scripts/ensure_env.sh --force    reinstall even if pyproject.toml is unchanged
+#   scripts/ensure_env.sh --dry-run  print the JAX build chosen and the pip commands
+#                                    a full install runs; change nothing
 #
 # Environment:
 #   NAR_GAP_VENV  where the venv lives (default: .venv in the repo root; a relative
 #                 path is taken relative to the repo root)
 #   PYTHON        interpreter that creates the venv (default: python3, >= 3.10)
+#   NAR_GAP_ACCELERATOR  cuda: install JAX's CUDA 12 plugin; cpu: the CPU build
+#                 only; unset or empty: cuda when `nvidia-smi -L` (on the PATH)
+#                 lists a GPU, else cpu.  Any other value is an error.
 #
 # Installs the package editable with its test extra, every dependency at the
 # exact version of requirements/lock.txt (the environment CI tested; refresh it
 # with scripts/update_lock.sh), and registers the Jupyter kernel "nar-gap"
-# inside the venv, where papermill and JupyterLab look for it.  A hash of
-# pyproject.toml and the lock is kept in the venv; while it matches, nothing is
-# reinstalled (edits to nar_gap/*.py need no reinstall: the install is editable).
+# inside the venv, where papermill and JupyterLab look for it.  For cuda it then
+# installs jax-cuda12-plugin[with-cuda] and jax-cuda12-pjrt at the locked jax
+# version, with the NVIDIA libraries as wheels, all pinned by the lock (about
+# 5 GB; no system CUDA needed, an NVIDIA driver >= 525 is).  CUDA 12 wheels
+# because they run on every driver from 525 on, CUDA 13 drivers included;
+# JAX's cuda13 wheels need a driver >= 580 and are not locked here.  For cpu it
+# removes any jax-cuda*/nvidia-* package an earlier cuda install left, so that
+# JAX really runs on the CPU.  A hash of pyproject.toml and the lock, and the
+# build (cuda), is kept in the venv; while it matches, nothing is reinstalled
+# (edits to nar_gap/*.py need no reinstall: the install is editable), and a
+# change of build reinstalls.
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -25,10 +38,12 @@ stamp="$venv/.nar_gap_installed"
 lock=requirements/lock.txt
 kernel_json="$venv/share/jupyter/kernels/nar-gap/kernel.json"
 force=0
+dry_run=0
 created=0
 for arg in "$@"; do
     case "$arg" in
         --force) force=1 ;;
+        --dry-run) dry_run=1 ;;
         -h | --help) awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"; exit 0 ;;
         *) echo "nar_gap: ensure_env.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
     esac
@@ -48,6 +63,95 @@ pip_quiet() {
         | sed "/^WARNING: Location 'file:[^']*' is ignored/d" >&2 3>&-; } 3>&1
 }
 
+# How many GPUs `nvidia-smi -L` lists: one "GPU 0: NVIDIA H100 ... (UUID: ...)"
+# line each, MIG slices indented below their GPU.  The lines decide, not the
+# exit status: nvidia-smi fails where no GPU answers (a driver not loaded, a
+# container without the device), listing none, and where one GPU of several
+# is broken, listing the others.  A hung driver can keep it waiting; after 30 s
+# (where coreutils' timeout exists) it counts as none.
+# nar_gap/system/accelerator.py applies the same rule for `nar-gap info`.
+count_gpus() {
+    local listing
+    if command -v timeout >/dev/null; then
+        listing="$(timeout 30 nvidia-smi -L 2>/dev/null || true)"
+    else
+        listing="$(nvidia-smi -L 2>/dev/null || true)"
+    fi
+    grep -c '^GPU [0-9][0-9]*:' <<<"$listing" || true
+}
+
+# Sets accelerator (cpu or cuda) and reason, which says why, for the messages.
+choose_accelerator() {
+    case "${NAR_GAP_ACCELERATOR:-}" in
+        cpu | cuda)
+            accelerator="$NAR_GAP_ACCELERATOR"
+            reason="NAR_GAP_ACCELERATOR=$accelerator"
+            ;;
+        "")
+            accelerator=cpu
+            if ! command -v nvidia-smi >/dev/null; then
+                reason="no nvidia-smi on the PATH"
+                return
+            fi
+            local gpus
+            gpus="$(count_gpus)"
+            reason="nvidia-smi -L lists $gpus GPU(s)"
+            if ((gpus > 0)); then accelerator=cuda; fi
+            ;;
+        *)
+            echo "nar_gap: NAR_GAP_ACCELERATOR must be cpu or cuda (or unset: cuda" \
+                "when nvidia-smi -L lists a GPU), not '$NAR_GAP_ACCELERATOR'" >&2
+            exit 2
+            ;;
+    esac
+}
+
+# pip, or with --dry-run the pip command line it would run.
+run_pip() {
+    if [[ "$dry_run" == 1 ]]; then
+        echo "pip $*"
+    else
+        pip_quiet "$@"
+    fi
+}
+
+# The installed packages that make JAX use CUDA (jax-cuda12-plugin, -pjrt) and
+# the NVIDIA wheels they bring; the CPU install has none of them.  Nothing to
+# look for in a venv this run created.
+installed_cuda_packages() {
+    if [[ "$created" == 0 && -x "$venv/bin/python" ]]; then
+        pip_quiet list --format=freeze \
+            | { grep -i -E '^(jax[-_]cuda[0-9]+[-_]|nvidia[-_])' || true; } | cut -d= -f1
+    fi
+}
+
+# Everything under the lock: pip itself first, then the package with its test
+# extra, then the chosen build's JAX plugin (or no plugin at all).
+install_dependencies() {
+    run_pip install -q "$(grep -i '^pip==' "$lock")"
+    run_pip install -q -c "$lock" -e ".[test]"
+    if [[ "$accelerator" == cuda ]]; then
+        local jax_version
+        jax_version="$(sed -n 's/^jax==//p' "$lock")"
+        run_pip install -q -c "$lock" "jax-cuda12-plugin[with-cuda]==$jax_version" \
+            "jax-cuda12-pjrt==$jax_version"
+    else
+        local stale
+        stale="$(installed_cuda_packages)"
+        if [[ -n "$stale" ]]; then
+            # shellcheck disable=SC2086  # one package name per word
+            run_pip uninstall -q -y $stale
+        fi
+    fi
+}
+
+choose_accelerator
+if [[ "$dry_run" == 1 ]]; then
+    echo "nar_gap: JAX build: $accelerator ($reason)"
+    install_dependencies
+    exit 0
+fi
+
 if [[ ! -x "$venv/bin/python" ]]; then
     if ! command -v "$python" >/dev/null; then
         echo "nar_gap: '$python' not found; set PYTHON to a Python >= 3.10" >&2
@@ -66,11 +170,15 @@ if [[ ! -x "$venv/bin/python" ]]; then
     fi
 fi
 
-want="$("$venv/bin/python" -c 'import hashlib, sys
+digest="$("$venv/bin/python" -c 'import hashlib, sys
 digest = hashlib.sha256()
 for name in sys.argv[1:]:
     digest.update(open(name, "rb").read())
 print(digest.hexdigest())' pyproject.toml "$lock")"
+# The stamp: the digest, followed by " cuda" for the CUDA build (a CPU venv's
+# stamp is the digest alone, as it was before there was a choice).
+want="$digest"
+if [[ "$accelerator" == cuda ]]; then want="$digest cuda"; fi
 have="$(cat "$stamp" 2>/dev/null || true)"
 
 if [[ "$force" == 1 || "$want" != "$have" ]]; then
@@ -78,14 +186,17 @@ if [[ "$force" == 1 || "$want" != "$have" ]]; then
         echo "nar_gap: installing dependencies (first run takes a few minutes)"
     elif [[ "$want" == "$have" ]]; then
         echo "nar_gap: reinstalling dependencies (--force)"
+    elif [[ "${have%% *}" == "$digest" ]]; then
+        echo "nar_gap: switching JAX to the $accelerator build ($reason)"
     else
         echo "nar_gap: pyproject.toml or requirements/lock.txt changed; updating dependencies"
     fi
+    if [[ "$accelerator" == cuda ]]; then
+        echo "nar_gap: with JAX's CUDA 12 plugin ($reason; NAR_GAP_ACCELERATOR=cpu for the CPU build)"
+    fi
     rm -f "$stamp"
     have=""
-    # pip itself first, at the locked version, then everything else under the lock.
-    pip_quiet install -q "$(grep -i '^pip==' "$lock")"
-    pip_quiet install -q -c "$lock" -e ".[test]"
+    install_dependencies
     # Re-register the kernel below: its kernel.json names this venv's python.
     rm -f "$kernel_json"
 fi

@@ -153,7 +153,7 @@ def _lock_python() -> str:
 
 def test_environment_yml_installs_the_lock_and_the_package():
     conda = _conda_pip_requirements((REPO / "environment.yml").read_text())
-    assert conda == ["-r requirements/lock.txt", "-e .[test]"], conda
+    assert conda == ["-c requirements/lock.txt", "-e .[test]"], conda
     text = (REPO / "environment.yml").read_text()
     found = re.search(r"^\s*-\s*python\s*=\s*([\d.]+)\s*$", text, re.MULTILINE)
     assert found and found.group(1) == _lock_python(), (
