@@ -600,7 +600,11 @@ def _info() -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
-    parser = _build_parser()
+    try:
+        parser = _build_parser()  # reads the configs' defaults: loads dm-clrs
+    except ImportError as error:  # dm-clrs, or a package it needs, is missing
+        print(f"nar-gap: error: {str(error).splitlines()[0]}", file=sys.stderr)
+        return EXIT_USAGE
     if not (sys.argv[1:] if argv is None else argv):
         parser.print_help()  # bare `nar-gap`: the commands, not an error
         return 0

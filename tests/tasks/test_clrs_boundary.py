@@ -109,13 +109,19 @@ def test_import_sample_train_measure_and_compile_without_tensorflow(tmp_path):
     assert "TensorFlow not loaded" in done.stdout
 
 
-def test_a_dm_clrs_whose_light_modules_need_tensorflow_fails_in_one_line(tmp_path):
-    """A future dm-clrs that imports TensorFlow in its samplers: one line
-    naming dm-clrs's version, and no half-loaded clrs left behind."""
+def broken_dm_clrs(tmp_path: Path) -> Path:
+    """A copy of dm-clrs whose samplers import TensorFlow (a future release)."""
     copy = tmp_path / "site" / "clrs"
     shutil.copytree(Path(boundary.clrs.__path__[0]), copy)
     samplers = copy / "_src" / "samplers.py"
     samplers.write_text("import tensorflow\n" + samplers.read_text())
+    return copy
+
+
+def test_a_dm_clrs_whose_light_modules_need_tensorflow_fails_in_one_line(tmp_path):
+    """A future dm-clrs that imports TensorFlow in its samplers: one line
+    naming dm-clrs's version, and no half-loaded clrs left behind."""
+    copy = broken_dm_clrs(tmp_path)
     code = (  # the boundary raises while it is imported: catch its base class
         "import sys\n"
         f"sys.path.insert(0, {str(copy.parent)!r})\n"
@@ -142,3 +148,17 @@ def test_the_shell_package_carries_dm_clrs_public_names(name):
 
     modules = (probing, samplers, specs)
     assert any(getattr(boundary.clrs, name) is getattr(m, name, None) for m in modules)
+
+
+def test_the_cli_says_so_in_one_line_too(tmp_path):
+    copy = broken_dm_clrs(tmp_path)
+    done = _python(
+        f"import sys; sys.path.insert(0, {str(copy.parent)!r})\n"
+        "from nar_gap.cli import main\n"
+        "sys.exit(main(['info']))\n",
+        blocked=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("nar-gap: error: nar_gap cannot load dm-clrs")
+    assert done.stderr.count("\n") == 1
