@@ -123,13 +123,30 @@ def dmclrs_version() -> str:
         return "(not installed)"
 
 
+class _RefuseToLoad(importlib.abc.Loader):
+    """Raises when a heavy package would be executed."""
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec):
+        """Refuses: the light load must not import ``spec.name``."""
+        raise ImportError(f"the light load of dm-clrs imported {spec.name!r}")
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        """Never reached: :meth:`create_module` raises first."""
+        raise ImportError(f"the light load of dm-clrs imported {module.__name__!r}")
+
+
 class _RefuseHeavy(importlib.abc.MetaPathFinder):
-    """Raises on an import of :data:`HEAVY_PACKAGES` (during the light load)."""
+    """Refuses to import :data:`HEAVY_PACKAGES` during the light load.
+
+    Finding is not importing: ``importlib.util.find_spec("tensorflow")``
+    (which etils.epath asks whenever JAX opens its compilation cache) gets a
+    spec; only executing it raises.
+    """
 
     def find_spec(self, fullname: str, path: Sequence[str] | None, target=None):
-        """Refuses the heavy packages; lets every other finder answer."""
+        """A refusing spec for the heavy packages; None (ask on) for the rest."""
         if fullname.partition(".")[0] in HEAVY_PACKAGES:
-            raise ImportError(f"the light load of dm-clrs imported {fullname!r}")
+            return importlib.machinery.ModuleSpec(fullname, _RefuseToLoad())
         return None
 
 

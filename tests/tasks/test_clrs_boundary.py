@@ -1,7 +1,7 @@
 """dm-clrs without TensorFlow: nar_gap.tasks._clrs, the one boundary.
 
 Every check runs in a subprocess: this worker may have loaded TensorFlow for
-the parity tests. ``no_tensorflow/sitecustomize.py`` makes a process raise on
+the parity tests. ``tasks/no_tensorflow/sitecustomize.py`` makes a process raise on
 any import of TensorFlow, TensorFlow Datasets or Haiku.
 """
 

@@ -6,18 +6,31 @@ TensorFlow, TensorFlow Datasets or Haiku (dm-clrs's heavy dependencies, which
 nar_gap must never need). The tests put this folder on the PYTHONPATH of
 their subprocesses and of the smoke notebooks' kernels
 (``tests/blocked_imports.py``).
+
+Finding is not importing: ``importlib.util.find_spec("tensorflow")`` still
+answers (etils.epath asks it whenever JAX opens its compilation cache, to
+know whether ``gs://`` paths could work); executing the module raises.
 """
 
 import importlib.abc
+import importlib.machinery
 import sys
 
 BLOCKED = ("tensorflow", "tensorflow_datasets", "haiku")
 
 
+class _RefuseToLoad(importlib.abc.Loader):
+    def create_module(self, spec):
+        raise ImportError(f"{spec.name} is blocked in this process (no_tensorflow)")
+
+    def exec_module(self, module):  # never reached: create_module raises
+        raise ImportError(f"{module.__name__} is blocked in this process")
+
+
 class _Refuse(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path, target=None):
         if fullname.partition(".")[0] in BLOCKED:
-            raise ImportError(f"{fullname} is blocked in this process (no_tensorflow)")
+            return importlib.machinery.ModuleSpec(fullname, _RefuseToLoad())
         return None
 
 
