@@ -48,7 +48,7 @@ from nar_gap.tasks.sampling import eval_batch
 from nar_gap.training import hosts
 from nar_gap.training.config import SELECTION_RULES, TrainConfig
 from nar_gap.training.devices import put_on_devices, seed_sharding
-from nar_gap.training.feed import prefetch, seed_batches
+from nar_gap.training.feed import draw_ahead, seed_batches
 from nar_gap.training.run_dir import (
     CHECKPOINT_FILE,
     CONFIG_FILE,
@@ -303,7 +303,7 @@ def train_group(
     if starts_fresh(state):
         state = score_validation(config, state, val_batch, out)
     steps = range(state.step, config.steps)
-    batches = prefetch(lambda s: seed_batches(config, s), steps)
+    batches = draw_ahead(config, steps)
     bar = tqdm(
         total=config.steps,
         initial=state.step,
