@@ -228,16 +228,8 @@ def test_install_names_the_site_packages_the_python_lacks(tmp_path):
 
 # --- the acceptance run ---------------------------------------------------------
 
-SITE_PACKAGES = [
-    "jax",
-    "jaxlib",
-    "flax",
-    "optax",
-    "numpy",
-    "scipy",
-    "matplotlib",
-    "scikit-learn",
-]
+# The node's own packages, as the builder assumes them.
+SITE_PACKAGES = list(bundle.SITE_DISTRIBUTIONS)
 STAGES = ("backend", "sampling", "compiled", "training", "faithfulness")
 # A JAX that fails the backend self-check on the CPU (jax-ml/jax#39103) once
 # nar_gap's XLA workaround is switched off: requirements/exclude.txt.
