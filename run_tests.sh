@@ -10,8 +10,8 @@ set -euo pipefail
 #
 # -m "not slow" is added only when you pass no -m of your own.
 # Tests run in parallel pytest-xdist workers, as many as the machine has cores
-# up to NAR_GAP_TEST_WORKERS (default 4: each worker holds its own JAX and
-# TensorFlow, about 2 GB), unless you pass -n or -p no:xdist yourself.  Tests
+# up to NAR_GAP_TEST_WORKERS (default 4: each worker holds its own JAX, and
+# TensorFlow once it runs the dm-clrs parity tests), unless you pass -n or -p no:xdist yourself.  Tests
 # that share trained runs (the notebooks resume what the ablation tests
 # trained) carry one xdist_group, meant to keep them in one worker; measured
 # in CI, the notebook tests still land on both workers (a known problem).

@@ -2,7 +2,7 @@
 
 ``nar_gap``, ``nar_gap.compiler`` and ``nar_gap.training`` re-export their
 public names this way, so ``nar-gap --help`` and a configuration's defaults
-do not wait for dm-clrs and TensorFlow to load.
+do not wait for JAX, Flax and dm-clrs to load.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ network's width, the optimiser and the number of steps: every configuration
 (:class:`~nar_gap.model.config.NetworkConfig`,
 :class:`~nar_gap.training.TrainConfig`) and the ``paper`` profile read them
 from here.  Imports nothing, so configurations (and ``nar-gap --help``) can
-read these without loading dm-clrs and TensorFlow.
+read these without loading dm-clrs.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The values are dm-clrs's own strings (``clrs.Stage.HINT == "hint"``), so a
 spec from dm-clrs and a spec of ours compare equal; ``tests`` check that they
 still are.  This module imports nothing, so the model layer can speak CLRS
-without importing dm-clrs (and TensorFlow with it).
+without importing dm-clrs.
 """
 
 from __future__ import annotations

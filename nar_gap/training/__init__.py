@@ -7,7 +7,7 @@ shapes (``shapes.py``) and the run directory (``run_dir.py``) are its parts;
 :func:`train_through` (``segments.py``) trains one run through a list of steps.
 
 The names below are imported on first use, so reading a :class:`TrainConfig`
-(the CLI's defaults) does not load dm-clrs and TensorFlow.
+(the CLI's defaults) does not load JAX, Flax and dm-clrs.
 """
 
 from __future__ import annotations
