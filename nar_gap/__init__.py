@@ -8,9 +8,10 @@ The package is layered; each folder imports only from those below it
 
 The public verbs are re-exported here and imported lazily: JAX, Flax and
 dm-clrs's samplers take about a second to load, and ``nar-gap --help`` or a
-one-line input error should not wait for that.  Nothing legacy runs here: ``nar_gap.train`` (the verb,
-and the flat layout's module path), ``nar_gap.data`` and the old
-``nar_gap.faithfulness`` are modules of their own, loaded on first use; old
+one-line input error should not wait for that.  Nothing legacy runs here:
+``nar_gap.train`` (the verb, and the flat layout's module path),
+``nar_gap.data`` and the old ``nar_gap.faithfulness`` are modules of their
+own, loaded on first use; old
 paths warn once and go in nar_gap 0.3.0 (:mod:`nar_gap.system.legacy`), and
 ``nar_gap.pipeline`` (say), a module of the flat layout, says where it went
 (:mod:`nar_gap._moved`).

@@ -133,9 +133,10 @@ class NetworkConfig:
     def spec_entries(self) -> tuple[SpecEntry, ...]:
         """The spec as a hashable tuple, in dm-clrs's order.
 
-        The spec registry is imported here, not at the top: it loads dm-clrs's
-        samplers (nar_gap.tasks._clrs), which a configuration -- and ``nar-gap --help``, whose
-        defaults are read from this class -- should not wait for.
+        The spec registry is imported here, not at the top: it loads
+        dm-clrs's samplers (``nar_gap.tasks._clrs``), which a configuration --
+        and ``nar-gap --help``, whose defaults are read from this class --
+        should not wait for.
         """
         from nar_gap.tasks.specs import get_spec
 
