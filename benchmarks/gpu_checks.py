@@ -102,14 +102,12 @@ def rerun_digests() -> dict[str, Any]:
 def step_times(seeds: int, hidden: int) -> dict[str, dict[str, Any]]:
     """The N = 16 training step on the device against its batches on the host."""
     import jax
-    import jax.numpy as jnp
+    from train_throughput import time_train_step
 
     from nar_gap.model.config import NetworkConfig
-    from nar_gap.model.seeds import init_stacked
     from nar_gap.tasks.sampling import train_batch
     from nar_gap.training.config import TrainConfig
     from nar_gap.training.feed import seed_batches
-    from nar_gap.training.step import make_optimizer, make_train_step, step_key
 
     found = {}
     for algorithm in ("bfs", "bellman_ford"):
@@ -129,19 +127,7 @@ def step_times(seeds: int, hidden: int) -> dict[str, dict[str, Any]]:
         start = time.perf_counter()
         batch = seed_batches(config, longest)
         fast = time.perf_counter() - start
-        one = jax.tree_util.tree_map(lambda x: x[0], batch)
-        params = init_stacked(config.network, one, config.seeds)
-        opt_state = jax.vmap(make_optimizer(config).init)(params)
-        keys = jnp.stack([step_key(s, 0) for s in config.seeds])
-        step = make_train_step(config)
-        start = time.perf_counter()
-        state = jax.block_until_ready(step(params, opt_state, batch, keys))
-        first = time.perf_counter() - start
-        start = time.perf_counter()
-        for _ in range(10):
-            state = step(state[0], state[1], batch, keys)
-        jax.block_until_ready(state)
-        steady = (time.perf_counter() - start) / 10
+        first, steady = time_train_step(config, batch, repeats=10)
         stats = jax.devices()[0].memory_stats() or {}
         found[algorithm] = {
             "shape": [int(batch.num_nodes), int(batch.num_steps)],
@@ -183,4 +169,5 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # train_throughput
     sys.exit(main())

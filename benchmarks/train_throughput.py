@@ -85,25 +85,45 @@ class CompileCounter(logging.Handler):
         self.count += record.getMessage().startswith(self.prefix)
 
 
-def run_nar_gap(args: argparse.Namespace) -> dict[str, Any]:
-    """Train all seeds together; then time one steady-state step at N = 16."""
-    _quiet_jax()
+def time_train_step(
+    config: Any, batch: Any, repeats: int = STEADY_REPEATS
+) -> tuple[float, float]:
+    """The first call of ``config``'s train step on ``batch``, and a steady one.
+
+    Both in seconds; the first includes the compile unless the step was
+    compiled already (by a run of the same configuration, say).
+    """
     import jax
     import jax.numpy as jnp
 
+    from nar_gap.model.seeds import init_stacked
+    from nar_gap.training.step import make_optimizer, make_train_step, step_key
+
+    step_fn = make_train_step(config)
+    one = jax.tree_util.tree_map(lambda x: x[0], batch)
+    params = init_stacked(config.network, one, config.seeds)
+    opt_state = jax.vmap(make_optimizer(config).init)(params)
+    keys = jnp.stack([step_key(s, 0) for s in config.seeds])
+    begin = time.perf_counter()
+    state = jax.block_until_ready(step_fn(params, opt_state, batch, keys))
+    first = time.perf_counter() - begin
+    begin = time.perf_counter()
+    for _ in range(repeats):
+        state = step_fn(state[0], state[1], batch, keys)
+    jax.block_until_ready(state)
+    return first, (time.perf_counter() - begin) / repeats
+
+
+def run_nar_gap(args: argparse.Namespace) -> dict[str, Any]:
+    """Train all seeds together; then time one steady-state step at N = 16."""
+    _quiet_jax()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from flops import matmul_roof, mean_flops, train_step_flops
 
     from nar_gap.model.config import NetworkConfig
-    from nar_gap.model.seeds import init_stacked
     from nar_gap.training import TrainConfig, train
     from nar_gap.training.feed import seed_batches
-    from nar_gap.training.step import (
-        make_optimizer,
-        make_train_step,
-        seed_strategy_for,
-        step_key,
-    )
+    from nar_gap.training.step import seed_strategy_for
 
     config = TrainConfig(
         network=NetworkConfig(
@@ -122,7 +142,6 @@ def run_nar_gap(args: argparse.Namespace) -> dict[str, Any]:
     start = time.perf_counter()
     result = train(config, out_dir=None, progress=not args.quiet)
     seconds = time.perf_counter() - start
-    step_fn = make_train_step(config)
     compiles = counter.count
 
     # Steady state: the longest graphs' batch, compiled already or now (not timed).
@@ -130,17 +149,7 @@ def run_nar_gap(args: argparse.Namespace) -> dict[str, Any]:
         s for s in range(len(args.lengths)) if args.lengths[s] == max(args.lengths)
     )
     batch = seed_batches(config, longest)
-    one = jax.tree_util.tree_map(lambda x: x[0], batch)
-    params = init_stacked(config.network, one, config.seeds)
-    opt_state = jax.vmap(make_optimizer(config).init)(params)
-    keys = jnp.stack([step_key(s, 0) for s in config.seeds])
-    state = step_fn(params, opt_state, batch, keys)
-    jax.block_until_ready(state)
-    begin = time.perf_counter()
-    for _ in range(STEADY_REPEATS):
-        state = step_fn(state[0], state[1], batch, keys)
-    jax.block_until_ready(state)
-    steady = (time.perf_counter() - begin) / STEADY_REPEATS
+    _, steady = time_train_step(config, batch)
     steady_flops = train_step_flops(
         config.network, args.batch_size, batch.num_nodes, batch.num_steps
     )

@@ -28,6 +28,8 @@ import shutil
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
+from nar_gap.system.accelerator import ACCELERATOR_VARIABLE
+
 COMPILED_PRECISION = "highest"
 """The matmul precision compiled weights need (``jax.default_matmul_precision``'s
 name): a GPU's TF32 default rounds weights of 1e7 scale."""
@@ -46,16 +48,15 @@ def gpu_possible(
 ) -> bool:
     """Whether JAX may start on an NVIDIA GPU here: a driver tool or a request.
 
-    Cheap on purpose (no subprocess): it runs at ``import nar_gap``.
+    Cheap on purpose (no subprocess): it runs at ``import nar_gap``, so it
+    reads :data:`~nar_gap.system.accelerator.ACCELERATOR_VARIABLE` and the
+    PATH but does not ask ``nvidia-smi`` for its GPUs, as ``nar-gap info``
+    (:func:`~nar_gap.system.accelerator.expected_accelerator`) does.
     """
-    if environ.get("NAR_GAP_ACCELERATOR", "").lower() == "cpu":
+    choice = environ.get(ACCELERATOR_VARIABLE, "").lower()
+    if choice == "cpu" or environ.get("JAX_PLATFORMS", "").lower() == "cpu":
         return False
-    if environ.get("JAX_PLATFORMS", "").lower() == "cpu":
-        return False
-    return (
-        environ.get("NAR_GAP_ACCELERATOR", "").lower() == "cuda"
-        or which("nvidia-smi") is not None
-    )
+    return choice == "cuda" or which("nvidia-smi") is not None
 
 
 def request_gpu_determinism(

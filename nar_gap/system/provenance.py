@@ -131,6 +131,20 @@ def host(cpuinfo: str | None = None) -> dict[str, Any]:
 BIT_DECIDING_VARIABLES = ("XLA_FLAGS", "JAX_DISABLE_MOST_OPTIMIZATIONS")
 
 
+def usable_cores() -> int:
+    """The cores this process may use: its affinity, else every core.
+
+    The affinity is what ``taskset`` or a batch job's share of a shared node
+    leaves it; off Linux there is none, and every core counts.
+    """
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def runtime_settings(environ: dict[str, str] | None = None) -> dict[str, Any]:
     """What besides the CPU decides the bits: visible cores and XLA's switches.
 
@@ -142,12 +156,8 @@ def runtime_settings(environ: dict[str, str] | None = None) -> dict[str, Any]:
     import os
 
     environ = dict(os.environ) if environ is None else environ
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 0
     return {
-        "usable_cores": cores,
+        "usable_cores": usable_cores(),
         **{name: environ.get(name, "") for name in BIT_DECIDING_VARIABLES},
     }
 

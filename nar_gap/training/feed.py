@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from nar_gap.system.provenance import usable_cores
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.fast_sampling import bucketed, stacked_train_batches
 from nar_gap.tasks.prefetch import prefetch_in_processes
@@ -87,13 +88,6 @@ def seed_batches(config: TrainConfig, step: int, fast: bool | None = None) -> Ba
     )
 
 
-def _usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))  # the job's share of a shared node
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
 def sampling_workers(config: TrainConfig, num_steps: int) -> int:
     """How many worker processes draw a run's steps (0: a thread).
 
@@ -113,7 +107,7 @@ def sampling_workers(config: TrainConfig, num_steps: int) -> int:
             ) from None
     if os.name != "posix" or len(config.seeds) * num_steps < WORKER_MIN_SEED_STEPS:
         return 0
-    return max(0, min(_usable_cpus() - 1, MAX_WORKERS))
+    return max(0, min(usable_cores() - 1, MAX_WORKERS))
 
 
 def draw_ahead(config: TrainConfig, steps: Sequence[int]) -> Iterator[Batch]:

@@ -253,7 +253,7 @@ def test_workers_are_used_for_long_runs_and_when_asked(monkeypatch):
     assert feed.sampling_workers(config, 100) == 0  # too short to pay for them
     long_run = feed.WORKER_MIN_SEED_STEPS // len(config.seeds) + 1
     assert feed.sampling_workers(config, long_run) == min(
-        max(feed._usable_cpus() - 1, 0), feed.MAX_WORKERS
+        max(feed.usable_cores() - 1, 0), feed.MAX_WORKERS
     )
     monkeypatch.setenv(feed.SAMPLING_WORKERS_ENV, "3")
     assert feed.sampling_workers(config, 100) == 3
