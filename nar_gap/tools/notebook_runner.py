@@ -8,12 +8,25 @@ traffic is unencrypted.  Kernel and client share this machine; the manager
 here provisions CurveZMQ keys (``transport_encryption="auto"``: used when the
 kernelspec declares support, as ipykernel's does), which is what the warning
 asks for, so nothing is silenced.
+
+Why unix sockets: over TCP, jupyter_client picks five free ports by binding
+port 0 and releasing it, writes them to the connection file, and the kernel
+binds them later (jupyter/jupyter_client#487, nteract/papermill#511).  Two
+notebooks started side by side (``run_all.sh`` runs independent notebooks at
+once, the tests run several ``run_all.sh`` and kernels in parallel workers)
+can draw the same port in that gap; the loser dies with "Address already in
+use" and its notebook fails before its first cell.  Over ``ipc`` each kernel's
+endpoints are files in a directory made for that kernel alone, so there is
+no shared namespace to race on.  Windows has no ``ipc`` transport: TCP there.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -35,6 +48,24 @@ class EncryptedKernelManager(AsyncKernelManager):
     @default("transport_encryption")
     def _transport_encryption_default(self) -> str:
         return "auto"
+
+    @default("transport")
+    def _transport_default(self) -> str:
+        return "ipc" if os.name == "posix" else "tcp"
+
+    @default("ip")
+    def _ip_default(self) -> str:
+        if self.transport != "ipc":
+            return super()._ip_default()
+        # A short private folder: unix socket paths are limited to ~100 bytes,
+        # and jupyter_client's own default (beside the connection file, or
+        # ``kernel-ipc`` in the working folder) is shared between kernels.
+        return str(Path(tempfile.mkdtemp(prefix="nar-gap-kernel-")) / "ipc")
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if self.transport == "ipc" and not restart:
+            shutil.rmtree(Path(self.ip).parent, ignore_errors=True)
 
     async def _async_interrupt_kernel(self) -> None:
         if self.shutting_down:

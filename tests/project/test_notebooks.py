@@ -812,6 +812,49 @@ def test_the_notebook_runner_starts_kernels_without_the_tcp_warning(tmp_path):
     assert "".join(outputs[0]["text"]).strip() == "411"  # papermill passes strings
 
 
+def _start_two_kernels_on_the_same_ports(transport: str | None) -> list[str]:
+    """Start two kernels given the same five port numbers; return their ``ip``."""
+    import asyncio
+
+    from nar_gap.tools.notebook_runner import KERNEL_NAME, EncryptedKernelManager
+
+    async def start_both() -> list[str]:
+        managers = [EncryptedKernelManager(kernel_name=KERNEL_NAME) for _ in "ab"]
+        for manager in managers:
+            if transport:
+                manager.transport = transport
+            manager.cache_ports = False
+            for offset, name in enumerate(("shell", "iopub", "stdin", "hb", "control")):
+                setattr(manager, f"{name}_port", 47000 + offset)
+        try:
+            for manager in managers:
+                await manager.start_kernel()
+            for manager in managers:
+                client = manager.client()
+                client.start_channels()
+                await client.wait_for_ready(timeout=40)
+                client.stop_channels()
+            return [manager.ip for manager in managers]
+        finally:
+            for manager in managers:
+                if manager.has_kernel:
+                    await manager.shutdown_kernel(now=True)
+
+    return asyncio.run(start_both())
+
+
+def test_kernels_started_side_by_side_cannot_draw_the_same_port():
+    """The CI failure "Address already in use" (jupyter_client#487): over TCP the
+    manager picks free ports and the kernel binds them later, so two notebooks
+    started at once could draw the same ones.  Over ``ipc`` each kernel's
+    endpoints live in its own folder, so even equal port numbers do not meet.
+    (Forcing ``transport="tcp"`` here makes the second kernel die at bind.)
+    """
+    ips = _start_two_kernels_on_the_same_ports(transport=None)
+    assert len(set(ips)) == 2
+    assert not any(Path(ip).parent.exists() for ip in ips)  # cleaned up
+
+
 @pytest.mark.slow
 def test_run_all_skips_a_notebook_only_while_its_files_are_current(tmp_path):
     """Skipped when it ran with the same inputs and its files are unchanged;
