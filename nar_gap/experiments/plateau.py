@@ -7,8 +7,8 @@ step count it picks must be a measurement, not a guess.  This trains a
 baseline configuration past any plausible plateau, validating every
 ``eval_every`` steps from step 0, and writes each horizon's verdict by the
 same rule the paper-vs-ours check applies (:func:`nar_gap.analysis.verdicts.plateau`:
-the seed-mean validation changes by at most the tolerance between the
-evaluation at 75 % of the horizon and the horizon itself).
+a slope test over the evaluations in the last half of the horizon, the change
+it projects over the last quarter inside the tolerance).
 
 The validation history of a longer run is that of every shorter one: data of
 a step depend on the seed and the step alone, and validation changes nothing

@@ -397,11 +397,10 @@ def _measured_rows(
 
 
 def plateau_columns(out: Path) -> dict[str, Any]:
-    """Was the recipe trained to its plateau?  Notebook 02's 75 % rule.
+    """Was the recipe trained to its plateau?  The rule of notebook 02's rows.
 
-    ``at_plateau``: the seed-mean validation score at the evaluation nearest
-    75 % of the run and at its end differ by at most the tolerance of
-    :func:`nar_gap.analysis.verdicts.plateau`; ``plateau_evidence``: those
+    ``at_plateau``: :func:`nar_gap.analysis.verdicts.plateau` (a slope test
+    over the last half of the run's evaluations); ``plateau_evidence``: its
     numbers.
     """
     steps, means = seed_means((r["step"], r["val_score"]) for r in read_validation(out))

@@ -504,7 +504,7 @@ def _recipes(results: Path, algorithm: str = "bfs") -> str:
             "argmax agreement [95 % CI]",
             "worst seed's internal",
             "seeds at the bar",
-            "validation at its plateau (75 % rule)",
+            "validation at its plateau (slope rule)",
         ),
         [
             (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -78,13 +80,41 @@ def test_the_t_interval_uses_the_sample_std():
     assert 0.5 - low == pytest.approx(high - 0.5)
 
 
-def test_plateau():
-    reached, text = v.plateau([50, 60], [0.853, 0.866])
-    assert not reached and "step 50" in text and "step 60" in text
-    reached, _ = v.plateau([100, 750, 1000], [0.5, 0.87, 0.875])
-    assert reached
-    reached, text = v.plateau([60], [0.86])
-    assert not reached and "at least 2" in text
+def test_plateau_is_a_slope_test_over_several_evaluations():
+    steps = list(range(0, 1001, 50))
+    rng = np.random.default_rng(0)
+    # flat with evaluation noise: the slope's interval sits inside the band
+    flat = [0.9 + rng.normal(0, 0.001) for _ in steps]
+    reached, text = v.plateau(steps, flat)
+    assert reached and "11 evaluations from step 500" in text
+    # a steady climb, +0.008 per quarter, whose last two evaluations happen
+    # to be equal: the one-difference rule accepted such runs, the slope does not
+    climb = [0.8 + 0.008 * s / 250 for s in steps]
+    climb[-2] = climb[-1]
+    reached, text = v.plateau(steps, climb)
+    assert not reached and "+0.0" in text
+    # falling counts as moving too
+    reached, _ = v.plateau(steps, [0.9 - 0.01 * s / 250 for s in steps])
+    assert not reached
+    # too few evaluations in the window cannot show a plateau
+    reached, text = v.plateau([0, 100, 150], [0.5, 0.87, 0.87])
+    assert not reached and "needs 4" in text
+    reached, text = v.plateau([], [])
+    assert not reached and "no validation" in text
+
+
+def test_the_plateau_rule_rejects_bellman_ford_at_400_steps():
+    """The committed 1 000-step history (plateau_bellman_ford.csv, cpu): its
+    validation rises through step 1 000, so no horizon of it is a plateau."""
+    from nar_gap.system import files
+
+    rows = files.read_table(
+        Path(__file__).parents[2] / "results" / "plateau_bellman_ford.csv"
+    )
+    steps = [int(r["steps"]) for r in rows]
+    means = [float(r["seed_mean_val"]) for r in rows]
+    assert not v.plateau(steps[: steps.index(400) + 1], means[: steps.index(400) + 1])[0]
+    assert not any(v.plateau(steps[: k + 1], means[: k + 1])[0] for k in range(len(steps)))
 
 
 def test_higher_on_per_seed_scores():

@@ -49,11 +49,13 @@ def _history(means_by_step):
     ("curve", "expected"),
     [
         # still rising at every horizon: no plateau anywhere
-        ({0: 0.1, 100: 0.3, 200: 0.5, 300: 0.7, 400: 0.9}, None),
-        # rises, then flat from 300 on: 400 compares 300 (75 %) with 400
-        ({0: 0.1, 100: 0.5, 200: 0.8, 300: 0.9, 400: 0.905, 500: 0.9}, 400),
-        # flat from the start: every horizon with two evaluations
-        ({0: 0.5, 100: 0.5, 200: 0.5}, 100),
+        ({s: 0.1 + 0.1 * s / 100 for s in range(0, 900, 100)}, None),
+        # rises, then flat from 300 on: from 600 the last half (4 evaluations)
+        # is flat
+        ({0: 0.1, 100: 0.5, 200: 0.8, **{s: 0.9 for s in range(300, 1100, 100)}}, 600),
+        # flat from the start: from the first horizon with 4 evaluations in
+        # its last half
+        ({s: 0.5 for s in range(0, 800, 100)}, 600),
     ],
 )
 def test_the_plateau_is_where_every_longer_horizon_is_flat(curve, expected):
@@ -64,5 +66,8 @@ def test_the_plateau_is_where_every_longer_horizon_is_flat(curve, expected):
 
 
 def test_a_dip_after_the_plateau_moves_it_later():
-    curve = {0: 0.1, 100: 0.9, 200: 0.9, 300: 0.9, 400: 0.8, 500: 0.8, 600: 0.8}
-    assert plateau.first_plateau(plateau.horizon_rows(_history(curve))) == 500
+    curve = {0: 0.1, 100: 0.9, 200: 0.9, 300: 0.9, 400: 0.9, 500: 0.9, 600: 0.9}
+    curve |= {700: 0.8, 800: 0.8, 900: 0.8, 1000: 0.8, 1100: 0.8, 1200: 0.8}
+    curve |= {s: 0.8 for s in range(1300, 2100, 100)}
+    found = plateau.first_plateau(plateau.horizon_rows(_history(curve)))
+    assert found is not None and found > 1200
