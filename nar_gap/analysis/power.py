@@ -1,0 +1,148 @@
+"""How many seeds a verdict rule needs before it can decide: power analysis.
+
+A row of the paper against ours that is ``inconclusive`` or ``not testable
+here`` should say what would decide it, not only that our run cannot.  Each
+function here takes the effect and the spread *as measured* (the per-seed
+numbers of our run) and returns the smallest number of seeds at which the
+row's own rule (:mod:`nar_gap.analysis.verdicts`) reaches a decision with
+probability :data:`POWER`, assuming the measured effect and spread are the
+true ones.  That assumption is the usual planning one and is only as good as
+the pilot: at 4 seeds a standard deviation is itself uncertain by a factor of
+about two, so read the counts as orders of magnitude.
+
+The rules and the approximations:
+
+- a mean against a bound (``at_least``, ``near``): the two-sided t-interval at
+  :data:`~nar_gap.analysis.stats.CONFIDENCE_LEVEL` must exclude the bound;
+  power from the noncentral t distribution;
+- two means (``higher``, ``not_worse``, ``no_difference``): Welch's test with
+  equal seeds per arm, its degrees of freedom approximated by Welch-Satterthwaite
+  at that n, power from the noncentral t;
+- a correlation (``no_correlation``): Fisher's z, whose standard error is
+  ``1 / sqrt(n - 3)``: the interval must fall inside the equivalence bounds
+  (when the measured r is inside them) or beyond one (when it is outside).
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy import stats
+
+from nar_gap.analysis.stats import CONFIDENCE_LEVEL
+
+POWER = 0.8
+"""The chance of a decision the counts are sized for (the planning convention)."""
+
+MAX_SEEDS = 100_000
+"""Counts above this are reported as out of reach (an effect of about zero)."""
+
+MIN_SEEDS = 2
+
+
+def _t_power(effect: float, spread: float, n: int, df: float, alpha: float) -> float:
+    """P(a t statistic with noncentrality effect / (spread / sqrt n) beats its
+    critical value): one tail, the tail the effect points to."""
+    if spread <= 0:
+        return 1.0 if effect > 0 else 0.0
+    critical = stats.t.ppf(1 - alpha, df)
+    return float(stats.nct.sf(critical, df, effect / spread * math.sqrt(n)))
+
+
+def _smallest(power_at, low: int = MIN_SEEDS) -> int | None:
+    """The smallest n >= low with power_at(n) >= POWER (bisection; power rises
+    with n), or None when even MAX_SEEDS do not reach it."""
+    if power_at(MAX_SEEDS) < POWER:
+        return None
+    high = MAX_SEEDS
+    if power_at(low) >= POWER:
+        return low
+    while high - low > 1:
+        middle = (low + high) // 2
+        if power_at(middle) >= POWER:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def seeds_for_mean_vs_bound(
+    mean: float, std: float, bound: float, level: float = CONFIDENCE_LEVEL
+) -> int | None:
+    """Seeds for the two-sided ``level`` t-interval of a mean to exclude ``bound``.
+
+    ``std``: the sample standard deviation over seeds.  The distance
+    ``|mean - bound|`` is the effect; None when it is zero or out of reach.
+    """
+    effect = abs(mean - bound)
+    if not (math.isfinite(effect) and math.isfinite(std)) or effect == 0:
+        return None
+    alpha = (1 - level) / 2
+    return _smallest(lambda n: _t_power(effect, std, n, n - 1, alpha))
+
+
+def seeds_for_mean_in_band(
+    mean: float, std: float, target: float, band: float, level: float = CONFIDENCE_LEVEL
+) -> int | None:
+    """Seeds for ``near``'s decision: the interval inside ``target ± band``
+    (when the mean is inside) or wholly outside it (when it is not)."""
+    edge = target + math.copysign(band, mean - target)
+    return seeds_for_mean_vs_bound(mean, std, edge, level)
+
+
+def seeds_per_arm_for_difference(
+    difference: float,
+    std_a: float,
+    std_b: float,
+    margin: float = 0.0,
+    level: float = CONFIDENCE_LEVEL,
+    one_sided: bool = True,
+) -> int | None:
+    """Seeds per arm for Welch's test of ``difference`` against ``margin``.
+
+    ``higher``: margin 0, one-sided at 5 %.  ``not_worse``: margin
+    ``-bound``; ``no_difference``: margin ``±bound``, the nearer, two-sided
+    (the interval must clear it).  Equal seeds per arm.
+    """
+    effect = abs(difference - margin)
+    if not all(map(math.isfinite, (effect, std_a, std_b))) or effect == 0:
+        return None
+    alpha = (1 - level) if one_sided else (1 - level) / 2
+    variance = std_a**2 + std_b**2
+
+    def power_at(n: int) -> float:
+        if variance == 0:
+            return 1.0
+        df = variance**2 / ((std_a**4 + std_b**4) / (n - 1))
+        return _t_power(effect, math.sqrt(variance), n, df, alpha)
+
+    return _smallest(power_at)
+
+
+def seeds_for_correlation(
+    r: float, bound: float, level: float = CONFIDENCE_LEVEL
+) -> int | None:
+    """Seeds for ``no_correlation`` to decide, if the true r is the measured one.
+
+    Inside the bounds: the Fisher-z interval within ``±bound`` on both sides
+    (agree); outside: wholly beyond the nearer bound (disagree).  Fisher's z
+    is normal with standard error ``1 / sqrt(n - 3)``.
+    """
+    if not math.isfinite(r) or abs(r) >= 1 or abs(r) == bound:
+        return None
+    centre, edge = math.atanh(r), math.atanh(bound)
+    critical = stats.norm.ppf(0.5 + level / 2)
+
+    def power_at(n: int) -> float:
+        se = 1 / math.sqrt(n - 3)
+        if abs(r) < bound:
+            upper, lower = edge - critical * se, -edge + critical * se
+            if upper <= lower:
+                return 0.0
+            return float(
+                stats.norm.cdf((upper - centre) / se)
+                - stats.norm.cdf((lower - centre) / se)
+            )
+        return float(stats.norm.sf((edge + critical * se - abs(centre)) / se))
+
+    return _smallest(power_at, low=4)
