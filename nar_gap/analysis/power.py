@@ -41,8 +41,10 @@ MIN_SEEDS = 2
 
 
 def _t_power(effect: float, spread: float, n: int, df: float, alpha: float) -> float:
-    """P(a t statistic with noncentrality effect / (spread / sqrt n) beats its
-    critical value): one tail, the tail the effect points to."""
+    """The chance a noncentral t statistic beats its one-tailed critical value.
+
+    Noncentrality ``effect / (spread / sqrt n)``: the tail the effect points to.
+    """
     if spread <= 0:
         return 1.0 if effect > 0 else 0.0
     critical = stats.t.ppf(1 - alpha, df)
@@ -50,8 +52,10 @@ def _t_power(effect: float, spread: float, n: int, df: float, alpha: float) -> f
 
 
 def _smallest(power_at, low: int = MIN_SEEDS) -> int | None:
-    """The smallest n >= low with power_at(n) >= POWER (bisection; power rises
-    with n), or None when even MAX_SEEDS do not reach it."""
+    """The smallest n >= low with power_at(n) >= POWER, or None past MAX_SEEDS.
+
+    Bisection: power rises with n.
+    """
     if power_at(MAX_SEEDS) < POWER:
         return None
     high = MAX_SEEDS
@@ -84,8 +88,11 @@ def seeds_for_mean_vs_bound(
 def seeds_for_mean_in_band(
     mean: float, std: float, target: float, band: float, level: float = CONFIDENCE_LEVEL
 ) -> int | None:
-    """Seeds for ``near``'s decision: the interval inside ``target ± band``
-    (when the mean is inside) or wholly outside it (when it is not)."""
+    """Seeds for ``near``'s decision.
+
+    The interval inside ``target ± band`` (when the mean is inside) or wholly
+    outside it (when it is not).
+    """
     edge = target + math.copysign(band, mean - target)
     return seeds_for_mean_vs_bound(mean, std, edge, level)
 

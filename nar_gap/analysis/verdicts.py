@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from nar_gap.analysis import power
 from nar_gap.analysis.stats import (
     CONFIDENCE_LEVEL,
     MIN_SEEDS_FOR_P,
@@ -136,10 +137,18 @@ MIN_SEEDS_FOR_CLUSTERS = 10
 
 @dataclasses.dataclass(frozen=True)
 class Judgement:
-    """A verdict and the evidence behind it (test, n, p or interval)."""
+    """A verdict and the evidence behind it (test, n, p or interval).
+
+    ``seeds_needed``: for an undecided verdict, the seeds (per arm, for two
+    arms) at which this rule decides with 80 % power if the effect and spread
+    it measured are the true ones (:mod:`nar_gap.analysis.power`); None where
+    decided, or where no count of seeds would decide (no effect, or a rule
+    with no sampling model: then the evidence says what would).
+    """
 
     verdict: str
     evidence: str
+    seeds_needed: int | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -175,6 +184,13 @@ def decide(agree: bool, disagree: bool, evidence: str) -> Judgement:
     if disagree:
         return Judgement(DISAGREE, evidence)
     return Judgement(INCONCLUSIVE, evidence)
+
+
+def _sized(judged: Judgement, count: int | None) -> Judgement:
+    """``judged`` with ``seeds_needed`` set, when it is undecided."""
+    if judged.verdict in (AGREE, DISAGREE):
+        return judged
+    return dataclasses.replace(judged, seeds_needed=count)
 
 
 def _pct(level: float) -> str:
@@ -224,7 +240,10 @@ def no_correlation(
         f"bootstrap {_pct(CONFIDENCE_LEVEL)} CI of Pearson r "
         f"[{low:+.2f}, {high:+.2f}], n = {n} seeds; {bounds}"
     )
-    return decide(-bound < low and high < bound, low > bound or high < -bound, evidence)
+    judged = decide(
+        -bound < low and high < bound, low > bound or high < -bound, evidence
+    )
+    return _sized(judged, power.seeds_for_correlation(r, bound))
 
 
 # --------------------------------------------------------------------------- #
@@ -267,7 +286,9 @@ def at_least(summary: Summary, threshold: float) -> Judgement:
         f"{_pct(CONFIDENCE_LEVEL)} t-interval of the mean {_interval(low, high)}, "
         f"n = {summary.n} seeds; threshold {threshold:.3f}"
     )
-    return decide(low >= threshold, high < threshold, evidence)
+    judged = decide(low >= threshold, high < threshold, evidence)
+    count = power.seeds_for_mean_vs_bound(summary.mean, summary.sample_std, threshold)
+    return _sized(judged, count)
 
 
 def near(summary: Summary, target: float, band: float = NEAR_BAND) -> Judgement:
@@ -283,11 +304,13 @@ def near(summary: Summary, target: float, band: float = NEAR_BAND) -> Judgement:
         f"{_pct(CONFIDENCE_LEVEL)} t-interval of the mean {_interval(low, high)}, "
         f"n = {summary.n} seeds; band {target:.2f} ± {band:.2f}"
     )
-    return decide(
+    judged = decide(
         target - band <= low and high <= target + band,
         high < target - band or low > target + band,
         evidence,
     )
+    count = power.seeds_for_mean_in_band(summary.mean, summary.sample_std, target, band)
+    return _sized(judged, count)
 
 
 def seed_means(
@@ -354,8 +377,11 @@ def plateau(
 
 
 def _slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """Least-squares slope and its standard error (0 for a perfect line, where
-    :func:`scipy.stats.linregress` gives NaN)."""
+    """Least-squares slope and its standard error.
+
+    The error is 0 for a perfect line, where :func:`scipy.stats.linregress`
+    gives NaN.
+    """
     dx = x - x.mean()
     sxx = float(dx @ dx)
     slope = float(dx @ (y - y.mean())) / sxx
@@ -412,7 +438,10 @@ def higher(claimed_higher: Sequence[float], other: Sequence[float]) -> Judgement
         f"{a.mean() - b.mean():+.3f}, n = {a.size} and {b.size} seeds, "
         f"{_p(up)} (higher), {_p(down)} (lower)"
     )
-    return _judge_higher(up, down, evidence)
+    count = power.seeds_per_arm_for_difference(
+        a.mean() - b.mean(), a.std(ddof=1), b.std(ddof=1)
+    )
+    return _sized(_judge_higher(up, down, evidence), count)
 
 
 def _higher_without_spread(a: np.ndarray, b: np.ndarray) -> Judgement:
@@ -457,7 +486,12 @@ def higher_from_stats(claimed_higher: Summary, other: Summary) -> Judgement:
         f"{claimed_higher.mean - other.mean:+.3f}, n = {claimed_higher.n} and "
         f"{other.n} seeds, {_p(up)} (higher), {_p(down)} (lower)"
     )
-    return _judge_higher(up, down, evidence)
+    count = power.seeds_per_arm_for_difference(
+        claimed_higher.mean - other.mean,
+        claimed_higher.sample_std,
+        other.sample_std,
+    )
+    return _sized(_judge_higher(up, down, evidence), count)
 
 
 def difference_interval(
@@ -488,7 +522,13 @@ def no_difference(a: Summary, b: Summary, bound: float = DIFFERENCE_BOUND) -> Ju
         f"{_interval(low, high)}, n = {a.n} and {b.n} seeds; "
         f"equivalence bounds ±{bound:.2f}"
     )
-    return decide(-bound < low and high < bound, low > 0 or high < 0, evidence)
+    judged = decide(-bound < low and high < bound, low > 0 or high < 0, evidence)
+    difference = a.mean - b.mean
+    margin = 0.0 if abs(difference) > bound else math.copysign(bound, difference)
+    count = power.seeds_per_arm_for_difference(
+        difference, a.sample_std, b.sample_std, margin, one_sided=False
+    )
+    return _sized(judged, count)
 
 
 def not_worse(
@@ -510,7 +550,15 @@ def not_worse(
         f"{_interval(low, high)}, n = {modified.n} and {unmodified.n} seeds; "
         f"non-inferiority margin {margin:.2f}"
     )
-    return decide(low > -margin, high < -margin, evidence)
+    judged = decide(low > -margin, high < -margin, evidence)
+    count = power.seeds_per_arm_for_difference(
+        modified.mean - unmodified.mean,
+        modified.sample_std,
+        unmodified.sample_std,
+        -margin,
+        one_sided=False,
+    )
+    return _sized(judged, count)
 
 
 def struggles(
@@ -591,6 +639,25 @@ def _paired_wilcoxon(x: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:
     return greater, less, int(x.size)
 
 
+WILCOXON_EFFICIENCY = 3 / math.pi
+"""The Wilcoxon signed-rank test's efficiency relative to the t-test on normal
+data: it needs about ``1 / 0.955`` times the t-test's seeds."""
+
+
+def _paired_count(differences: np.ndarray, wilcoxon: bool = True) -> int | None:
+    """Seeds for a one-sided test at 5 % of paired ``differences`` against 0."""
+    d = np.asarray(differences, np.float64)
+    d = d[np.isfinite(d)]
+    if d.size < 2:
+        return None
+    count = power.seeds_for_mean_vs_bound(
+        float(d.mean()), float(d.std(ddof=1)), 0.0, level=1 - 2 * SIGNIFICANCE
+    )
+    if count is None or not wilcoxon:
+        return count
+    return math.ceil(count / WILCOXON_EFFICIENCY)
+
+
 def degrade(series: Mapping[str, np.ndarray]) -> Judgement:
     """Trace predictions "degrade over time": first bin against last, per hint.
 
@@ -624,7 +691,16 @@ def degrade(series: Mapping[str, np.ndarray]) -> Judgement:
         return Judgement(DISAGREE, evidence)
     if all(down < SIGNIFICANCE for down, _, _ in tested.values()):
         return Judgement(AGREE, evidence)
-    return Judgement(INCONCLUSIVE, evidence)
+    counts = [
+        _paired_count(
+            np.asarray(series[hint], np.float64)[:, 0]
+            - np.asarray(series[hint], np.float64)[:, -1]
+        )
+        for hint, (down, _, _) in tested.items()
+        if down >= SIGNIFICANCE
+    ]
+    count = None if None in counts else max(counts)
+    return Judgement(INCONCLUSIVE, evidence, count)
 
 
 def early_closer(along: np.ndarray, early_steps: int = 2) -> Judgement:
@@ -653,7 +729,7 @@ def early_closer(along: np.ndarray, early_steps: int = 2) -> Judgement:
         f"{early[keep].mean():.3f} vs later {late[keep].mean():.3f}, "
         f"n = {n} seeds, {_p(smaller)} (closer early)"
     )
-    return _judge_higher(smaller, larger, evidence)
+    return _sized(_judge_higher(smaller, larger, evidence), _paired_count(late - early))
 
 
 def closer_to_each_other(distances: np.ndarray, closest: float) -> Judgement:
@@ -679,23 +755,66 @@ def closer_to_each_other(distances: np.ndarray, closest: float) -> Judgement:
         f"{closest:.3f}, n = {n} seeds, {_p(smaller)} (smaller); "
         "seed means share pairs, so p is optimistic"
     )
-    return _judge_higher(smaller, larger, evidence)
+    judged = _judge_higher(smaller, larger, evidence)
+    return _sized(judged, _paired_count(closest - per_seed))
+
+
+CLUSTER_RESAMPLES = 1000
+"""Resamples of the seeds behind the silhouette's interval."""
+
+
+def _silhouette(d: np.ndarray, labels: np.ndarray) -> float:
+    from sklearn.metrics import silhouette_score  # noqa: PLC0415 (slow import)
+
+    count = np.unique(labels).size
+    if count < 2 or count >= labels.size:
+        return 0.0  # sklearn's convention has no value here; no structure
+    return float(silhouette_score(d, labels, metric="precomputed"))
+
+
+def silhouette_interval(
+    distances: np.ndarray, resamples: int = CLUSTER_RESAMPLES, seed: int = 0
+) -> tuple[float, float]:
+    """A 95 % interval for the silhouette of the widest-gap clusters.
+
+    Seeds are drawn with replacement and each drawn seed kept once (a
+    duplicate would sit at distance 0 from itself and make a cluster of its
+    own), so each resample is a random ~63 % of the seeds; the clusters are
+    cut again by the rule fixed before looking
+    (:func:`nar_gap.analysis.stats.cluster_solutions`: Ward, the widest gap
+    between merge heights) and scored.  The percentile interval says how
+    much the structure depends on which seeds were trained; subsamples are
+    smaller than the run, so it errs wide.
+    """
+    from nar_gap.analysis.stats import cluster_solutions  # noqa: PLC0415
+
+    d = np.asarray(distances, np.float64)
+    rng = np.random.default_rng(seed)
+    scores = []
+    for _ in range(resamples):
+        keep = np.unique(rng.integers(0, d.shape[0], d.shape[0]))
+        if keep.size < 3:
+            continue
+        sub = d[np.ix_(keep, keep)]
+        scores.append(_silhouette(sub, cluster_solutions(sub).labels))
+    low, high = np.percentile(scores, [2.5, 97.5])
+    return float(low), float(high)
 
 
 def clusters(distances: np.ndarray, labels: Sequence[int]) -> Judgement:
-    """Learned solutions "form consistent clusters": the silhouette.
+    """Learned solutions "form consistent clusters": the silhouette, with an interval.
 
-    :func:`sklearn.metrics.silhouette_score` on the precomputed inter-seed
-    distances and the per-seed cluster labels.  Agree if there are at least
-    two clusters and the silhouette is >= :data:`SILHOUETTE_STRUCTURE`;
-    disagree below :data:`SILHOUETTE_NONE` or with a single cluster;
-    inconclusive between.  Not testable below
-    :data:`MIN_SEEDS_FOR_CLUSTERS` seeds.  A count of clusters depends on the
-    rule that cuts the tree; the silhouette asks whether the clusters are
-    there at all.
+    ``labels``: the clusters of the widest-gap rule, fixed before looking
+    (:func:`nar_gap.analysis.stats.cluster_solutions`).  The silhouette on the
+    precomputed inter-seed distances asks whether the clusters are there at
+    all (a count depends on the rule that cuts the tree).  Its 95 % interval
+    (:func:`silhouette_interval`, seeds resampled) decides: agree if it lies
+    at or above :data:`SILHOUETTE_STRUCTURE`, disagree if below
+    :data:`SILHOUETTE_NONE` (or a single cluster, or every seed alone),
+    inconclusive otherwise.  One number thresholded without an interval
+    (the rule this replaced) let a cluster of the two least accurate seeds
+    carry the verdict.  Not testable below :data:`MIN_SEEDS_FOR_CLUSTERS`.
     """
-    from sklearn.metrics import silhouette_score  # noqa: PLC0415 (slow import)
-
     labels = np.asarray(labels)
     d = np.asarray(distances, np.float64)
     k = labels.size
@@ -713,12 +832,18 @@ def clusters(distances: np.ndarray, labels: Sequence[int]) -> Judgement:
         )
     d = (d + d.T) / 2
     np.fill_diagonal(d, 0.0)
-    score = float(silhouette_score(d, labels, metric="precomputed"))
+    score = _silhouette(d, labels)
+    low, high = silhouette_interval(d)
     evidence = (
-        f"silhouette {score:.2f} of {count} clusters, n = {k} seeds "
+        f"silhouette {score:.2f} of {count} clusters (widest-gap rule), n = {k} "
+        f"seeds; resampled 95% interval {_interval(low, high)} "
         f"(>= {SILHOUETTE_STRUCTURE} structure, < {SILHOUETTE_NONE} none)"
     )
-    return decide(score >= SILHOUETTE_STRUCTURE, score < SILHOUETTE_NONE, evidence)
+    return decide(
+        min(score, low) >= SILHOUETTE_STRUCTURE,
+        score < SILHOUETTE_NONE or high < SILHOUETTE_NONE,
+        evidence,
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -775,7 +900,8 @@ def unstable(
         evidence += "; controls' final: " + ", ".join(
             f"{name} {value:.3f}" for name, value in controls.items()
         )
-    return decide(shown, np.all(lowest >= (1 - drop) * start), evidence)
+    judged = decide(shown, np.all(lowest >= (1 - drop) * start), evidence)
+    return _sized(judged, _paired_count(-margin, wilcoxon=False))
 
 
 def sharper(

@@ -71,7 +71,9 @@ def test_a_correlation_count_decides_equivalence_80_percent_of_the_time():
     low, high = np.tanh(np.arctanh(r) - half), np.tanh(np.arctanh(r) + half)
     inside = (low > -v.EQUIVALENCE_BOUND) & (high < v.EQUIVALENCE_BOUND)
     assert inside.mean() == pytest.approx(power.POWER, abs=0.03)
-    assert power.seeds_for_correlation(0.6, 0.3) < power.seeds_for_correlation(0.45, 0.3)
+    assert power.seeds_for_correlation(0.6, 0.3) < power.seeds_for_correlation(
+        0.45, 0.3
+    )
 
 
 def test_no_effect_has_no_count():

@@ -113,8 +113,12 @@ def test_the_plateau_rule_rejects_bellman_ford_at_400_steps():
     )
     steps = [int(r["steps"]) for r in rows]
     means = [float(r["seed_mean_val"]) for r in rows]
-    assert not v.plateau(steps[: steps.index(400) + 1], means[: steps.index(400) + 1])[0]
-    assert not any(v.plateau(steps[: k + 1], means[: k + 1])[0] for k in range(len(steps)))
+    assert not v.plateau(steps[: steps.index(400) + 1], means[: steps.index(400) + 1])[
+        0
+    ]
+    assert not any(
+        v.plateau(steps[: k + 1], means[: k + 1])[0] for k in range(len(steps))
+    )
 
 
 def test_higher_on_per_seed_scores():
@@ -260,6 +264,21 @@ def test_clusters():
     assert v.clusters(distances[:6, :6], labels[:6]).verdict == NOT_TESTABLE
 
 
+def test_a_cluster_of_two_outlying_seeds_is_not_structure_enough():
+    """One diffuse group and two far seeds: the widest-gap cut isolates the
+    pair and the silhouette is high (0.85), but seeds resampled without both
+    of them have no such cluster, so the interval reaches below 0.5."""
+    from nar_gap.analysis.stats import cluster_solutions
+
+    rng = np.random.default_rng(0)
+    points = np.concatenate([rng.normal(0, 1.0, 14), [6.0, 6.2]])
+    distances = np.abs(points[:, None] - points[None, :])
+    labels = cluster_solutions(distances).labels
+    judged = v.clusters(distances, labels)
+    assert "silhouette 0.85" in judged.evidence
+    assert judged.verdict == INCONCLUSIVE, judged
+
+
 def test_closer_to_each_other():
     distances, _ = _blobs([12], 0.05)
     assert v.closer_to_each_other(distances, 0.5).verdict == AGREE
@@ -352,3 +371,19 @@ def test_bonferroni_splits_the_miss_chance_over_the_tests():
     assert v.bonferroni_level(3) == pytest.approx(1 - 0.05 / 3)
     assert v.bonferroni_level(0) == v.bonferroni_level(1) == pytest.approx(0.95)
     assert v.bonferroni_level(4, 0.9) == pytest.approx(0.975)
+
+
+def test_an_undecided_rule_says_how_many_seeds_would_decide_it():
+    # Table 10's BFS row at the cpu profile: 0.9926 ± 0.0073 over 16 seeds
+    undecided = v.at_least(Summary(0.9926, 0.0073, 16), 0.99)
+    assert undecided.verdict == INCONCLUSIVE and 60 <= undecided.seeds_needed <= 80
+    assert v.at_least(Summary(0.9990, 0.0005, 16), 0.99).seeds_needed is None
+    welch = v.higher_from_stats(Summary(0.82, 0.03, 4), Summary(0.80, 0.03, 4))
+    assert welch.verdict == INCONCLUSIVE and welch.seeds_needed > 4
+    # early 0.002 closer than late with a spread of 0.014: undecided at 12 seeds
+    small = np.concatenate(
+        [_series(0.5, 0.5, seed=1), _series(0.502, 0.502, seed=2)], 1
+    )
+    judged = v.early_closer(small)
+    assert judged.verdict == INCONCLUSIVE and judged.seeds_needed > 12, judged
+    assert v.no_correlation(0.0, -0.4, 0.4, 16).seeds_needed > 100
