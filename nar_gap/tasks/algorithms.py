@@ -1,9 +1,10 @@
-"""The paper's two algorithm variants, written against dm-clrs's ``probing`` API.
+"""The fork's algorithm variants, written against dm-clrs's ``probing`` API.
 
-Both come from the author's fork ``LSaldyt/clrs`` (``clrs/_src/algorithms/
-graphs.py``, head ``e686e21``), which adds them inside dm-clrs. Here they live
-outside the library, so dm-clrs stays unmodified, and follow dm-clrs's
-``graphs.py`` line for line where they agree with it: same loops, same
+All come from the author's fork ``LSaldyt/clrs`` (``clrs/_src/algorithms/
+graphs.py``; ``bfs_seq`` and ``dfs_light`` at head ``e686e21``, ``dfs_reverse``
+on branch ``dfs_reverse`` at ``1b93c22``), which adds them inside dm-clrs. Here
+they live outside the library, so dm-clrs stays unmodified, and follow dm-clrs's
+``graphs.py`` where they agree with it: same loops, same
 tie-breaking by node index, same ``probing.initialize / push / finalize`` calls,
 with the spec taken from :func:`nar_gap.tasks.specs.get_spec`.
 
@@ -11,8 +12,10 @@ with the spec taken from :func:`nar_gap.tasks.specs.get_spec`.
   emits one per scanned edge, so a model must update one pointer per step.
 - :func:`dfs_light` keeps only DFS's ``pi_h`` and ``color`` hints, dropping the
   discovery/finish times, the explicit stack and the ``s``/``u``/``v`` cursors.
+- :func:`dfs_reverse` keeps every DFS hint and adds ``pi_rh``, each node's
+  last-pushed child: the parent pointer read backwards.
 
-Both return dm-clrs's ``(pi, probes)`` pair and can be handed to a dm-clrs
+All return dm-clrs's ``(pi, probes)`` pair and can be handed to a dm-clrs
 sampler (``BfsSampler`` / ``DfsSampler``) in place of the library's functions.
 """
 
@@ -194,7 +197,127 @@ def dfs_light(A: np.ndarray) -> tuple[np.ndarray, dict]:
     return pi, probes
 
 
-_VARIANTS: dict[str, ReferenceAlgorithm] = {"bfs_seq": bfs_seq, "dfs_light": dfs_light}
+class _DfsState:
+    """dm-clrs ``dfs``'s variables, plus ``pi_r`` (each node's last-pushed child).
+
+    One snapshot of them is a hint step of ``dfs_reverse``.
+    """
+
+    def __init__(self, num_nodes: int) -> None:
+        """Every node white, undiscovered, its own parent, child and stack link."""
+        self.num_nodes = num_nodes
+        self.color = np.zeros(num_nodes, dtype=np.int32)
+        self.pi = np.arange(num_nodes)
+        self.pi_r = np.arange(num_nodes)
+        self.d = np.zeros(num_nodes)
+        self.f = np.zeros(num_nodes)
+        self.s_prev = np.arange(num_nodes)  # stack links: s_prev[v] = node below v
+        self.time = 0  # an int until the first tick, as dm-clrs pushes it
+        self.s = self.u = self.v = self.s_last = 0
+
+    def tick(self) -> float:
+        """The next time stamp: dm-clrs adds 0.01 per event, rounding as it goes."""
+        self.time += 0.01
+        return self.time
+
+    def snapshot(self) -> dict[str, Any]:
+        """The hint probes, keyed as the spec names them."""
+        n = self.num_nodes
+        return {
+            "pi_h": np.copy(self.pi),
+            "pi_rh": np.copy(self.pi_r),
+            "color": clrs_probing.array_cat(self.color, 3),
+            "d": np.copy(self.d),
+            "f": np.copy(self.f),
+            "s_prev": np.copy(self.s_prev),
+            "s": clrs_probing.mask_one(self.s, n),
+            "u": clrs_probing.mask_one(self.u, n),
+            "v": clrs_probing.mask_one(self.v, n),
+            "s_last": clrs_probing.mask_one(self.s_last, n),
+            "time": self.time,
+        }
+
+
+def _scan(A: np.ndarray, state: _DfsState) -> bool:
+    """``u`` pushes its lowest white out-neighbour, if any; whether it did.
+
+    ``v`` is left where dm-clrs's ``for v in range(n)`` leaves it: the pushed
+    node, or ``n - 1`` after a scan that pushes nothing.
+    """
+    u = state.u
+    for v in range(state.num_nodes):
+        state.v = v
+        if A[u, v] != 0 and state.color[v] == 0:
+            state.pi[v] = u
+            state.pi_r[u] = v
+            state.color[v] = 1  # grey the moment it is pushed
+            state.s_prev[v] = state.s_last
+            state.s_last = v
+            return True
+    return False
+
+
+def _walk_tree(A: np.ndarray, state: _DfsState, probes: dict) -> None:
+    """The DFS from root ``state.s``: one snapshot per discovery, push, finish."""
+    while True:
+        u = state.u
+        # A pushed node is grey already; its d = 0 says it is not discovered.
+        if state.color[u] == 0 or state.d[u] == 0.0:
+            state.d[u] = state.tick()
+            state.color[u] = 1
+            clrs_probing.push(probes, Stage.HINT, next_probe=state.snapshot())
+        pushed = _scan(A, state)
+        if pushed:
+            clrs_probing.push(probes, Stage.HINT, next_probe=state.snapshot())
+        else:  # nothing pushed: u is on top of the stack and finishes
+            state.color[u] = 2
+            state.f[u] = state.tick()
+            clrs_probing.push(probes, Stage.HINT, next_probe=state.snapshot())
+            if state.s_prev[u] == u:  # u was the bottom of the stack: tree done
+                return
+            below = state.s_prev[u]
+            state.s_prev[u] = u
+            state.s_last = below
+        state.u = state.s_last
+
+
+def dfs_reverse(A: np.ndarray) -> tuple[np.ndarray, dict]:
+    """dm-clrs's DFS with one more hint, ``pi_rh`` (the fork's ``dfs_reverse``).
+
+    The walk, its snapshots and every ``dfs`` hint are dm-clrs ``dfs``'s
+    (the fork's ``dfs`` on that branch is dm-clrs 2.0.3's): roots in index
+    order, a node grey the moment it is pushed, (re-)entered while white or
+    while its ``d`` is still 0, so that a pushed node gets its own discovery
+    snapshot; ``T = 3N``. ``pi_rh[u]`` is the node ``u`` pushed last
+    (``pi_r[u] = v`` whenever ``pi[v] = u`` is set), itself until then: the
+    pointer that leads from a parent to the child whose finish calls it back.
+
+    Args:
+        A: (n, n) adjacency; ``A[u, v] != 0`` is an edge u -> v (directed).
+
+    Returns:
+        ``(pi, probes)``: the final parent pointers and the finalized probes.
+    """
+    _check_adjacency(A)
+    probes = clrs_probing.initialize(get_spec("dfs_reverse"))
+    clrs_probing.push(probes, Stage.INPUT, next_probe=_graph_inputs(A))
+    state = _DfsState(A.shape[0])
+    for s in range(state.num_nodes):
+        if state.color[s] != 0:
+            continue
+        state.s = state.u = state.v = state.s_last = s
+        clrs_probing.push(probes, Stage.HINT, next_probe=state.snapshot())
+        _walk_tree(A, state, probes)
+    clrs_probing.push(probes, Stage.OUTPUT, next_probe={"pi": np.copy(state.pi)})
+    clrs_probing.finalize(probes)
+    return state.pi, probes
+
+
+_VARIANTS: dict[str, ReferenceAlgorithm] = {
+    "bfs_seq": bfs_seq,
+    "dfs_light": dfs_light,
+    "dfs_reverse": dfs_reverse,
+}
 
 
 def reference_algorithm(algorithm: str) -> ReferenceAlgorithm:

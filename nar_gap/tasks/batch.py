@@ -25,7 +25,7 @@ from nar_gap.tasks.specs import ProbeSpec, Spec, get_spec
 from nar_gap.tasks.vocabulary import NODE_AXES, Location, Stage, Type
 
 # Algorithms whose samplers draw unweighted 0/1 graphs (an int64 `A` in dm-clrs).
-UNWEIGHTED = frozenset({"bfs", "bfs_seq", "dfs", "dfs_light"})
+UNWEIGHTED = frozenset({"bfs", "bfs_seq", "dfs", "dfs_light", "dfs_reverse"})
 
 _PADDABLE_TYPES = frozenset(
     {Type.SCALAR, Type.MASK, Type.MASK_ONE, Type.CATEGORICAL, Type.POINTER}

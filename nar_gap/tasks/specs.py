@@ -1,8 +1,9 @@
-"""The algorithm registry: the five algorithms nar_gap knows, with specs and references.
+"""The algorithm registry: the six algorithms nar_gap knows, with specs and references.
 
 Three algorithms come from dm-clrs unchanged (``bfs``, ``bellman_ford``, ``dfs``);
-two are the paper's variants from the author's fork ``LSaldyt/clrs``
-(``bfs_seq``, ``dfs_light``), implemented in :mod:`nar_gap.tasks.algorithms`
+three are variants from the author's fork ``LSaldyt/clrs`` (the paper's
+``bfs_seq`` and ``dfs_light``, and ``dfs_reverse`` from the fork's branch of
+that name), implemented in :mod:`nar_gap.tasks.algorithms`
 (which also says which function defines each algorithm's data). Every other
 module asks this one for a spec, so the names and their order are decided once.
 
@@ -68,6 +69,20 @@ def _dfs_light_spec() -> Spec:
     }
 
 
+def _dfs_reverse_spec() -> Spec:
+    """DFS's spec with the node pointer hint ``pi_rh`` just before ``pi_h``.
+
+    That is where the fork's ``specs.py`` (branch ``dfs_reverse``, ``1b93c22``)
+    lists it, and the order of a spec is the order of a batch's hints.
+    """
+    spec: Spec = {}
+    for name, probe in clrs_specs.SPECS["dfs"].items():
+        if name == "pi_h":
+            spec["pi_rh"] = (Stage.HINT, Location.NODE, Type.POINTER)
+        spec[name] = probe
+    return spec
+
+
 _SPECS: Mapping[str, Mapping[str, ProbeSpec]] = types.MappingProxyType(
     {
         "bfs": types.MappingProxyType(dict(clrs_specs.SPECS["bfs"])),
@@ -76,6 +91,7 @@ _SPECS: Mapping[str, Mapping[str, ProbeSpec]] = types.MappingProxyType(
         "bellman_ford": types.MappingProxyType(dict(clrs_specs.SPECS["bellman_ford"])),
         "dfs": types.MappingProxyType(dict(clrs_specs.SPECS["dfs"])),
         "dfs_light": types.MappingProxyType(_dfs_light_spec()),
+        "dfs_reverse": types.MappingProxyType(_dfs_reverse_spec()),
     }
 )
 
@@ -86,6 +102,7 @@ _HAS_SOURCE: Mapping[str, bool] = types.MappingProxyType(
         "bellman_ford": True,
         "dfs": False,
         "dfs_light": False,
+        "dfs_reverse": False,
     }
 )
 
@@ -97,6 +114,7 @@ _SAMPLER_CLASSES: Mapping[str, type[clrs_samplers.Sampler]] = types.MappingProxy
         "bellman_ford": clrs_samplers.BellmanFordSampler,
         "dfs": clrs_samplers.DfsSampler,
         "dfs_light": clrs_samplers.DfsSampler,
+        "dfs_reverse": clrs_samplers.DfsSampler,
     }
 )
 
@@ -148,6 +166,7 @@ _SAMPLES_DIRECTED: Mapping[str, bool] = types.MappingProxyType(
         "bellman_ford": False,
         "dfs": True,
         "dfs_light": True,
+        "dfs_reverse": True,
     }
 )
 

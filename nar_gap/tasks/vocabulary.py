@@ -8,8 +8,15 @@ without importing dm-clrs.
 
 from __future__ import annotations
 
-ALGORITHMS: tuple[str, ...] = ("bfs", "bfs_seq", "bellman_ford", "dfs", "dfs_light")
-"""The five algorithms nar_gap knows: dm-clrs's three and the paper's two variants."""
+ALGORITHMS: tuple[str, ...] = (
+    "bfs",
+    "bfs_seq",
+    "bellman_ford",
+    "dfs",
+    "dfs_light",
+    "dfs_reverse",
+)
+"""The six algorithms nar_gap knows: dm-clrs's three and the fork's three variants."""
 
 
 class Stage:

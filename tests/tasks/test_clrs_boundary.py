@@ -18,6 +18,7 @@ import pytest
 from blocked_imports import without_tensorflow
 
 import nar_gap.tasks._clrs as boundary
+from nar_gap.tasks.vocabulary import ALGORITHMS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,7 +84,8 @@ def test_batches_are_byte_identical_to_the_full_dm_clrs_import(tmp_path):
     light, full = json.loads(light.stdout), json.loads(full.stdout)
     assert not light["tensorflow"] and full["tensorflow"]
     assert light["digests"] == full["digests"]
-    assert len(light["digests"]) == 5 * 7 + 2
+    # five train steps, val and a fixed batch each; test for BFS and Bellman-Ford
+    assert len(light["digests"]) == len(ALGORITHMS) * 7 + 2
 
 
 def test_import_sample_train_measure_and_compile_without_tensorflow(tmp_path):

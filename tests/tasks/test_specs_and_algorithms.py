@@ -57,8 +57,15 @@ DIRECTED = _directed_graphs()
 # ------------------------------------------------------------------------- registry
 
 
-def test_algorithms_are_the_five_of_the_paper():
-    assert specs.ALGORITHMS == ("bfs", "bfs_seq", "bellman_ford", "dfs", "dfs_light")
+def test_algorithms_are_the_five_of_the_paper_and_the_forks_dfs_reverse():
+    assert specs.ALGORITHMS == (
+        "bfs",
+        "bfs_seq",
+        "bellman_ford",
+        "dfs",
+        "dfs_light",
+        "dfs_reverse",
+    )
 
 
 @pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford", "dfs"])
@@ -115,6 +122,7 @@ def test_has_source_only_for_bfs_family_and_bellman_ford():
         True,
         True,
         True,
+        False,
         False,
         False,
     ]
