@@ -7,6 +7,7 @@ from collections.abc import Callable
 from nar_gap.programs.bellman_ford import make_bellman_ford
 from nar_gap.programs.bfs import make_bfs
 from nar_gap.programs.dfs import make_dfs
+from nar_gap.programs.dfs_reverse import make_dfs_reverse
 from nar_gap.programs.dsl import GraphProgram
 
 
@@ -36,16 +37,16 @@ def _sized(builder: Callable[..., GraphProgram]) -> Callable[..., GraphProgram]:
     return build
 
 
-# A program built for one size (DFS: its v needs N) is built for CLRS's
-# training size unless told; CompiledModel.run compiles it again for the
-# size of the graph it is given.
+# A program built for one size (DFS and dfs_reverse: their v needs N) is
+# built for CLRS's training size unless told; CompiledModel.run compiles it
+# again for the size of the graph it is given.
 DEFAULT_NUM_NODES = 16
 
 # Every builder takes the largest edge weight its program must handle (the
 # compiler's ``max_weight``: Bellman-Ford's gates depend on it) and the graph
 # size (DFS's program is built for one).
 _SIZE_FREE_BUILDERS = {"bfs": make_bfs, "bellman_ford": make_bellman_ford}
-_SIZED_BUILDERS = {"dfs": make_dfs}
+_SIZED_BUILDERS = {"dfs": make_dfs, "dfs_reverse": make_dfs_reverse}
 PROGRAMS: dict[str, Callable[..., GraphProgram]] = {
     **{name: _size_free(build) for name, build in _SIZE_FREE_BUILDERS.items()},
     **{name: _sized(build) for name, build in _SIZED_BUILDERS.items()},
@@ -58,11 +59,12 @@ SIZE_FREE_PROGRAMS: tuple[str, ...] = tuple(_SIZE_FREE_BUILDERS)
 def get_program(
     name: str, max_weight: float = 1.0, num_nodes: int | None = None
 ) -> GraphProgram:
-    """The graph program for ``name`` (``bfs``, ``bellman_ford`` or ``dfs``).
+    """The graph program for ``name`` (``bfs``, ``bellman_ford``, ``dfs``, ...).
 
     ``max_weight``: the largest edge weight (self loops included) the program
     must handle; BFS and DFS read no weights and ignore it.  ``num_nodes``:
-    the graph size, for DFS (default 16); the others ignore it.
+    the graph size, for ``dfs`` and ``dfs_reverse`` (default 16); the others
+    ignore it.
     """
     if name not in PROGRAMS:
         raise UnknownProgramError(
