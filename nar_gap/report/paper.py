@@ -50,6 +50,7 @@ from nar_gap.experiments import (
     compilation,
     faithfulness_study,
     landscape_study,
+    profiles,
     stability,
     transnar,
 )
@@ -72,16 +73,42 @@ __all__ = [
     "write_comparison",
 ]
 
-COLUMNS = ("where", "claim", "paper", "ours", "verdict", "criterion", "evidence")
+COLUMNS = (
+    "where",
+    "claim",
+    "paper",
+    "ours",
+    "verdict",
+    "protocol",
+    "criterion",
+    "evidence",
+    "decidable_at",
+)
+
+PAPER_PROTOCOL = "first_best (CLRS's selection), as the paper"
+"""The protocol of a row judged on trained models selected as the paper did."""
+
+DETERMINISTIC = "compiled networks: deterministic, no seeds"
+
+FINAL_CONTROL = "final-step parameters"
+"""The controlled protocol: each seed's parameters at its last step, so that
+when validation saturates early the selected step cannot decide the row."""
 
 
 @dataclasses.dataclass(frozen=True)
 class Verdict:
-    """What our results say about one claim: a summary, the rule, the judgement."""
+    """What our results say about one claim: a summary, the rule, the judgement.
+
+    ``protocol``: how the judged models were selected (and trained), so a
+    reader sees what besides the models could decide the row.  ``needs``:
+    for an undecided row that more seeds alone would not decide, what would.
+    """
 
     ours: str
     criterion: str
     judgement: Judgement
+    protocol: str = PAPER_PROTOCOL
+    needs: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +116,9 @@ class Claim:
     """One finding of the paper and the check of it against our results.
 
     ``notebook``: the notebook that writes the results the check reads.
+    ``trained``: whose profile sizes its models train at (an algorithm's
+    baseline sizes, or ``"ablation"`` for the profile's common ones; None for
+    rows with no trained seeds): what ``decidable_at`` sizes from.
     """
 
     notebook: str
@@ -96,6 +126,7 @@ class Claim:
     claim: str
     paper: str
     check: Callable[[Path], Verdict]
+    trained: str | None = None
 
 
 class Absent(Exception):
@@ -169,6 +200,7 @@ def _compiled_exact(results: Path) -> Verdict:
             f"N in {sizes}, networks {', '.join(hidden)}; {len(rows) - exact} "
             "inexact",
         ),
+        DETERMINISTIC,
     )
 
 
@@ -206,6 +238,7 @@ def _smallest_hidden(algorithm: str, at_most: int):
                 f"deterministic: hidden sizes compiled for {algorithm} {sizes} "
                 f"(n = {len(sizes)} sizes in {EXACTNESS}, exact rows only)",
             ),
+            DETERMINISTIC,
         )
 
     return check
@@ -262,6 +295,7 @@ def _smallest_parameters(at_most: int):
                 f"deterministic: processor + bias parameters of the n = "
                 f"{len(counts)} paper-variant networks in {EXACTNESS}",
             ),
+            DETERMINISTIC,
         )
 
     return check
@@ -297,14 +331,17 @@ def _baseline_at_least(algorithm: str, threshold: float):
     return check
 
 
-def _plateau(results: Path, algorithm: str) -> tuple[bool, str]:
-    """Whether the baseline's training reached its plateau (validation curve)."""
+def _plateau(results: Path, algorithm: str) -> tuple[bool, str, int]:
+    """Whether the baseline's training reached its plateau (validation curve).
+
+    And the last step validated.
+    """
     name = baselines.validation_file(algorithm)
     steps, means = verdicts.seed_means(
         (int(_field(row, "step", name)), _number(_field(row, "val_score", name)))
         for row in _rows(results / name)
     )
-    return verdicts.plateau(steps, means)
+    return (*verdicts.plateau(steps, means), max(steps, default=0))
 
 
 def _baseline_near(algorithm: str, target: float):
@@ -314,17 +351,26 @@ def _baseline_near(algorithm: str, target: float):
             f"95% t-interval of the mean test score within {target:.2f} ± "
             f"{verdicts.NEAR_BAND:.2f}, once training has plateaued"
         )
-        reached, plateau = _plateau(results, algorithm)
+        reached, plateau, last = _plateau(results, algorithm)
         judged = verdicts.near(summary, target)
+        protocol = f"{PAPER_PROTOCOL}, at a plateau (slope rule)"
         if not reached:
-            judged = Judgement(
-                NOT_TESTABLE,
-                f"not trained to its plateau: {plateau}; for the record, "
-                f"{judged.evidence}",
+            seeds = judged.seeds_needed or summary.n
+            return Verdict(
+                _baseline_ours(row),
+                criterion,
+                Judgement(
+                    NOT_TESTABLE,
+                    f"not trained to its plateau: {plateau}; for the record, "
+                    f"{judged.evidence}",
+                ),
+                protocol,
+                needs=f"training to a plateau (none by step {last} here; "
+                f"the paper trains {profiles.PAPER.steps}), then about {seeds} "
+                "seeds at it (profile paper)",
             )
-        else:
-            judged = Judgement(judged.verdict, f"{judged.evidence}; {plateau}")
-        return Verdict(_baseline_ours(row), criterion, judged)
+        judged = dataclasses.replace(judged, evidence=f"{judged.evidence}; {plateau}")
+        return Verdict(_baseline_ours(row), criterion, judged, protocol)
 
     return check
 
@@ -385,6 +431,26 @@ def _survives(main: dict[str, str], control: dict[str, str]) -> str:
     return "unclear"
 
 
+def _protocols_agree(paper: Judgement, controls: dict[str, Judgement]) -> Judgement:
+    """The paper protocol's verdict, unless the final-step control says otherwise.
+
+    A verdict that flips when each seed keeps its last step's parameters
+    instead of its first best is decided by the selection, not by the
+    models: ``inconclusive``, both verdicts in the evidence.
+    """
+    final = controls.get("final")
+    if final is None or paper.verdict not in (AGREE, DISAGREE):
+        return paper
+    if final.verdict == paper.verdict:
+        return paper
+    return Judgement(
+        INCONCLUSIVE,
+        f"the protocols disagree: {FIRST_BEST} says {paper.verdict}, "
+        f"{FINAL_CONTROL} say {final.verdict}; {paper.evidence}",
+        final.seeds_needed or paper.seeds_needed,
+    )
+
+
 def _no_correlation(algorithm: str, measure: str):
     def check(results: Path) -> Verdict:
         table = faithfulness_study.correlations_file(algorithm)
@@ -396,7 +462,10 @@ def _no_correlation(algorithm: str, measure: str):
             controls = [r for r in rows if r["selection"] != FIRST_BEST]
         else:  # older tables: one row per measure, the paper's protocol
             main, controls = rows[0], []
-        judged = _judge_correlation(main)
+        judged = _protocols_agree(
+            _judge_correlation(main),
+            {c["selection"]: _judge_correlation(c) for c in controls},
+        )
         ours = _correlation_text(main)
         evidence = judged.evidence
         if controls:
@@ -413,8 +482,12 @@ def _no_correlation(algorithm: str, measure: str):
         return Verdict(
             ours,
             f"no correlation: the {FIRST_BEST} bootstrap 95% CI of Pearson r inside "
-            f"±{verdicts.EQUIVALENCE_BOUND:.1f} (equivalence, not p >= 0.05)",
-            Judgement(judged.verdict, evidence),
+            f"±{verdicts.EQUIVALENCE_BOUND:.1f} (equivalence, not p >= 0.05), and "
+            "the same verdict with final-step parameters",
+            dataclasses.replace(judged, evidence=evidence),
+            f"{PAPER_PROTOCOL}; control: {FINAL_CONTROL}"
+            if any(c["selection"] == "final" for c in controls)
+            else PAPER_PROTOCOL,
         )
 
     return check
@@ -426,6 +499,14 @@ def _per_seed(results: Path, algorithm: str, column: str) -> dict[int, float]:
         int(r["seed"]): _number(_field(r, column, table))
         for r in _rows(results / table)
     }
+
+
+def _optional_per_seed(results: Path, algorithm: str, column: str) -> list[float]:
+    """A per-seed column's values, or none when the table lacks it."""
+    try:
+        return list(_per_seed(results, algorithm, column).values())
+    except Absent:
+        return []
 
 
 def _trivial_reference(results: Path, algorithm: str) -> tuple[str, float]:
@@ -445,11 +526,21 @@ def _none_close(algorithm: str):
         internal = _per_seed(results, algorithm, "internal")
         name, reference = _trivial_reference(results, algorithm)
         values = list(internal.values())
+        judged = verdicts.none_closer(values, reference, name)
+        protocol = PAPER_PROTOCOL
+        final = _optional_per_seed(results, algorithm, "final_internal")
+        if final:
+            protocol += f"; control: {FINAL_CONTROL}"
+            judged = _protocols_agree(
+                judged, {"final": verdicts.none_closer(final, reference, name)}
+            )
         return Verdict(
             f"closest seed at internal {min(values):.3f} (of {len(values)}); "
             f"best trivial reference {name} {reference:.3f}",
-            "no seed's internal distance below the best trivial reference point",
-            verdicts.none_closer(values, reference, name),
+            "no seed's internal distance below the best trivial reference point, "
+            "with first-best and with final-step parameters",
+            judged,
+            protocol,
         )
 
     return check
@@ -471,6 +562,17 @@ def _edge_info_closer(algorithm: str):
         closeness = verdicts.higher(
             [-v for v in modified.values()], [-v for v in default.values()]
         )
+        final_default = _optional_per_seed(results, algorithm, "final_internal")
+        final_modified = _optional_per_seed(
+            results, f"{algorithm}_edge_info", "final_internal"
+        )
+        protocol = PAPER_PROTOCOL
+        if final_default and final_modified:
+            protocol += f"; control: {FINAL_CONTROL}"
+            final = verdicts.higher(
+                [-v for v in final_modified], [-v for v in final_default]
+            )
+            closeness = _protocols_agree(closeness, {"final": final})
         return Verdict(
             f"mean internal {np.mean(list(modified.values())):.3f} with edge "
             f"information, {np.mean(list(default.values())):.3f} without "
@@ -478,6 +580,7 @@ def _edge_info_closer(algorithm: str):
             "the edge-information arm's internal distance to the compiled "
             "Bellman-Ford lower than the default arm's (one-sided Welch, p < 0.05)",
             closeness,
+            protocol,
         )
 
     return check
@@ -582,6 +685,8 @@ def _training_traces(algorithm: str):
                 "traces; "
                 "notebook 03 would have to write training-set traces)",
             ),
+            needs="a measurement, not seeds: the trained seeds' trace predictions "
+            "on their training graphs (notebook 03 does not write them yet)",
         )
 
     return check
@@ -689,12 +794,19 @@ def _compiled_unstable(algorithm: str):
             for (opt, lr), g in groups.items()
             if (opt, lr) != PAPER_OPTIMIZER
         }
+        judged = verdicts.unstable(start, final, lowest, controls)
+        orders = judged.seeds_needed
         return Verdict(
             f"adam lr 0.001: accuracy {np.mean(start):.3f} at step 0, "
             f"{np.mean(final):.3f} at step {last}",
             "final accuracy (adam, lr 1e-3) more than 1 % below the start, "
             "across data orders (one-sided t-test, p < 0.05)",
-            verdicts.unstable(start, final, lowest, controls),
+            judged,
+            f"trained on from the compiled weights, {len(start)} data orders, "
+            f"the last evaluation (step {last})",
+            needs=f"{orders} data orders trained on from compiled"
+            if orders
+            else "no count of data orders: the measured fall is about the 1 % bound",
         )
 
     return check
@@ -745,6 +857,10 @@ def _compiled_sharper(algorithm: str):
             "compiled sharper than learned on every measure, between minima of "
             "one network class",
             verdicts.sharper(values[0], values[1], differences),
+            "one network per centre: the compiled weights, one trained seed",
+            needs="not seeds: a learned minimum of the compiled network's class "
+            f"({_network_class(compiled, 'compiled')}), or the compiled network "
+            "embedded in the trained class; notebook 06 compares neither yet",
         )
 
     return check
@@ -770,6 +886,9 @@ def _transnar_per_seed(
     return values
 
 
+TRANSNAR_PROTOCOL = "each TransNAR seed's parameters at its last step"
+
+
 def _transformer_fails_ood(algorithm: str):
     def check(results: Path) -> Verdict:
         inside = _transnar_per_seed(results, algorithm, "transformer", True)
@@ -780,6 +899,7 @@ def _transformer_fails_ood(algorithm: str):
             "in-distribution above out-of-distribution CLRS score: one-sided "
             "Welch t-test across seeds, p < 0.05",
             verdicts.higher(inside, outside),
+            TRANSNAR_PROTOCOL,
         )
 
     return check
@@ -795,6 +915,7 @@ def _hybrid_holds_up(algorithm: str, model: str):
             f"{model} above transformer out of distribution: one-sided Welch "
             "t-test across seeds, p < 0.05",
             verdicts.higher(hybrid, alone),
+            TRANSNAR_PROTOCOL,
         )
 
     return check
@@ -831,6 +952,7 @@ CLAIMS: tuple[Claim, ...] = (
         "trained BFS is nearly perfect",
         "“nearly perfect” (§2), “near-perfect accuracy” (abstract)",
         _baseline_at_least("bfs", 0.99),
+        trained="bfs",
     ),
     Claim(
         "02",
@@ -838,6 +960,7 @@ CLAIMS: tuple[Claim, ...] = (
         "trained Bellman-Ford predicts shortest paths with 87 % accuracy",
         "87 %",
         _baseline_near("bellman_ford", 0.87),
+        trained="bellman_ford",
     ),
     Claim(
         "02",
@@ -845,6 +968,7 @@ CLAIMS: tuple[Claim, ...] = (
         "trained DFS struggles significantly",
         "struggles significantly",
         _dfs_struggles,
+        trained="dfs",
     ),
     Claim(
         "03",
@@ -852,6 +976,7 @@ CLAIMS: tuple[Claim, ...] = (
         "internal faithfulness does not correlate with accuracy (BFS)",
         BFS_CORRELATION,
         _no_correlation("bfs", "internal"),
+        trained="bfs",
     ),
     Claim(
         "03",
@@ -859,6 +984,7 @@ CLAIMS: tuple[Claim, ...] = (
         "external faithfulness does not correlate with accuracy (BFS)",
         BFS_EXTERNAL,
         _no_correlation("bfs", "external"),
+        trained="bfs",
     ),
     Claim(
         "03",
@@ -867,6 +993,7 @@ CLAIMS: tuple[Claim, ...] = (
         "accuracy (BFS)",
         f"Eq. 25 over all steps: {BFS_EXTERNAL}",
         _no_correlation("bfs", "external_pre_output"),
+        trained="bfs",
     ),
     Claim(
         "03",
@@ -874,6 +1001,7 @@ CLAIMS: tuple[Claim, ...] = (
         "none of the learned BFS solutions behaves like the compiled one",
         "none of 128 seeds",
         _none_close("bfs"),
+        trained="bfs",
     ),
     Claim(
         "03",
@@ -881,6 +1009,7 @@ CLAIMS: tuple[Claim, ...] = (
         "learned BFS solutions are closer to each other than any is to compiled",
         "inter-solution differences smaller than the closest distance to compiled",
         _inter_solution("bfs"),
+        trained="bfs",
     ),
     Claim(
         "03",
@@ -888,6 +1017,7 @@ CLAIMS: tuple[Claim, ...] = (
         "BFS attention is slightly closer in the first two steps, then deviates",
         "closer at steps 0-1",
         _early_steps_closer("bfs"),
+        trained="bfs",
     ),
     Claim(
         "03",
@@ -895,6 +1025,7 @@ CLAIMS: tuple[Claim, ...] = (
         "BFS trace predictions degrade over time",
         "degrade along the uniform timescale",
         _traces_degrade("bfs"),
+        trained="bfs",
     ),
     Claim(
         "03",
@@ -902,6 +1033,7 @@ CLAIMS: tuple[Claim, ...] = (
         "the learned BFS solutions form consistent clusters",
         "18 clusters of 128 seeds",
         _clusters("bfs"),
+        trained="bfs",
     ),
     Claim(
         "03",
@@ -909,6 +1041,7 @@ CLAIMS: tuple[Claim, ...] = (
         "trained models have not converged to predict traces even on the training set",
         "not converged on the training set",
         _training_traces("bfs"),
+        trained="bfs",
     ),
     Claim(
         "03",
@@ -917,6 +1050,7 @@ CLAIMS: tuple[Claim, ...] = (
         "(like for like: the compiled network uses edge information)",
         "modified (edge info) closer than default",
         _edge_info_closer("bellman_ford"),
+        trained="bellman_ford",
     ),
     Claim(
         "04",
@@ -928,6 +1062,7 @@ CLAIMS: tuple[Claim, ...] = (
             "edge information",
             "no edge information",
         ),
+        trained="ablation",
     ),
     Claim(
         "04",
@@ -939,6 +1074,7 @@ CLAIMS: tuple[Claim, ...] = (
             "pre-attention bias",
             "no bias",
         ),
+        trained="ablation",
     ),
     Claim(
         "04",
@@ -950,6 +1086,7 @@ CLAIMS: tuple[Claim, ...] = (
             "edge information + bias",
             "unmodified",
         ),
+        trained="ablation",
     ),
     Claim(
         "04",
@@ -957,6 +1094,7 @@ CLAIMS: tuple[Claim, ...] = (
         "the architecture modifications help minimal BFS models",
         "modifications have a stronger effect on minimal models",
         _higher(ablations.table_file(ablations.MINIMAL_TABLE), "bfs + bias", "bfs"),
+        trained="ablation",
     ),
     Claim(
         "04",
@@ -968,6 +1106,7 @@ CLAIMS: tuple[Claim, ...] = (
             "bellman_ford + edge information + bias",
             "bellman_ford",
         ),
+        trained="ablation",
     ),
     Claim(
         "04",
@@ -978,6 +1117,7 @@ CLAIMS: tuple[Claim, ...] = (
         _higher(
             ablations.table_file(ablations.SEQUENTIAL_TABLE), "bfs_seq", "dfs_light"
         ),
+        trained="ablation",
     ),
     Claim(
         "05",
@@ -1048,11 +1188,62 @@ def _judge(claim: Claim, results: Path) -> Verdict:
         missing = f"no {results.name}/{name}"
     except Absent as error:
         missing = str(error)
-    return Verdict(missing, "", Judgement(NOT_TESTABLE, f"n = 0: {missing}: {run}"))
+    return Verdict(
+        missing,
+        "",
+        Judgement(NOT_TESTABLE, f"n = 0: {missing}: {run}"),
+        needs=f"the results notebook {claim.notebook} writes",
+    )
 
 
-def comparison(notebook: str, results_dir: str | os.PathLike) -> list[dict[str, Any]]:
-    """One row per claim of ``notebook``: the paper's, ours, verdict, evidence."""
+def _sizes(profile: profiles.Profile, trained: str) -> profiles.Sizes:
+    if trained == "ablation":
+        return profiles.Sizes(profile.seeds, profile.hidden_size, profile.steps)
+    return profile.baseline_sizes(trained)
+
+
+REACHING_PROFILES = ("cpu", "paper")
+"""The profiles ``decidable_at`` names, smallest first (the accelerator
+profile joins them when it exists)."""
+
+
+def decidable_at(claim: Claim, verdict: Verdict, profile: str | None = None) -> str:
+    """What would decide an undecided row: seeds x steps and the profile that has them.
+
+    The seeds come from the row's own rule at the effect and spread it
+    measured (``Judgement.seeds_needed``, :mod:`nar_gap.analysis.power`; per
+    arm for a comparison of two), at the steps the row's models trained
+    (``profile``'s sizes, the cpu profile's when unknown).  Empty for a
+    decided row.
+    """
+    judged = verdict.judgement
+    if judged.verdict in (AGREE, DISAGREE):
+        return ""
+    if verdict.needs:
+        return verdict.needs
+    if claim.trained is None:
+        return "not more seeds: a deterministic check"
+    count = judged.seeds_needed
+    if count is None:
+        return "no count of seeds: the measured effect is about zero against its bound"
+    known = profiles.PROFILES.get(profile or "", profiles.CPU)
+    steps = _sizes(known, claim.trained).steps
+    for name in REACHING_PROFILES:
+        sizes = _sizes(profiles.PROFILES[name], claim.trained)
+        if sizes.seeds >= count and sizes.steps >= steps:
+            return f"{count} seeds x {steps} steps (profile {name})"
+    most = _sizes(profiles.PAPER, claim.trained).seeds
+    return f"{count} seeds x {steps} steps (beyond the paper profile's {most})"
+
+
+def comparison(
+    notebook: str, results_dir: str | os.PathLike, profile: str | None = None
+) -> list[dict[str, Any]]:
+    """One row per claim of ``notebook``: the paper's, ours, verdict, evidence.
+
+    ``profile``: the profile the results were made at (``decidable_at``'s
+    steps).
+    """
     results = Path(results_dir)
     rows = []
     for claim in (c for c in CLAIMS if c.notebook == notebook):
@@ -1064,8 +1255,10 @@ def comparison(notebook: str, results_dir: str | os.PathLike) -> list[dict[str, 
                 "paper": claim.paper,
                 "ours": verdict.ours,
                 "verdict": verdict.judgement.verdict,
+                "protocol": verdict.protocol,
                 "criterion": verdict.criterion,
                 "evidence": verdict.judgement.evidence,
+                "decidable_at": decidable_at(claim, verdict, profile),
             }
         )
     return rows
@@ -1085,9 +1278,10 @@ def write_comparison(
     if not any(c.notebook == notebook for c in CLAIMS):
         known = sorted({c.notebook for c in CLAIMS})
         raise ValueError(f"no claims for notebook {notebook!r}; known: {known}")
+    profile = (metadata or {}).get("profile")
     return files.write_table(
         Path(results_dir) / comparison_file(notebook),
-        comparison(notebook, results_dir),
+        comparison(notebook, results_dir, profile),
         metadata,
         COLUMNS,
     )

@@ -241,7 +241,8 @@ def test_notebook_01_verdicts_follow_the_numbers(tmp_path):
 
 
 def test_notebook_02_verdicts_follow_the_numbers(tmp_path):
-    _validation(tmp_path, {750: 0.86, 1000: 0.865})  # at its plateau
+    # at its plateau: flat over the last half's evaluations
+    _validation(tmp_path, {s: 0.865 for s in range(500, 1001, 100)})
     _baselines(
         tmp_path,
         {
@@ -273,10 +274,11 @@ def test_notebook_02_verdicts_follow_the_numbers(tmp_path):
 
 def test_bellman_ford_below_its_plateau_is_not_testable(tmp_path):
     _baselines(tmp_path, {"bellman_ford": (0.64, 0.03, 32)})
-    _validation(tmp_path, {50: 0.853, 60: 0.866})
+    _validation(tmp_path, {s: 0.8 + 0.01 * s / 100 for s in range(0, 401, 50)})
     row = _row("02", tmp_path, "trained Bellman-Ford")
     assert row["verdict"] == paper.NOT_TESTABLE
-    assert "step 50" in row["evidence"] and "step 60" in row["evidence"]
+    assert "from step 200" in row["evidence"] and "step 400" in row["evidence"]
+    assert row["decidable_at"].startswith("training to a plateau (none by step 400")
     _validation(tmp_path, {60: 0.866})
     assert _row("02", tmp_path, "trained Bellman-Ford")["verdict"] == (
         paper.NOT_TESTABLE
@@ -366,6 +368,58 @@ def test_table1_judges_first_best_and_reports_the_controls(tmp_path):
     assert pre_output["verdict"] == paper.AGREE
 
 
+def test_a_verdict_the_selection_flips_is_inconclusive_with_both_shown(tmp_path):
+    """First best finds no correlation, final-step parameters find one: the
+    selection decides, not the models."""
+    final = {
+        "measure": "internal",
+        "selection": "final",
+        "n": 32,
+        "pearson_r": -0.6,
+        "pearson_ci_low": -0.8,
+        "pearson_ci_high": -0.4,
+    }
+    _table1(tmp_path, {"internal": (0.0, -0.2, 0.2)}, extra=[final])
+    row = _row("03", tmp_path, "internal faithfulness")
+    assert row["verdict"] == paper.INCONCLUSIVE
+    assert (
+        "first_best says agree, final-step parameters say disagree" in (row["evidence"])
+    )
+    assert "control: final-step parameters" in row["protocol"]
+    # the same verdict under both: the paper protocol's stands
+    _table1(
+        tmp_path,
+        {"internal": (0.0, -0.2, 0.2)},
+        extra=[
+            {
+                **final,
+                "pearson_r": 0.0,
+                "pearson_ci_low": -0.25,
+                "pearson_ci_high": 0.25,
+            }
+        ],
+    )
+    assert _row("03", tmp_path, "internal faithfulness")["verdict"] == paper.AGREE
+
+
+def test_an_undecided_row_says_the_seeds_and_the_profile_that_would_decide_it(
+    tmp_path,
+):
+    _baselines(tmp_path, {"bfs": (0.9926, 0.0073, 16)})
+    row = _row("02", tmp_path, "trained BFS")
+    assert row["verdict"] == paper.INCONCLUSIVE
+    count = int(row["decidable_at"].split(" seeds")[0])
+    assert 60 <= count <= 80 and row["decidable_at"].endswith("(profile paper)")
+    _baselines(tmp_path, {"bfs": (0.9926, 0.0073, 512)})
+    assert _row("02", tmp_path, "trained BFS")["decidable_at"] == ""  # decided
+    _baselines(tmp_path, {"bfs": (0.99, 0.3, 16)})  # wide: beyond 128 seeds
+    assert (
+        "beyond the paper profile"
+        in _row("02", tmp_path, "trained BFS")["decidable_at"]
+        or "about zero" in _row("02", tmp_path, "trained BFS")["decidable_at"]
+    )
+
+
 def test_the_external_before_output_row_is_not_testable_without_its_measure(tmp_path):
     _table1(tmp_path, {"internal": (0.0, -0.2, 0.2)})
     row = _row("03", tmp_path, "external faithfulness before the output")
@@ -453,6 +507,9 @@ def test_every_row_has_a_verdict_and_evidence_naming_n(notebook, tmp_path):
             assert list(row) == list(paper.COLUMNS)
             assert row["verdict"] in paper.VERDICTS, row
             assert re.search(r"\bn = \d", row["evidence"]), row
+            assert row["protocol"], row
+            decided = row["verdict"] in (paper.AGREE, paper.DISAGREE)
+            assert bool(row["decidable_at"]) != decided, row
 
 
 def test_the_sentence_is_written_from_the_verdicts(tmp_path):
