@@ -646,9 +646,13 @@ def _clusters(algorithm: str):
         return Verdict(
             f"{count} clusters of {len(labels)} seeds (the paper: 18 of 128; "
             "the count is not judged)",
-            f"silhouette of our clusters >= {verdicts.SILHOUETTE_STRUCTURE} "
-            f"(disagree below {verdicts.SILHOUETTE_NONE})",
+            f"resampled 95% interval of the silhouette of the widest-gap clusters "
+            f">= {verdicts.SILHOUETTE_STRUCTURE} (disagree below "
+            f"{verdicts.SILHOUETTE_NONE})",
             judged,
+            needs="more seeds narrow the silhouette's interval, but the rule has "
+            f"no power model: the paper's {profiles.PAPER.seeds} seeds (profile "
+            "paper) is the next measurement",
         )
 
     return check
@@ -889,6 +893,17 @@ def _transnar_per_seed(
 TRANSNAR_PROTOCOL = "each TransNAR seed's parameters at its last step"
 
 
+def _transnar_judged(judged: Judgement) -> tuple[Judgement, str, str]:
+    """A TransNAR row's judgement, protocol and what would decide it."""
+    count = judged.seeds_needed
+    needs = (
+        f"{count} TransNAR seeds per model (notebook 08's profile sets them)"
+        if count
+        else "no count of seeds: the measured difference is about zero"
+    )
+    return judged, TRANSNAR_PROTOCOL, needs
+
+
 def _transformer_fails_ood(algorithm: str):
     def check(results: Path) -> Verdict:
         inside = _transnar_per_seed(results, algorithm, "transformer", True)
@@ -898,8 +913,7 @@ def _transformer_fails_ood(algorithm: str):
             f"{np.mean(outside):.3f} out of it",
             "in-distribution above out-of-distribution CLRS score: one-sided "
             "Welch t-test across seeds, p < 0.05",
-            verdicts.higher(inside, outside),
-            TRANSNAR_PROTOCOL,
+            *_transnar_judged(verdicts.higher(inside, outside)),
         )
 
     return check
@@ -914,8 +928,7 @@ def _hybrid_holds_up(algorithm: str, model: str):
             f"transformer {np.mean(alone):.3f}",
             f"{model} above transformer out of distribution: one-sided Welch "
             "t-test across seeds, p < 0.05",
-            verdicts.higher(hybrid, alone),
-            TRANSNAR_PROTOCOL,
+            *_transnar_judged(verdicts.higher(hybrid, alone)),
         )
 
     return check
