@@ -143,13 +143,22 @@ def _add_network_arguments(train: argparse.ArgumentParser, net: _Default) -> Non
         "--edge-map",
         choices=EDGE_MAPS,
         default=net("edge_map"),
-        help="with --use-edge-info: channel (the fork's, parameter-free) or "
-        "learned (the paper's Eqs. 11-13)",
+        help="with --use-edge-info: channel (the fork's first form, "
+        "parameter-free), eqs_11_13 (our reading of the paper's Eqs. 11-13) or "
+        "fork (the fork's learned form, commit cef64d2: runs only at the size "
+        "of the largest --lengths bucket, so train and test at one size)",
     )
     train.add_argument(
         "--use-pre-att-bias", action="store_true", help="paper: N x N bias"
     )
     train.add_argument("--no-layer-norm", action="store_true")
+
+
+def _fork_size(args: argparse.Namespace, nodes: int) -> dict[str, int]:
+    """``fork_num_nodes`` where a size-locked form is asked for (else the default)."""
+    if args.use_edge_info and args.edge_map == "fork":
+        return {"fork_num_nodes": nodes}
+    return {}
 
 
 def _add_data_arguments(train: argparse.ArgumentParser, run: _Default) -> None:
@@ -414,6 +423,7 @@ def _train(args: argparse.Namespace) -> int:
         edge_map=args.edge_map,
         use_pre_att_bias=args.use_pre_att_bias,
         pre_att_bias_nodes=bucket_nodes(max(args.lengths), buckets),
+        **_fork_size(args, bucket_nodes(max(args.lengths), buckets)),
     )
     config = TrainConfig(
         network=network,

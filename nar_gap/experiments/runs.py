@@ -38,6 +38,9 @@ _LATER_FIELDS = {
     "supervision_schedule": "linear",
     "curriculum_steps": 0,
     "eval_graphs": 0,
+    "network.simple_pointer_decoder": "bilinear",
+    "network.simple_pointer_scale": 1000.0,
+    "network.fork_num_nodes": 16,
 }
 
 

@@ -14,7 +14,11 @@ Reprediction = Literal["soft", "hard", "hard_on_eval"]
 EncoderInit = Literal["default", "xavier_on_scalars"]
 
 HINT_MODES: tuple[str, ...] = ("encoded_decoded", "decoded_only", "none")
-EDGE_MAPS: tuple[str, ...] = ("channel", "learned")
+EDGE_MAPS: tuple[str, ...] = ("channel", "eqs_11_13", "fork")
+SIMPLE_POINTER_DECODERS: tuple[str, ...] = ("bilinear", "fork")
+# The forms of the authors' fork whose parameters have the graph size's shape.
+SIZE_LOCKED_EDGE_MAPS: tuple[str, ...] = ("fork",)
+SIZE_LOCKED_POINTER_DECODERS: tuple[str, ...] = ("fork",)
 REPRED_MODES: tuple[str, ...] = ("soft", "hard", "hard_on_eval")
 
 SpecEntry = tuple[str, str, str, str]  # (name, stage, location, type)
@@ -35,19 +39,38 @@ class NetworkConfig:
       msg_passing_steps: processor applications per hint step (shared weights).
       dropout_prob: dropout on the processor output, training only.
       use_edge_info: the paper's edge information in the selected values.
-      edge_map: how the edge information is made (with ``use_edge_info``):
+      edge_map: how the edge information is made (with ``use_edge_info``;
+        the authors' fork, ``LSaldyt/clrs``, see docs/choices.md):
         ``channel`` adds the attention-weighted channel 0 of the encoded
-        edges to channel 0 of every head, without parameters (the author's
-        fork, what the compiler uses); ``learned`` is the paper's Eqs. 11-13,
-        a linear map of the encoded edges to D channels, selected by the
-        attention and summed over senders.
+        edges to channel 0 of every head, without parameters (the fork up to
+        commit e686e21, branch ``master``; what the compiler uses);
+        ``eqs_11_13`` is our reading of the paper's Eqs. 11-13 (whose symbols
+        the text lost): a linear map of the encoded edges to D channels,
+        selected by the attention and summed over senders; ``fork`` is the
+        fork's learned form (commit cef64d2, "Generalize GATv2 edge info",
+        branch ``dfs_reverse``): the same selected map, but the senders are
+        combined by one learned linear map over the sender axis,
+        ``Σ_j w_j α_ij ε_ij + c``, whose ``N`` weights lock the model to
+        ``fork_num_nodes`` nodes (and, as in the fork, to one head).
       use_pre_att_bias: the paper's learned ``N x N`` pre-attention bias.
       pre_att_bias_nodes: side of that bias (largest graph it accepts).
       encoder_init: ``xavier_on_scalars`` (run.py) or ``default``.
-      simplify_decoders: appendix A's option for the minimal models: pointer
-        decoders are bilinear, ``(W1 h_i) . (W2 h_j)``, without the edge
-        term and the max (our reading of an option the paper does not
-        define; see :class:`~nar_gap.model.decoders.SimplePointerDecoder`).
+      simplify_decoders: appendix A's option for the minimal models: the
+        node-pointer decoders become ``simple_pointer_decoder``'s form; the
+        other decoders are single linear maps already and stay as they are.
+      simple_pointer_decoder: with ``simplify_decoders``, ``bilinear``
+        (nar_gap's own choice, size-free: ``(W1 h_i) . (W2 h_j)``, CLRS's
+        original pointer decoder) or ``fork`` (the fork's definition, branch
+        ``dfs_reverse``: ``-C max(L1 h_i, L2 h_i)_j`` with two maps to ``N``
+        outputs, reading neither ``h_j`` nor the edges; locked to
+        ``fork_num_nodes`` nodes).  See
+        :class:`~nar_gap.model.decoders.BilinearPointerDecoder` and
+        :class:`~nar_gap.model.decoders.ForkPointerDecoder`.
+      simple_pointer_scale: ``C`` of the fork's simplified pointer decoder
+        (the fork hard-codes 1000 and marks it as to be parameterised).
+      fork_num_nodes: ``N``, the graph size the fork's size-locked forms
+        (``edge_map="fork"``, ``simple_pointer_decoder="fork"``) are built
+        for: a batch of any other node count (padding included) is refused.
       state_probe_size: 0 (default), or the width of a learned linear probe
         read off every step's hidden state (``NetOutput.probed``).  It feeds
         nothing back: hidden-state supervision
@@ -72,6 +95,9 @@ class NetworkConfig:
     encoder_init: EncoderInit = "xavier_on_scalars"
     simplify_decoders: bool = False
     state_probe_size: int = 0
+    simple_pointer_decoder: str = "bilinear"
+    simple_pointer_scale: float = 1000.0
+    fork_num_nodes: int = 16
 
     def __post_init__(self) -> None:
         problems = []
@@ -87,10 +113,7 @@ class NetworkConfig:
                 f"num_heads must be >= 1 and divide hidden_size={self.hidden_size},"
                 f" got {self.num_heads}"
             )
-        if self.edge_map not in EDGE_MAPS:
-            problems.append(
-                f"edge_map must be one of {EDGE_MAPS}, got {self.edge_map!r}"
-            )
+        problems.extend(self._fork_problems())
         if self.hint_mode not in HINT_MODES:
             problems.append(
                 f"hint_mode must be one of {HINT_MODES}, got {self.hint_mode!r}"
@@ -119,6 +142,58 @@ class NetworkConfig:
             problems.append(f"unknown encoder_init {self.encoder_init!r}")
         if problems:
             raise ValueError("invalid NetworkConfig: " + "; ".join(problems))
+
+    def _fork_problems(self) -> list[str]:
+        """The edge map and pointer decoder names, and what the fork's forms need."""
+        problems = []
+        if self.edge_map not in EDGE_MAPS:
+            problems.append(
+                f"edge_map must be one of {EDGE_MAPS}, got {self.edge_map!r}"
+            )
+        if self.simple_pointer_decoder not in SIMPLE_POINTER_DECODERS:
+            problems.append(
+                f"simple_pointer_decoder must be one of {SIMPLE_POINTER_DECODERS},"
+                f" got {self.simple_pointer_decoder!r}"
+            )
+        if self.fork_num_nodes < 1:
+            problems.append(f"fork_num_nodes must be >= 1, got {self.fork_num_nodes}")
+        if self.use_edge_info and self.edge_map == "fork" and self.num_heads != 1:
+            problems.append(
+                "edge_map='fork' needs num_heads=1: the fork adds a message-wide"
+                f" edge value to each head's output, got {self.num_heads} heads"
+            )
+        return problems
+
+    @property
+    def size_locked(self) -> tuple[str, ...]:
+        """The options in use whose parameters have ``fork_num_nodes``'s shape."""
+        locked = []
+        if self.use_edge_info and self.edge_map in SIZE_LOCKED_EDGE_MAPS:
+            locked.append(f"edge_map={self.edge_map!r}")
+        if (
+            self.simplify_decoders
+            and self.simple_pointer_decoder in SIZE_LOCKED_POINTER_DECODERS
+        ):
+            locked.append(f"simple_pointer_decoder={self.simple_pointer_decoder!r}")
+        return tuple(locked)
+
+    def check_num_nodes(self, num_nodes: int) -> None:
+        """Refuse, in one line, a graph size the size-locked forms cannot run.
+
+        The fork's learned edge map and simplified pointer decoder have weights
+        with one entry per node, so a model runs only at the size it was built
+        for; without this check another size fails deep inside Flax with a
+        shape error.  Padding counts: the batch's node axis must be ``N``.
+        """
+        locked = self.size_locked
+        if locked and num_nodes != self.fork_num_nodes:
+            raise ValueError(
+                f"the fork's size-locked forms ({', '.join(locked)}) run on "
+                f"graphs of fork_num_nodes={self.fork_num_nodes} nodes only "
+                "(padding included), "
+                f"got a batch of {num_nodes}: train, validate and test at "
+                f"{self.fork_num_nodes} nodes"
+            )
 
     @property
     def encode_hints(self) -> bool:

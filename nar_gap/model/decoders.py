@@ -2,7 +2,9 @@
 
 One decoder per probe, as dm-clrs builds them (``decoders.py``): node pointers
 ``l_ij = w4 . max(W1 h_i, W2 h_j + W3 e_ji) + b4``, per-node scalars, masks
-and categoricals, and graph-level values from max-pooled nodes.
+and categoricals, and graph-level values from max-pooled nodes.  With
+``simplify_decoders`` the node pointers are decoded by one of two simpler
+forms: nar_gap's bilinear one, or the authors' fork's (size-locked).
 :func:`decode` picks the decoder for a probe; :func:`postprocess` is the one
 post-processing (hard or soft) of raw decoder outputs.
 """
@@ -15,9 +17,14 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from nar_gap.model.config import SpecEntry
+from nar_gap.model.config import NetworkConfig, SpecEntry
 from nar_gap.model.gatv2 import EdgeFeatures, VectorHead
-from nar_gap.model.layers import Linear, compute_dtype, haiku_linear_init
+from nar_gap.model.layers import (
+    Linear,
+    compute_dtype,
+    haiku_linear_init,
+    require_num_nodes,
+)
 from nar_gap.model.pair_ops import pointer_logits
 from nar_gap.tasks.vocabulary import Location, Type
 
@@ -108,16 +115,15 @@ class PointerDecoder(nn.Module):
         return logits + head_bias
 
 
-class SimplePointerDecoder(nn.Module):
-    """``l_ij = (W1 h_i) . (W2 h_j)``: the pointer decoder with ``simplify_decoders``.
+class BilinearPointerDecoder(nn.Module):
+    """``l_ij = (W1 h_i) . (W2 h_j)``: nar_gap's own simplified pointer decoder.
 
-    Appendix A of the paper sets ``simplify_decoders`` for its minimal
-    (hidden-4) models without saying what it does; the text with its
-    definition was lost.  Our reading: the pointer decoder without the edge
-    term and the max (dm-clrs's ``W3 e_ji``, ``max`` and ``w4``), i.e. CLRS's
-    original bilinear pointer decoder, ``p_1 @ p_2ᵀ``, so that a 4-wide model
-    has a decoder of its own size.  The other decoders are single linear maps
-    already and stay as they are.
+    With ``simplify_decoders`` and ``simple_pointer_decoder="bilinear"``.
+    CLRS's original bilinear pointer decoder: dm-clrs's without the edge term
+    and the max (``W3 e_ji``, ``max`` and ``w4``), so that a 4-wide model has
+    a decoder of its own size.  Our choice, not the paper's: the authors'
+    fork defines ``simplify_decoders`` otherwise (:class:`ForkPointerDecoder`),
+    with weights that fix the graph size; this one runs at any size.
     """
 
     hidden_size: int
@@ -128,6 +134,45 @@ class SimplePointerDecoder(nn.Module):
         p_1 = Linear(self.hidden_size, name="linear_0")(h_t)  # [B, N, D]
         p_2 = Linear(self.hidden_size, name="linear_1")(h_t)  # [B, N, D]
         return jnp.einsum("bid,bjd->bij", p_1, p_2)
+
+
+class ForkPointerDecoder(nn.Module):
+    """``l_ij = -C max(L1 h_i, L2 h_i)_j``: the fork's simplified pointer decoder.
+
+    The authors' fork of dm-clrs (``LSaldyt/clrs``, branch ``dfs_reverse``,
+    ``clrs/_src/decoders.py``: ``construct_decoders`` and ``_decode_node_fts``
+    with ``simple_pointer_decoder``) defines ``simplify_decoders`` so: two
+    linear maps from the receiver's ``h_i`` to ``N`` outputs, one per
+    candidate ``j``, and ``C = 1000`` (hard-coded there, marked to be
+    parameterised: ``simple_pointer_scale`` here).  It reads neither ``h_j``
+    nor the edges; a compiled model writes a node id ``x`` into ``h_i`` and
+    biases ``-j`` and ``+j`` turn it into ``-C |x - j|``.  Its ``N`` outputs
+    lock it to graphs of ``num_nodes`` nodes (padding included).
+    """
+
+    num_nodes: int
+    scale: float = 1000.0
+
+    @nn.compact
+    def __call__(self, h_t: jax.Array) -> jax.Array:
+        """Pointer logits ``[B, N, N]`` (receiver i, candidate j)."""
+        require_num_nodes(
+            "the fork's simplified pointer decoder", self.num_nodes, h_t.shape[1]
+        )
+        p_1 = Linear(self.num_nodes, name="linear_0")(h_t)  # [B, N, N]
+        p_2 = Linear(self.num_nodes, name="linear_1")(h_t)  # [B, N, N]
+        return -self.scale * jnp.maximum(p_1, p_2)
+
+
+def pointer_decoder(config: NetworkConfig, name: str) -> nn.Module:
+    """The node-pointer decoder ``config`` asks for, named ``name``."""
+    if not config.simplify_decoders:
+        return PointerDecoder(config.hidden_size, name=name)
+    if config.simple_pointer_decoder == "fork":
+        return ForkPointerDecoder(
+            config.fork_num_nodes, config.simple_pointer_scale, name=name
+        )
+    return BilinearPointerDecoder(config.hidden_size, name=name)
 
 
 class NodeDecoder(nn.Module):
@@ -200,21 +245,21 @@ def decode(
     graph_fts: jax.Array,
     node_mask: jax.Array,
     class_sizes: Mapping[str, int],
-    hidden_size: int,
-    simplified: bool = False,
+    config: NetworkConfig,
 ) -> jax.Array:
     """Raw output of probe ``name``'s decoder (called inside a Flax module).
 
     ``h_t = [node features; previous hidden; new hidden]``, ``[B, N, 3D]``.
     Padded nodes get :data:`PADDED_LOGIT` wherever a softmax runs over nodes.
-    ``simplified``: the pointer decoder of :class:`SimplePointerDecoder`.
+    ``config`` picks the node-pointer decoder (:func:`pointer_decoder`).
     """
     module = f"decoder_{name}"
     if loc == Location.NODE and typ == Type.POINTER:
-        if simplified:
-            logits = SimplePointerDecoder(hidden_size, name=module)(h_t)
+        decoder = pointer_decoder(config, module)
+        if isinstance(decoder, PointerDecoder):
+            logits = decoder(h_t, edges)
         else:
-            logits = PointerDecoder(hidden_size, name=module)(h_t, edges)
+            logits = decoder(h_t)
         return mask_nodes_last_axis(logits, node_mask)
     if loc == Location.NODE and typ in (Type.SCALAR, Type.MASK, Type.MASK_ONE):
         logits = NodeDecoder(1, True, name=module)(h_t)

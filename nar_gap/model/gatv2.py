@@ -16,6 +16,8 @@ nar_gap sub-layer  what it computes              paper symbol      dm-clrs Haiku
 ``head_<h>``       ``a_h . LReLU(P^h_ij) + c_h``  a (head vector)   ``linear_{6+h}``
 ``layer_norm``     scale/offset, eps 1e-5        LN                ``layer_norm``
 ``pre_att_bias``   ``B_ij`` added to ``P_ij``    B (paper D.4)     fork only
+``edge_map``       ``ε_ij = W_ε e_ij + b_ε``     W_ε (Eqs. 11-13)  fork: ``We2``
+``edge_senders``   ``Σ_j w_j (.)_j + c``         none              fork: ``Wed``
 =================  ============================  ================  ==============
 
 Then ``alpha^h_ij = softmax_j(logit^h_ij + (adj_ij - 1) 1e9)``, ``r^h_i = Σ_j
@@ -32,16 +34,30 @@ O(B N² D²) -- the edge tensor was the largest cost of the dm-clrs network.
 
 The two modifications of the paper (author's fork of dm-clrs):
 
-* ``use_edge_info``: after aggregation, ``Σ_j alpha^h_ij e_ij[0]`` is added to
-  channel 0 of every head (channels 0, F, 2F, ...), so the selected value can
-  carry an edge weight (Bellman-Ford's ``d_j + w_ij``).  Like the fork, this
-  has no learned parameters; ``e_ij[0]`` is channel 0 of the encoded edges.
-  With ``edge_map="learned"`` it is the paper's Eqs. 11-13 instead: a linear
-  map ``ε_ij = W_ε e_ij + b_ε`` (D channels, split into heads like the
-  values) whose attention-weighted sum over senders, ``Σ_j α^h_ij ε^h_ij``,
-  is added to the selected values.  Kept factorised, ``Σ_j α^h_ij ε^h_ij =
-  (Σ_j α^h_ij x_ij) K'^h + b'^h`` (the attention sums to 1 over senders), so
-  it costs O(B N² H K), not O(B N² D).
+* ``use_edge_info``: after aggregation the selected values gain edge
+  information, so that they can carry an edge weight (Bellman-Ford's
+  ``d_j + w_ij``), in one of three forms (``edge_map``):
+
+  - ``channel`` (default; the fork up to commit e686e21, branch ``master``):
+    ``Σ_j alpha^h_ij e_ij[0]`` is added to channel 0 of every head (channels
+    0, F, 2F, ...), without learned parameters; ``e_ij[0]`` is channel 0 of
+    the encoded edges.  The compiler uses this form.
+  - ``eqs_11_13``: our reading of the paper's Eqs. 11-13 (the extracted text
+    lost their symbols): a linear map ``ε_ij = W_ε e_ij + b_ε`` (D channels,
+    split into heads like the values) whose attention-weighted sum over
+    senders, ``Σ_j α^h_ij ε^h_ij``, is added to the selected values.
+  - ``fork`` (commit cef64d2 "Generalize GATv2 edge info", branches
+    ``neural_compilation_minimal`` and ``dfs_reverse``): the same ``ε`` (the
+    fork's ``We2``), but the senders are combined by one learned linear map
+    over the sender axis (the fork's ``Wed``, N inputs, 1 output):
+    ``d_hif = Σ_j w_j α_hij ε_ijf + c``, added before the heads are merged.
+    The fork adds a D-wide ``ε`` to each head's F-wide output, so it is
+    defined at one head only; its ``N`` weights ``w_j`` lock the model to
+    ``fork_num_nodes`` nodes.
+
+  The two learned forms are kept factorised, ``Σ_j β^h_ij ε^h_ij = (Σ_j
+  β^h_ij x_ij) K'^h + (Σ_j β^h_ij) b'^h`` (``β = α`` or ``w_j α``), so they
+  cost O(B N² H K), not O(B N² D).
 * ``use_pre_att_bias``: a learned ``[N_max, N_max]`` matrix ``B`` (zero init)
   added to every pre-activation channel of pair ``(i, j)`` before the
   LeakyReLU.  The fork's ``B`` has exactly the training graph size; here a
@@ -57,6 +73,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from nar_gap.model.layers import require_num_nodes
 from nar_gap.model.pair_ops import attention_logits
 
 LAYER_NORM_EPSILON = 1e-5  # Haiku's LayerNorm default, used by dm-clrs.
@@ -165,10 +182,13 @@ class GATv2(nn.Module):
       num_heads: H; must divide ``hidden_size``.
       use_ln: layer norm after the ReLU (the benchmark's default is True).
       use_edge_info: the paper's edge information in the selected values.
-      edge_map: ``channel`` (parameter-free, the fork's) or ``learned``
-        (the paper's Eqs. 11-13).
+      edge_map: ``channel`` (parameter-free, the fork's before cef64d2),
+        ``eqs_11_13`` (our reading of the paper's Eqs. 11-13) or ``fork``
+        (the fork's learned form, commit cef64d2; size-locked, one head).
       use_pre_att_bias: the paper's learned pre-attention bias ``B``.
       pre_att_bias_nodes: ``N_max``, the side of ``B`` (only with the bias).
+      fork_num_nodes: ``N`` of ``edge_map="fork"``'s sender weights: the
+        only graph size (padding included) it runs at.
       kernel_init: initialiser of every weight matrix.
     """
 
@@ -179,6 +199,7 @@ class GATv2(nn.Module):
     edge_map: str = "channel"
     use_pre_att_bias: bool = False
     pre_att_bias_nodes: int = 16
+    fork_num_nodes: int = 16
     kernel_init: nn.initializers.Initializer = nn.initializers.lecun_normal()
 
     def setup(self) -> None:
@@ -198,9 +219,18 @@ class GATv2(nn.Module):
             self.hidden_size, kernel_init=self.kernel_init, name="edge"
         )
         self.graph = dense("graph")
-        if self.use_edge_info and self.edge_map == "learned":
+        if self.use_edge_info and self.edge_map in ("eqs_11_13", "fork"):
             self.edge_map_layer = FactorisedDense(
                 self.hidden_size, kernel_init=self.kernel_init, name="edge_map"
+            )
+        if self.use_edge_info and self.edge_map == "fork":
+            if self.num_heads != 1:
+                raise ValueError(
+                    "edge_map='fork' needs num_heads=1 (the fork adds a "
+                    f"message-wide edge value to each head), got {self.num_heads}"
+                )
+            self.edge_senders = VectorHead(
+                kernel_init=self.kernel_init, name="edge_senders"
             )
         self.heads = [
             VectorHead(kernel_init=self.kernel_init, name=f"head_{h}")
@@ -251,8 +281,10 @@ class GATv2(nn.Module):
         attention = jax.nn.softmax(logits + mask[:, None], axis=-1)  # [B, H, N, N]
 
         selected = jnp.einsum("bhij,bjhf->bihf", attention, values)  # [B, N, H, F]
-        if self.use_edge_info and self.edge_map == "learned":
-            selected = selected + self._learned_edge_values(attention, edge_fts)
+        if self.use_edge_info and self.edge_map == "eqs_11_13":
+            selected = selected + self._edge_map_values(attention, edge_fts)
+        elif self.use_edge_info and self.edge_map == "fork":
+            selected = selected + self._fork_edge_values(attention, edge_fts)
         elif self.use_edge_info:
             edge_value = jnp.einsum("bhij,bij->bih", attention, edge_fts.channel(0))
             selected = selected.at[..., 0].add(edge_value)
@@ -262,18 +294,32 @@ class GATv2(nn.Module):
             out = self.layer_norm(out)
         return ProcessorOutput(hidden=out, attention=attention)
 
-    def _learned_edge_values(
-        self, attention: jax.Array, edge_fts: EdgeFeatures
-    ) -> jax.Array:
-        """Eqs. 11-13: ``Σ_j α^h_ij ε^h_ij``, ``ε = W_ε e + b_ε``: ``[B, N, H, F]``."""
+    def _edge_map_values(self, weights: jax.Array, edge_fts: EdgeFeatures) -> jax.Array:
+        """``Σ_j β^h_ij ε^h_ij``, ``ε = W_ε e + b_ε``: ``[B, N, H, F]``.
+
+        With ``β = α`` (the attention), Eqs. 11-13 as we read them.
+        """
         heads, width = self.num_heads, self.hidden_size // self.num_heads
         kernel, bias = self.edge_map_layer.projected(edge_fts)  # [K, D], [D]
-        weighted = jnp.einsum("bhij,bijk->bihk", attention, edge_fts.scalars)
+        weighted = jnp.einsum("bhij,bijk->bihk", weights, edge_fts.scalars)
         mapped = jnp.einsum(
             "bihk,khf->bihf", weighted, kernel.reshape(-1, heads, width)
         )
-        rows = jnp.sum(attention, axis=-1).transpose(0, 2, 1)[..., None]  # [B,N,H,1]
-        return mapped + rows * bias.reshape(heads, width)  # Σ_j α^h_ij b'^h
+        rows = jnp.sum(weights, axis=-1).transpose(0, 2, 1)[..., None]  # [B,N,H,1]
+        return mapped + rows * bias.reshape(heads, width)  # Σ_j β^h_ij b'^h
+
+    def _fork_edge_values(
+        self, attention: jax.Array, edge_fts: EdgeFeatures
+    ) -> jax.Array:
+        """The fork's ``d_hif = Σ_j w_j α_hij ε_ijf + c`` (cef64d2): ``[B,N,H,F]``."""
+        num_nodes = attention.shape[-1]
+        require_num_nodes(
+            "the fork's learned edge map (edge_map='fork')",
+            self.fork_num_nodes,
+            num_nodes,
+        )
+        senders, offset = self.edge_senders.weights(num_nodes)  # [N], []
+        return self._edge_map_values(attention * senders, edge_fts) + offset
 
     def _bias_block(self, num_nodes: int) -> jax.Array:
         if num_nodes > self.pre_att_bias_nodes:

@@ -55,3 +55,17 @@ class Linear(nn.Module):
         kernel = self.param("kernel", self.kernel_init, (in_features, self.features))
         bias = self.param("bias", nn.initializers.zeros_init(), (self.features,))
         return kernel, bias
+
+
+def require_num_nodes(what: str, built_for: int, num_nodes: int) -> None:
+    """One line, not a Flax shape error, when a size-locked layer meets another N.
+
+    The authors' fork has layers whose weights have one entry per node
+    (:attr:`~nar_gap.model.config.NetworkConfig.size_locked`): they are
+    defined at the graph size they were built for and nowhere else.
+    """
+    if num_nodes != built_for:
+        raise ValueError(
+            f"{what} is built for graphs of {built_for} nodes (its weights have "
+            f"one entry per node), got {num_nodes} nodes: run it at {built_for}"
+        )

@@ -91,6 +91,7 @@ class Step(nn.Module):
             edge_map=cfg.edge_map,
             use_pre_att_bias=cfg.use_pre_att_bias,
             pre_att_bias_nodes=cfg.pre_att_bias_nodes,
+            fork_num_nodes=cfg.fork_num_nodes,
             kernel_init=haiku_linear_init,
             name="processor",
         )
@@ -175,8 +176,7 @@ class DecoderInputs:
             self.graph_fts,
             node_mask,
             class_sizes,
-            cfg.hidden_size,
-            cfg.simplify_decoders,
+            cfg,
         )
 
     def at_steps(self, steps: jax.Array) -> DecoderInputs:
@@ -242,6 +242,7 @@ class Network(nn.Module):
             )
         spec = cfg.spec_entries()
         batch_size, num_nodes = batch.node_mask.shape
+        cfg.check_num_nodes(num_nodes)  # the fork's size-locked forms
         types = {name: typ for name, _, _, typ in spec}
         class_sizes = {
             name: int(data.shape[-1])

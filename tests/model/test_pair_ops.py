@@ -97,14 +97,14 @@ def _gatv2_inputs(batch=2, nodes=5, width=8, scalars=3, seed=0):
     return node_fts, edges, graph_fts, adjacency, jnp.zeros_like(node_fts)
 
 
-def test_learned_edge_map_is_the_papers_equations_11_to_13():
+def test_eqs_11_13_edge_map_is_the_papers_equations_11_to_13():
     """Σ_j α^h_ij (W_ε e_ij + b_ε)^h, computed on the dense edge tensor,
     equals the factorised module; with W_ε = b_ε = 0 the step is the plain one."""
     from nar_gap.model.gatv2 import GATv2
 
     inputs = _gatv2_inputs()
     width, heads = 8, 2
-    learned = GATv2(width, heads, use_edge_info=True, edge_map="learned")
+    learned = GATv2(width, heads, use_edge_info=True, edge_map="eqs_11_13")
     variables = learned.init(jax.random.PRNGKey(1), *inputs)
     params = variables["params"]
     assert params["edge_map"]["kernel"].shape == (width, width)
@@ -120,7 +120,7 @@ def test_learned_edge_map_is_the_papers_equations_11_to_13():
         {"params": params},
         attention,
         inputs[1],
-        method=lambda m, a, e: m._learned_edge_values(a, e),
+        method=lambda m, a, e: m._edge_map_values(a, e),
     )
     batch, nodes = inputs[0].shape[:2]
     epsilon = (
@@ -141,10 +141,10 @@ def test_learned_edge_map_is_the_papers_equations_11_to_13():
     )
 
 
-def test_simplified_pointer_decoders_are_bilinear_and_have_no_edge_term():
+def test_bilinear_simplified_pointer_decoders_have_no_edge_term():
     from nar_gap.data import sample_batch
     from nar_gap.model.config import NetworkConfig
-    from nar_gap.model.decoders import SimplePointerDecoder
+    from nar_gap.model.decoders import BilinearPointerDecoder
     from nar_gap.model.network import param_shapes
 
     batch = sample_batch("bfs", num_nodes=6, batch_size=3, seed=0)
@@ -156,7 +156,7 @@ def test_simplified_pointer_decoders_are_bilinear_and_have_no_edge_term():
     assert sorted(full["net"]["decoder_pi"]) == [f"linear_{k}" for k in range(4)]
 
     h = jax.random.normal(jax.random.PRNGKey(3), (2, 5, 12))
-    decoder = SimplePointerDecoder(4)
+    decoder = BilinearPointerDecoder(4)
     params = decoder.init(jax.random.PRNGKey(0), h)["params"]
     got = decoder.apply({"params": params}, h)
     w1, w2 = params["linear_0"], params["linear_1"]

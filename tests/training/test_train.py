@@ -491,7 +491,7 @@ def test_run_directories_keep_their_address_when_fields_are_added():
     learned = dataclasses.replace(
         config,
         network=dataclasses.replace(
-            config.network, use_edge_info=True, edge_map="learned"
+            config.network, use_edge_info=True, edge_map="eqs_11_13"
         ),
     )
     channel = dataclasses.replace(
