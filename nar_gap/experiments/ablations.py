@@ -7,9 +7,13 @@ seeds are never retrained) and reported as the paper reports them, the test
 score's ``mean ± std (max)`` over seeds, one row per variant.
 
 - ``table11_edge_info`` (Table 11): Bellman-Ford with / without edge information;
+  nar_gap's rows (the fork's parameter-free form, our reading of Eqs. 11-13)
+  and the fork's learned form with its control, length-limited (below);
 - ``table12_pre_att_bias`` (Table 12): BFS with / without the N x N bias;
 - ``table13_length_limited`` (Table 13): Bellman-Ford trained and tested at one
-  size (16), with both modifications / none;
+  size (16), with both modifications / none; nar_gap's forms, and the pair
+  again with the fork's forms (learned edge map and simplified pointer
+  decoder, appendix A's ``simplify_decoders``);
 - ``table14_no_hints`` (Table 14): BFS, DFS, Bellman-Ford, with / without hints;
 - ``table17_sequential`` (Table 17, D.10): ``bfs_seq`` and ``dfs_light``, tested
   at N = 16 (a ``bfs_seq`` trace has one step per scanned edge: thousands at
@@ -24,6 +28,15 @@ uses it, and its control, is tested at N = 16 (the largest training size)
 instead of 64; Table 13 also trains at that one size only ("length-limited").
 The paper does not say how its length limit was set; training at the test
 size is the only choice under which the bias is defined for every graph.
+
+The authors' fork (``LSaldyt/clrs``) defines two more size-locked forms, the
+learned edge map of commit cef64d2 (``edge_map="fork"``) and the simplified
+pointer decoder of branch ``dfs_reverse`` (``simple_pointer_decoder="fork"``):
+their weights have one entry per node, so they run at exactly one graph size.
+Every arm that uses them trains, validates and tests at that one size (16, or
+the profile's smaller test size), like Table 13, and is compared with a
+control at the same size.  nar_gap's own forms (``channel``, ``eqs_11_13``,
+the bilinear decoder) run at any size and keep the tables' other sizes.
 """
 
 from __future__ import annotations
@@ -85,6 +98,7 @@ MINIMAL_HIDDEN_SIZE = 4
 
 
 def _net(algorithm: str, hidden: int, **flags: Any) -> NetworkConfig:
+    """Appendix A's minimal-model settings and the bias's side filled in."""
     if hidden == MINIMAL_HIDDEN_SIZE:
         flags.setdefault("simplify_decoders", True)
     if flags.get("use_pre_att_bias"):
@@ -101,6 +115,30 @@ def _variant(
 def _at_16(profile: Profile) -> dict[str, int]:
     """Test at N = 16 (or the profile's smaller test size): the bias's size."""
     return {"test_num_nodes": min(profile.test_num_nodes, BIAS_NODES)}
+
+
+def _one_size(profile: Profile) -> dict[str, Any]:
+    """Train, validate and test at :func:`_at_16`'s size only: length-limited."""
+    size = _at_16(profile)["test_num_nodes"]
+    return {"train_lengths": (size,), "val_num_nodes": size, "test_num_nodes": size}
+
+
+def _fork_net(p: Profile, algorithm: str, **flags: Any) -> NetworkConfig:
+    """The fork's size-locked forms, built for the one size they run at."""
+    size = _one_size(p)["test_num_nodes"]
+    return _net(algorithm, p.hidden_size, fork_num_nodes=size, **flags)
+
+
+# The fork's definitions (LSaldyt/clrs): its learned edge map (cef64d2) and its
+# simplified pointer decoder (branch dfs_reverse).
+FORK_EDGE_INFO = {"use_edge_info": True, "edge_map": "fork"}
+FORK_DECODER = {"simplify_decoders": True, "simple_pointer_decoder": "fork"}
+# The rows they add (``variant`` column): Table 11's arm and its control ...
+FORK_EDGE_INFO_ARM = "edge information (fork, cef64d2), length-limited"
+FORK_EDGE_INFO_CONTROL = "no edge information, length-limited"
+# ... and Table 13's pair with the fork's simplified decoder.
+FORK_BOTH_ARM = "edge information (fork, cef64d2) + bias, simplified decoder (fork)"
+FORK_DECODER_CONTROL = "unmodified, simplified decoder (fork)"
 
 
 def _edge_info(p: Profile) -> Experiment:
@@ -121,9 +159,35 @@ def _edge_info(p: Profile) -> Experiment:
                     "bellman_ford",
                     p.hidden_size,
                     use_edge_info=True,
-                    edge_map="learned",
+                    edge_map="eqs_11_13",
                 ),
             ),
+            *_fork_edge_info(p),
+        ),
+    )
+
+
+def _fork_edge_info(p: Profile) -> tuple[Variant, ...]:
+    """Table 11 in the fork's learned form, with its control, at one size.
+
+    The form is size-locked, so both train and test at one size (the control
+    is Table 13's "unmodified": one run).  None where the profile has no fork
+    arms (smoke).
+    """
+    if not p.fork_arms:
+        return ()
+    return (
+        _variant(
+            p,
+            FORK_EDGE_INFO_CONTROL,
+            _net("bellman_ford", p.hidden_size),
+            **_one_size(p),
+        ),
+        _variant(
+            p,
+            FORK_EDGE_INFO_ARM,
+            _fork_net(p, "bellman_ford", **FORK_EDGE_INFO),
+            **_one_size(p),
         ),
     )
 
@@ -145,8 +209,7 @@ def _pre_att_bias(p: Profile) -> Experiment:
 
 
 def _length_limited(p: Profile) -> Experiment:
-    at16 = _at_16(p)
-    one_size = {"train_lengths": (at16["test_num_nodes"],), **at16}
+    one_size = _one_size(p)
     both = _net(
         "bellman_ford", p.hidden_size, use_edge_info=True, use_pre_att_bias=True
     )
@@ -156,6 +219,29 @@ def _length_limited(p: Profile) -> Experiment:
         (
             _variant(p, "unmodified", _net("bellman_ford", p.hidden_size), **one_size),
             _variant(p, "edge information + bias", both, **one_size),
+            *_fork_length_limited(p),
+        ),
+    )
+
+
+def _fork_length_limited(p: Profile) -> tuple[Variant, ...]:
+    """Table 13's pair in the fork's definitions (none without fork arms).
+
+    With appendix A's simplified decoders, the fork's: size-locked like its
+    learned edge map, which Table 13 already trains at one size.
+    """
+    if not p.fork_arms:
+        return ()
+    both = {"use_pre_att_bias": True, **FORK_EDGE_INFO, **FORK_DECODER}
+    return (
+        _variant(
+            p,
+            FORK_DECODER_CONTROL,
+            _fork_net(p, "bellman_ford", **FORK_DECODER),
+            **_one_size(p),
+        ),
+        _variant(
+            p, FORK_BOTH_ARM, _fork_net(p, "bellman_ford", **both), **_one_size(p)
         ),
     )
 

@@ -4,8 +4,12 @@ Besides Table 10's default networks, an algorithm named in the profile's
 ``edge_info_baselines`` also trains the paper's modified network (edge
 information, Table 11) at the same sizes: the compiled Bellman-Ford uses
 edge information, so notebook 03 measures this arm against it like for like,
-beside the paper's pairing of compiled with the default network.  Table 8
-(Appendix A's settings) is written from the profiles here too.
+beside the paper's pairing of compiled with the default network.  That arm
+uses the fork's parameter-free form (``edge_map="channel"``, the compiler's),
+which runs at any size, so it trains and tests at the baselines' sizes; the
+fork's later, size-locked learned form (commit cef64d2) is an ablation arm
+trained and tested at one size (:mod:`nar_gap.experiments.ablations`).
+Table 8 (Appendix A's settings) is written from the profiles here too.
 """
 
 from __future__ import annotations

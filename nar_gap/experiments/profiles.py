@@ -119,6 +119,11 @@ class Profile:
       minimal_search_algorithms: the programs notebook 01's minimality
         search runs on (``compiled_minimal.csv``); ``smoke`` keeps BFS alone
         (CI's budget: DFS's search alone takes minutes).
+      fork_arms: whether Tables 11 and 13 (notebook 04) have their arms in
+        the authors' fork's size-locked definitions (its learned edge map,
+        its simplified pointer decoder), trained and tested at one size.
+        ``smoke`` has none: each is an architecture of its own, a compile of
+        about 20 s on CI's two cores, and tests/model checks the forms.
       ablation_algorithms: the algorithms of the tables that repeat one
         ablation per algorithm (Tables 14 and 15, D.1).  ``smoke`` keeps BFS
         alone: the other rows are the same code with another algorithm name,
@@ -160,6 +165,7 @@ class Profile:
     generalisation_sizes: tuple[int, ...] = (4, 8)
     edge_info_baselines: tuple[str, ...] = ("bellman_ford",)
     minimal_search_algorithms: tuple[str, ...] = ("bfs", "bellman_ford", "dfs")
+    fork_arms: bool = True
 
     def baseline_sizes(self, algorithm: str) -> Sizes:
         """``algorithm``'s baseline sizes (Table 10, the faithfulness study)."""
@@ -220,6 +226,7 @@ SMOKE = Profile(  # one graph size and one padded trace length: few compiles
     stability_early=1,
     ablation_algorithms=("bfs",),
     minimal_search_algorithms=("bfs",),
+    fork_arms=False,  # CI's budget: a compile per arm (tests/model tests them)
     stability_controls=(),
     landscape_points=3,
     faithfulness_graphs=8,

@@ -132,3 +132,34 @@ def test_bellman_ford_has_an_edge_information_arm_of_the_same_sizes():
         plain.network.hidden_size,
     )
     assert runs.run_dir(arm, "runs") != runs.run_dir(plain, "runs")
+
+
+def test_the_forks_size_locked_arms_train_and_test_at_one_size():
+    """Tables 11 and 13 gain the fork's definitions, each at the size its
+    weights are built for; smoke has none (a compile per arm in CI)."""
+    for name in ("cpu", "paper"):
+        built = ablations.experiments(profiles.get(name))
+        variants = {
+            v.label: v.config
+            for table in ("table11_edge_info", "table13_length_limited")
+            for v in built[table].variants
+        }
+        for label in (ablations.FORK_EDGE_INFO_ARM, ablations.FORK_BOTH_ARM):
+            config = variants[label]
+            assert config.network.edge_map == "fork" and config.network.size_locked
+            assert config.train_lengths == (16,)
+            assert config.val_num_nodes == config.test_num_nodes == 16
+            assert config.network.fork_num_nodes == 16
+        fork_decoder = variants[ablations.FORK_DECODER_CONTROL].network
+        assert fork_decoder.simple_pointer_decoder == "fork"
+        assert not fork_decoder.use_edge_info
+        # Table 11's control is Table 13's unmodified row: one run
+        assert runs.run_dir(
+            variants[ablations.FORK_EDGE_INFO_CONTROL], "r"
+        ) == runs.run_dir(variants["unmodified"], "r")
+    smoke = {
+        v.label
+        for table in ("table11_edge_info", "table13_length_limited")
+        for v in EXPERIMENTS[table].variants
+    }
+    assert not smoke & {ablations.FORK_EDGE_INFO_ARM, ablations.FORK_BOTH_ARM}
