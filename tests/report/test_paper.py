@@ -431,15 +431,32 @@ def test_the_external_before_output_row_is_not_testable_without_its_measure(tmp_
 
 
 def test_notebook_04_verdicts_follow_the_numbers(tmp_path):
+    from nar_gap.experiments import ablations
+
     def write(first, second):
-        for table, a, b in (
-            ("table11_edge_info.csv", "edge information", "no edge information"),
-            ("table12_pre_att_bias.csv", "pre-attention bias", "no bias"),
-            ("table13_length_limited.csv", "edge information + bias", "unmodified"),
-            ("table15_minimal.csv", "bfs + bias", "bfs"),
-            ("table17_sequential.csv", "bfs_seq", "dfs_light"),
+        for table, a, b, fork_arm, fork_control in (
+            (
+                "table11_edge_info.csv",
+                "edge information",
+                "no edge information",
+                ablations.FORK_EDGE_INFO_ARM,
+                ablations.FORK_EDGE_INFO_CONTROL,
+            ),
+            ("table12_pre_att_bias.csv", "pre-attention bias", "no bias", "", ""),
+            (
+                "table13_length_limited.csv",
+                "edge information + bias",
+                "unmodified",
+                ablations.FORK_BOTH_ARM,
+                ablations.FORK_DECODER_CONTROL,
+            ),
+            ("table15_minimal.csv", "bfs + bias", "bfs", "", ""),
+            ("table17_sequential.csv", "bfs_seq", "dfs_light", "", ""),
         ):
-            _ablations(tmp_path, table, {a: first, b: second})
+            arms = {a: first, b: second}
+            if fork_arm:
+                arms |= {fork_arm: first, fork_control: second}
+            _ablations(tmp_path, table, arms)
         _ablations(
             tmp_path,
             "table15_minimal.csv",
@@ -459,8 +476,12 @@ def test_notebook_04_verdicts_follow_the_numbers(tmp_path):
     write((0.6, 0.01, 8), (0.4, 0.01, 8))
     assert {r["where"]: r["verdict"] for r in paper.comparison("04", tmp_path)} == {
         "§4.6, D.4, Table 11": paper.AGREE,
+        "§4.6, D.4, Table 11 (the fork's definitions, at training size 16)": (
+            paper.AGREE
+        ),
         "D.4, Table 12": paper.DISAGREE,
         "D.4, Table 13": paper.AGREE,
+        "D.4, Table 13 (the fork's definitions, at training size 16)": paper.AGREE,
         "D.7, Table 15": paper.AGREE,
         "D.10, Table 17": paper.AGREE,
     }
