@@ -319,13 +319,60 @@ def _baseline_ours(row: dict[str, str]) -> str:
     )
 
 
+def _final_step(results: Path, algorithm: str) -> Summary | None:
+    """The baseline seeds' test scores at their final-step parameters, if written."""
+    path = results / baselines.seeds_file(algorithm)
+    if not path.exists():
+        return None
+    table = baselines.seeds_file(algorithm)
+    return Summary.of(
+        [_number(_field(r, "final_test_score", table)) for r in _rows(path)]
+    )
+
+
+def _both_protocols(
+    results: Path, algorithm: str, rule: Callable[[Summary], Judgement]
+) -> tuple[Judgement, str, str]:
+    """``rule`` under the paper's selection and the final-step control.
+
+    Returns the judgement (inconclusive where the two disagree), the
+    protocol and a note on the control for ``ours``.
+    """
+    _, summary = _baseline(results, algorithm)
+    judged = rule(summary)
+    final = _final_step(results, algorithm)
+    if final is None:
+        return (
+            judged,
+            f"{PAPER_PROTOCOL} (no final-step control: notebook 02 writes "
+            f"{baselines.seeds_file(algorithm)})",
+            "",
+        )
+    control = rule(final)
+    judged = _protocols_agree(judged, {"final": control})
+    if judged.verdict in (AGREE, DISAGREE):
+        judged = dataclasses.replace(
+            judged, evidence=f"{judged.evidence}; final-step: {control.evidence}"
+        )
+    return (
+        judged,
+        f"{PAPER_PROTOCOL}; control: {FINAL_CONTROL}",
+        f"; final-step parameters {final.mean:.3f} ± {final.std:.3f}",
+    )
+
+
 def _baseline_at_least(algorithm: str, threshold: float):
     def check(results: Path) -> Verdict:
-        row, summary = _baseline(results, algorithm)
+        row, _ = _baseline(results, algorithm)
+        judged, protocol, control = _both_protocols(
+            results, algorithm, lambda s: verdicts.at_least(s, threshold)
+        )
         return Verdict(
-            _baseline_ours(row),
-            f"95% t-interval of the mean test score over seeds >= {threshold:.2f}",
-            verdicts.at_least(summary, threshold),
+            _baseline_ours(row) + control,
+            f"95% t-interval of the mean test score over seeds >= {threshold:.2f}, "
+            "with the selected and with the final-step parameters",
+            judged,
+            protocol,
         )
 
     return check
@@ -349,15 +396,18 @@ def _baseline_near(algorithm: str, target: float):
         row, summary = _baseline(results, algorithm)
         criterion = (
             f"95% t-interval of the mean test score within {target:.2f} ± "
-            f"{verdicts.NEAR_BAND:.2f}, once training has plateaued"
+            f"{verdicts.NEAR_BAND:.2f}, once training has plateaued, with the "
+            "selected and with the final-step parameters"
         )
         reached, plateau, last = _plateau(results, algorithm)
-        judged = verdicts.near(summary, target)
-        protocol = f"{PAPER_PROTOCOL}, at a plateau (slope rule)"
+        judged, protocol, control = _both_protocols(
+            results, algorithm, lambda s: verdicts.near(s, target)
+        )
+        protocol += "; at a plateau (slope rule)"
         if not reached:
             seeds = judged.seeds_needed or summary.n
             return Verdict(
-                _baseline_ours(row),
+                _baseline_ours(row) + control,
                 criterion,
                 Judgement(
                     NOT_TESTABLE,
@@ -370,7 +420,7 @@ def _baseline_near(algorithm: str, target: float):
                 "seeds at it (profile paper)",
             )
         judged = dataclasses.replace(judged, evidence=f"{judged.evidence}; {plateau}")
-        return Verdict(_baseline_ours(row), criterion, judged, protocol)
+        return Verdict(_baseline_ours(row) + control, criterion, judged, protocol)
 
     return check
 

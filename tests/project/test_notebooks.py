@@ -406,6 +406,13 @@ def test_02_baselines_table(executed):
     for row in rows:
         low, mean, high = _numbers(row, ["min", "mean", "max"])
         assert 0 <= low <= mean <= high <= 1
+        # both protocols per seed: selected (first_best) and final-step
+        seeds = read_table(results / f"table10_seeds_{row['algorithm']}.csv")
+        selected = [float(r["test_score"]) for r in seeds]
+        assert sum(selected) / len(selected) == pytest.approx(float(row["mean"]))
+        for seed in seeds:
+            if seed["selected_step"] == seed["steps"]:  # the same parameters
+                assert seed["test_score"] == seed["final_test_score"], seed
         assert (
             json.loads((results / "table10_baselines.csv.json").read_text())["profile"]
             == "smoke"

@@ -402,6 +402,32 @@ def test_a_verdict_the_selection_flips_is_inconclusive_with_both_shown(tmp_path)
     assert _row("03", tmp_path, "internal faithfulness")["verdict"] == paper.AGREE
 
 
+def test_bfs_is_judged_with_selected_and_with_final_step_parameters(tmp_path):
+    """The audit's case: first_best keeps early parameters; if the final-step
+    parameters of the same seeds tell another story, the row is undecided."""
+    _baselines(tmp_path, {"bfs": (0.999, 0.001, 32)})
+
+    def final_step(scores):
+        files.write_table(
+            tmp_path / "table10_seeds_bfs.csv",
+            [
+                {"seed": k, "test_score": 0.999, "final_test_score": x}
+                for k, x in enumerate(scores)
+            ],
+        )
+
+    rng = np.random.default_rng(0)
+    final_step(0.999 + rng.normal(0, 0.001, 32).clip(-0.001, 0.001))
+    row = _row("02", tmp_path, "trained BFS")
+    assert row["verdict"] == paper.AGREE and "final-step" in row["protocol"]
+    final_step(0.95 + rng.normal(0, 0.01, 32))
+    row = _row("02", tmp_path, "trained BFS")
+    assert row["verdict"] == paper.INCONCLUSIVE
+    assert (
+        "first_best says agree, final-step parameters say disagree" in (row["evidence"])
+    )
+
+
 def test_an_undecided_row_says_the_seeds_and_the_profile_that_would_decide_it(
     tmp_path,
 ):
