@@ -286,14 +286,23 @@ def _smallest_parameters(at_most: int):
             f"whole network {r['parameters']}, non-zero {r['nonzero_parameters']})"
             for a, r in picked.items()
         )
+        whole = {a: int(r["parameters"]) for a, r in picked.items()}
         return Verdict(
-            listed,
+            f"processor + bias: {listed}",
             f"both paper-variant networks have <= {at_most} processor and bias "
-            "parameters (what Figure 6 shows)",
+            "parameters: the count the sentence names (App. C.1: “these "
+            "parameters”, Figure 6's, are those of “a tiny 500-parameter "
+            "network with a size 4 hidden state”; Figure 7's encoders and "
+            "decoders are not among them)",
             verdicts.checked(
                 max(counts.values()) <= at_most,
                 f"deterministic: processor + bias parameters of the n = "
-                f"{len(counts)} paper-variant networks in {EXACTNESS}",
+                f"{len(counts)} paper-variant networks in {EXACTNESS}; counted "
+                "with encoders and decoders, the whole networks have "
+                + ", ".join(
+                    f"{a} {n} ({'within' if n <= at_most else 'over'} {at_most})"
+                    for a, n in whole.items()
+                ),
             ),
             DETERMINISTIC,
         )
