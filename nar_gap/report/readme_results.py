@@ -639,10 +639,14 @@ def _generalisation(results: Path, algorithm: str) -> str:
     return f"{accuracy}\n\n{sharp}\n\n{recipes.stored_verdict(path)}"
 
 
+RENDERED_PROFILE = "cpu"
+"""The profile of the committed ``results/`` these pages render."""
+
+
 def _paper(results: Path) -> str:
     parts = []
     for notebook in COMPARED_NOTEBOOKS:
-        rows = paper.comparison(notebook, results)
+        rows = paper.comparison(notebook, results, RENDERED_PROFILE)
         table = markdown_table(
             (
                 "notebook",
@@ -651,7 +655,9 @@ def _paper(results: Path) -> str:
                 "its numbers",
                 "ours",
                 "verdict",
+                "protocol",
                 "evidence",
+                "decidable at",
             ),
             [
                 (
@@ -661,7 +667,9 @@ def _paper(results: Path) -> str:
                     r["paper"],
                     r["ours"],
                     r["verdict"],
+                    r["protocol"],
                     r["evidence"],
+                    r["decidable_at"] or "decided",
                 )
                 for r in rows
             ],
@@ -697,10 +705,19 @@ def _transnar(results: Path) -> str:
             markdown_table(header, [(m, *(cell(m, n) for n in sizes)) for m in models])
         )
     question = files.read_table(results / transnar.QUESTION_FILE)
-    rows = paper.comparison("08", results)
+    rows = paper.comparison("08", results, RENDERED_PROFILE)
     trend = markdown_table(
-        ("TransNAR's finding", "ours", "verdict", "evidence"),
-        [(r["claim"], r["ours"], r["verdict"], r["evidence"]) for r in rows],
+        ("TransNAR's finding", "ours", "verdict", "evidence", "decidable at"),
+        [
+            (
+                r["claim"],
+                r["ours"],
+                r["verdict"],
+                r["evidence"],
+                r["decidable_at"] or "decided",
+            )
+            for r in rows
+        ],
     )
     return "\n\n".join(
         [
