@@ -561,6 +561,69 @@ def not_worse(
     return _sized(judged, count)
 
 
+def _paired(differences: Sequence[float]) -> tuple[np.ndarray, Judgement | None]:
+    d = np.asarray(differences, np.float64)
+    d = d[np.isfinite(d)]
+    if d.size < 2:
+        return d, Judgement(NOT_TESTABLE, f"n = {d.size} paired seeds: need 2")
+    return d, None
+
+
+def paired_interval(
+    differences: np.ndarray, level: float = CONFIDENCE_LEVEL
+) -> tuple[float, float]:
+    """The t-interval of the mean of per-seed paired differences."""
+    return t_interval(Summary.of(differences), level)
+
+
+def paired_no_difference(
+    differences: Sequence[float], bound: float = DIFFERENCE_BOUND
+) -> Judgement:
+    """:func:`no_difference` for arms paired by seed: a paired t-interval.
+
+    ``differences``: per seed, arm A's score minus arm B's, the two trained
+    from the same seed (initialisation and data order).  Pairing removes the
+    seed's own luck from the comparison, which Welch's test on two summaries
+    counts twice.  Agree if the interval lies inside ±``bound``, disagree if
+    it excludes 0 otherwise, inconclusive otherwise.
+    """
+    d, few = _paired(differences)
+    if few is not None:
+        return few
+    low, high = paired_interval(d)
+    evidence = (
+        f"{_pct(CONFIDENCE_LEVEL)} paired t-interval of the per-seed difference "
+        f"{_interval(low, high, signed=True)}, n = {d.size} seeds; equivalence "
+        f"bounds ±{bound:.2f}"
+    )
+    judged = decide(-bound < low and high < bound, low > 0 or high < 0, evidence)
+    mean, spread = float(d.mean()), float(d.std(ddof=1))
+    edge = 0.0 if abs(mean) > bound else math.copysign(bound, mean)
+    return _sized(judged, power.seeds_for_mean_vs_bound(mean, spread, edge))
+
+
+def paired_higher(differences: Sequence[float]) -> Judgement:
+    """:func:`higher` for arms paired by seed: a one-sided paired t-test.
+
+    ``differences``: per seed, the claimed-higher arm's score minus the other's.
+    """
+    d, few = _paired(differences)
+    if few is not None:
+        return few
+    if np.all(d == 0):
+        return Judgement(
+            INCONCLUSIVE,
+            f"every one of n = {d.size} paired seeds scores the same in both arms",
+        )
+    up = float(stats.ttest_1samp(d, 0.0, alternative="greater").pvalue)
+    down = float(stats.ttest_1samp(d, 0.0, alternative="less").pvalue)
+    evidence = (
+        f"one-sided paired t-test, mean per-seed difference {d.mean():+.4f}, "
+        f"n = {d.size} seeds, {_p(up)} (higher), {_p(down)} (lower)"
+    )
+    return _sized(_judge_higher(up, down, evidence), _paired_count(d, wilcoxon=False))
+
+
 def struggles(
     weak: Summary, others: Mapping[str, Summary], ceiling: float = 0.5
 ) -> Judgement:

@@ -387,3 +387,30 @@ def test_an_undecided_rule_says_how_many_seeds_would_decide_it():
     judged = v.early_closer(small)
     assert judged.verdict == INCONCLUSIVE and judged.seeds_needed > 12, judged
     assert v.no_correlation(0.0, -0.4, 0.4, 16).seeds_needed > 100
+
+
+def test_paired_rules_say_each_outcome():
+    rng = np.random.default_rng(0)
+    tiny = rng.normal(0, 0.002, 8)
+    assert v.paired_no_difference(tiny).verdict == AGREE
+    assert v.paired_no_difference(0.05 + tiny).verdict == DISAGREE
+    noisy = rng.normal(0.01, 0.03, 4)
+    judged = v.paired_no_difference(noisy)
+    assert judged.verdict == INCONCLUSIVE and judged.seeds_needed > 4
+    assert v.paired_no_difference([0.1]).verdict == NOT_TESTABLE
+    assert v.paired_higher(0.02 + tiny).verdict == AGREE
+    assert v.paired_higher(-0.02 + tiny).verdict == DISAGREE
+    assert (
+        v.paired_higher(np.array([0.03, -0.02, 0.01, -0.015])).verdict == INCONCLUSIVE
+    )
+    assert v.paired_higher(np.zeros(6)).verdict == INCONCLUSIVE
+
+
+def test_pairing_by_seed_sees_what_two_summaries_cannot():
+    """Seeds differ a lot from each other, the arms by a steady +0.01: Welch on
+    the arms' summaries is undecided, the paired test is not."""
+    rng = np.random.default_rng(1)
+    seed_luck = rng.normal(0.8, 0.05, 8)
+    a, b = seed_luck + 0.01 + rng.normal(0, 0.001, 8), seed_luck
+    assert v.higher(a, b).verdict == INCONCLUSIVE
+    assert v.paired_higher(a - b).verdict == AGREE
