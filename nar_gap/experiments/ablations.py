@@ -4,7 +4,10 @@ Every experiment is a tuple of :class:`Variant` (a label and a
 :class:`~nar_gap.training.loop.TrainConfig`), built from a profile's sizes by
 :func:`experiments`, trained by :func:`run_experiment` (resuming: finished
 seeds are never retrained) and reported as the paper reports them, the test
-score's ``mean ± std (max)`` over seeds, one row per variant.
+score's ``mean ± std (max)`` over seeds, one row per variant.  Beside each
+table, :func:`seeds_file` holds every arm's test score seed by seed (the arms
+of a table share their seeds, so they compare paired), with how far the
+pre-attention bias moved in the arms that have one (:func:`bias_movement`).
 
 - ``table11_edge_info`` (Table 11): Bellman-Ford with / without edge information;
   nar_gap's rows (the fork's parameter-free form, our reading of Eqs. 11-13)
@@ -48,13 +51,15 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import numpy as np
 
 from nar_gap.analysis.stats import score_summary
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import metadata, run_dir
 from nar_gap.model.config import NetworkConfig
+from nar_gap.model.seeds import unstack_tree
 from nar_gap.system import files
-from nar_gap.training import TrainConfig, train
+from nar_gap.training import TrainConfig, TrainResult, train
 
 BIAS_NODES = 16  # side of the N x N bias: the largest training graph
 
@@ -71,6 +76,32 @@ REGULARISATION_TABLE = "d1_regularisation"
 def table_file(name: str) -> str:
     """The ablation table ``name``'s file (its sidecar: every variant's config)."""
     return f"{name}.csv"
+
+
+def seeds_file(name: str) -> str:
+    """The ablation table ``name``'s per-seed file: its arms compared seed by seed."""
+    return f"{name}_seeds.csv"
+
+
+# The per-seed file's columns and what each means (written to its sidecar).
+SEED_COLUMNS = {
+    "variant": "the arm: the summary table's variant",
+    "seed": "the training seed; the arms of one table share their seeds",
+    "test_score": "the seed's test score, of its selected parameters",
+    "selected_step": "the training step of the selected parameters",
+    "bias_max_abs": "max |B_ij| of the pre-attention bias B (0 at initialisation) "
+    "over the N x N block the test graphs use; empty in an arm without B",
+    "bias_rms": "root mean square of B over that block",
+    "bias_logit_bound": "bias_max_abs times the largest L1 norm of a head vector: "
+    "B moves no attention logit further, so no attention weight by more than a "
+    "factor exp(2 bias_logit_bound)",
+    "offset_rms": "root mean square over channels of the sum of the processor's "
+    "other zero-initialised pre-attention offsets (sender, receiver, graph and "
+    "edge biases): how far offsets that start at 0 moved in the same training",
+}
+BIAS_COLUMNS = ("bias_max_abs", "bias_rms", "bias_logit_bound", "offset_rms")
+# The processor's layers whose biases are added to every pair's pre-activation.
+PRE_ATTENTION_OFFSETS = ("sender", "receiver", "graph", "edge")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -357,33 +388,145 @@ def experiments(profile: Profile) -> dict[str, Experiment]:
     return {experiment.name: experiment for experiment in built}
 
 
+def bias_movement(params: Any, num_nodes: int) -> dict[str, float]:
+    """How far one seed's pre-attention bias ``B`` moved from its zero start.
+
+    Two arms that differ only in ``B`` are the same network while ``B`` stays
+    near 0, and a comparison of their scores then says nothing about the
+    bias.  ``B_ij`` is added to every channel of pair ``(i, j)``'s
+    pre-activation, and the LeakyReLU is 1-Lipschitz, so ``max |B|`` times a
+    head vector's L1 norm bounds what ``B`` does to any attention logit.
+    ``params``: one seed's parameter tree; ``num_nodes``: the test graphs'
+    size (only ``B``'s top-left block of that side is ever read for them).
+    The columns are :data:`BIAS_COLUMNS`, explained in :data:`SEED_COLUMNS`.
+    """
+    processor = params["net"]["processor"]
+    bias = np.asarray(processor["pre_att_bias"], np.float64)[:num_nodes, :num_nodes]
+    head_l1 = max(
+        float(np.abs(np.asarray(layer["kernel"], np.float64)).sum())
+        for name, layer in processor.items()
+        if name.startswith("head_")
+    )
+    offset = sum(
+        np.asarray(processor[name]["bias"], np.float64)
+        for name in PRE_ATTENTION_OFFSETS
+    )
+    peak = float(np.abs(bias).max())
+    return {
+        "bias_max_abs": peak,
+        "bias_rms": float(np.sqrt(np.mean(bias**2))),
+        "bias_logit_bound": peak * head_l1,
+        "offset_rms": float(np.sqrt(np.mean(offset**2))),
+    }
+
+
+def summary_row(
+    experiment: Experiment, variant: Variant, result: TrainResult
+) -> dict[str, Any]:
+    """One variant's row of the table (the columns :func:`run_experiment` lists)."""
+    config = variant.config
+    return {
+        "experiment": experiment.name,
+        "variant": variant.label,
+        "algorithm": config.network.algorithm,
+        "hidden_size": config.network.hidden_size,
+        "steps": config.steps,
+        **score_summary([m["test_score"] for m in result.metrics]),
+        "test_num_nodes": config.test_num_nodes,
+    }
+
+
+def seed_rows(variant: Variant, result: TrainResult) -> list[dict[str, Any]]:
+    """One variant's rows of :func:`seeds_file`, one per seed (:data:`SEED_COLUMNS`).
+
+    The bias columns are those of the selected parameters (the ones the test
+    score is of), empty when the variant has no pre-attention bias.
+    """
+    config = variant.config
+    rows = []
+    for index, metrics in enumerate(result.metrics):
+        moved = (
+            bias_movement(unstack_tree(result.params, index), config.test_num_nodes)
+            if config.network.use_pre_att_bias
+            else dict.fromkeys(BIAS_COLUMNS)
+        )
+        rows.append(
+            {
+                "variant": variant.label,
+                "seed": int(metrics["seed"]),
+                "test_score": float(metrics["test_score"]),
+                "selected_step": int(metrics["selected_step"]),
+                **moved,
+            }
+        )
+    return rows
+
+
+def bias_summary(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each bias arm of a per-seed file in one row: did ``B`` move at all?
+
+    ``rows``: :func:`seeds_file`'s rows (as read back, strings, or as
+    written).  Columns: ``variant``, ``seeds``, ``selected_steps`` (the
+    smallest and largest over seeds), the largest ``bias_max_abs`` and
+    ``bias_logit_bound`` over seeds, and the median ``offset_rms``.
+    """
+    arms: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        if row["bias_max_abs"] not in ("", None):
+            arms.setdefault(row["variant"], []).append(row)
+
+    def column(arm: list[Mapping[str, Any]], name: str) -> np.ndarray:
+        return np.array([float(r[name]) for r in arm])
+
+    return [
+        {
+            "variant": variant,
+            "seeds": len(arm),
+            "selected_steps": f"{int(column(arm, 'selected_step').min())}"
+            f"-{int(column(arm, 'selected_step').max())}",
+            "bias_max_abs": float(column(arm, "bias_max_abs").max()),
+            "bias_logit_bound": float(column(arm, "bias_logit_bound").max()),
+            "offset_rms": float(np.median(column(arm, "offset_rms"))),
+        }
+        for variant, arm in arms.items()
+    ]
+
+
+@dataclasses.dataclass(frozen=True)
+class ExperimentRows:
+    """A trained ablation's two files: one row per variant, one per seed."""
+
+    table: list[dict[str, Any]]
+    seeds: list[dict[str, Any]]
+
+
+def train_experiment(
+    experiment: Experiment, runs_dir: str | os.PathLike, progress: bool = True
+) -> ExperimentRows:
+    """Train every variant (resuming its content-addressed run); both files' rows.
+
+    Variants train in :func:`nar_gap.experiments.runs.run_dir`, so a
+    configuration two tables share (the baselines, say) trains once.  Each
+    variant's parameters are read for its per-seed rows and then dropped.
+    """
+    table, seeds = [], []
+    for v in experiment.variants:
+        result = train(v.config, run_dir(v.config, runs_dir), progress=progress)
+        table.append(summary_row(experiment, v, result))
+        seeds.extend(seed_rows(v, result))
+    return ExperimentRows(table, seeds)
+
+
 def run_experiment(
     experiment: Experiment, runs_dir: str | os.PathLike, progress: bool = True
 ) -> list[dict[str, Any]]:
-    """Train every variant (resuming its content-addressed run); one row each.
-
-    Variants train in :func:`nar_gap.experiments.runs.run_dir`, so a
-    configuration two tables share (the baselines, say) trains once.
+    """The table's rows (:func:`train_experiment`), one per variant.
 
     Columns: ``experiment``, ``variant``, ``algorithm``, ``hidden_size``,
     ``steps``, ``seeds``, ``performance`` (``mean ± std (max)`` of the test
     score), ``mean``, ``std``, ``max``, ``min``, ``test_num_nodes``.
     """
-    rows = []
-    for v in experiment.variants:
-        result = train(v.config, run_dir(v.config, runs_dir), progress=progress)
-        rows.append(
-            {
-                "experiment": experiment.name,
-                "variant": v.label,
-                "algorithm": v.config.network.algorithm,
-                "hidden_size": v.config.network.hidden_size,
-                "steps": v.config.steps,
-                **score_summary([m["test_score"] for m in result.metrics]),
-                "test_num_nodes": v.config.test_num_nodes,
-            }
-        )
-    return rows
+    return train_experiment(experiment, runs_dir, progress).table
 
 
 def write_experiment(
@@ -403,13 +546,38 @@ def write_experiment(
     )
 
 
+def write_seeds(
+    experiment: Experiment,
+    rows: Sequence[Mapping[str, Any]],
+    results_dir: str | os.PathLike,
+    sidecar: Mapping[str, Any] | None = None,
+) -> Path:
+    """``results/<name>_seeds.csv`` with its sidecar (what each column means)."""
+    meta = {
+        **(sidecar or {}),
+        "title": f"{experiment.title}: each arm's seeds",
+        "summary_table": table_file(experiment.name),
+        "columns": SEED_COLUMNS,
+    }
+    return files.write_table(
+        Path(results_dir) / seeds_file(experiment.name),
+        list(rows),
+        meta,
+        columns=list(SEED_COLUMNS),
+    )
+
+
 def run_ablations(
     profile: Profile,
     dirs: OutputDirs,
     names: Sequence[str] | None = None,
     progress: bool = True,
 ) -> dict[str, list[dict[str, Any]]]:
-    """Every ablation table (or ``names``), each written to ``results/<name>.csv``."""
+    """Every ablation table (or ``names``), each written to ``results/<name>.csv``.
+
+    Each also writes its per-seed file (:func:`seeds_file`); the summary rows
+    are returned.
+    """
     known = experiments(profile)
     unknown = sorted(set(names or ()) - set(known))
     if unknown:
@@ -419,9 +587,10 @@ def run_ablations(
     tables = {}
     for name in names or list(known):
         experiment = known[name]
-        rows = run_experiment(experiment, dirs.runs, progress=progress)
-        write_experiment(experiment, rows, dirs.results, metadata(profile))
-        tables[name] = rows
+        rows = train_experiment(experiment, dirs.runs, progress=progress)
+        write_experiment(experiment, rows.table, dirs.results, metadata(profile))
+        write_seeds(experiment, rows.seeds, dirs.results, metadata(profile))
+        tables[name] = rows.table
         # A kernel that trains every table holds dozens of configurations'
         # executables; drop them between tables (the on-disk compilation cache
         # brings back any one needed again).

@@ -7,11 +7,21 @@ smoke table once, and the checks read what it wrote.
 
 from __future__ import annotations
 
+import dataclasses
+
+import jax
+import numpy as np
 import pytest
 
+import nar_gap
 from nar_gap import experiments
 from nar_gap.experiments import ablations, profiles, runs
 from nar_gap.experiments.profiles import OutputDirs
+from nar_gap.model.config import NetworkConfig
+from nar_gap.model.network import param_shapes
+from nar_gap.model.seeds import unstack_tree
+from nar_gap.system.files import read_table
+from nar_gap.training import TrainResult
 
 # In the notebooks' pytest-xdist group: the slow reproduction test trains into
 # the same runs directory as notebook 04 and resumes what it trained.
@@ -163,3 +173,133 @@ def test_the_forks_size_locked_arms_train_and_test_at_one_size():
         for v in EXPERIMENTS[table].variants
     }
     assert not smoke & {ablations.FORK_EDGE_INFO_ARM, ablations.FORK_BOTH_ARM}
+
+
+def _initial_like(config: NetworkConfig, seeds: int) -> dict:
+    """A parameter tree of ``config``'s shapes as ``init`` starts it, seeds
+    stacked: every bias (``B`` too) 0, every other weight drawn.  Built from
+    the traced shapes: a real ``init`` compiles for seconds."""
+    graphs = nar_gap.data.sample_batch("bfs", num_nodes=4, batch_size=2, seed=0)
+    rng = np.random.default_rng(0)
+
+    def leaf(path, shape):
+        name = jax.tree_util.keystr(path)
+        if "bias" in name or "layer_norm" in name:
+            return np.zeros((seeds, *shape.shape), np.float32)
+        return rng.normal(size=(seeds, *shape.shape)).astype(np.float32)
+
+    return jax.tree_util.tree_map_with_path(leaf, param_shapes(config, graphs))
+
+
+def _untrained_result(variant: ablations.Variant, scores) -> TrainResult:
+    """What ``train`` returns for ``variant``, its seeds at their start."""
+    config = variant.config
+    metrics = [
+        {"seed": seed, "test_score": score, "selected_step": 0}
+        for seed, score in zip(config.seeds, scores, strict=True)
+    ]
+    params = _initial_like(config.network, len(config.seeds))
+    return TrainResult(config=config, metrics=metrics, params=params, out_dir=None)
+
+
+def test_the_per_seed_file_pairs_the_arms_seed_by_seed(tmp_path):
+    """One row per seed and arm, in the arms' shared seed order; each arm's
+    mean is the summary table's; the bias columns are filled in the bias arm
+    only, and read 0 for its untrained ``B``."""
+    experiment = EXPERIMENTS[ablations.PRE_ATT_BIAS_TABLE]
+    scores = {"no bias": [0.25, 0.5, 1.0], "pre-attention bias": [0.75, 0.5, 0.0]}
+    results = {
+        v.label: _untrained_result(v, scores[v.label]) for v in experiment.variants
+    }
+    written = ablations.write_seeds(
+        experiment,
+        [
+            row
+            for v in experiment.variants
+            for row in ablations.seed_rows(v, results[v.label])
+        ],
+        tmp_path,
+    )
+    assert written.name == "table12_pre_att_bias_seeds.csv"
+    assert (tmp_path / "table12_pre_att_bias_seeds.csv.json").exists()
+    seeds = read_table(written)
+    assert list(seeds[0]) == list(ablations.SEED_COLUMNS)
+    seed_list = experiment.variants[0].config.seeds
+    assert len(seed_list) == SMOKE.seeds
+    assert [(r["variant"], int(r["seed"])) for r in seeds] == [
+        (v.label, seed) for v in experiment.variants for seed in seed_list
+    ]
+    for v in experiment.variants:
+        summary = ablations.summary_row(experiment, v, results[v.label])
+        arm = [float(r["test_score"]) for r in seeds if r["variant"] == v.label]
+        assert len(arm) == summary["seeds"]
+        assert np.mean(arm) == pytest.approx(summary["mean"], abs=1e-12)
+    for row in seeds:
+        bias = [row[c] for c in ablations.BIAS_COLUMNS]
+        if row["variant"] == "no bias":
+            assert bias == [""] * len(bias), row
+        else:
+            assert [float(b) for b in bias] == [0.0] * len(bias), row
+    (summary,) = ablations.bias_summary(seeds)
+    assert summary == {
+        "variant": "pre-attention bias",
+        "seeds": SMOKE.seeds,
+        "selected_steps": "0-0",
+        "bias_max_abs": 0.0,
+        "bias_logit_bound": 0.0,
+        "offset_rms": 0.0,
+    }
+
+
+def test_bias_movement_reads_zero_at_the_start_and_a_bias_that_moved():
+    config = NetworkConfig(
+        "bfs", hidden_size=4, use_pre_att_bias=True, pre_att_bias_nodes=16
+    )
+    params = unstack_tree(_initial_like(config, 1), 0)
+    start = ablations.bias_movement(params, 4)
+    assert start == dict.fromkeys(ablations.BIAS_COLUMNS, 0.0)
+    processor = params["net"]["processor"]
+    bias = np.zeros((16, 16), np.float32)
+    bias[1, 2] = -0.5
+    bias[10, 10] = 9.0  # outside the 4 x 4 block that 4-node graphs read
+    processor["pre_att_bias"] = bias
+    processor["head_0"]["kernel"] = np.array([[1.0], [-2.0], [0.0], [0.5]])
+    processor["sender"]["bias"] = np.array([0.0, 0.0, 3.0, 0.0])
+    processor["edge"]["bias"] = np.array([0.0, 0.0, 1.0, 0.0])
+    moved = ablations.bias_movement(params, 4)
+    assert moved["bias_max_abs"] == 0.5
+    assert moved["bias_rms"] == pytest.approx(0.5 / 4)
+    assert moved["bias_logit_bound"] == pytest.approx(0.5 * 3.5)
+    assert moved["offset_rms"] == pytest.approx(4.0 / 2)
+
+
+@pytest.mark.slow
+def test_the_bias_moves_in_training(tmp_path):
+    """Table 12's arms at smoke, 2 seeds, 2 steps, the last step's parameters
+    kept: the per-seed rows of a real run, and a ``B`` that trained moved."""
+    table = EXPERIMENTS[ablations.PRE_ATT_BIAS_TABLE]
+    experiment = dataclasses.replace(
+        table,
+        variants=tuple(
+            dataclasses.replace(
+                v,
+                config=dataclasses.replace(
+                    v.config,
+                    seeds=(0, 1),
+                    steps=2,
+                    eval_every=2,
+                    checkpoint_every=2,
+                    selection="final",
+                ),
+            )
+            for v in table.variants
+        ),
+    )
+    rows = ablations.train_experiment(experiment, tmp_path, progress=False)
+    assert [(r["variant"], r["seed"]) for r in rows.seeds] == [
+        (v.label, seed) for v in experiment.variants for seed in (0, 1)
+    ]
+    for row in rows.seeds:
+        assert row["selected_step"] == 2
+        if row["variant"] == "pre-attention bias":
+            assert row["bias_max_abs"] > 0 and row["bias_logit_bound"] > 0
