@@ -456,6 +456,53 @@ def test_the_external_before_output_row_is_not_testable_without_its_measure(tmp_
     )
 
 
+def _paired(results, name, arm, control, first, second, extra=(), moved=0.2):
+    """Per-seed rows of two arms: seed k scores mean + a seed's own luck, the
+    arms shifted apart by the difference of ``first`` and ``second``'s means;
+    the bias arm's bias bounds any logit by ``moved``."""
+    rng = np.random.default_rng(0)
+    seeds = first[2]
+    luck = rng.normal(0, first[1], seeds)
+    rows = []
+    labels = [(arm, first, moved), (control, second, "")]
+    if extra:
+        labels += [(extra[0], first, ""), (extra[1], second, "")]
+    for label, (mean, _, _), bound in labels:
+        for k in range(seeds):
+            rows.append(
+                {
+                    "variant": label,
+                    "seed": k,
+                    "test_score": mean + luck[k] + rng.normal(0, 0.001),
+                    "selected_step": 70,
+                    "bias_logit_bound": bound,
+                }
+            )
+    files.write_table(results / f"{name}_seeds.csv", rows)
+
+
+def test_tables_12_and_15_judge_a_bias_only_once_it_made_another_model(tmp_path):
+    """The audit's case: a bias that barely moved leaves two arms that are one
+    network trained twice; "no difference" would hold by construction."""
+    for moved in (0.001, 0.2):
+        _paired(
+            tmp_path,
+            "table12_pre_att_bias",
+            "pre-attention bias",
+            "no bias",
+            (0.9, 0.02, 8),
+            (0.9, 0.02, 8),
+            moved=moved,
+        )
+        row = _row("04", tmp_path, "a pre-attention bias makes no")
+        if moved < paper.BIAS_MOVED_LOGIT:
+            assert row["verdict"] == paper.NOT_TESTABLE
+            assert row["decidable_at"].startswith("training until the bias matters")
+            assert "about 3500 steps" in row["decidable_at"]
+        else:
+            assert row["verdict"] == paper.AGREE and "paired" in row["protocol"]
+
+
 def test_notebook_04_verdicts_follow_the_numbers(tmp_path):
     from nar_gap.experiments import ablations
 
@@ -492,6 +539,23 @@ def test_notebook_04_verdicts_follow_the_numbers(tmp_path):
                 "bellman_ford + edge information + bias": first,
                 "bellman_ford": second,
             },
+        )
+        _paired(
+            tmp_path,
+            "table12_pre_att_bias",
+            "pre-attention bias",
+            "no bias",
+            first,
+            second,
+        )
+        _paired(
+            tmp_path,
+            "table15_minimal",
+            "bfs + bias",
+            "bfs",
+            first,
+            second,
+            extra=("bellman_ford + edge information + bias", "bellman_ford"),
         )
 
     write((0.5, 0.01, 8), (0.5, 0.01, 8))  # equal: equivalence and non-inferiority
