@@ -495,7 +495,7 @@ def test_tables_12_and_15_judge_a_bias_only_once_it_made_another_model(tmp_path)
             moved=moved,
         )
         row = _row("04", tmp_path, "a pre-attention bias makes no")
-        if moved < paper.BIAS_MOVED_LOGIT:
+        if moved == 0.001:  # below BIAS_MOVED_LOGIT
             assert row["verdict"] == paper.NOT_TESTABLE
             assert row["decidable_at"].startswith("training until the bias matters")
             assert "about 3500 steps" in row["decidable_at"]
