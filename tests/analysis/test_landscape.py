@@ -143,3 +143,50 @@ def test_sharpness_computed_with_the_grid_equals_sharpness_alone(setting):
     assert land.sharpness.keys() == alone.keys()
     for radius, rise in alone.items():
         assert land.sharpness[radius] == pytest.approx(rise, rel=1e-5, abs=1e-7)
+
+
+@pytest.fixture
+def bowl(monkeypatch):
+    """``model_loss`` replaced by ``c * ||w - w0||^2``, the curvature ``c``
+    read from the batch; the grid's cached jit is dropped before and after."""
+
+    def loss(config, params, batch):
+        return batch * jnp.sum((params["w"] - jnp.ones((2, 2))) ** 2)
+
+    ls._grid_evaluator.cache_clear()
+    monkeypatch.setattr(ls, "model_loss", loss)
+    yield NetworkConfig("bfs", hidden_size=3)
+    ls._grid_evaluator.cache_clear()
+
+
+@pytest.mark.parametrize("curvature", [0.01, 1.0, 100.0])
+def test_sharpness_of_a_quadratic_bowl_is_its_curvature_times_r_squared(
+    bowl, curvature
+):
+    """Every filter of a direction has the centre's norm (columns of norm
+    sqrt(2)), so on a circle of radius r the loss rises on average by
+    c r^2 (|d1|^2 + |d2|^2) / 2 = 4 c r^2: a steeper bowl is sharper, a
+    shallower one flatter, by exactly its curvature."""
+    centre = {"w": jnp.ones((2, 2))}
+    land, _ = ls.loss_grid(
+        bowl,
+        centre,
+        jnp.float32(curvature),
+        jax.random.PRNGKey(0),
+        points=3,
+        radii=(0.1, 0.5),
+    )
+    assert land.centre_loss == pytest.approx(0.0, abs=1e-12)
+    for radius, rise in land.sharpness.items():
+        assert rise == pytest.approx(4 * curvature * radius**2, rel=1e-4)
+
+
+def test_sharpness_tells_the_sharper_of_two_bowls_either_way(bowl):
+    centre = {"w": jnp.ones((2, 2))}
+    key = jax.random.PRNGKey(0)
+    directions = ls.plane_directions(key, centre)
+
+    def sharp(curvature):
+        return ls.sharpness(bowl, centre, directions, jnp.float32(curvature))[0.1]
+
+    assert sharp(10.0) > sharp(1.0) > sharp(0.1) > 0

@@ -12,12 +12,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from blocked_imports import children_without_tensorflow
 
 from nar_gap.analysis.verdicts import VERDICTS
 from nar_gap.experiments import ablations, profiles
-from nar_gap.experiments.faithfulness_study import FORCED_MEASURES, GAP_MEASURES
+from nar_gap.experiments.faithfulness_study import (
+    FORCED_MEASURES,
+    GAP_MEASURES,
+    GRAPH_SET_HEADLINE,
+    LONG_FIGURES,
+)
 from nar_gap.experiments.naming import figure_stem, landscape_stem
 from nar_gap.system.files import read_table
 
@@ -468,6 +474,26 @@ def test_03_faithfulness_tables_and_figures(executed):
             assert (figures / f"{stem}.png").exists(), stem
         sensitivity = figure_stem(None, algorithm, "cluster_sensitivity")
         assert (figures / f"{sensitivity}.png").exists(), sensitivity
+        if algorithm in profiles.SMOKE.trace_graph_algorithms:
+            _check_long_traces_and_training_graphs(results, figures, algorithm)
+
+
+def _check_long_traces_and_training_graphs(results, figures, algorithm):
+    """Notebook 03's other graphs: finite columns, arrays, the figures."""
+    seeds = read_table(results / f"faithfulness_{algorithm}.csv")
+    for column in GRAPH_SET_HEADLINE:
+        assert all(math.isfinite(float(r[column])) for r in seeds), column
+    summary = read_table(results / f"faithfulness_summary_{algorithm}.csv")[0]
+    assert float(summary["reference_long_external"]) == 1.0
+    assert int(summary["long_min_counted_steps"]) >= 10, summary["long_graphs"]
+    sidecar = json.loads((results / f"faithfulness_{algorithm}.csv.json").read_text())
+    assert min(sidecar["long_traces"]["counted_steps"]) >= 10
+    arrays = np.load(results / f"faithfulness_{algorithm}.npz")
+    assert np.isfinite(arrays["long_series_internal_along_time"]).all()
+    assert np.isfinite(arrays["long_series_external_pi_h_uniform"]).all()
+    for number, what in LONG_FIGURES.items():
+        stem = figure_stem(number, algorithm, what)
+        assert (figures / f"{stem}.png").exists(), stem
 
 
 ABLATION_COLUMNS = [
@@ -498,6 +524,11 @@ def test_04_ablation_tables(executed):
             assert 0 <= low <= mean <= high <= 1, (name, row)
             assert float(row["std"]) >= 0 and int(row["seeds"]) >= 1
             assert row["performance"].startswith(f"{mean:.3f} ± ")
+        # per seed, both protocols: the same parameters give the same score
+        for seed in read_table(results / f"{name}_seeds.csv"):
+            assert 0 <= float(seed["final_test_score"]) <= 1, (name, seed)
+            if int(seed["selected_step"]) == experiment.variants[0].config.steps:
+                assert seed["test_score"] == seed["final_test_score"], (name, seed)
 
 
 @in_chain("04_ablations")
@@ -620,9 +651,26 @@ def test_06_landscape_tables(executed):
     results, figures = executed.ran("06_loss_landscapes")
     for algorithm in ("bfs", "bellman_ford"):
         rows = read_table(results / f"landscape_{algorithm}.csv")
-        assert [r["centre"] for r in rows] == ["compiled", "learned", "initial"]
+        assert [r["centre"] for r in rows] == [
+            "compiled",
+            "learned",
+            "initial",
+            "learned (compiled class)",
+        ]
         assert float(rows[0]["centre_loss"]) < 1e-4
         assert (figures / f"{landscape_stem(algorithm, 'compiled')}.png").exists()
+        # a learned minimum of the compiled network's class: its width, no
+        # layer norm, finite measures, its test score and whether it solves
+        compiled, same = rows[0], rows[-1]
+        assert same["hidden_size"] == compiled["hidden_size"]
+        assert same["use_ln"] == compiled["use_ln"] == "False"
+        for measure in ("centre_loss", "sharpness_r0.1", "sharpness_r0.5"):
+            assert math.isfinite(float(same[measure])), measure
+        assert math.isfinite(float(same["max_grid_loss"]))
+        assert 0 <= float(same["test_score"]) <= 1
+        assert same["solves_task"] in ("True", "False")
+        stem = landscape_stem(algorithm, "learned_compiled_class")
+        assert (figures / f"{stem}.png").exists()
     # DFS has no graph program: its planes go through learned and initial only
     rows = read_table(results / "landscape_dfs.csv")
     assert [r["centre"] for r in rows] == ["learned", "initial"]
