@@ -57,9 +57,10 @@ from nar_gap.analysis.stats import score_summary
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import metadata, run_dir
 from nar_gap.model.config import NetworkConfig
-from nar_gap.model.seeds import unstack_tree
+from nar_gap.model.seeds import score_seeds, unstack_tree
 from nar_gap.system import files
-from nar_gap.training import TrainConfig, TrainResult, train
+from nar_gap.tasks.sampling import eval_batch
+from nar_gap.training import TrainConfig, TrainResult, load_run, train
 
 BIAS_NODES = 16  # side of the N x N bias: the largest training graph
 
@@ -88,6 +89,9 @@ SEED_COLUMNS = {
     "variant": "the arm: the summary table's variant",
     "seed": "the training seed; the arms of one table share their seeds",
     "test_score": "the seed's test score, of its selected parameters",
+    "final_test_score": "the seed's test score at its final-step parameters "
+    "(the control for the selection: first_best keeps an early step's "
+    "parameters when validation saturates early)",
     "selected_step": "the training step of the selected parameters",
     "bias_max_abs": "max |B_ij| of the pre-attention bias B (0 at initialisation) "
     "over the N x N block the test graphs use; empty in an arm without B",
@@ -443,6 +447,7 @@ def seed_rows(variant: Variant, result: TrainResult) -> list[dict[str, Any]]:
     score is of), empty when the variant has no pre-attention bias.
     """
     config = variant.config
+    final = final_test_scores(result)
     rows = []
     for index, metrics in enumerate(result.metrics):
         moved = (
@@ -455,11 +460,31 @@ def seed_rows(variant: Variant, result: TrainResult) -> list[dict[str, Any]]:
                 "variant": variant.label,
                 "seed": int(metrics["seed"]),
                 "test_score": float(metrics["test_score"]),
+                "final_test_score": float(final[index]),
                 "selected_step": int(metrics["selected_step"]),
                 **moved,
             }
         )
     return rows
+
+
+def final_test_scores(result: TrainResult) -> np.ndarray:
+    """Each seed's test score at its final-step parameters (the same test split).
+
+    Where a seed selected its last step, the parameters are the same and so
+    is the score, without scoring again.
+    """
+    config = result.config
+    selected = np.array([m["test_score"] for m in result.metrics], np.float64)
+    if all(int(m["selected_step"]) == config.steps for m in result.metrics):
+        return selected
+    if result.out_dir is None:  # trained in memory: no final parameters kept
+        return np.full(selected.shape, np.nan)
+    final = load_run(result.out_dir, parameters="final")
+    test = eval_batch(
+        config.network.algorithm, "test", config.test_num_nodes, config.eval_graphs
+    )
+    return np.asarray(score_seeds(config.network, final.params, test)["score"])
 
 
 def bias_summary(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

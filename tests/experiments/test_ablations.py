@@ -234,6 +234,8 @@ def test_the_per_seed_file_pairs_the_arms_seed_by_seed(tmp_path):
         arm = [float(r["test_score"]) for r in seeds if r["variant"] == v.label]
         assert len(arm) == summary["seeds"]
         assert np.mean(arm) == pytest.approx(summary["mean"], abs=1e-12)
+    # an untrained result in memory kept no final-step parameters
+    assert {r["final_test_score"] for r in seeds} == {""}  # NaN is written empty
     for row in seeds:
         bias = [row[c] for c in ablations.BIAS_COLUMNS]
         if row["variant"] == "no bias":

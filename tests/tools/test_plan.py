@@ -118,6 +118,9 @@ def _record_trainings(monkeypatch, tmp_path) -> dict[str, list[str]]:
     )
     monkeypatch.setattr(stability, "faithfulness_batch", lambda *a: None)
     monkeypatch.setattr(stability, "write_stability", lambda *a, **k: [])
+    # the per-seed files score the stub runs' parameters: nothing to score
+    for module in (baselines, ablations):
+        monkeypatch.setattr(module, "seed_rows", lambda *a, **k: [])
     for module in (closing_gap, faithfulness_study):
         monkeypatch.setattr(module, "faithfulness_batch", stop)
     monkeypatch.setattr(landscape_study, "sample_batch", stop)
