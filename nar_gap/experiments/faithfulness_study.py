@@ -8,6 +8,15 @@ files); :func:`write_report` writes it: CSV tables with JSON sidecars and an
 ``.npz`` of the series into ``results/``, Figures 1-5, 10 and 11 into
 ``figures/`` (named by :func:`.naming.figure_stem`: the paper's numbers for
 BFS, ``figD2_`` for Bellman-Ford, unnumbered for the rest).
+
+Beside the test split, :func:`run_faithfulness` measures the same seeds on two
+more sets of graphs (:mod:`.trace_graphs`), each adding its own columns and
+never changing the test split's: graphs with long traces
+(:func:`long_trace_study`: ``long_*`` columns, ``long_series_*`` arrays,
+Figures 2 and 4 again), where "before the output" is tens of steps, not one
+or two; and graphs of the seeds' own training distribution
+(:func:`training_set_study`: ``train_*`` and ``final_train_*`` columns), for
+Section 4.6's "not even on the training set".
 """
 
 from __future__ import annotations
@@ -57,11 +66,36 @@ from nar_gap.experiments.runs import (
     metadata,
     train_once,
 )
+from nar_gap.experiments.trace_graphs import (
+    GraphSet,
+    long_trace_graphs,
+    training_graphs,
+)
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import init_stacked
 from nar_gap.system import files
 from nar_gap.tasks.batch import Batch
+from nar_gap.training import TrainConfig
 from nar_gap.training.run_dir import load_run
+
+
+@dataclasses.dataclass(frozen=True)
+class OnGraphs:
+    """The seeds measured on a :class:`.GraphSet` other than the test split.
+
+    Attributes:
+      graphs: the graphs (which families, sizes and counted steps).
+      evaluation: the seeds' selected parameters (their attention dropped:
+        long traces make it the largest array of a report, and no figure
+        draws it).
+      reference: the compiled model on the same graphs (None: not run).
+      final: the seeds' last-step parameters (None: not given).
+    """
+
+    graphs: GraphSet
+    evaluation: SeedEvaluation
+    reference: SeedEvaluation | None = None
+    final: SeedEvaluation | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,6 +120,11 @@ class FaithfulnessReport:
         from (None: unknown, e.g. compiled models).
       final_evaluation: the same seeds' last-step parameters, measured on the
         same batch against the same compiled attention (None: not given).
+      long_traces: the seeds and the compiled model on graphs with long
+        traces (:func:`long_trace_study`; None: not measured).
+      training_set: the seeds, selected and final, on graphs of their own
+        training distribution (:func:`training_set_study`; None: not
+        measured).
     """
 
     algorithm: str
@@ -101,12 +140,15 @@ class FaithfulnessReport:
     sources: np.ndarray | None = None
     selected_steps: tuple[int, ...] | None = None
     final_evaluation: SeedEvaluation | None = None
+    long_traces: OnGraphs | None = None
+    training_set: OnGraphs | None = None
 
     def seed_rows(self) -> list[dict[str, Any]]:
         """One CSV row per seed: accuracy, internal, external (overall, per hint).
 
-        With ``selected_step`` where known, and ``final_<measure>`` (the
-        last-step parameters' numbers) where they were measured.
+        With ``selected_step`` where known, ``final_<measure>`` (the
+        last-step parameters' numbers) where they were measured, and the
+        other graphs' columns (:func:`graph_set_columns`) after them.
         """
         ev = self.evaluation
         names = ["accuracy", *GAP_MEASURES, *FORCED_MEASURES]
@@ -132,6 +174,7 @@ class FaithfulnessReport:
                         if n in final.scalars
                     }
                 )
+            row.update(graph_set_columns(self, k))
             rows.append(row)
         return rows
 
@@ -437,6 +480,184 @@ def faithfulness_study(
     )
 
 
+# --------------------------------------------------------------------------- #
+# The same seeds on other graphs: long traces, the training distribution.
+# --------------------------------------------------------------------------- #
+
+# Column prefixes of the other graphs' measures in ``faithfulness_<a>.csv``.
+LONG_PREFIX, TRAIN_PREFIX, FINAL_TRAIN_PREFIX = "long_", "train_", "final_train_"
+# The per-seed columns notebook 03 prints beside the long-trace figures.
+GRAPH_SET_HEADLINE = (
+    "long_external",
+    "long_external_pre_output",
+    "long_internal",
+    "train_external",
+    "final_train_external",
+)
+# The summary's means over seeds of each set's measures (the compiled model,
+# measured against nobody, and the training graphs have no Eq. 24).
+LONG_SUMMARY = ("accuracy", "internal", "external", "external_pre_output")
+OUTPUT_AND_TRACE = ("accuracy", "external", "external_pre_output")
+
+
+def graph_measures(scalars: Mapping[str, np.ndarray]) -> list[str]:
+    """The measures another set of graphs reports per seed, in column order.
+
+    Accuracy, Eq. 24 (where a reference ran), Eq. 25 and its pre-output
+    variant, then each hint's two (``external_<hint>``,
+    ``external_pre_output_<hint>``); no strict or calibrated variants.
+    """
+    first = [n for n in ("accuracy", "internal", *EXTERNAL_MEASURES) if n in scalars]
+    per_hint = sorted(
+        n
+        for n in scalars
+        if n.startswith("external_")
+        and not n.endswith("_strict")
+        and n not in first
+        and n != "external_strict"
+    )
+    return first + per_hint
+
+
+def graph_set_columns(report: FaithfulnessReport, k: int) -> dict[str, float]:
+    """Seed ``k``'s ``long_*``, ``train_*`` and ``final_train_*`` columns."""
+    sets = []
+    if report.long_traces is not None:
+        sets.append((LONG_PREFIX, report.long_traces.evaluation))
+    if report.training_set is not None:
+        sets.append((TRAIN_PREFIX, report.training_set.evaluation))
+        if report.training_set.final is not None:
+            sets.append((FINAL_TRAIN_PREFIX, report.training_set.final))
+    return {
+        f"{prefix}{name}": float(ev.scalars[name][k])
+        for prefix, ev in sets
+        for name in graph_measures(ev.scalars)
+    }
+
+
+def _light(evaluation: SeedEvaluation) -> SeedEvaluation:
+    """``evaluation`` without its attention (see :class:`OnGraphs`)."""
+    empty = np.zeros((len(evaluation.seeds), 0), np.float32)
+    return dataclasses.replace(evaluation, attention=empty)
+
+
+def long_trace_study(
+    models: Models,
+    reference: Model,
+    graphs: GraphSet,
+    margins: Margins = DEFAULT_MARGINS,
+    chunk: int = 8,
+) -> OnGraphs:
+    """The seeds and the compiled model on graphs with long traces.
+
+    The same measures as on the test split (Eqs. 24 and 25, the pre-output
+    variant, the series of Figures 2, 4 and 11), against the compiled
+    model's attention on these graphs.  ``reference`` must run their size
+    (DFS's program is built for one).  The compiled model's own pass skips
+    Eq. 24 (0 against itself): one compile fewer, CI's budget.
+    """
+    _check_comparable(models, reference, None)
+    batch = graphs.batch
+    ref_att = reference_attention(reference, batch)
+    own = Models.from_models([reference], seeds=[-1], source="compiled")
+    ref_eval = measure_models(own, batch, None, margins, chunk=1)
+    evaluation = measure_models(models, batch, ref_att, margins, chunk=chunk)
+    return OnGraphs(graphs, _light(evaluation), reference=_light(ref_eval))
+
+
+def training_set_study(
+    models: Models,
+    graphs: GraphSet,
+    final_models: Models | None = None,
+    margins: Margins = DEFAULT_MARGINS,
+    chunk: int = 8,
+) -> OnGraphs:
+    """The seeds' trace predictions on graphs of their training distribution.
+
+    Section 4.6's "not even on the training set", at the selected and (with
+    ``final_models``) the last-step parameters.  No compiled attention:
+    Eq. 25 alone, which needs only the true trace.
+    """
+    if final_models is not None and final_models.seeds != models.seeds:
+        raise ValueError("final_models must be the same seeds as models")
+    evaluation = measure_models(models, graphs.batch, None, margins, chunk=chunk)
+    final = (
+        None
+        if final_models is None
+        else measure_models(final_models, graphs.batch, None, margins, chunk=chunk)
+    )
+    return OnGraphs(
+        graphs, _light(evaluation), final=None if final is None else _light(final)
+    )
+
+
+def _mean(ev: SeedEvaluation, name: str) -> float:
+    return float(np.mean(ev.scalars.get(name, np.nan)))
+
+
+def graph_set_summary(
+    long_traces: OnGraphs | None, training_set: OnGraphs | None
+) -> dict[str, Any]:
+    """The summary's columns for the other graphs (none for a set not measured).
+
+    Which graphs (``long_graphs``, ``train_graphs``: family, N and counted
+    steps), the seeds' means, the compiled model's own numbers on the long
+    traces (``reference_long_*``), and the largest final external match on
+    training graphs over seeds (``max_final_train_external``: below 1, no
+    seed predicts its training traces exactly at the end of training).
+    """
+    row: dict[str, Any] = {}
+    if long_traces is not None:
+        graphs, ev = long_traces.graphs, long_traces.evaluation
+        row.update(
+            long_graphs=graphs.label(),
+            long_num_graphs=int(graphs.batch.batch_size),
+            long_num_nodes=int(graphs.batch.num_nodes),
+            long_min_counted_steps=int(graphs.counted_steps.min()),
+            long_max_counted_steps=int(graphs.counted_steps.max()),
+            **{f"mean_long_{n}": _mean(ev, n) for n in LONG_SUMMARY},
+        )
+        if long_traces.reference is not None:
+            ref = long_traces.reference
+            row.update({f"reference_long_{n}": _mean(ref, n) for n in OUTPUT_AND_TRACE})
+    if training_set is not None:
+        graphs, ev = training_set.graphs, training_set.evaluation
+        row.update(
+            train_graphs=graphs.label(),
+            train_num_graphs=int(graphs.batch.batch_size),
+            **{f"mean_train_{n}": _mean(ev, n) for n in OUTPUT_AND_TRACE},
+        )
+        if training_set.final is not None:
+            final = training_set.final
+            row.update(
+                {f"mean_final_train_{n}": _mean(final, n) for n in OUTPUT_AND_TRACE}
+            )
+            row["max_final_train_external"] = float(
+                np.max(final.scalars.get("external", np.nan))
+            )
+    return row
+
+
+def with_graph_sets(
+    report: FaithfulnessReport,
+    long_traces: OnGraphs | None = None,
+    training_set: OnGraphs | None = None,
+) -> FaithfulnessReport:
+    """``report`` with the other graphs' measures, its summary extended."""
+    for on in (long_traces, training_set):
+        if on is not None and on.evaluation.seeds != report.evaluation.seeds:
+            raise ValueError(
+                f"{on.graphs.name}: seeds {on.evaluation.seeds}, the report's "
+                f"{report.evaluation.seeds}"
+            )
+    return dataclasses.replace(
+        report,
+        long_traces=long_traces,
+        training_set=training_set,
+        summary={**report.summary, **graph_set_summary(long_traces, training_set)},
+    )
+
+
 def _sources(batch: Batch) -> np.ndarray:
     """``[B]`` the source node of each sample (``s`` one-hot), -1 without one."""
     if "s" not in batch.inputs:
@@ -475,6 +696,25 @@ def _report_arrays(report: FaithfulnessReport, sample: int) -> dict[str, np.ndar
         ],
         "closest_attention": ev.attention[closest, :steps, sample, :n_real, :n_real],
         "source": np.asarray(-1 if report.sources is None else report.sources[sample]),
+        **_long_arrays(report),
+    }
+
+
+def _long_arrays(report: FaithfulnessReport) -> dict[str, np.ndarray]:
+    """The long traces' series (``long_series_<name>``) and which graphs.
+
+    ``long_series_internal_along_time`` is Figure 2's series there,
+    ``long_series_external_<hint>_uniform`` Figure 4's; ``long_lengths``,
+    ``long_families`` and ``long_num_nodes`` say per graph what it is.
+    """
+    if report.long_traces is None:
+        return {}
+    on = report.long_traces
+    return {
+        **{f"long_series_{k}": v for k, v in on.evaluation.series.items()},
+        "long_lengths": on.evaluation.lengths,
+        "long_families": np.asarray(on.graphs.families),
+        "long_num_nodes": on.graphs.num_nodes,
     }
 
 
@@ -570,23 +810,11 @@ def _external_figures(report: FaithfulnessReport) -> dict:
     a step only long traces reach, or a bin of the normalised clock, can rest
     on a few graphs (the steps that count: :func:`external_steps`).
     """
-    from nar_gap.analysis.faithfulness import external_steps, uniform_timescale
-
     a, ev = report.algorithm, report.evaluation
     hints = hint_names(report)
     if not hints:
         return {}
     label = f"{a} ({len(ev.seeds)} seeds)"
-    bins = ev.series[f"external_{hints[0]}_uniform"].shape[1]
-    steps = ev.series[f"external_{hints[0]}_along_time"].shape[1]
-    valid = np.asarray(external_steps(ev.lengths, steps), bool)  # [S, B]
-    # A graph counts in a bin when one of its steps falls there: the same
-    # binning as the figure's values, one graph at a time.
-    in_bin = [
-        ~np.isnan(uniform_timescale(np.ones((steps, 1)), valid[:, [b]], bins))
-        for b in range(valid.shape[1])
-    ]
-    per_bin = np.sum(in_bin, axis=0) if in_bin else np.zeros(bins, int)
     return {
         figure_stem(10, a, "external_vs_accuracy"): plots.plot_measure_vs_accuracy(
             ev.scalars["external"],
@@ -597,22 +825,85 @@ def _external_figures(report: FaithfulnessReport) -> dict:
             correlation=_table1_row(report, "external"),
             compiled=_compiled_point(report, "external"),
         ),
-        figure_stem(4, a, "trace_uniform_time"): plots.plot_series_over_time(
-            {h: seed_curves(ev.series[f"external_{h}_uniform"]) for h in hints},
-            "fraction of the trace",
-            "trace accuracy",
-            label,
-            x=(np.arange(bins) + 0.5) / bins,
-            counts=per_bin,
+        figure_stem(4, a, "trace_uniform_time"): _trace_uniform_figure(
+            ev, hints, label
         ),
         figure_stem(11, a, "trace_over_time"): plots.plot_series_over_time(
             {h: seed_curves(ev.series[f"external_{h}_along_time"]) for h in hints},
             "step",
             "trace accuracy",
             label,
-            counts=valid.sum(1),
+            counts=_counted_steps(ev, hints).sum(1),
         ),
     }
+
+
+def _counted_steps(ev: SeedEvaluation, hints: list[str]) -> np.ndarray:
+    """``[S, B]`` the steps Eq. 25 counts, over the series' steps."""
+    from nar_gap.analysis.faithfulness import external_steps
+
+    steps = ev.series[f"external_{hints[0]}_along_time"].shape[1]
+    return np.asarray(external_steps(ev.lengths, steps), bool)
+
+
+def _trace_uniform_figure(ev: SeedEvaluation, hints: list[str], label: str):
+    """Figure 4: each hint's match on every trace's own clock, graphs per bin."""
+    from nar_gap.analysis.faithfulness import uniform_timescale
+
+    bins = ev.series[f"external_{hints[0]}_uniform"].shape[1]
+    valid = _counted_steps(ev, hints)
+    steps = valid.shape[0]
+    # A graph counts in a bin when one of its steps falls there: the same
+    # binning as the figure's values, one graph at a time.
+    in_bin = [
+        ~np.isnan(uniform_timescale(np.ones((steps, 1)), valid[:, [b]], bins))
+        for b in range(valid.shape[1])
+    ]
+    per_bin = np.sum(in_bin, axis=0) if in_bin else np.zeros(bins, int)
+    return plots.plot_series_over_time(
+        {h: seed_curves(ev.series[f"external_{h}_uniform"]) for h in hints},
+        "fraction of the trace",
+        "trace accuracy",
+        label,
+        x=(np.arange(bins) + 0.5) / bins,
+        counts=per_bin,
+    )
+
+
+def _long_trace_figures(report: FaithfulnessReport) -> dict:
+    """Figures 2 and 4 again, on the long traces (none if not measured)."""
+    if report.long_traces is None:
+        return {}
+    from nar_gap.analysis.faithfulness import internal_steps
+
+    a, on = report.algorithm, report.long_traces
+    ev, families = on.evaluation, ", ".join(dict.fromkeys(on.graphs.families))
+    label = (
+        f"{a} ({len(ev.seeds)} seeds), {families} of N = {on.graphs.batch.num_nodes}"
+    )
+    along = ev.series["internal_along_time"]
+    figs = {
+        figure_stem(2, a, LONG_FIGURES[2]): plots.plot_series_over_time(
+            {"internal distance": seed_curves(along)},
+            "step",
+            "internal distance to compiled",
+            label,
+            counts=np.asarray(internal_steps(ev.lengths, along.shape[1])).sum(1),
+        )
+    }
+    hints = hint_names(report)
+    if hints:
+        figs[figure_stem(4, a, LONG_FIGURES[4])] = _trace_uniform_figure(
+            ev, hints, label
+        )
+    return figs
+
+
+# The long traces' figures: the paper's number of the figure each repeats.
+LONG_FIGURES = {
+    2: "internal_over_time_long_traces",
+    4: "trace_uniform_time_long_traces",
+}
 
 
 def write_report(
@@ -632,11 +923,26 @@ def write_report(
     attention), and ``figures/<stem>.{png,pdf}``, each stem
     :func:`.naming.figure_stem` of the paper's Figure 1-5, 10 or 11
     (``fig1_bfs_internal_vs_accuracy``, ``figD2_bellman_ford_...``,
-    ``fig_dfs_...``).
+    ``fig_dfs_...``).  A report with long traces adds their arrays
+    (:func:`_long_arrays`) and Figures 2 and 4 on them (:data:`LONG_FIGURES`,
+    ``fig2_bfs_internal_over_time_long_traces``); the sidecars then say which
+    graphs each set holds (``long_traces``, ``training_graphs``:
+    :meth:`.GraphSet.describe`).
     """
     a = report.algorithm
     results, figures = Path(results_dir), Path(figures_dir)
-    meta = {**(metadata or {}), "seeds": list(report.evaluation.seeds)}
+    meta = {
+        **(metadata or {}),
+        "seeds": list(report.evaluation.seeds),
+        **{
+            key: on.graphs.describe()
+            for key, on in (
+                ("long_traces", report.long_traces),
+                ("training_graphs", report.training_set),
+            )
+            if on is not None
+        },
+    }
     tables = {
         seeds_file(a): report.seed_rows(),
         correlations_file(a): report.correlations,
@@ -646,11 +952,34 @@ def write_report(
     written = [files.write_table(results / n, r, meta) for n, r in tables.items()]
     arrays = _report_arrays(report, sample)
     written.append(files.write_npz_atomic(results / arrays_file(a), arrays))
-    figs = {**_internal_figures(report, arrays), **_external_figures(report)}
+    figs = {
+        **_internal_figures(report, arrays),
+        **_external_figures(report),
+        **_long_trace_figures(report),
+    }
     for stem, fig in figs.items():
         written += files.save_figure(fig, figures / stem)
         plots.close(fig)
     return written
+
+
+def _on_other_graphs(
+    profile: Profile, config: TrainConfig, selected: Models, final: Models
+) -> tuple[OnGraphs, OnGraphs]:
+    """The seeds on ``profile``'s long traces and on their training graphs.
+
+    The compiled model is built again for the long traces' size (DFS's
+    program needs it; the others ignore it).
+    """
+    algorithm = config.network.algorithm
+    long = long_trace_graphs(algorithm, profile.long_traces)
+    compiled = compile_algorithm(
+        algorithm, hidden_size=DEFAULT_HIDDEN_SIZE, num_nodes=long.batch.num_nodes
+    )
+    return (
+        long_trace_study(selected, compiled, long),
+        training_set_study(selected, training_graphs(config), final),
+    )
 
 
 def run_faithfulness(
@@ -668,7 +997,10 @@ def run_faithfulness(
     (notebook 02 trains it for the profile's ``edge_info_baselines``), whose
     files are named ``<algorithm>_edge_info``: the like-for-like pairing
     with a compiled network that uses edge information, as Bellman-Ford's
-    does.  The paper pairs compiled with the default network.
+    does.  The paper pairs compiled with the default network.  For the
+    profile's ``trace_graph_algorithms``, the same seeds are also measured
+    on ``profile.long_traces``'s graphs and on their training distribution
+    (:func:`with_graph_sets`).
     """
     config = baseline_config(profile, algorithm, edge_info)
     run = train_once(config, dirs.runs, progress)
@@ -685,6 +1017,10 @@ def run_faithfulness(
         final_models=final,
         selection=config.selection,
     )
+    if algorithm in profile.trace_graph_algorithms:
+        report = with_graph_sets(
+            report, *_on_other_graphs(profile, config, Models.from_run(run), final)
+        )
     network = "edge information" if edge_info else "default"
     report = dataclasses.replace(
         report,

@@ -65,6 +65,25 @@ class Sizes:
 
 
 @dataclasses.dataclass(frozen=True)
+class LongTraces:
+    """Graphs with long traces, for notebook 03 (``experiments/trace_graphs.py``).
+
+    CLRS's test graphs (N = 64, p = 0.5) give BFS traces of 2-3 counted
+    steps, so its trace measures read one or two steps before the output;
+    paths and grids of ``num_nodes``, searched from one end, give tens.
+
+    Attributes:
+      num_nodes: every graph's size (one size: one compile per model).
+      families: :data:`nar_gap.tasks.families.FAMILIES` names.
+      graphs: graphs per family, node ids shuffled differently in each.
+    """
+
+    num_nodes: int
+    families: tuple[str, ...] = ("path", "grid")
+    graphs: int = 4
+
+
+@dataclasses.dataclass(frozen=True)
 class Profile:
     """Sizes of one profile.
 
@@ -124,6 +143,13 @@ class Profile:
         its simplified pointer decoder), trained and tested at one size.
         ``smoke`` has none: each is an architecture of its own, a compile of
         about 20 s on CI's two cores, and tests/model checks the forms.
+      long_traces: the long-trace graphs notebook 03 also measures on
+        (:class:`LongTraces`): the test split's traces are too short for
+        Figures 2 and 4 to show more than the output's step.
+      trace_graph_algorithms: the algorithms notebook 03 measures on those
+        long traces and on their training distribution besides the test
+        split.  ``smoke`` keeps BFS alone: three more compiles per
+        algorithm (about 7 s on CI's two cores), the same code for each.
       ablation_algorithms: the algorithms of the tables that repeat one
         ablation per algorithm (Tables 14 and 15, D.1).  ``smoke`` keeps BFS
         alone: the other rows are the same code with another algorithm name,
@@ -166,6 +192,9 @@ class Profile:
     edge_info_baselines: tuple[str, ...] = ("bellman_ford",)
     minimal_search_algorithms: tuple[str, ...] = ("bfs", "bellman_ford", "dfs")
     fork_arms: bool = True
+    # Paths and grids of 64 nodes: BFS traces of 63 and 14 counted steps.
+    long_traces: LongTraces = LongTraces(num_nodes=64)
+    trace_graph_algorithms: tuple[str, ...] = ("bfs", "bellman_ford", "dfs")
 
     def baseline_sizes(self, algorithm: str) -> Sizes:
         """``algorithm``'s baseline sizes (Table 10, the faithfulness study)."""
@@ -227,6 +256,10 @@ SMOKE = Profile(  # one graph size and one padded trace length: few compiles
     ablation_algorithms=("bfs",),
     minimal_search_algorithms=("bfs",),
     fork_arms=False,  # CI's budget: a compile per arm (tests/model tests them)
+    # CI's budget: two 12-node paths (BFS: 11 counted steps; a grid needs 36
+    # nodes for 10), and BFS alone measured on them.
+    long_traces=LongTraces(num_nodes=12, families=("path",), graphs=2),
+    trace_graph_algorithms=("bfs",),
     stability_controls=(),
     landscape_points=3,
     faithfulness_graphs=8,
