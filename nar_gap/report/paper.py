@@ -775,13 +775,47 @@ def _between(
     criterion: str,
     rule: Callable[[Summary, Summary], verdicts.Judgement],
 ):
-    """A claim about two variants of one ablation table, judged by ``rule``."""
+    """A claim about two variants of one ablation table, judged by ``rule``.
+
+    Under the paper's selection, and with the final-step parameters where
+    the table's per-seed file holds them.
+    """
 
     def check(results: Path) -> Verdict:
         ours, a, b = _variants(results, table, first, second)
-        return Verdict(ours, criterion, rule(a, b))
+        judged = rule(a, b)
+        finals = _arm_finals(results, table.removesuffix(".csv"), (first, second))
+        if finals is None:
+            return Verdict(ours, criterion, judged)
+        return Verdict(
+            ours,
+            criterion,
+            _protocols_agree(judged, {"final": rule(*finals)}),
+            f"{PAPER_PROTOCOL}; control: {FINAL_CONTROL}",
+        )
 
     return check
+
+
+def _arm_finals(
+    results: Path, name: str, arms: tuple[str, str]
+) -> tuple[Summary, Summary] | None:
+    """Each arm's final-step test scores, from the table's per-seed file."""
+    path = results / ablations.seeds_file(name)
+    if not path.exists():
+        return None
+    rows = _rows(path)
+    summaries = []
+    for arm in arms:
+        scores = [
+            _number(r.get("final_test_score", ""))
+            for r in rows
+            if r.get("variant") == arm
+        ]
+        if not scores or not all(map(math.isfinite, scores)):
+            return None
+        summaries.append(Summary.of(scores))
+    return summaries[0], summaries[1]
 
 
 def _higher(table: str, claimed: str, other: str):
@@ -816,9 +850,13 @@ construction.  Our choice; the paper states none."""
 
 
 def _paired_scores(
-    results: Path, name: str, first: str, second: str
+    results: Path, name: str, first: str, second: str, column: str = "test_score"
 ) -> tuple[np.ndarray, list[dict[str, str]], list[dict[str, str]]]:
-    """Per seed, ``first``'s score minus ``second``'s, and each arm's rows."""
+    """Per seed, ``first``'s score minus ``second``'s, and each arm's rows.
+
+    ``column``: ``test_score`` (the selected parameters) or
+    ``final_test_score`` (the final step's).
+    """
     table = ablations.seeds_file(name)
     rows = _rows(results / table)
     arms = {}
@@ -831,8 +869,8 @@ def _paired_scores(
     seeds = sorted(set(arms[first]) & set(arms[second]), key=int)
     differences = np.array(
         [
-            _number(arms[first][k]["test_score"])
-            - _number(arms[second][k]["test_score"])
+            _number(arms[first][k].get(column, ""))
+            - _number(arms[second][k].get(column, ""))
             for k in seeds
         ]
     )
@@ -889,7 +927,9 @@ def _paired_bias_arms(name: str, bias_arm: str, control: str, rule_name: str):
     def check(results: Path) -> Verdict:
         differences, biased, _ = _paired_scores(results, name, bias_arm, control)
         moved, movement, needs = _bias_moved(biased)
-        judged = rule(differences)
+        judged, protocol = _paired_protocols(
+            results, name, (bias_arm, control), rule, rule(differences)
+        )
         ours = (
             f"{bias_arm} minus {control}: mean per-seed difference "
             f"{np.mean(differences):+.4f} over {differences.size} seeds"
@@ -904,7 +944,6 @@ def _paired_bias_arms(name: str, bias_arm: str, control: str, rule_name: str):
             + "), judged only where the bias moved enough to make the arms "
             "different models"
         )
-        protocol = f"{PAPER_PROTOCOL}; arms paired by seed"
         if not moved:
             return Verdict(
                 ours,
@@ -923,17 +962,40 @@ def _paired_bias_arms(name: str, bias_arm: str, control: str, rule_name: str):
     return check
 
 
+def _paired_protocols(
+    results: Path,
+    name: str,
+    arms: tuple[str, str],
+    rule: Callable[[np.ndarray], Judgement],
+    judged: Judgement,
+) -> tuple[Judgement, str]:
+    """``judged`` checked against the same rule on final-step paired scores."""
+    protocol = f"{PAPER_PROTOCOL}; arms paired by seed"
+    final, _, _ = _paired_scores(results, name, *arms, column="final_test_score")
+    if final.size == 0 or not np.all(np.isfinite(final)):
+        return judged, protocol
+    judged = _protocols_agree(judged, {"final": rule(final)})
+    return judged, f"{protocol}; control: {FINAL_CONTROL}"
+
+
 def _paired_higher(name: str, claimed: str, other: str):
     """Two arms that differ from the start (no bias gate), paired by seed."""
 
     def check(results: Path) -> Verdict:
         differences, _, _ = _paired_scores(results, name, claimed, other)
+        judged, protocol = _paired_protocols(
+            results,
+            name,
+            (claimed, other),
+            verdicts.paired_higher,
+            verdicts.paired_higher(differences),
+        )
         return Verdict(
             f"{claimed} minus {other}: mean per-seed difference "
             f"{np.mean(differences):+.4f} over {differences.size} seeds",
             f"{claimed} above {other}: one-sided paired t-test across seeds, p < 0.05",
-            verdicts.paired_higher(differences),
-            f"{PAPER_PROTOCOL}; arms paired by seed",
+            judged,
+            protocol,
         )
 
     return check

@@ -456,7 +456,9 @@ def test_the_external_before_output_row_is_not_testable_without_its_measure(tmp_
     )
 
 
-def _paired(results, name, arm, control, first, second, extra=(), moved=0.2):
+def _paired(
+    results, name, arm, control, first, second, extra=(), moved=0.2, final_gap=0.0
+):
     """Per-seed rows of two arms: seed k scores mean + a seed's own luck, the
     arms shifted apart by the difference of ``first`` and ``second``'s means;
     the bias arm's bias bounds any logit by ``moved``."""
@@ -473,7 +475,8 @@ def _paired(results, name, arm, control, first, second, extra=(), moved=0.2):
                 {
                     "variant": label,
                     "seed": k,
-                    "test_score": mean + luck[k] + rng.normal(0, 0.001),
+                    "test_score": (score := mean + luck[k] + rng.normal(0, 0.001)),
+                    "final_test_score": score + (final_gap if label == arm else 0),
                     "selected_step": 70,
                     "bias_logit_bound": bound,
                 }
@@ -501,6 +504,36 @@ def test_tables_12_and_15_judge_a_bias_only_once_it_made_another_model(tmp_path)
             assert "about 3500 steps" in row["decidable_at"]
         else:
             assert row["verdict"] == paper.AGREE and "paired" in row["protocol"]
+
+
+def test_an_ablation_row_the_final_step_parameters_contradict_is_inconclusive(
+    tmp_path,
+):
+    _paired(
+        tmp_path,
+        "table12_pre_att_bias",
+        "pre-attention bias",
+        "no bias",
+        (0.9, 0.02, 8),
+        (0.9, 0.02, 8),
+    )
+    row = _row("04", tmp_path, "a pre-attention bias makes no")
+    assert row["verdict"] == paper.AGREE and FINAL in row["protocol"]
+    _paired(
+        tmp_path,
+        "table12_pre_att_bias",
+        "pre-attention bias",
+        "no bias",
+        (0.9, 0.02, 8),
+        (0.9, 0.02, 8),
+        final_gap=-0.1,
+    )
+    row = _row("04", tmp_path, "a pre-attention bias makes no")
+    assert row["verdict"] == paper.INCONCLUSIVE
+    assert "final-step parameters say disagree" in row["evidence"]
+
+
+FINAL = "control: final-step parameters"
 
 
 def test_notebook_04_verdicts_follow_the_numbers(tmp_path):
