@@ -188,7 +188,16 @@ def _stability(results, algorithm, finals, control_final=1.0):
     files.write_table(results / f"stability_{algorithm}.csv", rows)
 
 
-def _landscape(results, algorithm, compiled_hidden, learned_hidden, grid=100.0):
+def _landscape(
+    results,
+    algorithm,
+    compiled_hidden,
+    learned_hidden,
+    grid=100.0,
+    solves=True,
+    learned_sharpness=0.01,
+):
+    """A compiled centre and a learned one of the compiled class (its rows)."""
     files.write_table(
         results / f"landscape_{algorithm}.csv",
         [
@@ -201,10 +210,21 @@ def _landscape(results, algorithm, compiled_hidden, learned_hidden, grid=100.0):
             },
             {
                 "centre": "learned",
-                "hidden_size": learned_hidden,
-                "use_ln": False,
+                "hidden_size": 128,
+                "use_ln": True,
                 "sharpness_r0.1": 0.01,
                 "max_grid_loss": 9.0,
+            },
+            {
+                "centre": "learned (compiled class)",
+                "hidden_size": learned_hidden,
+                "use_ln": False,
+                "sharpness_r0.1": learned_sharpness,
+                "max_grid_loss": 9.0,
+                "test_score": 0.99 if solves else 0.3,
+                "solves_task": solves,
+                "steps": 70,
+                "note": "solves the task" if solves else "does not solve the task",
             },
         ],
     )
@@ -624,7 +644,7 @@ def test_notebook_05_verdicts_follow_the_numbers(tmp_path):
 
 
 def test_notebook_06_compares_only_one_network_class(tmp_path):
-    _landscape(tmp_path, "bfs", 128, 128)
+    _landscape(tmp_path, "bfs", 7, 7)
     _landscape(tmp_path, "bellman_ford", 10, 128)
     got = paper.comparison("06", tmp_path)
     assert [r["verdict"] for r in got] == [paper.AGREE, paper.NOT_TESTABLE]
@@ -632,10 +652,18 @@ def test_notebook_06_compares_only_one_network_class(tmp_path):
         "compiled hidden 10 without layer norm vs learned hidden 128"
         in (got[1]["evidence"])
     )
-    _landscape(tmp_path, "bfs", 128, 128, grid=float("nan"))
+    _landscape(tmp_path, "bfs", 7, 7, learned_sharpness=100.0)  # measures split
+    assert paper.comparison("06", tmp_path)[0]["verdict"] == paper.INCONCLUSIVE
+    _landscape(tmp_path, "bfs", 7, 7, grid=1.0, learned_sharpness=100.0)
+    assert paper.comparison("06", tmp_path)[0]["verdict"] == paper.DISAGREE
+    _landscape(tmp_path, "bfs", 7, 7, grid=float("nan"))
     row = paper.comparison("06", tmp_path)[0]
     assert row["verdict"] == paper.NOT_TESTABLE
     assert "max_grid_loss non-finite" in row["evidence"]
+    _landscape(tmp_path, "bfs", 7, 7, solves=False)  # a minimum, not a solution
+    row = paper.comparison("06", tmp_path)[0]
+    assert row["verdict"] == paper.NOT_TESTABLE
+    assert row["decidable_at"].startswith("a network of the compiled class")
 
 
 # --------------------------------------------------------------------------- #
