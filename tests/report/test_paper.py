@@ -776,3 +776,50 @@ def test_edge_information_without_its_arm_is_not_testable(tmp_path):
     row = _row("03", tmp_path, "edge information brings trained Bellman-Ford")
     assert row["verdict"] == paper.NOT_TESTABLE
     assert "faithfulness_bellman_ford_edge_info.csv" in row["evidence"]
+
+
+def _long_and_training(results, seeds=16, final_train=0.9, early=0.2):
+    """Notebook 03's long-trace and training-graph measures, constructed."""
+    rng = np.random.default_rng(0)
+    accuracy = rng.uniform(0.8, 1.0, seeds)
+    files.write_table(
+        results / "faithfulness_bfs.csv",
+        [
+            {
+                "seed": k,
+                "long_accuracy": accuracy[k],
+                "long_external_pre_output": rng.uniform(0.5, 1.0),
+                "final_train_external": final_train + rng.normal(0, 0.005),
+            }
+            for k in range(seeds)
+        ],
+    )
+    files.write_table(
+        results / "faithfulness_summary_bfs.csv",
+        [{"long_graphs": "path N=64 x4 (63 counted steps)"}],
+    )
+    steps = [early, early, *([0.8] * 30)]
+    np.savez(
+        results / "faithfulness_bfs.npz",
+        long_series_internal_along_time=np.stack(
+            [s + rng.normal(0, 0.01, seeds) for s in steps], 1
+        ),
+        long_series_external_pi_h_uniform=np.stack(
+            [np.ones(seeds), 0.6 + rng.normal(0, 0.01, seeds)], 1
+        ),
+    )
+
+
+def test_the_long_trace_and_training_graph_rows_say_each_outcome(tmp_path):
+    _long_and_training(tmp_path, final_train=0.9, early=0.2)
+    rows = {r["where"]: r for r in paper.comparison("03", tmp_path)}
+    early = rows["§4.3, Figure 2 (ours: long traces)"]
+    assert early["verdict"] == paper.AGREE and "path N=64" in early["protocol"]
+    assert rows["§4.4, Figure 4 (ours: long traces)"]["verdict"] == paper.AGREE
+    table1 = rows["Table 1 (ours: long traces)"]
+    assert table1["verdict"] in paper.VERDICTS and "n = 16" in table1["evidence"]
+    assert rows["§4.6"]["verdict"] == paper.AGREE  # 0.9 < 0.99: not converged
+    _long_and_training(tmp_path, final_train=0.999, early=0.95)
+    rows = {r["where"]: r for r in paper.comparison("03", tmp_path)}
+    assert rows["§4.3, Figure 2 (ours: long traces)"]["verdict"] == paper.DISAGREE
+    assert rows["§4.6"]["verdict"] == paper.DISAGREE  # converged on training graphs
