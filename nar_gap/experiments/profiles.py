@@ -17,7 +17,7 @@ curves notebook 02 writes (``validation_<algorithm>.csv``, from step 0) and,
 for Bellman-Ford, ``plateau_bellman_ford.csv`` and
 ``plateau_bellman_ford_edge_info.csv`` (``python -m
 nar_gap.experiments.plateau``: seeds trained well past the cpu step count, each
-horizon judged by the 75 % rule of :func:`nar_gap.analysis.verdicts.plateau`).
+horizon judged by the slope rule of :func:`nar_gap.analysis.verdicts.plateau`).
 BFS trains 16 seeds for 150 steps: its validation is at the ceiling from the
 first evaluation after step 0 on, as the paper's central finding needs.
 Bellman-Ford trains to its measured plateau, where alone its 87 % can be
