@@ -6,7 +6,10 @@ the scale of every selection criterion.  It runs at the highest matmul
 precision (so a GPU cannot quietly use TF32: compiled weights reach 1e7), in
 its compiler config's dtype (float64 in JAX's x64 mode, switched on for its
 own calls only), decodes every step into CLRS form (:func:`decode_trace`) and
-compares it with dm-clrs.
+compares it with dm-clrs.  :meth:`CompiledModel.run` does so a chunk of steps
+at a time (:mod:`~nar_gap.compiler.stepping`), keeping the decoded hints and
+near-tie verdicts, and refuses a run that would not fit in memory
+(:mod:`~nar_gap.compiler.memory`).
 """
 
 from __future__ import annotations
@@ -22,9 +25,21 @@ import numpy as np
 from nar_gap.compiler.assembly import assemble
 from nar_gap.compiler.config import CompilerConfig
 from nar_gap.compiler.layout import Layout
+from nar_gap.compiler.memory import (
+    MemoryEstimate,
+    check_fits,
+    run_memory,
+    steps_before_trace,
+)
 from nar_gap.compiler.parameters import Params
 from nar_gap.compiler.selection import CriterionScale
-from nar_gap.compiler.ties import NearTie, classify, minimise_resolution
+from nar_gap.compiler.stepping import Stepper
+from nar_gap.compiler.ties import (
+    NearTie,
+    SplitRecorder,
+    classify,
+    minimise_resolution,
+)
 from nar_gap.model.config import NetOutput
 from nar_gap.model.decoders import postprocess
 from nar_gap.model.model import Model
@@ -48,7 +63,8 @@ class CompiledRun:
       hints: ``{name: (T, n)}``; row 0 is the initial hint as CLRS feeds it,
         rows 1.. the network's decoded predictions; T the reference length.
       attention: ``(S, n, n)`` attention of every step (rows receivers,
-        columns senders), ``S = max(1, T - 1)``.
+        columns senders), ``S = max(1, T - 1)``; None unless the run was
+        asked to keep it (``keep_attention``: ``S`` times ``n^2`` floats).
       reference: dm-clrs's hints and outputs for the same graph.
       mismatches: differences from the reference that are errors (empty
         when exact up to near-ties).
@@ -63,9 +79,9 @@ class CompiledRun:
 
     outputs: dict[str, np.ndarray]
     hints: dict[str, np.ndarray]
-    attention: np.ndarray
     reference: Batch
     mismatches: list[Mismatch]
+    attention: np.ndarray | None = None
     compiler_config: CompilerConfig | None = None
     ties: list[NearTie] = dataclasses.field(default_factory=list)
     resolution: float = 0.0
@@ -321,56 +337,166 @@ class CompiledModel(Model):
             )
         return batch
 
-    def run(self, weights: Any, source: int | None = None) -> CompiledRun:
+    def run(
+        self,
+        weights: Any,
+        source: int | None = None,
+        keep_attention: bool = False,
+        max_memory: int | None = None,
+    ) -> CompiledRun:
         """Run on one graph: ``weights`` (n, n), 0 = no edge; ``source`` a node.
 
         BFS and Bellman-Ford take a source; DFS takes none.
 
         The number of steps is the reference trace's (as CLRS evaluation
         does), so dm-clrs's probing runs alongside and the result carries the
-        comparison.
+        comparison.  ``keep_attention`` and ``max_memory`` as in
+        :meth:`run_batch`; a graph too large for what is known of its run
+        before dm-clrs's trace is made (one step; DFS: its whole trace) is
+        refused before that trace is made.
         """
-        return self.run_batch(self.graph_batch(weights, source))
+        matrix = np.asarray(weights) if _is_numeric(weights) else None
+        if matrix is not None and matrix.ndim == 2:
+            num_nodes = matrix.shape[0]
+            steps = steps_before_trace(self.program.algorithm, num_nodes)
+            check_fits(self.memory_needed(num_nodes, steps), max_memory)
+        return self.run_batch(
+            self.graph_batch(weights, source), keep_attention, max_memory
+        )
 
-    def run_batch(self, batch: Batch) -> CompiledRun:
+    def run_batch(
+        self,
+        batch: Batch,
+        keep_attention: bool = False,
+        max_memory: int | None = None,
+    ) -> CompiledRun:
         """:meth:`run` on a batch of one graph that :meth:`graph_batch` made.
 
         A float64 batch keeps dm-clrs's float64 reference for ties and
         distances; a float32 model rounds its inputs (only) to float32.
         Sampled (float32) batches run too, against their rounded reference.
+
+        The network runs a chunk of steps at a time
+        (:class:`~nar_gap.compiler.stepping.Stepper`): each step's ``N x N``
+        attention and logits are reduced to decoded hints and, where a
+        pointer differs from dm-clrs's, to a near-tie verdict, then dropped,
+        so memory grows with one step's ``N^2``, not the trace's.
+        ``keep_attention`` keeps every step's attention
+        (``CompiledRun.attention``, ``S x N x N``).  A run
+        whose :func:`~nar_gap.compiler.memory.run_memory` exceeds
+        ``max_memory`` bytes (default: the memory available now) is refused
+        before it starts (:class:`~nar_gap.compiler.memory.RunTooLargeError`).
         """
         model = self.fitted(batch)
-        out = model.apply(batch)
-        with model.numerics():
-            trace = decode_trace(out, model.layout, model.program.algorithm)
+        needed = model.memory_needed(
+            batch.node_mask.shape[1], trace_steps(batch), keep_attention
+        )
+        check_fits(needed, max_memory)
         resolution = minimise_resolution(model.scales)
+        with model.numerics():
+            streamed = _stream(model, batch, resolution, keep_attention)
+        hint_preds, outputs, splits, attention = streamed
         errors, ties = classify(
             model.program,
             resolution,
-            trace.hint_preds,
-            trace.outputs,
+            hint_preds,
+            outputs,
             batch,
-            compare_with_clrs(trace.hint_preds, trace.outputs, batch),
-            np.asarray(out.attention, np.float64).mean(axis=2),
+            compare_with_clrs(hint_preds, outputs, batch),
+            splits,
         )
-        num_hints = int(batch.lengths[0])
-        spec = get_spec(self.program.algorithm)
-        hints = {}
-        for name, truth in batch.hints.items():
-            rows = [np.asarray(truth[0, 0], np.float64)]
-            rows += [trace.hint_preds[name][t, 0] for t in range(num_hints - 1)]
-            dtype = np.int64 if spec[name][2] == Type.POINTER else np.float64
-            hints[name] = np.stack(rows).astype(dtype)
         return CompiledRun(
-            outputs={n: v[0] for n, v in trace.outputs.items()},
-            hints=hints,
-            attention=np.asarray(out.attention)[:, 0, 0],
+            outputs={n: v[0] for n, v in outputs.items()},
+            hints=_hints_with_initial(batch, hint_preds, self.program.algorithm),
+            attention=attention,
             reference=batch,
             mismatches=errors,
             compiler_config=model.compiler_config,
             ties=ties,
             resolution=resolution,
         )
+
+    def memory_needed(
+        self,
+        num_nodes: int,
+        steps: int,
+        keep_attention: bool = False,
+        as_json: bool = False,
+    ) -> MemoryEstimate:
+        """:func:`~nar_gap.compiler.memory.run_memory` of a run of this model."""
+        itemsize = np.dtype(self.dtype).itemsize
+        return run_memory(
+            num_nodes, steps, self.config, itemsize, keep_attention, as_json
+        )
+
+
+def trace_steps(batch: Batch) -> int:
+    """The hint steps a run of ``batch`` takes: its longest trace less one."""
+    return max(1, int(np.asarray(batch.lengths).max()) - 1)
+
+
+def _stream(
+    model: CompiledModel, batch: Batch, resolution: float, keep_attention: bool
+):
+    """``(hint_preds [S, B, ...], outputs [B, ...], splits, attention)`` of a run.
+
+    Step by step: each step's hints are decoded and kept, its
+    attention judged where a pointer differs from dm-clrs's
+    (:class:`~nar_gap.compiler.ties.SplitRecorder`), kept only with
+    ``keep_attention`` (sample 0, head 0, as ``CompiledRun.attention``), and
+    at each sample's output step kept until the outputs are judged.
+    """
+    recorder = SplitRecorder(model.program, resolution, batch)
+    fed = model.in_dtype(batch)
+    stepper = Stepper(
+        model.config,
+        model.params,
+        fed,
+        model.precision,
+        attention=keep_attention or recorder.active,
+    )
+    steps: dict[str, list[np.ndarray]] = {}
+    kept: np.ndarray | None = None
+    at_output: dict[int, Any] = {}
+    output_index = np.asarray(batch.lengths) - 2
+    for out in stepper:
+        for name, value in out.hints.items():
+            steps.setdefault(name, []).append(value)
+        if out.attention is None:
+            continue
+        recorder.hint_step(out.index, out.hints, _head_mean(out.attention))
+        if keep_attention:
+            first = np.asarray(out.attention[0, 0])
+            if kept is None:  # filled in place: no second copy to stack
+                kept = np.empty((stepper.num_steps, *first.shape), first.dtype)
+            kept[out.index] = first
+        if recorder.active:
+            for b in np.flatnonzero(output_index == out.index):
+                at_output[int(b)] = out.attention[b]
+    outputs = stepper.outputs()
+    recorder.output(outputs, lambda b: np.asarray(at_output[b], np.float64).mean(0))
+    hint_preds = {name: np.stack(values) for name, values in steps.items()}
+    return hint_preds, outputs, recorder.splits, kept
+
+
+def _head_mean(attention: Any):
+    """Sample ``b``'s attention ``[N, N]`` in float64, heads averaged, on demand."""
+    return lambda b: np.asarray(attention[b], np.float64).mean(axis=0)
+
+
+def _hints_with_initial(
+    batch: Batch, hint_preds: dict[str, np.ndarray], algorithm: str
+) -> dict[str, np.ndarray]:
+    """Sample 0's hints: row 0 dm-clrs's initial hint, rows 1.. the model's."""
+    num_hints = int(batch.lengths[0])
+    spec = get_spec(algorithm)
+    hints = {}
+    for name, truth in batch.hints.items():
+        rows = [np.asarray(truth[0, 0], np.float64)]
+        rows += [hint_preds[name][t, 0] for t in range(num_hints - 1)]
+        dtype = np.int64 if spec[name][2] == Type.POINTER else np.float64
+        hints[name] = np.stack(rows).astype(dtype)
+    return hints
 
 
 def _power_of_two_above(value: float) -> float:

@@ -30,11 +30,19 @@ tells those cases apart from errors, from dm-clrs's own trace:
 Only a ``Minimise`` whose value the program decodes verbatim as a CLRS scalar
 (Bellman-Ford's ``d``) can be read off the reference; a program without one
 has no near-ties.
+
+The attention is read only for a pointer that differs by more than the
+resolution (a split, or an error), and only its receiver's row at that step.
+A run that does not keep its attention (:meth:`~nar_gap.compiler.
+compiled_model.CompiledModel.run`) hands each step's to a
+:class:`SplitRecorder`, which judges those rows there and then; :func:`classify`
+reads its verdicts once the trace is compared.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -136,20 +144,23 @@ def _compared(m: Mismatch, hint_preds, outputs, batch: Batch):
     return np.asarray(truth, np.float64), np.asarray(found, np.float64)
 
 
+# A split's verdict (:func:`_split`'s ``(gap, count)``) per (probe, hint index
+# or -1 for an output, sample, receiver): what :func:`classify` reads of the
+# attention, made step by step while the model runs (:class:`SplitRecorder`).
+SplitKey = tuple[str, int, int, int]
+Splits = Mapping[SplitKey, tuple[float, int]]
+
+
 @dataclasses.dataclass(frozen=True)
-class _Comparison:
-    """One compared trace, as :func:`classify` reads it.
+class TieReference:
+    """dm-clrs's side of a near-tie: the scores, from the reference alone.
 
     ``values``: dm-clrs's Minimise value, ``[T, B, N]``; ``reached``: its
     candidates (reached senders, ``msk``, where it has them); ``last``: each
     sample's last hint index (an output is judged at that step).
     """
 
-    batch: Batch
-    hint_preds: dict[str, np.ndarray]
-    outputs: dict[str, np.ndarray]
     resolution: float
-    attention: np.ndarray | None
     edge_scored: bool
     values: np.ndarray
     weights: np.ndarray
@@ -157,95 +168,155 @@ class _Comparison:
     reached: np.ndarray
     last: np.ndarray
 
-    def step_of(self, m: Mismatch) -> int:
-        return m.step if m.step >= 0 else int(self.last[m.sample])
+    @classmethod
+    def of(
+        cls, program: GraphProgram, resolution: float, batch: Batch
+    ) -> TieReference | None:
+        """The reference of ``batch``; None where nothing can tie (no Minimise)."""
+        scored = _scored_probe(program)
+        if scored is None or resolution <= 0:
+            return None
+        criterion, value_probe = scored
+        values = np.asarray(batch.hints[value_probe], np.float64)  # [T, B, N]
+        # dm-clrs's candidates are reached senders (``msk``) where it has them.
+        reached = (
+            np.asarray(batch.hints["msk"]) > 0.5
+            if "msk" in batch.hints
+            else np.ones(values.shape, bool)
+        )
+        return cls(
+            resolution=resolution,
+            edge_scored=bool(criterion.edge),
+            values=values,
+            weights=np.asarray(batch.inputs["A"], np.float64),
+            real=np.asarray(batch.node_mask, bool),
+            reached=reached,
+            last=np.asarray(batch.lengths, np.int64) - 1,
+        )
 
-    def compared(self, m: Mismatch) -> tuple[np.ndarray, np.ndarray]:
-        return _compared(m, self.hint_preds, self.outputs, self.batch)
+    def scores(self, step: int, sample: int, node: int) -> np.ndarray:
+        """Each sender's score for ``node`` under dm-clrs's values before ``step``."""
+        edge = self.weights[sample, node] if self.edge_scored else 0.0
+        return self.values[step - 1, sample] + edge
+
+    def differing(
+        self, sample: int, truth: np.ndarray, found: np.ndarray
+    ) -> list[tuple[int, int, int]]:
+        """``(receiver, dm-clrs's pointer, the model's)`` where they differ."""
+        differ = np.flatnonzero((truth != found) & self.real[sample])
+        return [(int(i), int(truth[i]), int(found[i])) for i in differ]
+
+    def split_at(
+        self, step: int, sample: int, node: int, chosen: int, row: np.ndarray
+    ) -> tuple[float, int]:
+        """:func:`_split` of ``node``'s attention ``row`` at hint index ``step``."""
+        scores = self.scores(step, sample, node)
+        joined = (self.weights[sample, node] != 0) | (np.arange(len(scores)) == node)
+        return _split(
+            row,
+            scores,
+            chosen,
+            joined & self.reached[step - 1, sample],
+            self.resolution,
+        )
 
 
-def _comparison(
-    batch: Batch,
-    value_probe: str,
-    criterion: Minimise,
-    resolution: float,
-    hint_preds: dict[str, np.ndarray],
-    outputs: dict[str, np.ndarray],
-    attention: np.ndarray | None,
-) -> _Comparison:
-    values = np.asarray(batch.hints[value_probe], np.float64)  # [T, B, N]
-    weights = np.asarray(batch.inputs["A"], np.float64)
-    real = np.asarray(batch.node_mask, bool)
-    # dm-clrs's candidates are reached senders (``msk``) where it has them.
-    reached = (
-        np.asarray(batch.hints["msk"]) > 0.5
-        if "msk" in batch.hints
-        else np.ones(values.shape, bool)
-    )
-    return _Comparison(
-        batch=batch,
-        hint_preds=hint_preds,
-        outputs=outputs,
-        resolution=resolution,
-        attention=attention,
-        edge_scored=bool(criterion.edge),
-        values=values,
-        weights=weights,
-        real=real,
-        reached=reached,
-        last=np.asarray(batch.lengths, np.int64) - 1,
-    )
+class SplitRecorder:
+    """The split verdicts :func:`classify` will read, made one step at a time.
+
+    A run that does not keep its attention hands each step's attention to
+    :meth:`hint_step` (and each sample's output step's to :meth:`output`);
+    for every pointer that differs from dm-clrs's by more than the
+    resolution, the receiver's attention row is judged there and then
+    (:func:`_split`) and only the verdict is kept.  ``attention`` is a
+    function of the sample giving its ``[N, N]`` float64 attention (heads
+    averaged), called only where a verdict is needed.
+    """
+
+    def __init__(self, program: GraphProgram, resolution: float, batch: Batch):
+        self.reference = TieReference.of(program, resolution, batch)
+        spec = get_spec(batch.algorithm)
+        self._pointers = {n for n, (_, _, t) in spec.items() if t == Type.POINTER}
+        self._batch = batch
+        self.splits: dict[SplitKey, tuple[float, int]] = {}
+
+    @property
+    def active(self) -> bool:
+        """Whether the program can tie at all (else nothing is ever read)."""
+        return self.reference is not None
+
+    def hint_step(self, index: int, hints: Mapping[str, np.ndarray], attention):
+        """Step ``index``'s decoded hints, ``[B, N]``, against hint ``index + 1``."""
+        if self.reference is None:
+            return
+        lengths = np.asarray(self._batch.lengths)
+        for probe in self._pointers & set(hints):
+            truth = np.asarray(self._batch.hints[probe][index + 1], np.float64)
+            found = np.asarray(hints[probe], np.float64)
+            for b in np.flatnonzero(index < lengths - 1):
+                self._judge(
+                    probe, index + 1, index + 1, int(b), truth[b], found[b], attention
+                )
+
+    def output(self, outputs: Mapping[str, np.ndarray], attention) -> None:
+        """The decoded outputs, each sample judged at its last hint index."""
+        if self.reference is None:
+            return
+        for probe in self._pointers & set(outputs):
+            truth = np.asarray(self._batch.outputs[probe], np.float64)
+            found = np.asarray(outputs[probe], np.float64)
+            for b, last in enumerate(self.reference.last):
+                if last > 0:
+                    self._judge(probe, -1, int(last), b, truth[b], found[b], attention)
+
+    def _judge(self, probe, key_step, step, sample, truth, found, attention) -> None:
+        ref = self.reference
+        rows = None
+        for i, p, q in ref.differing(sample, truth, found):
+            scores = ref.scores(step, sample, i)
+            if abs(scores[q] - scores[p]) <= ref.resolution:
+                continue
+            rows = attention(sample) if rows is None else rows
+            self.splits[(probe, key_step, sample, i)] = ref.split_at(
+                step, sample, i, p, rows[i]
+            )
 
 
-def _pointer_ties(c: _Comparison, m: Mismatch) -> list[NearTie] | None:
+def _pointer_ties(
+    ref: TieReference, splits: Splits | None, m: Mismatch, truth, found, step
+) -> list[NearTie] | None:
     """A pointer mismatch's near-ties, one per differing node; None: an error.
 
     A node is a near-tie when the two choices' scores under dm-clrs's values
     of the step before differ by at most the resolution, or, failing that,
-    when the attention split over near-tied candidates (:func:`_split`).
+    when the attention split over near-tied candidates (:func:`_split`, as
+    ``splits`` recorded it).
     """
-    resolution, weights = c.resolution, c.weights
-    step = c.step_of(m)
-    truth, found = c.compared(m)
-    before = c.values[step - 1, m.sample]
-    edge = weights[m.sample] if c.edge_scored else np.zeros_like(weights[0])
-    differ = np.flatnonzero((truth != found) & c.real[m.sample])
+    resolution = ref.resolution
     tied = []
-    for i in differ:
-        p, q = int(truth[i]), int(found[i])
-        scores = before + edge[i]
+    for i, p, q in ref.differing(m.sample, truth, found):
+        scores = ref.scores(step, m.sample, i)
         gap = abs(scores[q] - scores[p])
         split = 0
         # An output is the last step's pointer: judged at that step.
-        if gap > resolution and c.attention is not None and step > 0:
-            joined = (weights[m.sample, i] != 0) | (np.arange(len(scores)) == i)
-            gap, split = _split(
-                c.attention[step - 1, m.sample, i],
-                scores,
-                p,
-                joined & c.reached[step - 1, m.sample],
-                resolution,
-            )
+        if gap > resolution and splits is not None and step > 0:
+            gap, split = splits.get((m.probe, m.step, m.sample, i), (np.inf, 0))
         if gap > resolution:
             return None
-        tied.append(
-            NearTie(m.probe, m.step, m.sample, int(i), p, q, gap, resolution, split)
-        )
+        tied.append(NearTie(m.probe, m.step, m.sample, i, p, q, gap, resolution, split))
     return tied
 
 
 def _value_ties(
-    c: _Comparison, m: Mismatch, kind: object, first_tie: dict[int, int]
+    ref: TieReference, m: Mismatch, truth, found, step, kind, first_tie
 ) -> list[NearTie] | None:
     """A scalar mismatch's near-ties (a tied pointer's consequence); None: an error.
 
     Only after a pointer of the same sample tied at or before its step, and
     only within the resolution times the steps so far.
     """
-    step = c.step_of(m)
-    tolerance = c.resolution * max(step, 1)
-    truth, found = c.compared(m)
-    differ = np.flatnonzero((truth != found) & c.real[m.sample])
+    tolerance = ref.resolution * max(step, 1)
+    differ = np.flatnonzero((truth != found) & ref.real[m.sample])
     gaps = np.abs(found - truth)[differ]
     if (
         kind == Type.SCALAR
@@ -262,11 +333,11 @@ def _value_ties(
 def classify(
     program: GraphProgram,
     resolution: float,
-    hint_preds: dict[str, np.ndarray],
-    outputs: dict[str, np.ndarray],
+    hint_preds: Mapping[str, np.ndarray],
+    outputs: Mapping[str, np.ndarray],
     batch: Batch,
     mismatches: list[Mismatch],
-    attention: np.ndarray | None = None,
+    splits: Splits | None = None,
 ) -> tuple[list[Mismatch], list[NearTie]]:
     """``(mismatches that stay errors, near-ties)`` of one compared trace.
 
@@ -277,34 +348,35 @@ def classify(
       outputs: the model's decoded outputs, ``[B, N]``.
       batch: dm-clrs's reference.
       mismatches: :func:`~nar_gap.tasks.exactness.compare_with_clrs`'s.
-      attention: ``[S, B, N, N]`` the model's attention (receivers by
-        senders), to recognise split near-ties; None: only single choices.
+      splits: :class:`SplitRecorder`'s verdicts on the model's attention, to
+        recognise split near-ties; None: only single choices.
     """
-    scored = _scored_probe(program)
-    if scored is None or resolution <= 0 or not mismatches:
+    ref = TieReference.of(program, resolution, batch)
+    if ref is None or not mismatches:
         return list(mismatches), []
-    criterion, value_probe = scored
     spec = get_spec(batch.algorithm)
-    c = _comparison(
-        batch, value_probe, criterion, resolution, hint_preds, outputs, attention
-    )
+
+    def step_of(m: Mismatch) -> int:
+        return m.step if m.step >= 0 else int(ref.last[m.sample])
+
     ties: list[NearTie] = []
     errors: list[Mismatch] = []
     first_tie: dict[int, int] = {}
     kinds = {m.probe: spec[m.probe][2] for m in mismatches if m.probe in spec}
     pointers = [m for m in mismatches if kinds.get(m.probe) == Type.POINTER]
-    for m in sorted(pointers, key=c.step_of):
-        tied = _pointer_ties(c, m)
+    for m in sorted(pointers, key=step_of):
+        compared = _compared(m, hint_preds, outputs, batch)
+        tied = _pointer_ties(ref, splits, m, *compared, step_of(m))
         if tied is None:
             errors.append(m)
             continue
         ties += tied
-        step = c.step_of(m)
-        first_tie[m.sample] = min(first_tie.get(m.sample, step), step)
+        first_tie[m.sample] = min(first_tie.get(m.sample, step_of(m)), step_of(m))
     for m in mismatches:
         if kinds.get(m.probe) == Type.POINTER:
             continue
-        tied = _value_ties(c, m, kinds.get(m.probe), first_tie)
+        compared = _compared(m, hint_preds, outputs, batch)
+        tied = _value_ties(ref, m, *compared, step_of(m), kinds.get(m.probe), first_tie)
         if tied is None:
             errors.append(m)
         else:

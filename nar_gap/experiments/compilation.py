@@ -81,7 +81,9 @@ def compiled_figures(
             ),
             compiled_figure_stem(algorithm, "attention"): plots.plot_attention_steps(
                 size_free.run(
-                    example_graph(), source=0 if has_source(algorithm) else None
+                    example_graph(),
+                    source=0 if has_source(algorithm) else None,
+                    keep_attention=True,
                 ).attention,
                 f"compiled {algorithm}: attention on the example graph",
             ),

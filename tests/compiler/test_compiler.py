@@ -366,7 +366,7 @@ def test_the_bias_variant_is_refused_for_dfs():
 def test_run_returns_clrs_encoded_hints_outputs_and_attention(models):
     model = models[("bellman_ford", None)]
     weights = cases._undirected(4, [(0, 1, 0.5), (1, 2, 0.25), (0, 3, 1.0)])
-    result = model.run(weights, source=0)
+    result = model.run(weights, source=0, keep_attention=True)
     reference = batch_from_graph("bellman_ford", weights, 0)
     steps = int(reference.lengths[0])
     assert not result.mismatches
