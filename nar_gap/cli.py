@@ -12,12 +12,15 @@ Subcommands:
   and save them; prints ``{"algorithm", "hidden_size", "parameters", "file"}``
   as JSON.
 * ``nar-gap run ALGO --graph FILE --source S [--params FILE] [--check]
-  [--attention]``: run a compiled model (loaded from ``--params``, or compiled
-  on the spot at the minimal size) on a graph file (see :mod:`nar_gap.tasks.graphs`)
-  and print its outputs and hints as JSON.  With ``--check`` the JSON says
-  whether it matches dm-clrs exactly, lists near-ties (choices dm-clrs made
-  by a score gap below the model's resolution, each with its gap: see
-  :mod:`nar_gap.compiler.ties`), and the exit code is 1 on any other mismatch.
+  [--attention] [--max-memory M]``: run a compiled model (loaded from
+  ``--params``, or compiled on the spot at the minimal size) on a graph file
+  (see :mod:`nar_gap.tasks.graphs`) and print its outputs and hints as JSON.
+  With ``--check`` the JSON says whether it matches dm-clrs exactly, lists
+  near-ties (choices dm-clrs made by a score gap below the model's
+  resolution, each with its gap: see :mod:`nar_gap.compiler.ties`), and the
+  exit code is 1 on any other mismatch.  A run estimated to need more memory
+  than is available (or than ``--max-memory``) is refused before it starts
+  (:mod:`nar_gap.compiler.memory`).
 * ``nar-gap plan [--profile P] [--notebook NN ...] [--json]``: per notebook,
   the seed-steps, compiled programs, peak memory from XLA's analysis and a
   time estimate measured on this device (:mod:`nar_gap.tools.plan`).
@@ -322,6 +325,12 @@ def _add_run_parser(commands: Any) -> None:
     run.add_argument(
         "--attention", action="store_true", help="include every step's attention"
     )
+    run.add_argument(
+        "--max-memory",
+        type=_memory_size,
+        help="refuse a run estimated to need more (bytes, or e.g. 8G, 512M); "
+        "default: the memory available now",
+    )
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -533,6 +542,38 @@ def _as_json(values: Any, typ: str) -> list:
     return np.asarray(values, dtype=np.float64).tolist()
 
 
+def _memory_size(text: str) -> int:
+    from nar_gap.compiler.memory import parse_memory
+
+    try:
+        return parse_memory(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _run_within_memory(model: Any, weights: Any, args: argparse.Namespace) -> Any:
+    """``model.run``, refused before it starts if it would not fit in memory.
+
+    Twice, each with the JSON this command prints: what is known of the run
+    before dm-clrs's trace is made (one step; DFS: its whole trace), then,
+    with that trace, the whole run before the network starts.
+    """
+    from nar_gap.compiler.compiled_model import trace_steps
+    from nar_gap.compiler.memory import check_fits, steps_before_trace
+
+    num_nodes = int(weights.shape[0])
+    known = steps_before_trace(model.program.algorithm, num_nodes)
+    needed = model.memory_needed(num_nodes, known, args.attention, as_json=True)
+    check_fits(needed, args.max_memory)
+    batch = model.graph_batch(weights, args.source)
+    model = model.fitted(batch)
+    needed = model.memory_needed(
+        num_nodes, trace_steps(batch), args.attention, as_json=True
+    )
+    check_fits(needed, args.max_memory)
+    return model.run_batch(batch, args.attention, args.max_memory)
+
+
 def _run(args: argparse.Namespace) -> int:
     from nar_gap.programs.registry import get_program
     from nar_gap.tasks.graphs import read_edge_list
@@ -541,7 +582,7 @@ def _run(args: argparse.Namespace) -> int:
     get_program(args.algorithm)  # an unknown name fails before any file is read
     weights = read_edge_list(args.graph)
     model = _load_model(args)
-    result = model.run(weights, args.source)
+    result = _run_within_memory(model, weights, args)
     spec = get_spec(model.program.algorithm)
     report: dict[str, Any] = {
         "algorithm": model.program.name,
