@@ -823,3 +823,43 @@ def test_the_long_trace_and_training_graph_rows_say_each_outcome(tmp_path):
     rows = {r["where"]: r for r in paper.comparison("03", tmp_path)}
     assert rows["§4.3, Figure 2 (ours: long traces)"]["verdict"] == paper.DISAGREE
     assert rows["§4.6"]["verdict"] == paper.DISAGREE  # converged on training graphs
+
+
+def _transnar(results, inside, outside, hybrid_inside=0.95, hybrid_outside=0.9):
+    """Per seed and size, CLRS scores of the Transformer and TransNAR (BFS)."""
+    rows = []
+    for model, scores in (
+        ("transformer", (inside, outside)),
+        ("transnar_trained", (hybrid_inside, hybrid_outside)),
+    ):
+        for seed in range(6):
+            for size, in_dist, score in ((4, True, scores[0]), (20, False, scores[1])):
+                rows.append(
+                    {
+                        "model": model,
+                        "seed": seed,
+                        "num_nodes": size,
+                        "in_distribution": in_dist,
+                        "clrs": score + 0.01 * (seed % 3),
+                    }
+                )
+    files.write_table(results / "transnar_bfs.csv", rows)
+
+
+def test_transnar_rows_compare_only_models_competent_in_distribution(tmp_path):
+    """The audit's case: every model scores 0 out of distribution and none is
+    competent in distribution, so "fails out of distribution" holds for all."""
+    _transnar(tmp_path, inside=0.95, outside=0.1)
+    rows = {r["claim"]: r for r in paper.comparison("08", tmp_path)}
+    fails = "BFS: the Transformer alone fails out of distribution"
+    holds = "BFS: TransNAR (a trained NAR) holds up better out of distribution"
+    assert rows[fails]["verdict"] == paper.AGREE
+    assert rows[holds]["verdict"] == paper.AGREE
+    _transnar(tmp_path, inside=0.95, outside=0.99, hybrid_outside=0.5)
+    rows = {r["claim"]: r for r in paper.comparison("08", tmp_path)}
+    assert rows[fails]["verdict"] == paper.DISAGREE
+    assert rows[holds]["verdict"] == paper.DISAGREE
+    _transnar(tmp_path, inside=0.45, outside=0.0, hybrid_outside=0.0)
+    rows = {r["claim"]: r for r in paper.comparison("08", tmp_path)}
+    assert rows[fails]["verdict"] == rows[holds]["verdict"] == paper.NOT_TESTABLE
+    assert rows[fails]["decidable_at"].startswith("models competent")
