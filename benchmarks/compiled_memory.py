@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from nar_gap.tasks.graphs import has_source
+
 GIB = 2**30
 
 
@@ -60,11 +62,11 @@ def estimate(algorithm: str, graph: Path) -> tuple[int, int]:
     """``(steps, estimated peak bytes)`` of ``nar-gap run`` on ``graph``."""
     import nar_gap
     from nar_gap.compiler.compiled_model import trace_steps
-    from nar_gap.tasks.graphs import read_edge_list
+    from nar_gap.tasks.graphs import has_source, read_edge_list
 
     weights = read_edge_list(graph)
     model = nar_gap.compile(algorithm, None)
-    source = None if algorithm == "dfs" else 0
+    source = 0 if has_source(algorithm) else None
     batch = model.graph_batch(weights, source)
     steps = trace_steps(batch)
     needed = model.fitted(batch).memory_needed(len(weights), steps, as_json=True)
@@ -87,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             graph = write_graph(Path(folder) / f"graph_{num_nodes}.txt", num_nodes)
             command = [sys.executable, "-m", "nar_gap", "run", args.algorithm]
             command += ["--graph", str(graph)]
-            if args.algorithm != "dfs":
+            if has_source(args.algorithm):
                 command += ["--source", "0"]
             peak, seconds, code = measure(command)
             steps, needed = estimate(args.algorithm, graph)
