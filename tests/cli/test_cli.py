@@ -519,3 +519,11 @@ def test_a_float64_file_runs_in_float64_and_refuses_another_dtype(tmp_path, caps
     assert abs(report["hints"]["d"][-1][2] - (0.4 + 0.3)) < 1e-12
     assert main([*argv, "--dtype", "float32"]) == 2
     assert "runs in float64, not --dtype float32" in _one_line_error(capsys)
+
+
+def test_the_run_help_names_every_compiled_program():
+    from nar_gap.cli import RUN_ALGORITHMS_HELP
+    from nar_gap.programs.registry import PROGRAMS
+
+    named = set(RUN_ALGORITHMS_HELP.replace(" or ", ", ").split(", "))
+    assert named == set(PROGRAMS)
