@@ -368,6 +368,22 @@ def _checkpoint_params(path: Path, target: Any, at_step: int | None = None) -> A
     return params
 
 
+TEMPLATE_NODES = 4
+"""The graph size of the batch that gives a saved tree its shapes; any size
+does for size-free networks."""
+
+
+def template_batch(network: NetworkConfig) -> Batch:
+    """A one-graph batch whose shapes fit ``network``'s parameter tree.
+
+    A network with the fork's size-locked forms has parameters with one entry
+    per node and refuses any other size, so its template has
+    ``fork_num_nodes`` nodes.
+    """
+    nodes = network.fork_num_nodes if network.size_locked else TEMPLATE_NODES
+    return sample_batch(network.algorithm, nodes, 1, 0)
+
+
 def load_current_params(out_dir: str | os.PathLike) -> Any:
     """Every seed's *latest* parameters (from its checkpoint), stacked.
 
@@ -377,7 +393,7 @@ def load_current_params(out_dir: str | os.PathLike) -> Any:
     """
     out = Path(out_dir)
     config = load_run_config(out)
-    template = sample_batch(config.network.algorithm, 4, 1, 0)
+    template = template_batch(config.network)
     target = param_shapes(config.network, template)
     return stack_trees(
         [
@@ -427,7 +443,7 @@ def load_run(out_dir: str | os.PathLike, parameters: str = "selected") -> TrainR
         raise ValueError(f"parameters must be one of {PARAMETERS}, got {parameters!r}")
     out = Path(out_dir)
     config = load_run_config(out)
-    template = sample_batch(config.network.algorithm, 4, 1, 0)
+    template = template_batch(config.network)
     target = param_shapes(config.network, template)
     params, metrics = [], []
     for seed in config.seeds:

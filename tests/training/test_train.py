@@ -580,3 +580,37 @@ def test_the_test_split_reuses_the_scorer_validation_compiled():
     assert [name for name in names if "score_each_seed" in name] == [
         "jit(score_each_seed)"
     ]
+
+
+def test_a_size_locked_run_loads_back_at_its_own_size(tmp_path):
+    """The fork's forms lock a network to fork_num_nodes; the template that
+    gives a saved tree its shapes must have that size (the cpu run of notebook
+    04 failed on loading its fork arms back with a 4-node template)."""
+    network = NetworkConfig(
+        "bfs",
+        hidden_size=8,
+        simplify_decoders=True,
+        simple_pointer_decoder="fork",
+        fork_num_nodes=5,
+    )
+    config = TrainConfig(
+        network=network,
+        seeds=(0,),
+        steps=2,
+        train_lengths=(5,),
+        val_num_nodes=5,
+        test_num_nodes=5,
+        eval_every=1,
+        checkpoint_every=1,
+        node_buckets=(5,),
+        time_buckets=(8,),
+        shape_buckets=(),
+    )
+    train(config, tmp_path, progress=False)
+    for parameters in ("selected", "final"):
+        loaded = load_run(tmp_path, parameters=parameters)
+        assert loaded.config.network.fork_num_nodes == 5
+    again = train(config, tmp_path, progress=False)  # a finished run, loaded back
+    assert [m["test_score"] for m in again.metrics] == [
+        m["test_score"] for m in load_run(tmp_path).metrics
+    ]
