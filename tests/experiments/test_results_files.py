@@ -46,6 +46,8 @@ def _named_tables() -> set[str]:
         size_sweep.PRECISION_TABLE,
         transnar.QUESTION_FILE,
         *(ablations.table_file(name) for name in ablations.experiments(profiles.CPU)),
+        *(ablations.seeds_file(name) for name in ablations.experiments(profiles.CPU)),
+        *(baselines.seeds_file(a) for a in baselines.BASELINE_ALGORITHMS),
         *(paper.comparison_file(n) for n in ("01", "02", "03", "04", "05", "06", "08")),
     }
     for arm in VALIDATION_ARMS:

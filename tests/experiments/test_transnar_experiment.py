@@ -56,22 +56,25 @@ def _verdicts(tmp_path, rows) -> dict[str, str]:
 def test_the_published_trend_is_agreed_with_only_when_our_numbers_show_it(tmp_path):
     trend = _rows(
         {
-            "transformer": (0.9, 0.1),
-            "transnar_trained": (0.9, 0.6),
-            "transnar_compiled": (0.9, 1.0),
+            "transformer": (0.95, 0.1),
+            "transnar_trained": (0.95, 0.6),
+            "transnar_compiled": (0.95, 1.0),
         }
     )
     assert set(_verdicts(tmp_path, trend).values()) == {AGREE}
     against = _rows(
         {
-            "transformer": (0.1, 0.9),
-            "transnar_trained": (0.9, 0.2),
-            "transnar_compiled": (0.9, 0.2),
+            "transformer": (0.95, 0.98),
+            "transnar_trained": (0.95, 0.2),
+            "transnar_compiled": (0.95, 0.2),
         }
     )
     assert set(_verdicts(tmp_path, against).values()) == {DISAGREE}
-    flat = _rows({m: (0.5, 0.5) for m in MODELS})
+    flat = _rows({m: (0.95, 0.95) for m in MODELS})
     assert set(_verdicts(tmp_path, flat).values()) == {INCONCLUSIVE}
+    # models not competent in distribution: a fall outside it means nothing
+    weak = _rows({m: (0.5, 0.0) for m in MODELS})
+    assert set(_verdicts(tmp_path, weak).values()) == {NOT_TESTABLE}
 
 
 def test_without_the_results_the_claims_are_not_testable(tmp_path):
