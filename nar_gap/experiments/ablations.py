@@ -55,12 +55,11 @@ import numpy as np
 
 from nar_gap.analysis.stats import score_summary
 from nar_gap.experiments.profiles import OutputDirs, Profile
-from nar_gap.experiments.runs import metadata, run_dir
+from nar_gap.experiments.runs import final_test_scores, metadata, run_dir
 from nar_gap.model.config import NetworkConfig
-from nar_gap.model.seeds import score_seeds, unstack_tree
+from nar_gap.model.seeds import unstack_tree
 from nar_gap.system import files
-from nar_gap.tasks.sampling import eval_batch
-from nar_gap.training import TrainConfig, TrainResult, load_run, train
+from nar_gap.training import TrainConfig, TrainResult, train
 
 BIAS_NODES = 16  # side of the N x N bias: the largest training graph
 
@@ -466,25 +465,6 @@ def seed_rows(variant: Variant, result: TrainResult) -> list[dict[str, Any]]:
             }
         )
     return rows
-
-
-def final_test_scores(result: TrainResult) -> np.ndarray:
-    """Each seed's test score at its final-step parameters (the same test split).
-
-    Where a seed selected its last step, the parameters are the same and so
-    is the score, without scoring again.
-    """
-    config = result.config
-    selected = np.array([m["test_score"] for m in result.metrics], np.float64)
-    if all(int(m["selected_step"]) == config.steps for m in result.metrics):
-        return selected
-    if result.out_dir is None:  # trained in memory: no final parameters kept
-        return np.full(selected.shape, np.nan)
-    final = load_run(result.out_dir, parameters="final")
-    test = eval_batch(
-        config.network.algorithm, "test", config.test_num_nodes, config.eval_graphs
-    )
-    return np.asarray(score_seeds(config.network, final.params, test)["score"])
 
 
 def bias_summary(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -22,12 +22,15 @@ from nar_gap import plots
 from nar_gap.analysis.curves import step_means
 from nar_gap.analysis.stats import score_summary
 from nar_gap.experiments.profiles import OutputDirs, Profile
-from nar_gap.experiments.runs import baseline_config, metadata, train_once
+from nar_gap.experiments.runs import (
+    baseline_config,
+    final_test_scores,
+    metadata,
+    train_once,
+)
 from nar_gap.experiments.settings import write_settings
-from nar_gap.model.seeds import score_seeds
 from nar_gap.system import files
-from nar_gap.tasks.sampling import eval_batch
-from nar_gap.training import TrainResult, load_run, read_validation
+from nar_gap.training import TrainResult, read_validation
 
 BASELINE_ALGORITHMS = ("bfs", "dfs", "bellman_ford")
 BASELINES_FILE = "table10_baselines.csv"
@@ -103,11 +106,7 @@ def seed_rows(result: TrainResult) -> list[dict[str, Any]]:
     rows judge both (:mod:`nar_gap.report.paper`).
     """
     config = result.config
-    final = load_run(result.out_dir, parameters="final")
-    test = eval_batch(
-        config.network.algorithm, "test", config.test_num_nodes, config.eval_graphs
-    )
-    final_scores = score_seeds(config.network, final.params, test)["score"]
+    final_scores = final_test_scores(result)
     return [
         {
             "seed": metric["seed"],

@@ -15,12 +15,15 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from nar_gap.experiments.profiles import Profile
 from nar_gap.model.config import NetworkConfig
+from nar_gap.model.seeds import score_seeds
 from nar_gap.system import files
 from nar_gap.tasks.batch import Batch, first_graphs
 from nar_gap.tasks.sampling import eval_batch
-from nar_gap.training import TrainConfig, TrainResult, train
+from nar_gap.training import TrainConfig, TrainResult, load_run, train
 
 # Fields added to TrainConfig (or its NetworkConfig) after runs were first
 # hashed, with their defaults: at the default they are left out of the hash,
@@ -101,3 +104,22 @@ def faithfulness_batch(profile: Profile, algorithm: str) -> Batch:
     """The graphs of the faithfulness study: the test graphs training scores on."""
     batch = eval_batch(algorithm, "test", profile.test_num_nodes)
     return first_graphs(batch, profile.faithfulness_graphs)
+
+
+def final_test_scores(result: TrainResult) -> np.ndarray:
+    """Each seed's test score at its final-step parameters (the same test split).
+
+    Where a seed selected its last step, the parameters are the same and so
+    is the score, without scoring again.
+    """
+    config = result.config
+    selected = np.array([m["test_score"] for m in result.metrics], np.float64)
+    if all(int(m["selected_step"]) == config.steps for m in result.metrics):
+        return selected
+    if result.out_dir is None:  # trained in memory: no final parameters kept
+        return np.full(selected.shape, np.nan)
+    final = load_run(result.out_dir, parameters="final")
+    test = eval_batch(
+        config.network.algorithm, "test", config.test_num_nodes, config.eval_graphs
+    )
+    return np.asarray(score_seeds(config.network, final.params, test)["score"])
