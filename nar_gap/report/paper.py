@@ -341,14 +341,17 @@ def _final_step(results: Path, algorithm: str) -> Summary | None:
 
 
 def _both_protocols(
-    results: Path, algorithm: str, rule: Callable[[Summary], Judgement]
+    results: Path,
+    algorithm: str,
+    summary: Summary,
+    rule: Callable[[Summary], Judgement],
 ) -> tuple[Judgement, str, str]:
     """``rule`` under the paper's selection and the final-step control.
 
+    ``summary``: Table 10's row of ``algorithm`` (the paper's selection).
     Returns the judgement (inconclusive where the two disagree), the
     protocol and a note on the control for ``ours``.
     """
-    _, summary = _baseline(results, algorithm)
     judged = rule(summary)
     final = _final_step(results, algorithm)
     if final is None:
@@ -373,9 +376,9 @@ def _both_protocols(
 
 def _baseline_at_least(algorithm: str, threshold: float):
     def check(results: Path) -> Verdict:
-        row, _ = _baseline(results, algorithm)
+        row, summary = _baseline(results, algorithm)
         judged, protocol, control = _both_protocols(
-            results, algorithm, lambda s: verdicts.at_least(s, threshold)
+            results, algorithm, summary, lambda s: verdicts.at_least(s, threshold)
         )
         return Verdict(
             _baseline_ours(row) + control,
@@ -411,7 +414,7 @@ def _baseline_near(algorithm: str, target: float):
         )
         reached, plateau, last = _plateau(results, algorithm)
         judged, protocol, control = _both_protocols(
-            results, algorithm, lambda s: verdicts.near(s, target)
+            results, algorithm, summary, lambda s: verdicts.near(s, target)
         )
         protocol += "; at a plateau (slope rule)"
         if not reached:
