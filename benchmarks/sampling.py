@@ -16,7 +16,7 @@ work on the machine does not count), over the same steps: batches per
 second per core, and their ratio.
 
 The device side is an estimate, not a measurement: the analytic FLOPs of
-one training step (:func:`benchmarks.flops.train_step_flops`, forward and
+one training step (:func:`nar_gap.model.flops.train_step_flops`, forward and
 backward) at each step's padded shape, times the seeds, averaged over the
 mix, divided by ``--peak-tflops`` (default 67: an H100 SXM's dense float32
 rate without tensor cores) times ``--utilisation`` (default 0.5).  The host
@@ -76,9 +76,7 @@ def _cpu_seconds_per_step(config: Any, fast: bool, passes: int) -> float:
 
 def _device_seconds(config: Any, peak: float, utilisation: float) -> tuple[float, list]:
     """Estimated device seconds per step over the mix, and the padded shapes."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from flops import train_step_flops
-
+    from nar_gap.model.flops import train_step_flops
     from nar_gap.training.feed import seed_batches
 
     shapes = [

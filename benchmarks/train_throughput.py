@@ -19,7 +19,7 @@ Printed for each side: the wall time and seed-steps per second, the
 steady-state time of one seed-step on a batch of the longest graphs (N = 16,
 after compilation), the number of compilations of the train step, and peak
 memory (resident set on CPU, the allocator's peak on accelerators).  For
-nar_gap also the analytic FLOPs per step (:mod:`benchmarks.flops`), the
+nar_gap also the analytic FLOPs per step (:mod:`nar_gap.model.flops`), the
 GFLOP/s they imply and their fraction of a float32 matmul measured in the
 same run.  ``--json PATH`` writes everything.  From the repository root:
 
@@ -118,9 +118,10 @@ def run_nar_gap(args: argparse.Namespace) -> dict[str, Any]:
     """Train all seeds together; then time one steady-state step at N = 16."""
     _quiet_jax()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from flops import matmul_roof, mean_flops, train_step_flops
+    from flops import matmul_roof
 
     from nar_gap.model.config import NetworkConfig
+    from nar_gap.model.flops import mean_flops, train_step_flops
     from nar_gap.training import TrainConfig, train
     from nar_gap.training.feed import seed_batches
     from nar_gap.training.step import seed_strategy_for
