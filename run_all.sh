@@ -9,6 +9,8 @@ set -euo pipefail
 #
 #   ./run_all.sh                     the "cpu" profile (default; meant for an hour on 2 cores: see docs/notebooks.md)
 #   ./run_all.sh --profile smoke     minutes: what CI runs
+#   ./run_all.sh --profile gpu       notebooks 02 and 03 sized for one H100 job (8 min as priced
+#                                    by nar-gap plan --profile gpu --target h100)
 #   ./run_all.sh --profile paper     the paper's sizes and seeds (meant for a GPU)
 #   ./run_all.sh --profile paper --dry-run
 #                                    the paper profile's every program (seeds, shapes,
@@ -17,11 +19,15 @@ set -euo pipefail
 #                                    CPU, to find a shape error before a GPU-day
 #                                    (profile "paper-dry", writes under build/paper-dry/)
 #   ./run_all.sh --only 03           one notebook (or --only 03 --only 04)
+#   ./run_all.sh --profile gpu --results-from gpu.tar.gz
+#                                    a job's archive (nar-gap job --archive) into the
+#                                    profile's folders, and the notebooks that can read
+#                                    results (02, 03 so far) run on it, training nothing
 #   ./run_all.sh --out DIR           tables, figures, executed notebooks to DIR/results, ...
 #   ./run_all.sh --runs DIR          training runs in DIR (default build/runs/<profile>)
 #   ./run_all.sh --force             rerun notebooks whose results are up to date
 #   ./run_all.sh --jobs 1            one notebook at a time (default: 2 side by side
-#                                    on a machine with 2 or more cores, 1 for paper,
+#                                    on a machine with 2 or more cores, 1 for gpu and paper,
 #                                    whose notebooks share one accelerator; NAR_GAP_JOBS)
 #   PROFILE=smoke ./run_all.sh       same as --profile smoke
 #
@@ -45,10 +51,11 @@ dry=0
 out=""
 runs=""
 only=()
+results_from=""
 jobs="${NAR_GAP_JOBS:-}"
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --profile | --only | --out | --runs | --jobs)
+        --profile | --only | --out | --runs | --jobs | --results-from)
             [[ $# -ge 2 ]] || { echo "nar_gap: $1 needs a value (try --help)" >&2; exit 2; }
             case "$1" in
                 --profile) profile="$2" ;;
@@ -56,6 +63,7 @@ while [[ $# -gt 0 ]]; do
                 --out) out="$2" ;;
                 --runs) runs="$2" ;;
                 --jobs) jobs="$2" ;;
+                --results-from) results_from="$2" ;;
             esac
             shift 2
             ;;
@@ -71,9 +79,9 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 case "$profile" in
-    smoke | cpu | paper) ;;
-    smoke-dry | cpu-dry | paper-dry) dry=1; profile="${profile%-dry}" ;;
-    *) echo "nar_gap: unknown profile '$profile' (smoke, cpu or paper)" >&2; exit 2 ;;
+    smoke | cpu | gpu | paper) ;;
+    smoke-dry | cpu-dry | gpu-dry | paper-dry) dry=1; profile="${profile%-dry}" ;;
+    *) echo "nar_gap: unknown profile '$profile' (smoke, cpu, gpu or paper)" >&2; exit 2 ;;
 esac
 # A dry run is a profile of its own (nar_gap.experiments.profiles.dry_run):
 # its own build/ folders, never the real run's.
@@ -88,7 +96,11 @@ if [[ -z "$jobs" ]]; then
     # profile is meant for one GPU, and two JAX processes would each claim
     # most of its memory.
     cores="$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)"
-    if [[ "$profile" == paper || "$cores" -lt 2 ]]; then jobs=1; else jobs=2; fi
+    if [[ "$profile" == paper* || "$profile" == gpu* || "$cores" -lt 2 ]]; then
+        jobs=1
+    else
+        jobs=2
+    fi
 fi
 # Over several processes or machines (NAR_GAP_COORDINATOR, NAR_GAP_NUM_PROCESSES,
 # NAR_GAP_PROCESS_ID set, the same command started on each; the checkout on a
@@ -110,9 +122,19 @@ for number in "${only[@]}"; do
     fi
 done
 
+# A profile sized for one job runs some notebooks only (Profile.notebooks):
+# those, unless --only names others.
+if [[ ${#only[@]} -eq 0 && ("$profile" == gpu || "$profile" == gpu-dry) ]]; then
+    only=(02 03)  # nar_gap.experiments.profiles.GPU.notebooks (a test keeps them equal)
+fi
+
 shopt -s nullglob
 notebooks=()
 for notebook in notebooks/[0-9][0-9]_*.ipynb; do
+    # Reading results: only the notebooks that can (a FROM_RESULTS parameter).
+    if [[ -n "$results_from" ]] && ! grep -q '"FROM_RESULTS = ' "$notebook"; then
+        continue
+    fi
     if [[ ${#only[@]} -eq 0 ]]; then
         notebooks+=("$notebook")
         continue
@@ -152,6 +174,15 @@ mkdir -p "$executed_dir" "$runs_dir"
 
 scripts/ensure_env.sh
 venv="${NAR_GAP_VENV:-.venv}"
+reading=()
+if [[ -n "$results_from" ]]; then
+    # A job's archive (nar-gap job --archive): its tables and figures into this
+    # profile's folders, then the notebooks read them instead of training.
+    "$venv/bin/nar-gap" job --profile "$profile" --unpack "$results_from" \
+        ${out:+--out "$out"} || exit 2
+    reading=(-p FROM_RESULTS True)
+    force=1
+fi
 # Compiled XLA executables are cached on disk, so notebooks (each its own
 # kernel) and reruns do not compile the same training step again.
 export JAX_COMPILATION_CACHE_DIR="${JAX_COMPILATION_CACHE_DIR:-$PWD/build/jax-cache}"
@@ -302,7 +333,8 @@ run_notebook() {
     : >"$written"
     NAR_GAP_WRITTEN_LOG="$written" "$venv/bin/python" -m nar_gap.tools.notebook_runner \
         "$notebook" "$executed" --cwd notebooks -p PROFILE "$profile" -p RUNS_DIR "$runs_dir" \
-        -p RESULTS_DIR "$results_dir" -p FIGURES_DIR "$figures_dir" "${progress[@]}" || return 1
+        -p RESULTS_DIR "$results_dir" -p FIGURES_DIR "$figures_dir" "${reading[@]}" \
+        "${progress[@]}" || return 1
     { echo "$inputs"; written_files "$written"; } >"$stamp_file"
     rm -f "$written"
 }

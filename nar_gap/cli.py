@@ -21,9 +21,11 @@ Subcommands:
   exit code is 1 on any other mismatch.  A run estimated to need more memory
   than is available (or than ``--max-memory``) is refused before it starts
   (:mod:`nar_gap.compiler.memory`).
-* ``nar-gap plan [--profile P] [--notebook NN ...] [--json]``: per notebook,
-  the seed-steps, compiled programs, peak memory from XLA's analysis and a
-  time estimate measured on this device (:mod:`nar_gap.tools.plan`).
+* ``nar-gap plan [--profile P] [--notebook NN ...] [--target T] [--json]``: per
+  notebook, the seed-steps, compiled programs, peak memory from XLA's
+  analysis and a time estimate measured on this device, or priced on an
+  accelerator (``--target h100``); and the rows the cpu run left undecided
+  against the profile's sizes (:mod:`nar_gap.tools.plan`).
 * ``nar-gap info``: versions, devices, the commit and the backend self-check
   (:mod:`nar_gap.system.backend_check`); exit code 1 if the self-check fails.
 
@@ -41,6 +43,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 RUN_ALGORITHMS_HELP = "bfs, bellman_ford, dfs or dfs_reverse"
@@ -350,6 +353,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_compile_parser(commands)
     _add_run_parser(commands)
     _add_plan_parser(commands)
+    _add_job_parser(commands)
     commands.add_parser(
         "info", help="versions, devices and the backend self-check (known XLA bugs)"
     )
@@ -380,14 +384,78 @@ def _add_plan_parser(commands: Any) -> None:
         "whether that fits this device (and how many seeds do), and the time "
         "from a short measured run here.",
     )
-    plan.add_argument("--profile", default="cpu", help="smoke, cpu or paper")
+    plan.add_argument("--profile", default="cpu", help="smoke, cpu, gpu or paper")
     plan.add_argument(
         "--notebook", nargs="+", default=None, help="notebook numbers, e.g. 02 04"
+    )
+    plan.add_argument(
+        "--target",
+        default=None,
+        help="price the time on this accelerator instead of measuring it here "
+        "(h100): FLOPs at a stated utilisation, plus a stated time per compile",
     )
     plan.add_argument("--json", action="store_true", help="print the plan as JSON")
     plan.add_argument(
         "--no-time", action="store_true", help="memory only: run no measured steps"
     )
+
+
+def _add_job_parser(commands: Any) -> None:
+    job = commands.add_parser(
+        "job",
+        help="a profile's notebooks as one job, without Jupyter: an offline GPU node",
+        description="Run the notebooks of a profile (its own list, or --only) as "
+        "scripts: the parameters cell with the profile and folders, then every "
+        "code cell but the teaching ones, in order. Finished notebooks are "
+        "skipped on a rerun (--force runs them again) and training resumes. "
+        "Writes job.json beside the tables (device, versions, precision, the "
+        "time of each notebook, peak memory) and, with --archive, one .tar.gz "
+        "of the tables, arrays and figures (at most 16 MiB) for "
+        "./run_all.sh --results-from.",
+    )
+    job.add_argument("--profile", default="gpu", help="smoke, cpu, gpu or paper")
+    job.add_argument("--only", nargs="+", default=(), help="notebook numbers, e.g. 02")
+    job.add_argument(
+        "--out", default="", help="tables to OUT/results, figures to OUT/figures"
+    )
+    job.add_argument(
+        "--runs", default="", help="training runs (default build/runs/<profile>)"
+    )
+    job.add_argument("--archive", default="", help="write the archive here (.tar.gz)")
+    job.add_argument("--force", action="store_true", help="rerun finished notebooks")
+    job.add_argument(
+        "--unpack",
+        default="",
+        metavar="ARCHIVE",
+        help="run nothing: put a job's archive into the profile's folders "
+        "(what ./run_all.sh --results-from does first)",
+    )
+
+
+def _job(args: argparse.Namespace) -> int:
+    from nar_gap.experiments import profiles
+    from nar_gap.tools import job
+
+    out = Path(args.out) if args.out else None
+    dirs = profiles.output_dirs(
+        args.profile,
+        args.runs,
+        str(out / "results") if out else "",
+        str(out / "figures") if out else "",
+    )
+    if args.unpack:
+        unpacked = job.unpack_archive(Path(args.unpack), dirs)
+        print(
+            f"nar_gap job: {len(unpacked)} files from {args.unpack} into {dirs.results}"
+        )
+        return 0
+    written = job.run_job(args.profile, dirs, args.only, force=args.force)
+    print(f"nar_gap job: {written}")
+    if args.archive:
+        archive = job.write_archive(dirs, Path(args.archive))
+        size = archive.stat().st_size / 2**20
+        print(f"nar_gap job: {archive} ({size:.1f} MiB)")
+    return 0
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -399,6 +467,7 @@ def _plan(args: argparse.Namespace) -> int:
     from nar_gap.tools import plan
 
     profile = profiles.get(args.profile)  # an unknown name: one-line error
+    device = plan.target(args.target) if args.target else None
     # Compiling is most of a plan's time (a hidden-128 program: 15-36 s on 2
     # CPU cores), so its programs go to the compilation cache run_all.sh
     # uses: a second plan, or a plan after a run, finds them there.
@@ -408,7 +477,11 @@ def _plan(args: argparse.Namespace) -> int:
         os.environ.get("JAX_COMPILATION_CACHE_DIR", str(cache)),
     )
     result = plan.make_plan(
-        profile, args.notebook, timed=not args.no_time, progress=not args.json
+        profile,
+        args.notebook,
+        timed=not args.no_time,
+        progress=not args.json,
+        device=device,
     )
     print(json.dumps(result.to_dict()) if args.json else plan.render(result))
     return 0
@@ -673,6 +746,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args)
         if args.command == "plan":
             return _plan(args)
+        if args.command == "job":
+            return _job(args)
         if args.command == "check-install":
             from nar_gap.tools.install_check import main as check_install
 

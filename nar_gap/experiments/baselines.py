@@ -57,7 +57,14 @@ def run_baselines(
     algorithms: Sequence[str] = BASELINE_ALGORITHMS,
     progress: bool = True,
 ) -> list[dict[str, Any]]:
-    """Table 10: each algorithm trained over the profile's seeds, test score."""
+    """Table 10: each algorithm trained over the profile's seeds, test score.
+
+    Reading (``dirs.reading``): Table 10's rows of ``algorithms``, as written.
+    """
+    if dirs.reading:
+        return [
+            r for r in dirs.read_back(BASELINES_FILE) if r["algorithm"] in algorithms
+        ]
     rows = []
     for algorithm in algorithms:
         config = baseline_config(profile, algorithm)

@@ -1001,7 +1001,16 @@ def run_faithfulness(
     profile's ``trace_graph_algorithms``, the same seeds are also measured
     on ``profile.long_traces``'s graphs and on their training distribution
     (:func:`with_graph_sets`).
+
+    Reading (``dirs.reading``): nothing is measured, and None comes back once
+    the summary this call would write is there (the report's arrays exist
+    only where it was measured).
     """
+    if dirs.reading:
+        dirs.read_back(
+            summary_file(f"{algorithm}_edge_info" if edge_info else algorithm)
+        )
+        return None
     config = baseline_config(profile, algorithm, edge_info)
     run = train_once(config, dirs.runs, progress)
     batch = faithfulness_batch(profile, algorithm)

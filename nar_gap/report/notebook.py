@@ -1,6 +1,8 @@
 """What the notebooks share: their setup, and showing a results table, a figure.
 
-Kept in the package so the notebooks do not each paste their own copy.
+Kept in the package so the notebooks do not each paste their own copy.  In
+a notebook they display through IPython; run as a script (``nar-gap job``,
+on a node without Jupyter or IPython) they print one line each instead.
 """
 
 from __future__ import annotations
@@ -8,13 +10,12 @@ from __future__ import annotations
 import html
 import os
 from pathlib import Path
-from typing import NamedTuple
-
-from IPython.display import HTML, Image, display
+from typing import Any, NamedTuple
 
 from nar_gap import check_backend
 from nar_gap.experiments import profiles
 from nar_gap.system import files
+from nar_gap.training.loop import READING_RESULTS_ENV
 
 
 def table_html(path: str | os.PathLike) -> str:
@@ -30,14 +31,61 @@ def table_html(path: str | os.PathLike) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
+def _ipython_display() -> Any:
+    """IPython's ``display`` when running under IPython, else None."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import display as ipython_display
+    except ImportError:  # an offline node's job: no IPython at all
+        return None
+    return ipython_display if get_ipython() is not None else None
+
+
+def display(value: Any) -> None:
+    """IPython's display in a notebook; printed in a plain process."""
+    shown = _ipython_display()
+    if shown is None:
+        print(value)
+    else:
+        shown(value)
+
+
+def show_markdown(text: str) -> None:
+    """Display ``text`` as Markdown (printed as it is outside a notebook)."""
+    shown = _ipython_display()
+    if shown is None:
+        print(text)
+        return
+    from IPython.display import Markdown
+
+    shown(Markdown(text))
+
+
 def show_table(results: str | os.PathLike, name: str) -> None:
     """Display ``results/<name>``."""
-    display(HTML(table_html(Path(results) / name)))
+    shown = _ipython_display()
+    if shown is None:
+        print(f"table {name}: {len(files.read_table(Path(results) / name))} rows")
+        return
+    from IPython.display import HTML
+
+    shown(HTML(table_html(Path(results) / name)))
+
+
+def show_image(path: str | os.PathLike) -> None:
+    """Display the PNG at ``path``."""
+    shown = _ipython_display()
+    if shown is None:
+        print(f"figure {Path(path).name}")
+        return
+    from IPython.display import Image
+
+    shown(Image(filename=str(path)))
 
 
 def show_figure(figures: str | os.PathLike, stem: str) -> None:
     """Display ``figures/<stem>.png``."""
-    display(Image(filename=str(Path(figures) / f"{stem}.png")))
+    show_image(Path(figures) / f"{stem}.png")
 
 
 class Display:
@@ -64,8 +112,42 @@ class NotebookSetup(NamedTuple):
     show: Display
 
 
+#: The first line of a cell that needs trained parameters or measurements
+#: held in memory: reading results, it is not run (:func:`setup`).
+NEEDS_RUNS = "# needs: trained runs"
+SKIPPED = (
+    "reading results (FROM_RESULTS): this cell needs trained parameters, and "
+    "it was not run. Set PROFILE = 'smoke' and FROM_RESULTS = False in the "
+    "first cell to train small models in minutes and try it."
+)
+
+
+def skip_cells_that_need_runs(lines: list[str]) -> list[str]:
+    """IPython's input transformer: a :data:`NEEDS_RUNS` cell becomes a message."""
+    if lines and lines[0].strip().startswith(NEEDS_RUNS):
+        return [f"print({SKIPPED!r})\n"]
+    return lines
+
+
+def _reading_cells() -> None:
+    """Skip the cells that need runs from now on, in this kernel (once)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None and skip_cells_that_need_runs not in (
+        transforms := shell.input_transformers_post
+    ):
+        transforms.append(skip_cells_that_need_runs)
+
+
 def setup(
-    profile: str, runs: str = "", results: str = "", figures: str = ""
+    profile: str,
+    runs: str = "",
+    results: str = "",
+    figures: str = "",
+    from_results: bool = False,
 ) -> NotebookSetup:
     """A notebook's first steps after its ``parameters`` cell, in their order.
 
@@ -74,9 +156,16 @@ def setup(
     notebook on a JAX known to compute wrong numbers.  Then the profile
     and its folders (:func:`~nar_gap.experiments.profiles.output_dirs`:
     ``""`` is the profile's own), and where they are, printed.
+    ``from_results``: read the profile's tables and figures instead of
+    training and measuring (``dirs.reading``); the cells marked
+    :data:`NEEDS_RUNS` then print why they did not run.
     """
     print(check_backend().message)
     chosen = profiles.get(profile)
-    dirs = profiles.output_dirs(profile, runs, results, figures)
+    dirs = profiles.output_dirs(profile, runs, results, figures, from_results)
     print(f"runs in {dirs.runs}, tables in {dirs.results}, figures in {dirs.figures}")
+    if from_results:
+        os.environ[READING_RESULTS_ENV] = "1"  # any training now fails at once
+        _reading_cells()
+        print("reading this profile's results: nothing is trained or measured")
     return NotebookSetup(chosen, dirs, Display(dirs.results, dirs.figures))

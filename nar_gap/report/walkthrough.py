@@ -21,7 +21,6 @@ from typing import Any
 import jax
 import numpy as np
 import optax
-from IPython.display import Markdown, display
 
 from nar_gap.analysis.landscape import filter_normalised_direction, model_loss
 from nar_gap.analysis.models import relative_drift
@@ -29,6 +28,7 @@ from nar_gap.compiler import compile_algorithm
 from nar_gap.compiler.validate import CompileError
 from nar_gap.experiments.landscape_study import landscape_centres
 from nar_gap.model.model import Model, parameter_count
+from nar_gap.report.notebook import show_markdown
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.defaults import GRAD_CLIP_NORM, LEARNING_RATE
 from nar_gap.tasks.exactness import Mismatch
@@ -63,7 +63,7 @@ def show_source(obj: Any) -> str:
     compute the equation above it, not a paraphrase of them.
     """
     code = inspect.getsource(inspect.unwrap(obj))
-    display(Markdown(f"`{source_location(obj)}`\n\n```python\n{code}```"))
+    show_markdown(f"`{source_location(obj)}`\n\n```python\n{code}```")
     return code
 
 

@@ -99,6 +99,11 @@ def execute(
     )
 
 
+# ``-p FROM_RESULTS True``: a flag, not the string "True" (which is truthy
+# either way).  Every other value stays a string: folders, profile names.
+_BOOLEANS = {"True": True, "False": False}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; exit code 1 when a cell fails (papermill's message)."""
     parser = argparse.ArgumentParser(prog="python -m nar_gap.tools.notebook_runner")
@@ -111,7 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--progress-bar", action="store_true")
     args = parser.parse_args(argv)
     try:
-        execute(args.notebook, args.output, dict(args.p), args.cwd, args.progress_bar)
+        parameters = {name: _BOOLEANS.get(value, value) for name, value in args.p}
+        execute(args.notebook, args.output, parameters, args.cwd, args.progress_bar)
     except Exception as error:  # a failing cell: papermill names it
         print(f"{type(error).__name__}: {error}".strip()[:4000], file=sys.stderr)
         return 1

@@ -18,7 +18,14 @@ beforehand, per notebook:
   compiled for the present backend: arguments + outputs - aliased + temp +
   code (:func:`peak_bytes`).
 * **time**: a short measured run on the present device, scaled to the real
-  seeds and steps (:func:`estimate_step_seconds`).
+  seeds and steps (:func:`estimate_step_seconds`); or, for an accelerator
+  this machine does not have (``--target h100``), arithmetic: each
+  program's FLOPs (:mod:`nar_gap.model.flops`) at a stated fraction of the
+  device's float32 peak, the evaluation along training, and a stated time
+  per compiled program (:class:`Target`);
+* **what it decides**: the paper-vs-ours rows the cpu run left undecided,
+  each with the seeds and steps its ``decidable_at`` asked for, against the
+  sizes this profile trains them at (:func:`row_needs`).
 
 What is not training (notebook 01's compiled-model checks, the faithfulness
 measures, the landscape grids, evaluation along training) is named in each
@@ -32,6 +39,7 @@ import dataclasses
 import functools
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -44,13 +52,17 @@ import numpy as np
 from tqdm import tqdm
 
 from nar_gap.experiments import ablations, closing_gap, stability
+from nar_gap.experiments import profiles as profile_sizes
 from nar_gap.experiments.baselines import BASELINE_ALGORITHMS
 from nar_gap.experiments.profiles import Profile, checkout_root
 from nar_gap.experiments.runs import baseline_config, run_dir
 from nar_gap.model.config import NetworkConfig
+from nar_gap.model.flops import train_step_flops
 from nar_gap.model.network import param_shapes
 from nar_gap.model.scores import score_batch
 from nar_gap.model.seeds import over_seeds, seed_strategy_for
+from nar_gap.report import paper
+from nar_gap.system.files import read_table
 from nar_gap.tasks.batch import Batch, pad_batch
 from nar_gap.tasks.buckets import bucket_shape
 from nar_gap.tasks.sampling import eval_batch, train_batch
@@ -634,6 +646,189 @@ def _status_bytes(field: str) -> int:
 
 
 # --------------------------------------------------------------------------- #
+# An accelerator this machine does not have: time by arithmetic.
+# --------------------------------------------------------------------------- #
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """An accelerator a plan prices a profile on without running there.
+
+    Each program's time is its FLOPs (:mod:`nar_gap.model.flops`) over
+    ``peak_flops * utilisation``; each compiled program adds
+    ``compile_seconds``.  Both come from the one GPU measurement so far
+    (``benchmarks/results/gpu_h200_2026-11-26.json``, an H200: the H100's
+    compute with faster memory): 128 BFS seeds of hidden 128 stepped at
+    11.8 TFLOP/s by this count, 17.6 % of the float32 peak, and the first
+    step of BFS and Bellman-Ford took 19.8 s and 7.6 s (the compile).  Priced
+    so, that file's 200-step BFS run comes to within a fifth of its measured
+    99 s (a test checks it).  An H100's slower memory can only lower the
+    utilisation: the price is a floor until the profile has run on one.
+
+    Attributes:
+      name: what ``--target`` says.
+      device: the device in words.
+      peak_flops: dense float32 FLOP/s.
+      memory_bytes: the device's memory, for the fit column.
+      utilisation: the fraction of ``peak_flops`` assumed.
+      compile_seconds: assumed seconds per distinct compiled program.
+    """
+
+    name: str
+    device: str
+    peak_flops: float
+    memory_bytes: int
+    utilisation: float
+    compile_seconds: float
+
+    def seconds(self, flops: float) -> float:
+        """Seconds of ``flops`` at the assumed utilisation."""
+        return flops / (self.peak_flops * self.utilisation)
+
+
+TARGETS: dict[str, Target] = {
+    "h100": Target(
+        name="h100",
+        device="NVIDIA H100 SXM 80GB",
+        peak_flops=67e12,  # dense float32, without tensor cores
+        memory_bytes=80 * 2**30,
+        utilisation=0.176,  # measured on an H200 (the class docstring)
+        compile_seconds=20.0,  # the slower first step measured there
+    ),
+}
+#: The minutes of one 10-minute job a profile's plan may use: the rest is
+#: the job's start, the measurements not priced here and the archive.
+JOB_BUDGET_SECONDS = 8 * 60
+
+
+def target(name: str) -> Target:
+    """The :class:`Target` called ``name`` (an unknown one lists the known)."""
+    try:
+        return TARGETS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown target {name!r}; known targets: {', '.join(TARGETS)}"
+        ) from None
+
+
+def program_flops(program: Program) -> float:
+    """FLOPs of one call of ``program`` over its seeds (scoring: the forward)."""
+    flops = train_step_flops(
+        program.config.network, program.graphs, program.nodes, program.steps
+    )["total"]
+    forward_share = 1 / 3 if program.kind == "score" else 1.0
+    return flops * forward_share * program.seeds
+
+
+def evaluation_calls(t: Training) -> dict[str, int]:
+    """How often training scores each split.
+
+    Validation every ``eval_every`` steps from step 0 and at the last step
+    (as :mod:`nar_gap.training.loop` does), the test once.
+    """
+    steps, every = t.new_steps, t.config.eval_every
+    if every <= 0:
+        return {"val": 2, "test": 1}
+    return {"val": steps // every + 1 + int(steps % every != 0), "test": 1}
+
+
+def evaluation_flops(t: Training) -> float:
+    """FLOPs of ``t``'s evaluation along training, over all its seeds."""
+    if t.new_steps == 0:
+        return 0.0
+    calls = evaluation_calls(t)
+    seeds = len(t.config.seeds)
+    return sum(
+        calls[p.split] * program_flops(p) * seeds / p.seeds
+        for p in scoring_programs(t)
+        if p.seeds == min(SCORE_CHUNK, seeds)  # one chunk size, scaled to all
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class TargetTime:
+    """One notebook's time on a :class:`Target`, in its three parts."""
+
+    train: float
+    evaluate: float
+    compile: float
+
+    @property
+    def total(self) -> float:
+        """All three."""
+        return self.train + self.evaluate + self.compile
+
+
+def target_time(
+    runs: Sequence[Training],
+    train: dict[Program, float],
+    score: Sequence[Program],
+    device: Target,
+) -> TargetTime:
+    """A notebook's training, evaluation and compiles priced on ``device``.
+
+    Compiles: each run's training shapes (a run's learning rate and loss
+    weights are constants of its step, so two runs never share one) and
+    the distinct scoring programs (shared by every run of one network).
+    """
+    mine = [t for t in runs if t.trained_in == t.notebook]
+    compiles = sum(len(training_programs(t)) for t in mine) + len(score)
+    return TargetTime(
+        train=device.seconds(sum(n * program_flops(p) for p, n in train.items())),
+        evaluate=device.seconds(sum(evaluation_flops(t) for t in mine)),
+        compile=device.compile_seconds * compiles,
+    )
+
+
+# --------------------------------------------------------------------------- #
+# What a profile decides: the cpu run's decidable_at against its sizes.
+# --------------------------------------------------------------------------- #
+
+_SEEDS_BY_STEPS = re.compile(r"(\d+) seeds x (\d+) steps")
+
+
+@dataclasses.dataclass(frozen=True)
+class RowNeed:
+    """One undecided paper-vs-ours row and whether a profile's sizes reach it.
+
+    ``decides``: True or False when ``asked`` is seeds x steps; None when it
+    is a condition judged on the run itself (a plateau, a bias that moves).
+    """
+
+    notebook: str
+    claim: str
+    asked: str
+    planned: str
+    decides: bool | None
+
+
+def row_needs(profile: Profile, results: Path | None = None) -> list[RowNeed]:
+    """The cpu run's undecided rows, each against ``profile``'s sizes.
+
+    ``results``: the folder of the cpu run's ``paper_vs_ours_*.csv`` (default:
+    the committed ``results/``); a missing one gives no rows.
+    """
+    folder = results or profile_sizes.output_dirs(profile_sizes.DEFAULT_PROFILE).results
+    claims = {(c.notebook, c.claim): c for c in paper.CLAIMS}
+    found = []
+    for path in sorted(folder.glob("paper_vs_ours_*.csv")):
+        for row in read_table(path):
+            claim = claims.get((path.stem.rsplit("_", 1)[-1], row["claim"]))
+            asked = row.get("decidable_at", "")
+            if not asked or claim is None or claim.trained is None:
+                continue
+            sizes = paper.trained_sizes(profile, claim.trained)
+            planned = f"{sizes.seeds} seeds x {sizes.steps} steps"
+            match = _SEEDS_BY_STEPS.match(asked)
+            decides = None
+            if match:
+                seeds, steps = (int(g) for g in match.groups())
+                decides = sizes.seeds >= seeds and sizes.steps >= steps
+            found.append(RowNeed(claim.notebook, claim.claim, asked, planned, decides))
+    return found
+
+
+# --------------------------------------------------------------------------- #
 # The plan.
 # --------------------------------------------------------------------------- #
 
@@ -740,6 +935,7 @@ class NotebookPlan:
     seeds_that_fit: int | None
     seconds: float
     not_counted: str
+    priced: TargetTime | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -753,12 +949,22 @@ class Plan:
     programs: list[ProgramReport]
     warnings: list[str]
     elapsed: float
+    target: Target | None = None
+    needs: list[RowNeed] = dataclasses.field(default_factory=list)
+
+    @property
+    def seconds(self) -> float:
+        """The priced or measured time of every notebook together."""
+        return sum(n.seconds for n in self.notebooks if np.isfinite(n.seconds))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON (``nar-gap plan --json``)."""
         return {
             "profile": self.profile,
             "device": self.device,
+            "target": dataclasses.asdict(self.target) if self.target else None,
+            "seconds": self.seconds,
+            "needs": [dataclasses.asdict(n) for n in self.needs],
             "memory_bytes": self.memory_bytes,
             "notebooks": [dataclasses.asdict(n) for n in self.notebooks],
             "programs": [
@@ -791,17 +997,23 @@ def make_plan(
     root: Path | None = None,
     timed: bool = True,
     progress: bool = True,
+    device: Target | None = None,
 ) -> Plan:
-    """Seed-steps, programs, XLA's memory and a measured time per notebook."""
+    """Seed-steps, programs, XLA's memory and a time per notebook.
+
+    ``device``: price the time on that accelerator (:class:`Target`) instead
+    of measuring it here; the memory column is then against its memory.
+    """
     started = time.perf_counter()
-    chosen = list(notebooks or NOTEBOOKS)
+    timed = timed and device is None
+    chosen = list(notebooks or profile.notebooks or NOTEBOOKS)
     unknown = [n for n in chosen if n not in NOTEBOOKS]
     if unknown:
         raise ValueError(
             f"unknown notebook {unknown[0]!r}; known: {', '.join(NOTEBOOKS)}"
         )
     runs = inventory(profile, root)
-    limit = device_memory()
+    limit = device.memory_bytes if device else device_memory()
     train_of: dict[str, dict[Program, float]] = {}
     score_of: dict[str, list[Program]] = {}
     for number in chosen:
@@ -839,17 +1051,24 @@ def make_plan(
             {p: reports[r] for p, r in rep.items()},
             limit,
         )
+        if device is not None:
+            priced = target_time(
+                runs[number], train_of[number], score_of[number], device
+            )
+            row = dataclasses.replace(row, seconds=priced.total, priced=priced)
         rows.append(row)
         warnings += warned
-    device = jax.devices()[0]
+    here = jax.devices()[0]
     return Plan(
         profile=profile.name,
-        device=f"{device.platform}: {device.device_kind}",
+        device=device.device if device else f"{here.platform}: {here.device_kind}",
         memory_bytes=limit,
         notebooks=rows,
         programs=[reports[p] for p in sorted(reports, key=Program.describe)],
         warnings=warnings,
         elapsed=time.perf_counter() - started,
+        target=device,
+        needs=row_needs(profile),
     )
 
 
@@ -923,8 +1142,49 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def _time_lines(plan: Plan) -> list[str]:
+    """What the time column is, and, priced, its parts and the job's budget."""
+    if plan.target is None:
+        return [
+            "runs: trained here / used; programs: training + scoring; peak: XLA's "
+            "memory analysis of the largest; time: measured steps scaled, "
+            "compilation and evaluation excluded"
+        ]
+    device = plan.target
+    parts = [n.priced for n in plan.notebooks if n.priced is not None]
+    fits = plan.seconds <= JOB_BUDGET_SECONDS
+    return [
+        "runs: trained here / used; programs: training + scoring; peak: XLA's "
+        "memory analysis of the largest",
+        f"time: priced for {device.name}, not measured: FLOPs at "
+        f"{device.utilisation:.0%} of its {device.peak_flops / 1e12:g} TFLOP/s "
+        f"float32 peak, evaluation along training included, "
+        f"{device.compile_seconds:g} s per compiled program (assumptions until "
+        "the profile has run there)",
+        f"of which training {format_seconds(sum(p.train for p in parts))}, "
+        f"evaluation {format_seconds(sum(p.evaluate for p in parts))}, "
+        f"compiles {format_seconds(sum(p.compile for p in parts))}",
+        f"within one job's {format_seconds(JOB_BUDGET_SECONDS)}: "
+        f"{'yes' if fits else 'no'}",
+    ]
+
+
+def _needs_lines(plan: Plan) -> list[str]:
+    """The cpu run's undecided rows, and whether this profile's sizes reach them."""
+    if not plan.needs:
+        return []
+    word = {True: "decides", False: "short", None: "judged on the run"}
+    lines = [f"rows the cpu run left undecided, against the {plan.profile} sizes:"]
+    for need in plan.needs:
+        lines.append(
+            f"  {need.notebook} {need.claim[:60]}: asked {need.asked}; "
+            f"{plan.profile} trains {need.planned}: {word[need.decides]}"
+        )
+    return lines
+
+
 def render(plan: Plan) -> str:
-    """The plan as a table, its warnings and what it leaves out."""
+    """The plan as a table, its time, what it decides and what it leaves out."""
     lines = [
         f"plan for the {plan.profile} profile on {plan.device} "
         f"({format_bytes(plan.memory_bytes)})",
@@ -940,18 +1200,14 @@ def render(plan: Plan) -> str:
             f"{format_bytes(n.peak_bytes):>12} {fits:>5} "
             f"{format_seconds(n.seconds):>8}"
         )
-    total = sum(n.seconds for n in plan.notebooks if np.isfinite(n.seconds))
     seed_steps = sum(n.seed_steps for n in plan.notebooks)
     lines.append(
         f"{'total':<20} {'':>9} {seed_steps:>13,} {'':>14} {'':>12} {'':>5} "
-        f"{format_seconds(total):>8}"
+        f"{format_seconds(plan.seconds):>8}"
     )
-    lines.append(
-        "runs: trained here / used; programs: training + scoring; peak: XLA's "
-        "memory analysis of the largest; time: measured steps scaled, "
-        "compilation and evaluation excluded"
-    )
+    lines += _time_lines(plan)
     lines += [f"warning: {w}" for w in plan.warnings]
+    lines += _needs_lines(plan)
     lines += [f"not counted, {n.notebook}: {n.not_counted}" for n in plan.notebooks]
     lines.append(f"planned in {plan.elapsed:.0f} s")
     return "\n".join(lines)

@@ -505,6 +505,11 @@ def _finished_run(
     return dataclasses.replace(run, config=config, metrics=metrics, plan=plan)
 
 
+#: Set by a notebook that reads its profile's results (``FROM_RESULTS``):
+#: training there is a bug, refused at once instead of run for hours.
+READING_RESULTS_ENV = "NAR_GAP_READING_RESULTS"
+
+
 def train(
     config: TrainConfig,
     out_dir: str | os.PathLike | None = None,
@@ -537,7 +542,15 @@ def train(
     must see (a shared filesystem between machines).  Only process 0 takes
     the lock, for the whole run: the others wait for it at a barrier, and
     would wait for each other's lock forever if they took it too.
+
+    Refused at once where :data:`READING_RESULTS_ENV` is set: a notebook
+    reading its profile's results must train nothing.
     """
+    if os.environ.get(READING_RESULTS_ENV):
+        raise RuntimeError(
+            f"training refused: this process reads results ({READING_RESULTS_ENV} "
+            f"is set), and {config.network.algorithm} would train here"
+        )
     hosts.initialize_from_environment()
     out = Path(out_dir) if out_dir is not None else None
     if out is None:

@@ -287,3 +287,18 @@ def test_each_notebook_needs_only_earlier_notebooks():
     for path in NOTEBOOKS:
         for need in _needs(path):
             assert need < path.stem and (path.parent / f"{need}.ipynb").is_file()
+
+
+def test_run_all_runs_the_notebooks_of_a_profile_sized_for_one_job():
+    """run_all.sh's default selection for gpu is ``profiles.GPU.notebooks``.
+
+    The script picks notebooks before the environment exists, so it names
+    them itself; this keeps the two equal.
+    """
+    from nar_gap.experiments import profiles
+
+    script = (ROOT / "run_all.sh").read_text()
+    (line,) = [s for s in script.splitlines() if s.strip().startswith("only=(0")]
+    named = line.split("(", 1)[1].split(")", 1)[0].split()
+    assert tuple(named) == profiles.GPU.notebooks
+    assert all(not p.notebooks for p in profiles.PROFILES.values() if p.name != "gpu")

@@ -210,3 +210,121 @@ def test_plan_prints_the_table_and_refuses_a_bad_profile(capsys):
     assert err.count("\n") == 1
     assert cli.main(["plan", "--profile", "smoke", "--notebook", "99"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_target_prices_the_plan_and_an_unknown_one_is_refused(capsys):
+    assert (
+        cli.main(
+            ["plan", "--profile", "smoke", "--notebook", "01", "03", "--target", "h100"]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "on NVIDIA H100" in out and "priced for h100, not measured" in out
+    assert "within one job's 8 min: yes" in out  # nothing trained: 0 s
+    assert cli.main(["plan", "--profile", "smoke", "--target", "tpu9"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nar-gap: error: unknown target 'tpu9'")
+    assert err.count("\n") == 1
+
+
+def test_a_programs_price_is_its_flops_at_the_stated_utilisation():
+    """Training: the whole step over the seeds; scoring: the forward third."""
+    from nar_gap.model.config import NetworkConfig
+    from nar_gap.model.flops import train_step_flops
+    from nar_gap.training import TrainConfig
+
+    network = NetworkConfig("bfs", hidden_size=8)
+    config = TrainConfig(network=network, seeds=(0,), steps=1)
+    step = plan.Program("train", config, seeds=4, nodes=16, steps=12, graphs=32)
+    one = train_step_flops(network, 32, 16, 12)["total"]
+    assert plan.program_flops(step) == 4 * one
+    scoring = plan.Program("score", config, 4, 16, 12, 32, "val")
+    assert plan.program_flops(scoring) == 4 * one / 3
+    device = plan.Target("t", "a device", 1e12, 1, utilisation=0.5, compile_seconds=1)
+    assert device.seconds(1e12) == 2.0
+
+
+def test_the_gpu_profile_is_priced_within_one_jobs_budget():
+    """The sizes in profiles.py fit the job as plan prices them on an H100.
+
+    The same sum as ``nar-gap plan --profile gpu --target h100``, without the
+    memory analysis (which compiles every program here: minutes).  Growing a
+    gpu size past the budget fails here.
+    """
+    profile, device = profiles.get("gpu"), plan.target("h100")
+    runs = plan.inventory(profile)
+    total = 0.0
+    for number in profile.notebooks:
+        mine = [t for t in runs[number] if t.trained_in == number]
+        train: dict = {}
+        for t in mine:
+            for program, count in plan.training_programs(t).items():
+                train[program] = train.get(program, 0.0) + count
+        score = {p for t in mine for p in plan.scoring_programs(t)}
+        priced = plan.target_time(runs[number], train, sorted(score, key=str), device)
+        total += priced.total
+    print(f"gpu profile priced at {total:.0f} s")
+    assert 0 < total <= plan.JOB_BUDGET_SECONDS
+
+
+def _comparison(folder, notebook, claim, decidable_at):
+    from nar_gap.system.files import write_table
+
+    write_table(
+        folder / f"paper_vs_ours_{notebook}.csv",
+        [{"claim": claim, "verdict": "inconclusive", "decidable_at": decidable_at}],
+    )
+
+
+def test_row_needs_says_decides_short_or_judged_on_the_run(tmp_path):
+    """The cpu run's ``decidable_at`` against a profile's sizes, each outcome seen."""
+    nearly_perfect = "trained BFS is nearly perfect"
+    gpu = profiles.get("gpu")
+    bfs = gpu.baseline_sizes("bfs")
+    for asked, expected in (
+        (f"{bfs.seeds} seeds x {bfs.steps} steps (profile gpu)", True),
+        (f"{bfs.seeds + 1} seeds x {bfs.steps} steps (profile paper)", False),
+        (f"{bfs.seeds} seeds x {bfs.steps + 1} steps (profile paper)", False),
+        ("training to a plateau, then 4 seeds at it", None),
+    ):
+        _comparison(tmp_path, "02", nearly_perfect, asked)
+        (need,) = plan.row_needs(gpu, tmp_path)
+        assert (need.claim, need.asked, need.decides) == (
+            nearly_perfect,
+            asked,
+            expected,
+        )
+        assert need.planned == f"{bfs.seeds} seeds x {bfs.steps} steps"
+    _comparison(tmp_path, "02", nearly_perfect, "")  # decided: not listed
+    assert plan.row_needs(gpu, tmp_path) == []
+
+
+def test_the_h100_price_of_the_measured_gpu_run_is_within_a_fifth_of_its_time():
+    """The pricing against the one GPU run on record (an H200, same compute).
+
+    ``benchmarks/results/gpu_h200_2026-11-26.json``: 128 BFS seeds of hidden
+    128 for 200 steps at its shapes took the measured seconds, compiles and
+    evaluation included.  Priced: the steps' FLOPs at the target's
+    utilisation, plus two training and two scoring compiles.  The
+    utilisation itself is that file's steady rate over the peak.
+    """
+    from nar_gap.model.config import NetworkConfig
+    from nar_gap.training import TrainConfig
+
+    record = json.loads(
+        (ROOT / "benchmarks/results/gpu_h200_2026-11-26.json").read_text()
+    )
+    run = record["train_128_seeds_200_steps_bfs_with_15_sampling_workers"]
+    device = plan.target("h100")
+    steady = record["train_128_seeds_200_steps_bfs_with_15_sampling_workers"]
+    measured_rate = steady["steady_gflops_per_s"] * 1e9
+    assert abs(measured_rate / device.peak_flops - device.utilisation) < 0.005
+    config = TrainConfig(network=NetworkConfig("bfs"), seeds=(0,), steps=1)
+    train = sum(
+        count * plan.program_flops(plan.Program("train", config, 128, n, t, 32))
+        for (n, t), count in (((8, 8), 80), ((16, 12), 120))
+    )
+    priced = device.seconds(train) + 4 * device.compile_seconds
+    print(f"priced {priced:.0f} s, measured {run['seconds']:.0f} s")
+    assert abs(priced - run["seconds"]) <= run["seconds"] / 5
