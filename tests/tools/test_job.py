@@ -243,3 +243,61 @@ def test_run_all_renders_an_archive_in_the_notebooks_that_read_results(tmp_path)
             text = "".join("".join(o.get("text", "")) for o in cell["outputs"])
             assert "this cell needs trained parameters" in text, number
         assert (out / "results" / f"paper_vs_ours_{number}.csv").is_file()
+
+
+NO_JUPYTER = "IPython,ipykernel,jupyter_client,nbclient,nbformat,papermill"
+
+
+@pytest.mark.slow
+def test_the_smoke_job_runs_without_jupyter_and_its_archive_renders(tmp_path):
+    """Issue 48's rehearsal: the job as on a GPU node, then its archive rendered.
+
+    The job runs notebooks 02 and 03 at the smoke profile in processes that
+    cannot import TensorFlow, IPython, Jupyter or papermill; its archive
+    then goes to ``./run_all.sh --results-from``, which must train nothing
+    and compute the same paper-vs-ours tables from the same results.
+    """
+    import os
+    import subprocess
+    import sys
+
+    from blocked_imports import without_tensorflow
+
+    env = {**without_tensorflow(os.environ), "NAR_GAP_BLOCK_ALSO": NO_JUPYTER}
+    env["MPLBACKEND"] = "Agg"
+    refused = subprocess.run(
+        [sys.executable, "-c", "import IPython"], env=env, capture_output=True
+    )
+    assert refused.returncode != 0  # the node's environment, as far as imports go
+    nar_gap = str(Path(sys.executable).with_name("nar-gap"))
+    job_out, archive = tmp_path / "job", tmp_path / "smoke.tar.gz"
+    ran = subprocess.run(
+        [nar_gap, "job", "--profile", "smoke", "--only", "02", "03"]
+        + ["--out", str(job_out), "--runs", str(tmp_path / "runs")]
+        + ["--archive", str(archive)],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert archive.stat().st_size <= job.ARCHIVE_LIMIT_BYTES
+    record = json.loads((job_out / "results" / job.JOB_FILE).read_text())
+    assert set(record["seconds"]) == {"02", "03"}
+    render, runs = tmp_path / "render", tmp_path / "no_runs"
+    shown = subprocess.run(
+        [str(ROOT / "run_all.sh"), "--profile", "smoke", "--results-from"]
+        + [str(archive), "--out", str(render), "--runs", str(runs), "--jobs", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert shown.returncode == 0, shown.stdout[-3000:] + shown.stderr[-3000:]
+    assert not any(runs.rglob("*"))
+    for number in ("02", "03"):
+        name = f"paper_vs_ours_{number}.csv"
+        assert (render / "results" / name).read_text() == (
+            job_out / "results" / name
+        ).read_text(), name

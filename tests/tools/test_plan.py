@@ -221,7 +221,7 @@ def test_a_target_prices_the_plan_and_an_unknown_one_is_refused(capsys):
     )
     out = capsys.readouterr().out
     assert "on NVIDIA H100" in out and "priced for h100, not measured" in out
-    assert "within one job's 8 min: yes" in out  # nothing trained: 0 s
+    assert "within one job's 480 s: yes" in out  # nothing trained: 0 s
     assert cli.main(["plan", "--profile", "smoke", "--target", "tpu9"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("nar-gap: error: unknown target 'tpu9'")
@@ -298,6 +298,12 @@ def test_row_needs_says_decides_short_or_judged_on_the_run(tmp_path):
         assert need.planned == f"{bfs.seeds} seeds x {bfs.steps} steps"
     _comparison(tmp_path, "02", nearly_perfect, "")  # decided: not listed
     assert plan.row_needs(gpu, tmp_path) == []
+    edge_info = "edge information partially closes Bellman-Ford's gap"
+    _comparison(tmp_path, "04", edge_info, "125 seeds x 70 steps (profile paper)")
+    assert plan.row_needs(gpu, tmp_path) == []  # gpu does not run notebook 04
+    assert [n.claim for n in plan.row_needs(profiles.get("cpu"), tmp_path)] == [
+        edge_info
+    ]
 
 
 def test_the_h100_price_of_the_measured_gpu_run_is_within_a_fifth_of_its_time():

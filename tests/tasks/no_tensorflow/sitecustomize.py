@@ -14,9 +14,14 @@ know whether ``gs://`` paths could work); executing the module raises.
 
 import importlib.abc
 import importlib.machinery
+import os
 import sys
 
-BLOCKED = ("tensorflow", "tensorflow_datasets", "haiku")
+# NAR_GAP_BLOCK_ALSO (comma-separated): more packages to refuse, such as the
+# Jupyter stack a GPU node's job must run without (tests/tools/test_job.py).
+BLOCKED = ("tensorflow", "tensorflow_datasets", "haiku") + tuple(
+    filter(None, os.environ.get("NAR_GAP_BLOCK_ALSO", "").split(","))
+)
 
 
 class _RefuseToLoad(importlib.abc.Loader):
