@@ -747,6 +747,23 @@ def evaluation_flops(t: Training) -> float:
     )
 
 
+def notebook_programs(
+    runs: Sequence[Training],
+) -> tuple[dict[Program, float], list[Program]]:
+    """A notebook's training programs, with their expected steps, and scoring programs.
+
+    Of the runs the notebook trains itself (``trained_in``), as
+    :func:`make_plan` compiles them and :func:`target_time` prices them.
+    """
+    mine = [t for t in runs if t.trained_in == t.notebook]
+    steps: dict[Program, float] = {}
+    for t in mine:
+        for program, count in training_programs(t).items():
+            steps[program] = steps.get(program, 0.0) + count
+    scoring = {p for t in mine for p in scoring_programs(t)}
+    return steps, sorted(scoring, key=Program.describe)
+
+
 @dataclasses.dataclass(frozen=True)
 class TargetTime:
     """One notebook's time on a :class:`Target`, in its three parts."""
@@ -1024,15 +1041,7 @@ def make_plan(
     train_of: dict[str, dict[Program, float]] = {}
     score_of: dict[str, list[Program]] = {}
     for number in chosen:
-        mine = [t for t in runs[number] if t.trained_in == number]
-        steps: dict[Program, float] = {}
-        for t in mine:
-            for program, count in training_programs(t).items():
-                steps[program] = steps.get(program, 0.0) + count
-        train_of[number] = steps
-        score_of[number] = sorted(
-            {p for t in mine for p in scoring_programs(t)}, key=Program.describe
-        )
+        train_of[number], score_of[number] = notebook_programs(runs[number])
     largest = [_largest_scoring(score_of[n]) for n in chosen]
     every = {p for n in chosen for p in train_of[n]}
     every |= {p for p in largest if p is not None}

@@ -256,13 +256,8 @@ def test_the_gpu_profile_is_priced_within_one_jobs_budget():
     runs = plan.inventory(profile)
     total = 0.0
     for number in profile.notebooks:
-        mine = [t for t in runs[number] if t.trained_in == number]
-        train: dict = {}
-        for t in mine:
-            for program, count in plan.training_programs(t).items():
-                train[program] = train.get(program, 0.0) + count
-        score = {p for t in mine for p in plan.scoring_programs(t)}
-        priced = plan.target_time(runs[number], train, sorted(score, key=str), device)
+        train, score = plan.notebook_programs(runs[number])
+        priced = plan.target_time(runs[number], train, score, device)
         total += priced.total
     print(f"gpu profile priced at {total:.0f} s")
     assert 0 < total <= plan.JOB_BUDGET_SECONDS
