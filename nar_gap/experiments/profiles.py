@@ -479,6 +479,25 @@ def checkout_root() -> Path:
     return Path.cwd()
 
 
+def committed_dirs(profile: str) -> OutputDirs:
+    """Where ``profile``'s committed tables and figures live, relative to the checkout.
+
+    The default profile's are ``results/`` and ``figures/``; another
+    profile's, where it has run (the gpu profile, on a lent GPU), are
+    ``results/<profile>/`` and ``figures/<profile>/``, copied from its
+    job's archive: a notebook shows them beside its own rows.  Nothing
+    writes there by default (:func:`output_dirs`).
+    """
+    get(profile)
+    if profile == DEFAULT_PROFILE:
+        return OutputDirs(runs=Path(), results=Path("results"), figures=Path("figures"))
+    return OutputDirs(
+        runs=Path(),
+        results=Path("results") / profile,
+        figures=Path("figures") / profile,
+    )
+
+
 def output_dirs(
     profile: str,
     runs: str = "",

@@ -27,6 +27,7 @@ from nar_gap.experiments import (
     transnar,
 )
 from nar_gap.report import paper
+from nar_gap.system import files
 
 ROOT = Path(__file__).resolve().parents[2]
 BFS_BF = ("bfs", "bellman_ford")
@@ -86,9 +87,35 @@ def test_the_writers_name_exactly_the_committed_tables():
     committed = {
         p.name
         for p in (ROOT / "results").iterdir()
-        if not p.name.endswith(".json") and not p.name.startswith(".")
+        if p.is_file() and not p.name.endswith(".json") and not p.name.startswith(".")
     }
     assert _named_tables() == committed
+
+
+def _gpu_tables() -> set[str]:
+    """What notebook 02 writes at the gpu profile: its arms and its verdicts."""
+    return {
+        baselines.BASELINES_FILE,
+        settings.SETTINGS_FILE,
+        paper.comparison_file("02"),
+        *(baselines.seeds_file(a) for a in baselines.BASELINE_ALGORITHMS),
+        *(baselines.validation_file(arm) for arm in VALIDATION_ARMS),
+    }
+
+
+def test_the_gpu_profile_s_committed_tables_are_notebook_02_s_from_a_gpu():
+    """results/gpu/ holds what ran on a GPU, each table with its sidecar.
+
+    Only notebook 02 finished there (benchmarks/results/gpu_h200_job_*); a
+    table from another notebook, or one written on a CPU, fails.
+    """
+    folder = ROOT / profiles.committed_dirs("gpu").results
+    tables = {p.name for p in folder.iterdir() if not p.name.endswith(".json")}
+    assert tables == _gpu_tables()
+    for name in tables:
+        sidecar = files.read_json(folder / f"{name}.json")
+        assert sidecar["profile"] == "gpu", name
+        assert sidecar["backend"]["platform"] == "gpu", name
 
 
 def test_the_writers_figure_stems_are_committed_figures():
