@@ -53,6 +53,7 @@ spelled here so that ``--help`` imports no program; a test keeps them equal)."""
 EXIT_USAGE = 2
 EXIT_MISMATCH = 1  # ``run --check``: the model's trace differs from dm-clrs's
 EXIT_UNTRUSTED = 1  # ``info``: the backend self-check failed
+EXIT_CUT = 143  # ``job``: stopped by SIGTERM (128 + 15), as a shell reports it
 
 
 class _Parser(argparse.ArgumentParser):
@@ -449,13 +450,23 @@ def _job(args: argparse.Namespace) -> int:
             f"nar_gap job: {len(unpacked)} files from {args.unpack} into {dirs.results}"
         )
         return 0
-    written = job.run_job(args.profile, dirs, args.only, force=args.force)
+    try:
+        written = job.run_job(args.profile, dirs, args.only, force=args.force)
+    except job.JobCut as cut:
+        if args.archive:  # what finished comes back even from a cut job
+            _write_job_archive(job, dirs, Path(args.archive))
+        print(f"nar-gap: job cut: {cut}", file=sys.stderr)
+        return EXIT_CUT
     print(f"nar_gap job: {written}")
     if args.archive:
-        archive = job.write_archive(dirs, Path(args.archive))
-        size = archive.stat().st_size / 2**20
-        print(f"nar_gap job: {archive} ({size:.1f} MiB)")
+        _write_job_archive(job, dirs, Path(args.archive))
     return 0
+
+
+def _write_job_archive(job, dirs, path: Path) -> None:  # noqa: ANN001 (lazy module)
+    archive = job.write_archive(dirs, path)
+    size = archive.stat().st_size / 2**20
+    print(f"nar_gap job: {archive} ({size:.1f} MiB)", flush=True)
 
 
 def _plan(args: argparse.Namespace) -> int:

@@ -12,27 +12,36 @@ left for the notebooks.  So the job computes exactly what the notebooks
 compute, from the notebooks' own text: nothing to keep in step.
 
 Without IPython, ``display`` prints (:mod:`nar_gap.report.notebook`).  Each
-finished notebook leaves a stamp with its seconds (``<runs>/job/NN.json``,
-beside the checkpoints): a job that is cut short and started again skips
-what finished, and training resumes from its checkpoints.  At the end the
-job writes ``job.json`` beside the tables (the device, the versions, the
-precision, the seconds of each notebook, the peak device memory) and, with
-``--archive``, one ``.tar.gz`` of the results folder (tables, sidecars, the
-arrays the figures are drawn from) and the figures' PNGs, refused above
-:data:`ARCHIVE_LIMIT_BYTES`.  Trained parameters stay on the node
+finished notebook leaves a stamp (``<runs>/job/NN.json``, beside the
+checkpoints) with its seconds, each cell's, and the peak device memory: a
+job that is cut short and started again skips what finished, and training
+resumes from its checkpoints.  A cut comes as SIGTERM (a scheduler's time
+limit, ``timeout``): the job then records the attempt's seconds and the
+cell it reached (``NN.cut.json``, added to the notebook's time when it
+finishes), writes ``job.json`` and the archive of what finished, and stops
+with :class:`JobCut`.  The first run on a GPU was cut twice and recorded
+none of this (``benchmarks/results/gpu_h200_job_2026-11-26``).  At the end
+the job writes ``job.json`` beside the tables (the device, the versions,
+the precision, the seconds of each notebook, the peak device memory) and,
+with ``--archive``, one ``.tar.gz`` of the results folder (tables,
+sidecars, the arrays the figures are drawn from) and the figures' PNGs,
+refused above :data:`ARCHIVE_LIMIT_BYTES`.  Trained parameters stay on the node
 (``build/runs/<profile>``).  ``./run_all.sh --results-from`` renders the
 archive on any machine.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import json
 import resource
+import signal
 import tarfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +59,32 @@ JOB_FILE = "job.json"
 
 class JobError(ValueError):
     """A job that cannot go on, said in one line (the CLI prints it so)."""
+
+
+class JobCut(JobError):
+    """SIGTERM stopped the job inside a notebook; run it again to go on."""
+
+
+@contextlib.contextmanager
+def cut_on_sigterm() -> Iterator[None]:
+    """Within: SIGTERM raises :class:`JobCut`, so the job can say what it did.
+
+    Python's default is to die at once, losing the attempt's time and the
+    archive of the notebooks that finished.  Only the main thread can take
+    signals; elsewhere this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise JobCut(f"stopped by {signal.Signals(signum).name}")
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def notebook_path(number: str, root: Path | None = None) -> Path:
@@ -91,12 +126,17 @@ def script(path: Path) -> Script:
 
 
 def run_script(
-    notebook: Script, values: dict[str, Any], echo: bool = False
+    notebook: Script,
+    values: dict[str, Any],
+    echo: bool = False,
+    cell_seconds: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Run ``notebook``'s cells in one fresh namespace, ``values`` after its parameters.
 
     A failing cell raises :class:`JobError` naming the notebook and the cell
-    (the traceback is printed first).
+    (the traceback is printed first); :class:`JobCut` passes through.  Each
+    cell's seconds go into ``cell_seconds`` (``"cell <index>"``) as it ends,
+    the cut one's too.
     """
     namespace: dict[str, Any] = {"__name__": f"nar_gap_job_{notebook.name}"}
     exec(
@@ -107,8 +147,11 @@ def run_script(
         where = f"{notebook.name}[cell {index}]"
         if echo:
             print(f"nar_gap job: {where}", flush=True)
+        begun = time.perf_counter()
         try:
             exec(compile(source, where, "exec"), namespace)
+        except JobCut:
+            raise
         except Exception as error:
             import traceback
 
@@ -116,21 +159,37 @@ def run_script(
             raise JobError(
                 f"{where} failed: {type(error).__name__}: {error}".splitlines()[0]
             ) from error
+        finally:
+            if cell_seconds is not None:
+                cell_seconds[f"cell {index}"] = time.perf_counter() - begun
     return namespace
 
 
-def _finished(stamp: Path, results: Path) -> float | None:
-    """The seconds a stamp records, if it is for these results; else None."""
+def _finished(stamp: Path, results: str) -> dict[str, Any] | None:
+    """A notebook's stamp, if it is for these results; else None."""
     if not stamp.is_file():
         return None
     record = files.read_json(stamp)
-    if record.get("results") != str(Path(results).resolve()):
-        return None
-    return float(record["seconds"])
+    return record if record.get("results") == results else None
+
+
+def _cut_file(state: Path, number: str) -> Path:
+    return state / f"{number}.cut.json"
+
+
+def _cut_attempts(state: Path, number: str, results: str) -> list[dict[str, Any]]:
+    """Earlier attempts at notebook ``number`` for ``results`` that were cut."""
+    path = _cut_file(state, number)
+    attempts = files.read_json(path)["attempts"] if path.is_file() else []
+    return [a for a in attempts if a.get("results") == results]
 
 
 def peak_memory() -> dict[str, int | None]:
-    """The device's peak bytes in use (accelerators) and the process's peak RSS."""
+    """The device's peak bytes in use (accelerators) and the process's peak RSS.
+
+    Both since the process started: on a notebook's stamp, the peak of the
+    job so far in that process.
+    """
     import jax
 
     device = jax.devices()[0]
@@ -143,24 +202,80 @@ def peak_memory() -> dict[str, int | None]:
 
 
 def job_record(
-    profile: profiles.Profile, seconds: dict[str, float], started: float
+    profile: profiles.Profile,
+    stamps: dict[str, dict[str, Any]],
+    started: float,
+    cut: str | None = None,
 ) -> dict[str, Any]:
-    """What ``job.json`` says: the device, versions, precision, times, memory."""
+    """What ``job.json`` says: the device, versions, precision, times, memory.
+
+    ``stamps``: the finished notebooks' stamps; ``cut``: the one line of a
+    cut job (what it reached), None for a job that ran to its end.
+    """
     import jax
 
     from nar_gap.system.provenance import provenance
 
     device = jax.devices()[0]
+    peaks = [s.get("device_peak_bytes") for s in stamps.values()]
+    known = [p for p in peaks if p is not None]
     return {
         "profile": profile.name,
         "device": f"{device.platform}: {device.device_kind}",
         "device_count": jax.device_count(),
-        "notebooks": sorted(seconds),
-        "seconds": seconds,
+        "notebooks": sorted(stamps),
+        "seconds": {n: s["seconds"] for n, s in stamps.items()},
+        "cell_seconds": {n: s.get("cells", {}) for n, s in stamps.items()},
+        "cut": cut,
         "wall_seconds": time.time() - started,
         **peak_memory(),
+        "device_peak_bytes_of_any_notebook": max(known) if known else None,
         **provenance(),
     }
+
+
+def run_notebook(
+    number: str, notebook: Script, values: dict[str, Any], state: Path, results: str
+) -> dict[str, Any]:
+    """Run one notebook of the job; its stamp (written), or :class:`JobCut`.
+
+    The stamp's ``seconds`` add the attempts that were cut before this one.
+    """
+    earlier = _cut_attempts(state, number, results)
+    print(f"nar_gap job: {notebook.name} started", flush=True)
+    cells: dict[str, float] = {}
+    begun = time.perf_counter()
+    try:
+        run_script(notebook, values, cell_seconds=cells)
+    except JobCut as cut:
+        spent = time.perf_counter() - begun
+        attempt = {"results": results, "seconds": spent, "cells": cells}
+        files.write_json_atomic(
+            _cut_file(state, number),
+            {"attempts": [*earlier, {**attempt, **peak_memory()}]},
+        )
+        reached = next(reversed(cells), "its parameters")
+        raise JobCut(
+            f"{notebook.name} {cut} in {reached} after {spent:.0f} s; the job "
+            "records it and goes on from there when run again"
+        ) from None
+    attempts = [a["seconds"] for a in earlier] + [time.perf_counter() - begun]
+    record = {
+        "notebook": notebook.name,
+        "seconds": sum(attempts),
+        "attempts": attempts,
+        "cells": cells,
+        **peak_memory(),
+        "results": results,
+    }
+    files.write_json_atomic(state / f"{number}.json", record)
+    _cut_file(state, number).unlink(missing_ok=True)
+    print(
+        f"nar_gap job: {notebook.name} finished in {record['seconds']:.0f} s"
+        + (f" ({len(attempts)} attempts)" if len(attempts) > 1 else ""),
+        flush=True,
+    )
+    return record
 
 
 def run_job(
@@ -174,6 +289,8 @@ def run_job(
 
     ``notebooks``: these instead of the profile's (default: the profile's,
     or all).  A notebook whose stamp exists is skipped unless ``force``.
+    Cut by SIGTERM, it writes ``job.json`` for what finished and raises
+    :class:`JobCut`.
     """
     profile = profiles.get(profile_name)
     chosen = list(notebooks or profile.notebooks) or _all_numbers(root)
@@ -188,27 +305,25 @@ def run_job(
         "FIGURES_DIR": str(dirs.figures),
     }
     scripts = {n: script(notebook_path(n, root)) for n in chosen}  # all readable first
-    started, seconds = time.time(), {}
-    for number, notebook in scripts.items():
-        stamp = state / f"{number}.json"
-        before = None if force else _finished(stamp, Path(results))
-        if before is not None:
-            seconds[number] = before
-            print(f"nar_gap job: {notebook.name} finished before ({before:.0f} s)")
-            continue
-        print(f"nar_gap job: {notebook.name} started", flush=True)
-        begun = time.perf_counter()
-        run_script(notebook, values)
-        seconds[number] = time.perf_counter() - begun
-        record = {"notebook": notebook.name, "seconds": seconds[number]}
-        files.write_json_atomic(stamp, {**record, "results": results})
-        print(
-            f"nar_gap job: {notebook.name} finished in {seconds[number]:.0f} s",
-            flush=True,
-        )
-    return files.write_json_atomic(
-        Path(dirs.results) / JOB_FILE, job_record(profile, seconds, started)
-    )
+    started, stamps = time.time(), {}
+    job_file = Path(dirs.results) / JOB_FILE
+    with cut_on_sigterm():
+        for number, notebook in scripts.items():
+            before = None if force else _finished(state / f"{number}.json", results)
+            if before is not None:
+                stamps[number] = before
+                print(
+                    f"nar_gap job: {notebook.name} finished before "
+                    f"({before['seconds']:.0f} s)"
+                )
+                continue
+            try:
+                stamps[number] = run_notebook(number, notebook, values, state, results)
+            except JobCut as cut:
+                record = job_record(profile, stamps, started, cut=str(cut))
+                files.write_json_atomic(job_file, record)
+                raise
+    return files.write_json_atomic(job_file, job_record(profile, stamps, started))
 
 
 def _all_numbers(root: Path | None) -> list[str]:

@@ -110,6 +110,66 @@ def test_a_failing_cell_stops_the_job_in_one_line_naming_it(tmp_path):
         job.run_job("smoke", _dirs(tmp_path), ["05"], root=root)
 
 
+_CUT_ONCE = """
+import os, signal, time
+flag = pathlib.Path(RESULTS_DIR) / "cut-once"
+if not flag.exists():
+    flag.write_text("")
+    time.sleep(0.2)
+    os.kill(os.getpid(), signal.SIGTERM)  # what timeout or a scheduler sends
+    time.sleep(30)
+"""
+
+
+def test_a_cut_job_records_its_attempt_and_the_rerun_adds_it(tmp_path, capsys):
+    """SIGTERM inside a cell: the attempt's time and cell are kept, not lost.
+
+    The first GPU run was cut twice by its time limit and its stamp said
+    173 s for a notebook that took 708 s (benchmarks/results/gpu_h200_job_*).
+    """
+    root, dirs = _checkout(tmp_path, _cell(_CUT_ONCE)), _dirs(tmp_path)
+    with pytest.raises(job.JobCut) as raised:
+        job.run_job("smoke", dirs, ["02"], root=root)
+    assert "02_tiny stopped by SIGTERM in cell 7 after" in str(raised.value)
+    cut = json.loads((dirs.runs / "job" / "02.cut.json").read_text())
+    (attempt,) = cut["attempts"]
+    assert attempt["seconds"] >= 0.2 and set(attempt["cells"]) == {
+        "cell 2",
+        "cell 6",
+        "cell 7",
+    }
+    record = json.loads((dirs.results / job.JOB_FILE).read_text())
+    assert record["notebooks"] == [] and "SIGTERM" in record["cut"]
+    assert not (dirs.runs / "job" / "02.json").exists()
+
+    job.run_job("smoke", dirs, ["02"], root=root)  # goes on: the flag is set
+    stamp = json.loads((dirs.runs / "job" / "02.json").read_text())
+    assert len(stamp["attempts"]) == 2
+    assert stamp["seconds"] == pytest.approx(sum(stamp["attempts"]))
+    assert stamp["seconds"] >= attempt["seconds"]
+    assert not (dirs.runs / "job" / "02.cut.json").exists()
+    record = json.loads((dirs.results / job.JOB_FILE).read_text())
+    assert record["cut"] is None and record["seconds"]["02"] == stamp["seconds"]
+    assert "(2 attempts)" in capsys.readouterr().out
+
+
+def test_the_cli_archives_what_finished_when_the_job_is_cut(tmp_path, monkeypatch):
+    from nar_gap import cli
+
+    def cut(*args, **kwargs):
+        results = tmp_path / "out" / "results"
+        results.mkdir(parents=True)
+        (results / job.JOB_FILE).write_text("{}")
+        raise job.JobCut("02_baselines stopped by SIGTERM in cell 9 after 535 s")
+
+    monkeypatch.setattr(job, "run_job", cut)
+    archive = tmp_path / "gpu.tar.gz"
+    argv = ["job", "--profile", "smoke", "--out", str(tmp_path / "out")]
+    assert cli.main([*argv, "--archive", str(archive)]) == cli.EXIT_CUT
+    with tarfile.open(archive) as tar:
+        assert tar.getnames() == ["results/job.json"]
+
+
 def test_the_archive_holds_results_and_pngs_and_refuses_to_grow_past_its_limit(
     tmp_path,
 ):
