@@ -71,7 +71,7 @@ from nar_gap.training.run_dir import (
     seed_dir,
     selection_reset_step,
 )
-from nar_gap.training.step import make_optimizer, make_train_step, step_key
+from nar_gap.training.step import make_optimizer, make_train_step, step_keys
 
 SeedState = dict[str, Any]  # one seed's checkpoint: params, opt_state, best, counters
 
@@ -316,7 +316,7 @@ def train_group(
         for step, batch in zip(steps, batches, strict=False):
             if shapes is not None:
                 shapes[(batch.num_nodes, batch.num_steps)] += 1
-            keys = jnp.stack([step_key(seed, step) for seed in config.seeds])
+            keys = step_keys(config.seeds, step)
             scales = jnp.full(len(config.seeds), config.supervision_scale(step))
             state, loss, finite = train_step(
                 state,

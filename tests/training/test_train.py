@@ -614,3 +614,15 @@ def test_a_size_locked_run_loads_back_at_its_own_size(tmp_path):
     assert [m["test_score"] for m in again.metrics] == [
         m["test_score"] for m in load_run(tmp_path).metrics
     ]
+
+
+def test_the_loop_s_keys_are_step_key_of_each_seed_bit_for_bit():
+    """One dispatch for every seed's key must not change a run's numbers."""
+    from nar_gap.training.step import step_keys
+
+    seeds = (*range(130), 2**31 - 1)
+    for step in (0, 1, 799, 2**31 - 1):
+        one_by_one = jnp.stack([step_key(s, step) for s in seeds])
+        together = step_keys(seeds, step)
+        assert together.dtype == one_by_one.dtype
+        np.testing.assert_array_equal(np.asarray(together), np.asarray(one_by_one))
