@@ -658,14 +658,18 @@ class Target:
 
     Each program's time is its FLOPs (:mod:`nar_gap.model.flops`) over
     ``peak_flops * utilisation``; each compiled program adds
-    ``compile_seconds``.  Both come from the one GPU measurement so far
-    (``benchmarks/results/gpu_h200_2026-11-26.json``, an H200: the H100's
-    compute with faster memory): 128 BFS seeds of hidden 128 stepped at
-    11.8 TFLOP/s by this count, 17.6 % of the float32 peak, and the first
-    step of BFS and Bellman-Ford took 19.8 s and 7.6 s (the compile).  Priced
-    so, that file's 200-step BFS run comes to within a fifth of its measured
-    99 s (a test checks it).  An H100's slower memory can only lower the
-    utilisation: the price is a floor until the profile has run on one.
+    ``compile_seconds``.  Both are measured on an H200 (the H100's compute
+    with faster memory).  The utilisation is what the gpu profile's own job
+    got over its four training runs, validation and checkpoints included
+    (``benchmarks/results/gpu_h200_job_2026-11-26``): 8.2 % of the float32
+    peak, each run within a fifth of it (a test reads the job's logs).  An
+    isolated 128-seed step in ``benchmarks/gpu_checks.py`` ran at 17.6 %,
+    about twice as fast, and the job's GPU was idle for about 45 % of its
+    training: the difference is the job's (host work between steps), not
+    yet located, and the plan prices what a job gets.  The first step of BFS
+    and Bellman-Ford took 19.8 s and 7.6 s there (the compile); priced so,
+    notebook 02's 708 s on that job comes within a fifth (a test).  An
+    H100's slower memory can only lower the utilisation.
 
     Attributes:
       name: what ``--target`` says.
@@ -694,7 +698,7 @@ TARGETS: dict[str, Target] = {
         device="NVIDIA H100 SXM 80GB",
         peak_flops=67e12,  # dense float32, without tensor cores
         memory_bytes=80 * 2**30,
-        utilisation=0.176,  # measured on an H200 (the class docstring)
+        utilisation=0.082,  # the gpu job's, on an H200 (the class docstring)
         compile_seconds=20.0,  # the slower first step measured there
     ),
 }
@@ -1175,8 +1179,9 @@ def _time_lines(plan: Plan) -> list[str]:
         f"time: priced for {device.name}, not measured: FLOPs at "
         f"{device.utilisation:.1%} of its {device.peak_flops / 1e12:g} TFLOP/s "
         f"float32 peak, evaluation along training included, "
-        f"{device.compile_seconds:g} s per compiled program (both from the one "
-        "GPU run on record, an H200: see nar_gap.tools.plan.Target)",
+        f"{device.compile_seconds:g} s per compiled program (both measured on "
+        "an H200, the utilisation in the gpu profile's job: see "
+        "nar_gap.tools.plan.Target)",
         f"of which training {sum(p.train for p in parts):.0f} s, evaluation "
         f"{sum(p.evaluate for p in parts):.0f} s, compiles "
         f"{sum(p.compile for p in parts):.0f} s: {plan.seconds:.0f} s in all",
