@@ -25,6 +25,16 @@ same run.  ``--json PATH`` writes everything.  From the repository root:
 
     .venv/bin/python benchmarks/train_throughput.py            # the paper's setting
     .venv/bin/python benchmarks/train_throughput.py --steps 50 --seeds 2   # quick look
+
+The first gpu job ran its steps at half the rate this benchmark's steady step
+reached on the same H200 (``benchmarks/results/gpu_h200_job_2026-11-26``).
+That job's loop validates and checkpoints every 100 steps on one padded
+shape.  The same loop here, against the bare one, on the GPU (add
+``--side nar_gap --seeds 128 --steps 300 --shape 16 16`` to each)::
+
+    python benchmarks/train_throughput.py ... --json bare.json
+    python benchmarks/train_throughput.py ... --eval-every 100 --json validating.json
+    python benchmarks/train_throughput.py ... --eval-every 100 --checkpoint-every 100
 """
 
 from __future__ import annotations
@@ -134,15 +144,23 @@ def run_nar_gap(args: argparse.Namespace) -> dict[str, Any]:
         steps=args.steps,
         batch_size=args.batch_size,
         train_lengths=tuple(args.lengths),
-        eval_every=0,
-        checkpoint_every=0,
+        eval_every=args.eval_every,
+        checkpoint_every=args.checkpoint_every,
         seed_strategy=args.strategy,
+        **(
+            {"node_buckets": (args.shape[0],), "shape_buckets": (tuple(args.shape),)}
+            if args.shape
+            else {}
+        ),
     )
     roof = matmul_roof()
     counter = CompileCounter("train_step")
-    start = time.perf_counter()
-    result = train(config, out_dir=None, progress=not args.quiet)
-    seconds = time.perf_counter() - start
+    with tempfile.TemporaryDirectory(prefix="nar_gap-throughput-") as scratch:
+        # Checkpoints need a run folder; without them none is written.
+        out = Path(scratch) if args.checkpoint_every else None
+        start = time.perf_counter()
+        result = train(config, out_dir=out, progress=not args.quiet)
+        seconds = time.perf_counter() - start
     compiles = counter.count
 
     # Steady state: the longest graphs' batch, compiled already or now (not timed).
@@ -166,6 +184,8 @@ def run_nar_gap(args: argparse.Namespace) -> dict[str, Any]:
         "steady_flops_per_seed_step": steady_flops,
         "steady_gflops_per_s": steady_flops["total"] * len(config.seeds) / steady / 1e9,
         "run_gflops_per_s": run_flops * args.steps / seconds / 1e9,
+        "eval_every": args.eval_every,
+        "checkpoint_every": args.checkpoint_every,
         "matmul_roof_gflops_per_s": roof / 1e9,
         "mean_test_score": float(
             sum(m["test_score"] for m in result.metrics) / len(result.metrics)
@@ -356,6 +376,25 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--side", choices=("both", "nar_gap", "dm_clrs"), default="both"
+    )
+    parser.add_argument(
+        "--eval-every",
+        type=int,
+        default=0,
+        help="nar_gap's validation period (0: none); a job's loop validates",
+    )
+    parser.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=0,
+        help="nar_gap's checkpoint period, written to a scratch folder (0: none)",
+    )
+    parser.add_argument(
+        "--shape",
+        type=int,
+        nargs=2,
+        metavar=("NODES", "STEPS"),
+        help="pad every step to this one shape, as the gpu profile does",
     )
     parser.add_argument("--json", help="also write the numbers to this file")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
