@@ -7,6 +7,7 @@ on a node without Jupyter or IPython) they print one line each instead.
 
 from __future__ import annotations
 
+import collections
 import html
 import os
 from pathlib import Path
@@ -20,12 +21,19 @@ from nar_gap.training.loop import READING_RESULTS_ENV
 
 def table_html(path: str | os.PathLike) -> str:
     """A results CSV as an HTML table (the CSV's rows, no pandas needed)."""
-    rows = files.read_table(path)
+    return rows_html(files.read_table(path), str(path))
+
+
+def rows_html(rows: list[dict[str, str]], what: str) -> str:
+    """Rows of one table as HTML (``what`` names it when there are none)."""
     if not rows:
-        return f"<p>{html.escape(str(path))}: no rows</p>"
-    head = "".join(f"<th>{html.escape(k)}</th>" for k in rows[0])
+        return f"<p>{html.escape(what)}: no rows</p>"
+    columns = list(dict.fromkeys(k for row in rows for k in row))  # every table's
+    head = "".join(f"<th>{html.escape(k)}</th>" for k in columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in row.values()) + "</tr>"
+        "<tr>"
+        + "".join(f"<td>{html.escape(row.get(k, ''))}</td>" for k in columns)
+        + "</tr>"
         for row in rows
     )
     return f"<table><tr>{head}</tr>{body}</table>"
@@ -88,16 +96,61 @@ def show_figure(figures: str | os.PathLike, stem: str) -> None:
     show_image(Path(figures) / f"{stem}.png")
 
 
+def rows_beside(
+    name: str, results: Path, profile: str, root: Path | None = None
+) -> list[dict[str, str]]:
+    """Table ``name`` of this run, then each other profile's committed one.
+
+    Each row gains a first column ``profile``.  This run's rows are those in
+    ``results``; the other profiles' are the committed copies in the
+    checkout (:func:`~nar_gap.experiments.profiles.committed_dirs`; for the
+    gpu profile, ``results/gpu/``), where they exist.  So a cpu run shows
+    the GPU's rows under its own, and a gpu archive read back shows the
+    cpu run's under its own.
+    """
+    root = root or profiles.checkout_root()
+    found = [(profile, Path(results) / name)]
+    for other in profiles.PROFILES:
+        path = root / profiles.committed_dirs(other).results / name
+        if other != profile and path.is_file():
+            found.append((other, path))
+    return [
+        {"profile": label, **row}
+        for label, path in found
+        if path.is_file()
+        for row in files.read_table(path)
+    ]
+
+
 class Display:
     """``show.table("x.csv")``, ``show.figure("fig1_...")``: one profile's files."""
 
-    def __init__(self, results: str | os.PathLike, figures: str | os.PathLike) -> None:
+    def __init__(
+        self,
+        results: str | os.PathLike,
+        figures: str | os.PathLike,
+        profile: str = profiles.DEFAULT_PROFILE,
+    ) -> None:
         """Remember where this profile's tables and figures are."""
         self.results, self.figures = Path(results), Path(figures)
+        self.profile = profile
 
     def table(self, name: str) -> None:
         """Display the results table ``name`` (a CSV in the results folder)."""
         show_table(self.results, name)
+
+    def beside(self, name: str) -> None:
+        """Display table ``name`` with the other profiles' committed rows under it."""
+        rows = rows_beside(name, self.results, self.profile)
+        shown = _ipython_display()
+        if shown is None:
+            counts = collections.Counter(row["profile"] for row in rows)
+            each = ", ".join(f"{n} rows ({p})" for p, n in counts.items())
+            print(f"table {name}: {each}")
+            return
+        from IPython.display import HTML
+
+        shown(HTML(rows_html(rows, name)))
 
     def figure(self, stem: str) -> None:
         """Display the figure ``stem`` (its PNG in the figures folder)."""
@@ -168,4 +221,4 @@ def setup(
         os.environ[READING_RESULTS_ENV] = "1"  # any training now fails at once
         _reading_cells()
         print("reading this profile's results: nothing is trained or measured")
-    return NotebookSetup(chosen, dirs, Display(dirs.results, dirs.figures))
+    return NotebookSetup(chosen, dirs, Display(dirs.results, dirs.figures, profile))

@@ -33,6 +33,7 @@ from nar_gap.experiments import (
     faithfulness_study,
     generalisation,
     landscape_study,
+    profiles,
     recipes,
     size_sweep,
     stability,
@@ -843,30 +844,61 @@ def render(results_dir: str | os.PathLike) -> str:
     return "\n".join(sections).rstrip("\n")
 
 
+def _profile_results(results: Path) -> list[tuple[str, Path]]:
+    """The default profile's results folder, then each other profile's that exists.
+
+    Another profile's committed tables live in ``results/<profile>/``
+    (:func:`~nar_gap.experiments.profiles.committed_dirs`).
+    """
+    found = [(profiles.DEFAULT_PROFILE, results)]
+    for name in profiles.PROFILES:
+        folder = results / name
+        if name != profiles.DEFAULT_PROFILE and folder.is_dir():
+            found.append((name, folder))
+    return found
+
+
 def headline(results_dir: str | os.PathLike) -> str:
-    """Each notebook's paper claims counted by verdict, and all of them.
+    """Each notebook's paper claims counted by verdict, per profile, and all of them.
 
     Read from the ``paper_vs_ours_NN.csv`` files the notebooks wrote, not
     judged again, so the README's first table says what the notebooks' last
-    tables say.
+    tables say.  A profile that ran some notebooks only (the gpu profile's
+    results in ``results/gpu/``) has rows for those, under the default
+    profile's row of the same notebook.
     """
-    results = Path(results_dir)
     pattern = paper.comparison_file("*")
-    tables = sorted(results.glob(pattern))
-    if not tables:
-        return f"(no `{pattern}` yet: run the notebooks)"
     prefix = Path(paper.comparison_file("")).stem
-    rows, total = [], dict.fromkeys(paper.VERDICTS, 0)
-    for table in tables:
-        found = paper.counts(files.read_table(table))
-        total = {verdict: total[verdict] + found[verdict] for verdict in total}
-        notebook = table.stem.removeprefix(prefix)
-        rows.append((notebook, sum(found.values()), *found.values()))
-    rows.append(("all", sum(total.values()), *total.values()))
-    header = ("notebook", "paper claims", *paper.VERDICTS)
+    counted: dict[str, dict[str, dict[str, int]]] = {}
+    for profile, folder in _profile_results(Path(results_dir)):
+        for table in sorted(folder.glob(pattern)):
+            notebook = table.stem.removeprefix(prefix)
+            found = paper.counts(files.read_table(table))
+            counted.setdefault(profile, {})[notebook] = found
+    if profiles.DEFAULT_PROFILE not in counted:
+        return f"(no `{pattern}` yet: run the notebooks)"
+    rows = []
+    for notebook in sorted({n for by in counted.values() for n in by}):
+        for profile, by_notebook in counted.items():
+            if notebook in by_notebook:
+                found = by_notebook[notebook]
+                rows.append((notebook, profile, sum(found.values()), *found.values()))
+    for profile, by_notebook in counted.items():
+        total = {v: sum(f[v] for f in by_notebook.values()) for v in paper.VERDICTS}
+        rows.append(("all", profile, sum(total.values()), *total.values()))
+    header = ("notebook", "profile", "paper claims", *paper.VERDICTS)
+    others = [p for p in counted if p != profiles.DEFAULT_PROFILE]
+    where = f"`results/{pattern}`" + "".join(
+        f" and `results/{p}/{pattern}`" for p in others
+    )
+    note = (
+        f"; the {', '.join(others)} rows count only the notebooks that profile ran"
+        if others
+        else ""
+    )
     return (
-        f"Rendered from `results/{pattern}` by "
-        "`python -m nar_gap.report.readme_results`.\n\n" + markdown_table(header, rows)
+        f"Rendered from {where} by `python -m nar_gap.report.readme_results`"
+        f"{note}.\n\n" + markdown_table(header, rows)
     )
 
 

@@ -174,7 +174,16 @@ def test_the_headline_follows_the_files(tmp_path):
     files.write_table(table, rows)
     after = readme_results.headline(results)
     assert after != before
-    assert "| 01 | 3 | 2 | 1 | 0 | 0 |" in after
+    assert "| 01 | cpu | 3 | 2 | 1 | 0 | 0 |" in after
+    gpu = results / "gpu" / "paper_vs_ours_02.csv"
+    rows = files.read_table(gpu)
+    rows[0]["verdict"] = "inconclusive"
+    files.write_table(gpu, rows)
+    counted = readme_results.headline(results)
+    assert "| 02 | gpu | 3 | 1 | 0 | 1 | 1 |" in counted
+    assert counted.index("| 02 | cpu |") < counted.index("| 02 | gpu |")
+    gpu.unlink()
+    assert "| gpu |" not in readme_results.headline(results)
     for path in results.glob("paper_vs_ours_*.csv"):
         path.unlink()
     assert "(no `paper_vs_ours_*.csv` yet" in readme_results.headline(results)
