@@ -581,7 +581,7 @@ def run_ablations(
     """Every ablation table (or ``names``), each written to ``results/<name>.csv``.
 
     Each also writes its per-seed file (:func:`seeds_file`); the summary rows
-    are returned.
+    are returned.  Reading (``dirs.reading``): each table's rows, as written.
     """
     known = experiments(profile)
     unknown = sorted(set(names or ()) - set(known))
@@ -589,6 +589,8 @@ def run_ablations(
         raise ValueError(
             f"unknown ablations {unknown}; known: {', '.join(sorted(known))}"
         )
+    if dirs.reading:
+        return {name: dirs.read_back(table_file(name)) for name in names or known}
     tables = {}
     for name in names or list(known):
         experiment = known[name]

@@ -224,7 +224,10 @@ def run_landscapes(
     (:data:`SAME_CLASS`, :func:`same_class_run`).  An algorithm without a
     program that runs every size (DFS's is built for one graph size) has no
     compiled centre yet: its landscapes are the learned and the initial ones.
+    Reading (``dirs.reading``): the rows of ``landscape_<a>.csv``, as written.
     """
+    if dirs.reading:
+        return dirs.read_back(landscape_file(algorithm))
     centres = landscape_centres(profile, algorithm, dirs, progress)
     rows, surfaces = landscape_rows_and_surfaces(
         centres.models,

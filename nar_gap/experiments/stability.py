@@ -248,7 +248,12 @@ def run_stability(
     dirs: OutputDirs,
     progress: bool = True,
 ) -> list[dict[str, Any]]:
-    """D.8: the minimal compiled model trained on, against the same from random."""
+    """D.8: the minimal compiled model trained on, against the same from random.
+
+    Reading (``dirs.reading``): the rows of ``stability_<a>.csv``, as written.
+    """
+    if dirs.reading:
+        return dirs.read_back(stability_file(algorithm))
     compiled = compile_algorithm(algorithm, hidden_size=None)
     config = profile.train_config(
         compiled.config, seeds=profile.seed_list(profile.stability_orders)
