@@ -256,7 +256,7 @@ def test_no_main_cell_of_a_notebook_reads_a_name_only_a_teaching_cell_sets():
 
 
 def test_run_all_renders_an_archive_in_the_notebooks_that_read_results(tmp_path):
-    """``./run_all.sh --results-from``: notebooks 02-06 on an archive, no training.
+    """``./run_all.sh --results-from``: notebooks 02-07 on an archive, no training.
 
     The archive holds the committed cpu results (what a job's archive holds,
     with a ``job.json``).  Nothing may be trained (the runs folder stays
@@ -287,11 +287,12 @@ def test_run_all_renders_an_archive_in_the_notebooks_that_read_results(tmp_path)
     assert not any(runs.rglob("*")), "reading results trained something"
     read_back = ("table10_baselines.csv", "validation_bfs.csv", "faithfulness_bfs.csv")
     read_back += ("table11_edge_info.csv", "stability_bfs.csv", "landscape_bfs.csv")
+    read_back += ("closing_gap_bfs.csv",)
     for name in read_back:
         assert (out / "results" / name).read_bytes() == (
             source.results / name
         ).read_bytes(), name
-    for number in ("02", "03", "04", "05", "06"):
+    for number in ("02", "03", "04", "05", "06", "07"):
         executed = json.loads(
             next((out / "notebooks").glob(f"{number}_*.ipynb")).read_text()
         )
