@@ -308,16 +308,25 @@ class ExecutedNotebooks:
     asks for it, after every notebook before it (run order: 03 reads the runs
     02 trained).  Executing on demand bounds a test's setup by the notebooks it
     reads: executing all seven in one fixture took 903 s on a slow CI machine,
-    past pytest-timeout's 900 s, and failed all fifteen tests at once."""
+    past pytest-timeout's 900 s, and failed all fifteen tests at once.
+
+    Each chain writes its own folders: xdist runs the chains on two workers,
+    but a run on one process (no ``-n``) shares this object, and a chain's
+    results must not hold the other's (a test renders one chain's)."""
 
     def __init__(self, runs: Path, out: Path):
         self.runs, self.out = runs, out
-        self.results, self.figures = out / "results", out / "figures"
         self.failures: dict[str, str | None] = {}
+
+    def folders(self, name: str) -> tuple[Path, Path]:
+        """The results and figures folders of ``name``'s chain."""
+        chain = self.out / CHAIN_OF[name]
+        return chain / "results", chain / "figures"
 
     def _execute(self, path: Path) -> None:
         from nar_gap.tools.notebook_runner import execute
 
+        results, figures = self.folders(path.stem)
         try:
             with children_without_tensorflow():  # the kernel cannot import it
                 execute(
@@ -326,8 +335,8 @@ class ExecutedNotebooks:
                     parameters={
                         "PROFILE": "smoke",
                         "RUNS_DIR": str(self.runs),
-                        "RESULTS_DIR": str(self.results),
-                        "FIGURES_DIR": str(self.figures),
+                        "RESULTS_DIR": str(results),
+                        "FIGURES_DIR": str(figures),
                     },
                     cwd=path.parent,
                 )
@@ -342,7 +351,7 @@ class ExecutedNotebooks:
         if name not in self.failures:
             self._execute(ROOT / "notebooks" / f"{name}.ipynb")
         assert self.failures[name] is None, self.failures[name]
-        return self.results, self.figures
+        return self.folders(name)
 
     def copy(self, name: str) -> Path:
         """The executed copy of notebook ``name`` (run it first with :meth:`ran`)."""
