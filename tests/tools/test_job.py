@@ -305,7 +305,8 @@ def test_run_all_renders_an_archive_in_the_notebooks_that_read_results(tmp_path)
         for cell in marked:
             text = "".join("".join(o.get("text", "")) for o in cell["outputs"])
             assert "this cell needs trained parameters" in text, number
-        assert (out / "results" / f"paper_vs_ours_{number}.csv").is_file()
+        compared = (out / "results" / f"paper_vs_ours_{number}.csv").is_file()
+        assert compared == (number != "07"), number  # 07 goes beyond the paper
 
 
 NO_JUPYTER = "IPython,ipykernel,jupyter_client,nbclient,nbformat,papermill"
