@@ -454,16 +454,18 @@ def _job(args: argparse.Namespace) -> int:
         written = job.run_job(args.profile, dirs, args.only, force=args.force)
     except job.JobCut as cut:
         if args.archive:  # what finished comes back even from a cut job
-            _write_job_archive(job, dirs, Path(args.archive))
+            _write_job_archive(dirs, Path(args.archive))
         print(f"nar-gap: job cut: {cut}", file=sys.stderr)
         return EXIT_CUT
     print(f"nar_gap job: {written}")
     if args.archive:
-        _write_job_archive(job, dirs, Path(args.archive))
+        _write_job_archive(dirs, Path(args.archive))
     return 0
 
 
-def _write_job_archive(job, dirs, path: Path) -> None:  # noqa: ANN001 (lazy module)
+def _write_job_archive(dirs, path: Path) -> None:  # noqa: ANN001 (lazy import)
+    from nar_gap.tools import job
+
     archive = job.write_archive(dirs, path)
     size = archive.stat().st_size / 2**20
     print(f"nar_gap job: {archive} ({size:.1f} MiB)", flush=True)

@@ -503,6 +503,21 @@ def committed_dirs(profile: str) -> OutputDirs:
     )
 
 
+def committed_results(results: Path) -> list[tuple[str, Path]]:
+    """Each profile's committed results folder in ``results``, default first.
+
+    ``results``: the checkout's ``results/`` (or a copy of it).  The default
+    profile's tables are in it; another profile's in ``results/<profile>/``
+    (:func:`committed_dirs`), listed where that folder exists.
+    """
+    found = [(DEFAULT_PROFILE, Path(results))]
+    for name in PROFILES:
+        folder = Path(results) / name
+        if name != DEFAULT_PROFILE and folder.is_dir():
+            found.append((name, folder))
+    return found
+
+
 def output_dirs(
     profile: str,
     runs: str = "",

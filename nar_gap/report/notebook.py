@@ -109,11 +109,11 @@ def rows_beside(
     cpu run's under its own.
     """
     root = root or profiles.checkout_root()
+    committed = root / profiles.committed_dirs(profiles.DEFAULT_PROFILE).results
     found = [(profile, Path(results) / name)]
-    for other in profiles.PROFILES:
-        path = root / profiles.committed_dirs(other).results / name
-        if other != profile and path.is_file():
-            found.append((other, path))
+    for other, folder in profiles.committed_results(committed):
+        if other != profile and (folder / name).is_file():
+            found.append((other, folder / name))
     return [
         {"profile": label, **row}
         for label, path in found

@@ -844,20 +844,6 @@ def render(results_dir: str | os.PathLike) -> str:
     return "\n".join(sections).rstrip("\n")
 
 
-def _profile_results(results: Path) -> list[tuple[str, Path]]:
-    """The default profile's results folder, then each other profile's that exists.
-
-    Another profile's committed tables live in ``results/<profile>/``
-    (:func:`~nar_gap.experiments.profiles.committed_dirs`).
-    """
-    found = [(profiles.DEFAULT_PROFILE, results)]
-    for name in profiles.PROFILES:
-        folder = results / name
-        if name != profiles.DEFAULT_PROFILE and folder.is_dir():
-            found.append((name, folder))
-    return found
-
-
 def headline(results_dir: str | os.PathLike) -> str:
     """Each notebook's paper claims counted by verdict, per profile, and all of them.
 
@@ -870,7 +856,7 @@ def headline(results_dir: str | os.PathLike) -> str:
     pattern = paper.comparison_file("*")
     prefix = Path(paper.comparison_file("")).stem
     counted: dict[str, dict[str, dict[str, int]]] = {}
-    for profile, folder in _profile_results(Path(results_dir)):
+    for profile, folder in profiles.committed_results(Path(results_dir)):
         for table in sorted(folder.glob(pattern)):
             notebook = table.stem.removeprefix(prefix)
             found = paper.counts(files.read_table(table))
