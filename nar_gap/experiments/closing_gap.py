@@ -347,13 +347,6 @@ def _compiled(compiled: Model, graphs: Graphs) -> VariantResult:
     return VariantResult(row, result.over_time)
 
 
-def _number_or_text(text: str) -> float | str:
-    try:
-        return float(text)
-    except ValueError:
-        return text
-
-
 def verdict(rows: Sequence[Mapping[str, Any]]) -> str:
     """One sentence, from the table: which trained variant (if any) is faithful."""
     trained = [r for r in rows if r["variant"] != "compiled"]
@@ -396,14 +389,10 @@ def run_closing_gap(
     ``results/closing_gap_over_time_<a>.csv`` (:func:`time_rows`: external
     and internal faithfulness along the trace) and ``figures/
     fig_closing_gap_<a>.{png,pdf}``.  Reading (``dirs.reading``): the rows of
-    ``closing_gap_<a>.csv``, its numbers as numbers (:func:`verdict` compares
-    them).
+    ``closing_gap_<a>.csv``, typed (:func:`verdict` compares its numbers).
     """
     if dirs.reading:
-        return [
-            {key: _number_or_text(value) for key, value in row.items()}
-            for row in dirs.read_back(results_file(algorithm))
-        ]
+        return dirs.read_back(results_file(algorithm), typed=True)
     configs = variant_configs(profile, algorithm)
     seeds = configs["attention"].seeds
     run_dirs = {name: run_dir(config, dirs.runs) for name, config in configs.items()}

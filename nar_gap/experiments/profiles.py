@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from nar_gap.model.config import NetworkConfig
-from nar_gap.system.files import read_table
+from nar_gap.system.files import cell_value, read_table
 from nar_gap.tasks.defaults import (
     BATCH_SIZE,
     HIDDEN_SIZE,
@@ -464,8 +464,13 @@ class OutputDirs:
     figures: Path
     reading: bool = False
 
-    def read_back(self, name: str) -> list[dict[str, str]]:
-        """The rows of results table ``name``; its absence said in one line."""
+    def read_back(self, name: str, typed: bool = False) -> list[dict[str, Any]]:
+        """The rows of results table ``name``; its absence said in one line.
+
+        ``typed``: each cell as the value it was written from
+        (:func:`~nar_gap.system.files.cell_value`), where the notebook
+        compares or tests them; otherwise text, as written.
+        """
         path = Path(self.results) / name
         if not path.is_file():
             raise FileNotFoundError(
@@ -473,7 +478,10 @@ class OutputDirs:
                 "(a finished run, or a job's archive unpacked by run_all.sh "
                 "--results-from)"
             )
-        return read_table(path)
+        rows = read_table(path)
+        if typed:
+            return [{k: cell_value(v) for k, v in row.items()} for row in rows]
+        return rows
 
 
 def checkout_root() -> Path:

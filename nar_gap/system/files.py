@@ -251,3 +251,21 @@ def read_table(path: str | os.PathLike) -> list[dict[str, str]]:
     """Rows of a CSV written by :func:`write_table` (values as strings)."""
     with open(path, newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
+
+
+def cell_value(text: str) -> bool | int | float | str:
+    """One CSV cell as :func:`write_table` wrote it from a Python value.
+
+    ``True``/``False`` were booleans, integer and float text numbers; the
+    rest (``""``, names, space-separated lists) stays text.  What reading a
+    results table back (a notebook's ``FROM_RESULTS``) needs wherever rows
+    are compared or tested for truth, not only shown.
+    """
+    if text in ("True", "False"):
+        return text == "True"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text

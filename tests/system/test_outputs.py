@@ -42,6 +42,22 @@ def test_a_folder_the_user_names_is_used(tmp_path):
     assert (dirs.results, dirs.figures) == (tmp_path / "r", tmp_path / "f")
 
 
+def test_a_table_read_back_typed_holds_the_values_it_was_written_from(tmp_path):
+    """``FROM_RESULTS``: a notebook compares read-back cells with 1, True, 0.5
+    (notebook 01's locality rows); text would compare unequal, and "False" is
+    true."""
+    rows = [
+        {"steps": 1, "view": "any", "witness": False, "score": 0.5, "nodes": "8 16"},
+        {"steps": 3, "view": "x", "witness": True, "score": 1e-07, "nodes": ""},
+    ]
+    files.write_table(tmp_path / "t.csv", rows, {})
+    dirs = profiles.OutputDirs(tmp_path, tmp_path, tmp_path, reading=True)
+    assert dirs.read_back("t.csv", typed=True) == rows
+    assert dirs.read_back("t.csv")[0]["witness"] == "False"  # as written
+    with pytest.raises(FileNotFoundError, match="missing: reading results needs"):
+        dirs.read_back("absent.csv")
+
+
 def test_unknown_profiles_are_refused():
     with pytest.raises(ValueError, match="unknown profile"):
         profiles.output_dirs("huge")
