@@ -510,6 +510,19 @@ def _finished_run(
 READING_RESULTS_ENV = "NAR_GAP_READING_RESULTS"
 
 
+def reading_results() -> bool:
+    """Whether this process reads results (:data:`READING_RESULTS_ENV`)."""
+    return bool(os.environ.get(READING_RESULTS_ENV))
+
+
+def training_refused(what: str) -> RuntimeError:
+    """The one-line error of a process reading results where ``what`` would train."""
+    return RuntimeError(
+        f"training refused: this process reads results ({READING_RESULTS_ENV} "
+        f"is set), and {what} would train here"
+    )
+
+
 def train(
     config: TrainConfig,
     out_dir: str | os.PathLike | None = None,
@@ -546,11 +559,8 @@ def train(
     Refused at once where :data:`READING_RESULTS_ENV` is set: a notebook
     reading its profile's results must train nothing.
     """
-    if os.environ.get(READING_RESULTS_ENV):
-        raise RuntimeError(
-            f"training refused: this process reads results ({READING_RESULTS_ENV} "
-            f"is set), and {config.network.algorithm} would train here"
-        )
+    if reading_results():
+        raise training_refused(config.network.algorithm)
     hosts.initialize_from_environment()
     out = Path(out_dir) if out_dir is not None else None
     if out is None:

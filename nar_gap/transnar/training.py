@@ -32,6 +32,7 @@ from tqdm import tqdm
 from nar_gap.system import files
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.clrs_text import TEXT_ALGORITHMS, TextBatch, text_batch
+from nar_gap.training.loop import reading_results, training_refused
 from nar_gap.transnar.decode import answer_loss
 from nar_gap.transnar.model import TransformerConfig, init_params, random_positions
 from nar_gap.transnar.tokenizer import PAD, Sequences, encode_examples
@@ -232,9 +233,14 @@ def train_text_model(
     many steps with a checkpoint (to test resuming).  A non-finite loss stops
     with a one-line error and keeps the last checkpoint.
     """
+    final = Path(out_dir) / PARAMS_FILE
+    if reading_results() and not final.exists():
+        raise training_refused(
+            f"TransNAR {config.algorithm} {config.nar} seed "
+            f"{config.seed} (no finished run: {out_dir})"
+        )
     out = files.ensure_dir(out_dir)
     _check_config(config, out)
-    final = out / PARAMS_FILE
     if final.exists():
         template = init_params(config.model, config.seed)
         return flax.serialization.from_bytes(template, final.read_bytes())

@@ -205,6 +205,26 @@ def test_a_resumed_run_is_the_run_trained_straight_through(tmp_path, compiled_bf
     )
 
 
+def test_a_process_reading_results_reads_a_finished_run_and_trains_nothing(
+    tmp_path, monkeypatch
+):
+    """Notebook 08 with ``FROM_RESULTS``: a finished run is read back, and one
+    that would train is refused in one line before its folder is made (seen
+    training when the refusal was only in the NAR's trainer)."""
+    from nar_gap.training.loop import READING_RESULTS_ENV
+
+    config = _train_config(1, 0, seed=13, train_sizes=(5,))  # its own step
+    done = train_text_model(config, tmp_path / "done", progress=False)
+    monkeypatch.setenv(READING_RESULTS_ENV, "1")
+    again = train_text_model(config, tmp_path / "done", progress=False)
+    np.testing.assert_array_equal(
+        jax.tree_util.tree_leaves(again)[0], jax.tree_util.tree_leaves(done)[0]
+    )
+    with pytest.raises(RuntimeError, match="training refused: .* seed 13"):
+        train_text_model(config, tmp_path / "new", progress=False)
+    assert not (tmp_path / "new").exists()
+
+
 def test_the_seeds_of_a_configuration_share_one_compiled_step(tmp_path):
     """The update is lowered once for two seeds (it was once per seed)."""
     with lowered() as names:
