@@ -131,9 +131,11 @@ fi
 shopt -s nullglob
 notebooks=()
 for notebook in notebooks/[0-9][0-9]_*.ipynb; do
-    # Reading results: only the notebooks that can (a FROM_RESULTS parameter).
+    # Reading results: every notebook can (a FROM_RESULTS parameter); one that
+    # cannot would train, so it is refused.
     if [[ -n "$results_from" ]] && ! grep -q '"FROM_RESULTS = ' "$notebook"; then
-        continue
+        echo "nar_gap: $notebook has no FROM_RESULTS parameter: it cannot read results" >&2
+        exit 2
     fi
     if [[ ${#only[@]} -eq 0 ]]; then
         notebooks+=("$notebook")

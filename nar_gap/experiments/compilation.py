@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from nar_gap import plots
 from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile_algorithm, minimal
-from nar_gap.experiments.profiles import Profile
+from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import metadata
 from nar_gap.model.model import COMPONENTS, parameter_counts
 from nar_gap.programs.locality import find_witness, graphs
@@ -129,7 +129,7 @@ def exactness_variants(algorithm: str, num_nodes: int) -> list[tuple[str, dict]]
 def exactness_table(
     profile: Profile,
     algorithms: Sequence[str],
-    results_dir: str | os.PathLike,
+    dirs: OutputDirs,
     graphs: int = 4,
     edge_probabilities: Sequence[float] = (0.5, 0.1),
 ) -> list[dict[str, Any]]:
@@ -141,8 +141,11 @@ def exactness_table(
     Each row counts the network's parameters by component
     (:func:`~nar_gap.model.model.parameter_counts`).  DFS's program is
     compiled for each size (its ``v`` needs ``N``), on the profile's sizes
-    up to :data:`DFS_EXACTNESS_MAX_NODES`.
+    up to :data:`DFS_EXACTNESS_MAX_NODES`.  Reading (``dirs.reading``): the
+    rows of ``compiled_exactness.csv``, typed.
     """
+    if dirs.reading:
+        return dirs.read_back(EXACTNESS_FILE, typed=True)
     if profile.eval_graphs:
         graphs = min(graphs, profile.eval_graphs)
     rows = []
@@ -176,7 +179,7 @@ def exactness_table(
                             "first_mismatch": str(mismatches[0]) if mismatches else "",
                         }
                     )
-    files.write_table(Path(results_dir) / EXACTNESS_FILE, rows, metadata(profile))
+    files.write_table(Path(dirs.results) / EXACTNESS_FILE, rows, metadata(profile))
     return rows
 
 
@@ -330,7 +333,7 @@ def _minimal_row(
 def minimal_table(
     profile: Profile,
     algorithms: Sequence[str],
-    results_dir: str | os.PathLike,
+    dirs: OutputDirs,
     progress: bool = True,
 ) -> list[dict[str, Any]]:
     """``results/compiled_minimal.csv``: each program's smallest exact network.
@@ -349,8 +352,11 @@ def minimal_table(
     and the held-out set also hold unit-weight graphs of every family
     (:func:`tie_batches`).  The same graphs on every profile (it is a
     property of the compiler); the profile names the programs it searches
-    (``minimal_search_algorithms``).
+    (``minimal_search_algorithms``).  Reading (``dirs.reading``): the rows of
+    ``compiled_minimal.csv``, typed.
     """
+    if dirs.reading:
+        return dirs.read_back(MINIMAL_FILE, typed=True)
     jobs = [
         (a, variant, options)
         for a in algorithms
@@ -364,13 +370,13 @@ def minimal_table(
             jobs, desc="minimality search", disable=not progress
         )
     ]
-    files.write_table(Path(results_dir) / MINIMAL_FILE, rows, metadata(profile))
+    files.write_table(Path(dirs.results) / MINIMAL_FILE, rows, metadata(profile))
     return rows
 
 
 def locality_table(
     profile: Profile,
-    results_dir: str | os.PathLike,
+    dirs: OutputDirs,
     algorithms: Sequence[str] = LOCALITY_ALGORITHMS,
     num_nodes: int = LOCALITY_NODES,
 ) -> list[dict[str, Any]]:
@@ -382,8 +388,12 @@ def locality_table(
     per hint step.  A witness is a pair of graphs that no such model runs
     both of exactly; ``isolated`` says it holds at every number of steps.
     The same on every profile: it enumerates every graph of ``num_nodes``
-    nodes.
+    nodes.  Reading (``dirs.reading``): the rows of
+    ``locality_witnesses.csv``, typed (the notebook compares
+    ``steps_per_hint`` with 1 and tests ``witness``).
     """
+    if dirs.reading:
+        return dirs.read_back(LOCALITY_FILE, typed=True)
     searches = (("graph program", 1), ("graph program", None), ("hard feedback", 1))
     rows = []
     for algorithm in algorithms:
@@ -418,5 +428,5 @@ def locality_table(
                     "source_2": "" if not witness else witness.sources[1],
                 }
             )
-    files.write_table(Path(results_dir) / LOCALITY_FILE, rows, metadata(profile))
+    files.write_table(Path(dirs.results) / LOCALITY_FILE, rows, metadata(profile))
     return rows
