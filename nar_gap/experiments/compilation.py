@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -58,10 +57,8 @@ def compiled_figure_stem(algorithm: str, what: str) -> str:
     return f"fig_compiled_{algorithm}_{what}"
 
 
-def compiled_figures(
-    algorithms: Sequence[str], figures_dir: str | os.PathLike
-) -> list[Path]:
-    """The compiled models' weights (smallest width) and the example's attention.
+def compiled_figure_stems(algorithm: str) -> list[str]:
+    """The stems of ``algorithm``'s compiled figures, in the order drawn.
 
     Numbered as the paper: Fig. 6 is Bellman-Ford's processor and Fig. 7
     its encoders and decoders, in the paper's variant (hidden 4, the N x N
@@ -69,41 +66,59 @@ def compiled_figures(
     attention figure are unnumbered (``fig_compiled_<a>_*``,
     ``fig_compiled_<a>_paper_*``).
     """
+    stems = [
+        compiled_figure_stem(algorithm, what)
+        for what in ("weights", "encoders_decoders", "attention")
+    ]
+    if algorithm == "bellman_ford":
+        stems += ["fig6_bellman_ford_weights", "fig7_bellman_ford_encoders_decoders"]
+    elif algorithm in PAPER_VARIANT_ALGORITHMS:
+        paper = compiled_figure_stem(algorithm, "paper")
+        stems += [f"{paper}_weights", f"{paper}_encoders_decoders"]
+    return stems
+
+
+def _draw_compiled(algorithm: str) -> list:
+    """:func:`compiled_figure_stems`' figures of ``algorithm``, in that order."""
+    size_free = compile_algorithm(algorithm, hidden_size=None)
+    attention = size_free.run(
+        example_graph(),
+        source=0 if has_source(algorithm) else None,
+        keep_attention=True,
+    ).attention
+    figures = [
+        plots.plot_compiled_weights(size_free),
+        plots.plot_compiled_encoders_decoders(size_free),
+        plots.plot_attention_steps(
+            attention, f"compiled {algorithm}: attention on the example graph"
+        ),
+    ]
+    if algorithm in PAPER_VARIANT_ALGORITHMS:
+        paper = compile_algorithm(
+            algorithm, hidden_size=None, pre_att_bias_nodes=FIGURE_BIAS_NODES
+        )
+        figures += [
+            plots.plot_compiled_weights(paper),
+            plots.plot_compiled_encoders_decoders(paper),
+        ]
+    return figures
+
+
+def compiled_figures(algorithms: Sequence[str], dirs: OutputDirs) -> list[Path]:
+    """The compiled models' weights (smallest width) and the example's attention.
+
+    Reading (``dirs.reading``): the PNGs already there, drawn by the run
+    that wrote the results (they are the compiler's; drawing them again
+    took 15 s of the notebook's 32 s).
+    """
     written = []
     for algorithm in algorithms:
-        size_free = compile_algorithm(algorithm, hidden_size=None)
-        figures = {
-            compiled_figure_stem(algorithm, "weights"): plots.plot_compiled_weights(
-                size_free
-            ),
-            compiled_figure_stem(algorithm, "encoders_decoders"): (
-                plots.plot_compiled_encoders_decoders(size_free)
-            ),
-            compiled_figure_stem(algorithm, "attention"): plots.plot_attention_steps(
-                size_free.run(
-                    example_graph(),
-                    source=0 if has_source(algorithm) else None,
-                    keep_attention=True,
-                ).attention,
-                f"compiled {algorithm}: attention on the example graph",
-            ),
-        }
-        if algorithm in PAPER_VARIANT_ALGORITHMS:
-            paper = compile_algorithm(
-                algorithm, hidden_size=None, pre_att_bias_nodes=FIGURE_BIAS_NODES
-            )
-            numbered = algorithm == "bellman_ford"
-            stem = compiled_figure_stem(algorithm, "paper")
-            figures["fig6_bellman_ford_weights" if numbered else f"{stem}_weights"] = (
-                plots.plot_compiled_weights(paper)
-            )
-            figures[
-                "fig7_bellman_ford_encoders_decoders"
-                if numbered
-                else f"{stem}_encoders_decoders"
-            ] = plots.plot_compiled_encoders_decoders(paper)
-        for stem, fig in figures.items():
-            written += files.save_figure(fig, Path(figures_dir) / stem)
+        stems = compiled_figure_stems(algorithm)
+        if dirs.reading:
+            written += [dirs.figure_back(stem) for stem in stems]
+            continue
+        for stem, fig in zip(stems, _draw_compiled(algorithm), strict=True):
+            written += files.save_figure(fig, Path(dirs.figures) / stem)
             plots.close(fig)
     return written
 

@@ -483,6 +483,17 @@ class OutputDirs:
             return [{k: cell_value(v) for k, v in row.items()} for row in rows]
         return rows
 
+    def figure_back(self, stem: str) -> Path:
+        """The PNG of figure ``stem``; its absence said in one line."""
+        path = Path(self.figures) / f"{stem}.png"
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"{path} is missing: reading results needs this profile's figures "
+                "(a finished run, or a job's archive unpacked by run_all.sh "
+                "--results-from)"
+            )
+        return path
+
 
 def checkout_root() -> Path:
     """The repository nar_gap runs from, or the working directory if installed."""
