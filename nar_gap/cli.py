@@ -547,7 +547,7 @@ def _train(args: argparse.Namespace) -> int:
     print(f"{'seed':>6} {'test score':>11} {'best val':>9} {'at step':>8}")
     for row in result.metrics:
         score, best = row["test_score"], row["best_val_score"]
-        print(f"{row['seed']:>6} {score:>11.4f} {best:>9.4f} {row['best_val_step']:>8}")
+        print(f"{row['seed']:>6} {score:>11.4f} {best:>9.4f} {row['selected_step']:>8}")
     print(f"wrote {args.out}/{METRICS_TABLE}, {METRICS_FILE} and seed_*/ checkpoints")
     return 0
 

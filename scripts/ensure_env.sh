@@ -170,11 +170,16 @@ if [[ ! -x "$venv/bin/python" ]]; then
     fi
 fi
 
+# The version line of nar_gap/__init__.py counts too: the installed metadata
+# (`nar-gap info`) says the version it was installed at.
 digest="$("$venv/bin/python" -c 'import hashlib, sys
 digest = hashlib.sha256()
 for name in sys.argv[1:]:
-    digest.update(open(name, "rb").read())
-print(digest.hexdigest())' pyproject.toml "$lock")"
+    lines = open(name, "rb").read().splitlines(True)
+    if name.endswith("__init__.py"):
+        lines = [line for line in lines if line.startswith(b"__version__")]
+    digest.update(b"".join(lines))
+print(digest.hexdigest())' pyproject.toml "$lock" nar_gap/__init__.py)"
 # The stamp: the digest, followed by " cuda" for the CUDA build (a CPU venv's
 # stamp is the digest alone, as it was before there was a choice).
 want="$digest"
@@ -189,7 +194,7 @@ if [[ "$force" == 1 || "$want" != "$have" ]]; then
     elif [[ "${have%% *}" == "$digest" ]]; then
         echo "nar_gap: switching JAX to the $accelerator build ($reason)"
     else
-        echo "nar_gap: pyproject.toml or requirements/lock.txt changed; updating dependencies"
+        echo "nar_gap: pyproject.toml, requirements/lock.txt or the version changed; updating dependencies"
     fi
     if [[ "$accelerator" == cuda ]]; then
         echo "nar_gap: with JAX's CUDA 12 plugin ($reason; NAR_GAP_ACCELERATOR=cpu for the CPU build)"

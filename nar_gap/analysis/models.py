@@ -53,19 +53,15 @@ __all__ = [
 def selected_step(metrics: Mapping[str, Any]) -> int:
     """The training step whose parameters a seed's run kept (model selection).
 
-    ``metrics`` is one seed's row of a run's metrics: ``selected_step`` where
-    the run records it, else ``best_val_step`` (older runs: CLRS's rule, the
-    first step with the best validation score).  How long a seed effectively
-    trained is a confounder of Table 1, so the study carries it per seed.
+    ``metrics`` is one seed's row of a run's metrics.  How long a seed
+    effectively trained is a confounder of Table 1, so the study carries it
+    per seed.
     """
-    if "selected_step" in metrics:
-        return int(metrics["selected_step"])
-    if "best_val_step" in metrics:
-        return int(metrics["best_val_step"])
-    raise KeyError(
-        "a seed's metrics record neither selected_step nor best_val_step: "
-        f"keys {sorted(metrics)}"
-    )
+    if "selected_step" not in metrics:
+        raise KeyError(
+            f"a seed's metrics record no selected_step: keys {sorted(metrics)}"
+        )
+    return int(metrics["selected_step"])
 
 
 @functools.lru_cache(maxsize=16)

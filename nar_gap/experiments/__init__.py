@@ -66,20 +66,3 @@ __all__ = [
     "verdict",
     "write_question",
 ]
-
-# The paper against ours moved up a layer (:mod:`nar_gap.report`, which reads
-# what these experiments write); its two verbs keep their old place here.
-_MOVED_UP = {"verdict_sentence", "write_comparison"}
-
-
-def __getattr__(name: str):
-    """``write_comparison`` and ``verdict_sentence``, from nar_gap.report (warns)."""
-    if name not in _MOVED_UP:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    from nar_gap.system.legacy import warn_moved
-
-    warn_moved(f"{__name__}.{name}", f"nar_gap.report.{name}")
-    # by name: this layer does not import the one above it
-    return getattr(importlib.import_module("nar_gap.report.paper"), name)

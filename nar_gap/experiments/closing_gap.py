@@ -62,6 +62,7 @@ from nar_gap.analysis.models import (
     SeedEvaluation,
     measure_models,
     reference_attention,
+    selected_step,
 )
 from nar_gap.analysis.stats import finite_summary
 from nar_gap.analysis.verdicts import (  # the bar; closing_gap.FAITHFUL_* still reads
@@ -161,11 +162,6 @@ def _first_seeds(models: Models, seeds: Sequence[int]) -> Models:
     return Models(models.config, params, tuple(seeds), models.source, picked)
 
 
-def _selected_step(metrics: Mapping[str, Any]) -> int:
-    """A seed's selected step; older runs recorded it as ``best_val_step``."""
-    return int(metrics.get("selected_step", metrics["best_val_step"]))
-
-
 def why_unchanged(metrics: Mapping[str, Any], plain_steps: int) -> str:
     """Why a ``long`` seed's parameters are from the plain run's steps, in words.
 
@@ -175,10 +171,10 @@ def why_unchanged(metrics: Mapping[str, Any], plain_steps: int) -> str:
     plain run's choice: under ``first_best`` nothing later scored higher (at
     1.0, nothing could).
     """
-    seed, step = metrics["seed"], _selected_step(metrics)
-    rule = metrics.get("selection", "first_best")
+    seed, step = metrics["seed"], selected_step(metrics)
+    rule = metrics["selection"]
     score = float(metrics["best_val_score"])
-    if int(metrics.get("selection_reset_step", 0)) >= plain_steps:
+    if int(metrics["selection_reset_step"]) >= plain_steps:
         return f"seed {seed}: no finite validation score after step {plain_steps}"
     if rule == "first_best" and score >= 1.0:
         return (
@@ -207,9 +203,9 @@ def selection_columns(
     """
     by_seed = {int(m["seed"]): m for m in metrics}
     chosen = [by_seed[s] for s in seeds]
-    steps = [_selected_step(m) for m in chosen]
+    steps = [selected_step(m) for m in chosen]
     columns: dict[str, Any] = {
-        "selection": chosen[0].get("selection", "first_best"),
+        "selection": chosen[0]["selection"],
         "selected_steps": " ".join(str(s) for s in steps),
         "selected_step_min": min(steps),
         "selected_step_max": max(steps),

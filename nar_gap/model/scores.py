@@ -129,11 +129,3 @@ def score_batch(
     """
     out = Network(config).apply({"params": params}, batch, repred=True)
     return {**output_scores(config, out, batch), **hint_scores(config, out, batch)}
-
-
-def scores(config: NetworkConfig, params: Any, batch: Batch) -> dict[str, jax.Array]:
-    """:func:`score_batch`'s old name (the module's own name); removed in 0.3.0."""
-    from nar_gap.system.legacy import warn_moved
-
-    warn_moved(f"{__name__}.scores", f"{__name__}.score_batch")
-    return score_batch(config, params, batch)

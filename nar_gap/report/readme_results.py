@@ -268,8 +268,6 @@ def _table1(results: Path) -> str | None:
         if not path.exists():
             return None
         table = files.read_table(path)
-        if "selection" not in table[0]:
-            return None  # written before the selection column
         found = {(r["selection"], r["measure"]): r for r in table}
         for measure in TABLE1_MEASURES:
             cells = []
@@ -300,7 +298,7 @@ def _reference_points(results: Path) -> str | None:
     algorithms = _faithfulness_algorithms(results)
     paths = [results / faithfulness_study.reference_points_file(a) for a in algorithms]
     if not all(p.exists() for p in paths):
-        return None  # results written before the reference points existed
+        return None  # no notebook 03 in these results (a chain's, a partial run's)
     rows = []
     for algorithm, path in zip(algorithms, paths, strict=True):
         for r in files.read_table(path):

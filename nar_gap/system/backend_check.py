@@ -359,13 +359,3 @@ def _install() -> None:
     """Called once by ``nar_gap/__init__.py``, before any module imports JAX."""
     global WORKAROUND
     WORKAROUND = apply_workarounds()
-
-
-def __getattr__(name: str):
-    """``Verdict``, this class's old name (it collided with the paper's verdicts)."""
-    if name == "Verdict":
-        from nar_gap.system.legacy import warn_moved
-
-        warn_moved(f"{__name__}.Verdict", f"{__name__}.BackendVerdict")
-        return BackendVerdict
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -202,14 +202,6 @@ def check_batch(batch: Batch) -> None:
         )
 
 
-def validate_batch(batch: Batch) -> None:
-    """:func:`check_batch`'s old name ("validate" is for programs); gone in 0.3.0."""
-    from nar_gap.system.legacy import warn_moved
-
-    warn_moved(f"{__name__}.validate_batch", f"{__name__}.check_batch")
-    check_batch(batch)
-
-
 def _validate_probe(
     label: str,
     data: np.ndarray,

@@ -97,8 +97,7 @@ class TrainConfig:
         in 4 000 sampled batches) fit ``(8, 8)``, larger ones ``(16, 12)``
         (9 to 12 steps are the usual longest of 8 seeds' batches) or, rarely,
         ``(16, 16)``.  So a paper-configuration run compiles its train step at
-        most 3 times; the ladder alone compiled it 6 times.  Runs written
-        before this field existed load with ``()`` (what they used).
+        most 3 times; the ladder alone compiled it 6 times.
       seed_strategy: how one step runs the seeds
         (:func:`~nar_gap.model.seeds.seed_strategy_for`): ``"vmap"`` (one
         batched program), ``"map"`` (``lax.map``: one seed after another
@@ -119,8 +118,7 @@ class TrainConfig:
         what longer training gives.  Validation runs at step 0 too (a fresh
         start, before the first optimiser step), a candidate like any other:
         under ``first_best`` an untrained model is kept only if no later step
-        beats it.  Runs written before this field existed load with
-        ``"first_best"``.
+        beats it.
     """
 
     network: NetworkConfig
@@ -334,17 +332,10 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any]) -> TrainConfig:
-        """The inverse of :meth:`to_dict`.
-
-        Fields added later take their defaults when absent, the values the
-        runs written before them used (``selection``: ``"first_best"``).
-        """
+        """The inverse of :meth:`to_dict` (a field it lacks takes its default)."""
         fields = dict(payload)
         fields["network"] = NetworkConfig(**fields["network"])
-        # Written before shape buckets existed: those runs padded without them.
-        fields["shape_buckets"] = tuple(
-            tuple(pair) for pair in fields.get("shape_buckets", ())
-        )
+        fields["shape_buckets"] = tuple(tuple(pair) for pair in fields["shape_buckets"])
         for name in (
             "seeds",
             "train_lengths",

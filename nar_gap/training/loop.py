@@ -362,8 +362,7 @@ def _summary_row(
     """One seed's metrics; ``test`` scores its selected parameters.
 
     ``selected_step`` is the step of the selected parameters under
-    ``selection`` (``best_val_step``, the same number, stays for older
-    readers; ``best_val_score`` is that step's validation score).
+    ``selection`` (``best_val_score`` is that step's validation score).
     ``selection_reset_step`` is the step at which
     :func:`~nar_gap.training.run_dir.continue_from` restarted selection (only
     validations after it were candidates), 0 when it never was.
@@ -376,7 +375,6 @@ def _summary_row(
         "selected_step": int(state["best_step"]),
         "selection_reset_step": int(reset_step),
         "best_val_score": float(state["best_val"]),
-        "best_val_step": int(state["best_step"]),
         "nonfinite_steps": int(state["nonfinite"]),
         "test_score": float(test["score"][index]),
     }

@@ -416,20 +416,6 @@ def load_run_config(out_dir: str | os.PathLike) -> TrainConfig:
         raise CheckpointError(f"{out / CONFIG_FILE} is unreadable ({error})") from None
 
 
-def with_selection(metrics: dict[str, Any], config: TrainConfig) -> dict[str, Any]:
-    """One seed's metrics with the selection fields, also for older runs.
-
-    Runs written before ``TrainConfig.selection`` existed selected by its
-    default rule and recorded the step as ``best_val_step`` only.
-    """
-    return {
-        "selection": config.selection,
-        "selected_step": metrics.get("best_val_step"),
-        "selection_reset_step": 0,
-        **metrics,
-    }
-
-
 def load_run(out_dir: str | os.PathLike, parameters: str = "selected") -> TrainResult:
     """Read a finished run back: config, per-seed metrics and stacked params.
 
@@ -455,8 +441,7 @@ def load_run(out_dir: str | os.PathLike, parameters: str = "selected") -> TrainR
             params.append(
                 load_params(directory / PARAMS_FILE, config.network, template)
             )
-        saved = files.read_json(directory / METRICS_FILE)
-        metrics.append(with_selection(saved, config))
+        metrics.append(files.read_json(directory / METRICS_FILE))
     return TrainResult(
         config=config,
         metrics=metrics,

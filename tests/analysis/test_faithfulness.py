@@ -369,9 +369,8 @@ def test_a_batch_of_two_hint_traces_has_no_pre_output_score():
 # --------------------------------------------------------------------------- #
 
 
-def test_the_selected_step_comes_from_the_metrics_with_a_fallback():
-    assert models_lib.selected_step({"selected_step": 150, "best_val_step": 50}) == 150
-    assert models_lib.selected_step({"best_val_step": 50}) == 50
+def test_the_selected_step_comes_from_the_metrics():
+    assert models_lib.selected_step({"selected_step": 150}) == 150
     with pytest.raises(KeyError, match="selected_step"):
         models_lib.selected_step({"steps": 200})
 
@@ -382,7 +381,7 @@ def test_models_from_a_run_carry_each_seeds_selected_step(compiled):
     config = runs.baseline_config(profiles.get("smoke"), "bfs")
     fake = run_dir.TrainResult(
         config=dataclasses.replace(config, network=model.config, seeds=(3, 4)),
-        metrics=[{"best_val_step": 50}, {"selected_step": 200, "best_val_step": 0}],
+        metrics=[{"selected_step": 50}, {"selected_step": 200}],
         params=params,
         out_dir=None,
     )

@@ -99,25 +99,21 @@ def test_time_rows_average_the_hints_then_give_mean_and_std_over_seeds():
     assert {r["variant"] for r in rows} == {"attention"}
 
 
-def _seed_metrics(seed, step, score, rule="first_best", reset=0, without=()):
-    metrics = {
+def _seed_metrics(seed, step, score, rule="first_best", reset=0):
+    return {
         "seed": seed,
-        "best_val_step": step,
         "best_val_score": score,
         "selection": rule,
         "selection_reset_step": reset,
         "selected_step": step,
     }
-    for key in without:  # a run written before these were recorded
-        del metrics[key]
-    return metrics
 
 
 def test_a_row_lists_each_seeds_selected_step():
     metrics = [
         _seed_metrics(0, 50, 1.0),
         _seed_metrics(1, 200, 0.9),
-        _seed_metrics(2, 100, 1.0, without=("selected_step", "selection")),  # old
+        _seed_metrics(2, 100, 1.0),
     ]
     columns = closing_gap.selection_columns(metrics, seeds=(2, 0))
     assert columns == {

@@ -39,13 +39,8 @@ def test_the_share_counts_every_line(tmp_path):
 
 
 def _layers() -> set[str]:
-    """The package's folders, less old names kept as aliases (``alias_package``)."""
-    return {
-        p.name
-        for p in PACKAGE.iterdir()
-        if (p / "__init__.py").exists()
-        and "alias_package(" not in (p / "__init__.py").read_text()
-    }
+    """The package's folders."""
+    return {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
 
 
 def test_tests_mirror_the_package_one_folder_per_layer():
@@ -57,3 +52,45 @@ def test_tests_mirror_the_package_one_folder_per_layer():
     assert folders == _layers() | {"cli", "project"}
     loose = sorted(p.name for p in (ROOT / "tests").glob("test_*.py"))
     assert loose == [], f"tests outside a layer folder: {loose}"
+
+
+# What an alias module or an import hook is made of: a module replaced in
+# sys.modules, a finder on the import path, a module-level __getattr__ (only
+# nar_gap.system.lazy may make one, for re-exported names) and a warning that
+# a path moved.
+ALIAS_MARKS = ("sys.modules[", "MetaPathFinder", "meta_path", "\ndef __getattr__(")
+ALIAS_MARKS += ("DeprecationWarning",)
+
+
+def alias_marks(package: Path) -> list[str]:
+    """``file: mark`` for every mark of an old path kept working."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_text()
+        found += [
+            f"{path.relative_to(package)}: {m!r}" for m in ALIAS_MARKS if m in text
+        ]
+    return found
+
+
+# Not an old path: dm-clrs imported without TensorFlow (a stand-in module and
+# a finder, in place only while it imports).
+IMPORTS_DM_CLRS = "tasks/_clrs.py"
+
+
+def test_no_old_path_is_kept_working():
+    """nar_gap is 0.x without outside users: a module that moves leaves no
+    alias behind (CHANGELOG.md says where it went)."""
+    found = [f for f in alias_marks(PACKAGE) if not f.startswith(IMPORTS_DM_CLRS)]
+    assert found == []
+
+
+def test_the_alias_check_finds_an_alias_module(tmp_path):
+    (tmp_path / "old.py").write_text(
+        "import sys\nfrom pkg import new\nsys.modules[__name__] = new\n"
+    )
+    (tmp_path / "shim.py").write_text('"""x"""\n\ndef __getattr__(name):\n    pass\n')
+    assert alias_marks(tmp_path) == [
+        "old.py: 'sys.modules['",
+        "shim.py: '\\ndef __getattr__('",
+    ]

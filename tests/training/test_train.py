@@ -165,7 +165,7 @@ def test_an_interrupted_run_resumes_to_the_same_numbers(tmp_path):
         for a, b in zip(straight.metrics, other.metrics, strict=True):
             assert a["test_score"] == b["test_score"]
             assert a["final_loss"] == b["final_loss"]
-            assert a["best_val_step"] == b["best_val_step"]
+            assert a["selected_step"] == b["selected_step"]
     history = read_validation(tmp_path / "straight")
     assert [(r["step"], r["seed"]) for r in history] == [
         (step, seed) for step in (0, 10, 20) for seed in config.seeds
@@ -403,11 +403,9 @@ def test_a_run_resumes_under_another_seed_strategy(tmp_path):
     assert again.metrics[0]["steps"] == 3
 
 
-def test_runs_written_before_shape_buckets_load_without_them():
-    payload = TrainConfig(network=NetworkConfig("bfs")).to_dict()
-    del payload["shape_buckets"], payload["seed_strategy"]
-    loaded = TrainConfig.from_dict(payload)
-    assert loaded.shape_buckets == () and loaded.seed_strategy == "auto"
+def test_a_config_reads_back_as_written():
+    config = TrainConfig(network=NetworkConfig("bfs"), shape_buckets=((8, 8),))
+    assert TrainConfig.from_dict(config.to_dict()) == config
 
 
 def test_seed_sharding_uses_devices_that_divide_the_seed_count():
