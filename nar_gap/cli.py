@@ -2,8 +2,10 @@
 
 Subcommands:
 
-* ``nar-gap train ALGO --seeds K --steps S --out DIR [options]``: train K seeds
-  together; writes per-seed checkpoints, ``metrics.csv`` and ``metrics.json``.
+* ``nar-gap train ALGO --seeds 0 1 ... --steps S --out DIR [options]``: train
+  the seeds together, every ``TrainConfig`` and ``NetworkConfig`` field a flag
+  of its own name (:mod:`nar_gap.cli_flags`); writes per-seed checkpoints,
+  ``metrics.csv`` and ``metrics.json``.
   Re-running the same command resumes an interrupted run.  With
   ``--coordinator HOST:PORT --num-processes P --process-id I`` on each of P
   processes, they share the seeds (:mod:`nar_gap.training.hosts`).
@@ -42,7 +44,7 @@ import dataclasses
 import functools
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,118 +89,6 @@ def _default(config_class: type, name: str) -> Any:
     return {f.name: f.default for f in dataclasses.fields(config_class)}[name]
 
 
-# A config class's default by field name (:func:`_default`, bound to the class).
-_Default = Callable[[str], Any]
-
-
-def _add_run_arguments(train: argparse.ArgumentParser, run: _Default) -> None:
-    """What the run is: the algorithm, the seeds, the steps, the directory."""
-    from nar_gap.tasks.vocabulary import ALGORITHMS
-
-    train.add_argument("algorithm", help=", ".join(ALGORITHMS))
-    train.add_argument("--seeds", type=_positive, default=1, help="number of seeds")
-    train.add_argument(
-        "--first-seed", type=_non_negative, default=0, help="seeds are FIRST..FIRST+K-1"
-    )
-    train.add_argument("--steps", type=_non_negative, default=run("steps"))
-    train.add_argument(
-        "--out", required=True, help="run directory (resumed if it exists)"
-    )
-
-
-def _add_optimiser_arguments(
-    train: argparse.ArgumentParser, run: _Default, net: _Default
-) -> None:
-    """The width, and how each step moves the parameters (with supervision)."""
-    train.add_argument("--hidden-size", type=_positive, default=net("hidden_size"))
-    train.add_argument("--heads", type=_positive, default=net("num_heads"))
-    train.add_argument("--batch-size", type=_positive, default=run("batch_size"))
-    train.add_argument("--learning-rate", type=float, default=run("learning_rate"))
-    train.add_argument("--grad-clip", type=float, default=run("grad_clip_norm"))
-    train.add_argument(
-        "--l1", type=float, default=run("l1_weight"), help="L1 penalty (paper: 1e-4)"
-    )
-    train.add_argument(
-        "--attention-weight",
-        type=float,
-        default=run("attention_weight"),
-        help="weight of attention supervision against the compiled model "
-        "(bfs, bellman_ford; 0: plain CLRS training)",
-    )
-    train.add_argument(
-        "--supervision-until",
-        type=_non_negative,
-        default=run("supervision_until"),
-        help="anneal the supervision weight linearly to 0 at this step (0: constant)",
-    )
-    train.add_argument(
-        "--curriculum-steps",
-        type=_non_negative,
-        default=run("curriculum_steps"),
-        help="add the --lengths one at a time, smallest first, over these steps",
-    )
-
-
-def _add_network_arguments(train: argparse.ArgumentParser, net: _Default) -> None:
-    """The architecture's options: hints, edge values, bias, layer norm."""
-    from nar_gap.model.config import EDGE_MAPS, HINT_MODES, REPRED_MODES
-
-    train.add_argument("--hint-mode", choices=HINT_MODES, default=net("hint_mode"))
-    train.add_argument(
-        "--hint-repred-mode", choices=REPRED_MODES, default=net("hint_repred_mode")
-    )
-    train.add_argument(
-        "--use-edge-info", action="store_true", help="paper: edge values"
-    )
-    train.add_argument(
-        "--edge-map",
-        choices=EDGE_MAPS,
-        default=net("edge_map"),
-        help="with --use-edge-info: channel (the fork's first form, "
-        "parameter-free), eqs_11_13 (our reading of the paper's Eqs. 11-13) or "
-        "fork (the fork's learned form, commit cef64d2: runs only at the size "
-        "of the largest --lengths bucket, so train and test at one size)",
-    )
-    train.add_argument(
-        "--use-pre-att-bias", action="store_true", help="paper: N x N bias"
-    )
-    train.add_argument("--no-layer-norm", action="store_true")
-
-
-def _fork_size(args: argparse.Namespace, nodes: int) -> dict[str, int]:
-    """``fork_num_nodes`` where a size-locked form is asked for (else the default)."""
-    if args.use_edge_info and args.edge_map == "fork":
-        return {"fork_num_nodes": nodes}
-    return {}
-
-
-def _add_data_arguments(train: argparse.ArgumentParser, run: _Default) -> None:
-    """The graph sizes trained on and evaluated on, and how often."""
-    train.add_argument(
-        "--lengths",
-        type=_positive,
-        nargs="+",
-        default=list(run("train_lengths")),
-        help="train sizes",
-    )
-    train.add_argument("--eval-every", type=_non_negative, default=run("eval_every"))
-    train.add_argument(
-        "--checkpoint-every", type=_non_negative, default=run("checkpoint_every")
-    )
-    train.add_argument(
-        "--val-size",
-        type=_positive,
-        default=run("val_num_nodes"),
-        help="validation graph size (16: CLRS-30's validation split)",
-    )
-    train.add_argument(
-        "--test-size",
-        type=_positive,
-        default=run("test_num_nodes"),
-        help="test graph size (64: CLRS-30's test split)",
-    )
-
-
 def _add_process_arguments(train: argparse.ArgumentParser) -> None:
     """The progress bar, and the processes that share the seeds."""
     train.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -220,22 +110,36 @@ def _add_process_arguments(train: argparse.ArgumentParser) -> None:
     )
 
 
+# Worked out from the training sizes unless given: the node bucket of the
+# largest of --train-lengths (the fork's size-locked edge map only).
+_DERIVED_NETWORK_FIELDS = {
+    "pre_att_bias_nodes": "the node bucket of the largest --train-lengths",
+    "fork_num_nodes": "with --edge-map fork, the node bucket of the largest "
+    "--train-lengths",
+}
+
+
 def _add_train_parser(commands: Any) -> None:
+    from nar_gap.cli_flags import add_config_flags
     from nar_gap.model.config import NetworkConfig
+    from nar_gap.tasks.vocabulary import ALGORITHMS
     from nar_gap.training.config import TrainConfig
 
-    net = functools.partial(_default, NetworkConfig)
-    run = functools.partial(_default, TrainConfig)
     train = commands.add_parser(
         "train",
         help="train GATv2 models on CLRS data, many seeds at once",
-        description="Train K seeds of the CLRS GATv2 together (one jitted step). "
-        "Every default is TrainConfig's / NetworkConfig's, i.e. the paper's.",
+        description="Train the seeds of the CLRS GATv2 together (one jitted step). "
+        "Every TrainConfig and NetworkConfig field is the flag of its name, with "
+        "its default (the paper's) and its documentation.",
     )
-    _add_run_arguments(train, run)
-    _add_optimiser_arguments(train, run, net)
-    _add_network_arguments(train, net)
-    _add_data_arguments(train, run)
+    train.add_argument("algorithm", help=", ".join(ALGORITHMS))
+    train.add_argument(
+        "--out", required=True, help="run directory (resumed if it exists)"
+    )
+    add_config_flags(train, TrainConfig, skip=("network",))
+    add_config_flags(
+        train, NetworkConfig, skip=("algorithm",), derived=_DERIVED_NETWORK_FIELDS
+    )
     _add_process_arguments(train)
 
 
@@ -501,7 +405,8 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from nar_gap.model.config import NetworkConfig
+    from nar_gap.cli_flags import config_values
+    from nar_gap.model.config import SIZE_LOCKED_EDGE_MAPS, NetworkConfig
     from nar_gap.tasks.buckets import bucket_nodes
     from nar_gap.training import TrainConfig, hosts, train
     from nar_gap.training.run_dir import METRICS_FILE, METRICS_TABLE
@@ -510,36 +415,16 @@ def _train(args: argparse.Namespace) -> int:
     hosts.initialize(
         hosts.hosts_from(args.coordinator, args.num_processes, args.process_id)
     )
-    buckets = _default(TrainConfig, "node_buckets")
+    nodes = bucket_nodes(max(args.train_lengths), tuple(args.node_buckets))
+    derived = {"pre_att_bias_nodes": nodes}
+    if args.use_edge_info and args.edge_map in SIZE_LOCKED_EDGE_MAPS:
+        derived["fork_num_nodes"] = nodes
     network = NetworkConfig(
         algorithm=args.algorithm,
-        hidden_size=args.hidden_size,
-        num_heads=args.heads,
-        use_ln=not args.no_layer_norm,
-        hint_mode=args.hint_mode,
-        hint_repred_mode=args.hint_repred_mode,
-        use_edge_info=args.use_edge_info,
-        edge_map=args.edge_map,
-        use_pre_att_bias=args.use_pre_att_bias,
-        pre_att_bias_nodes=bucket_nodes(max(args.lengths), buckets),
-        **_fork_size(args, bucket_nodes(max(args.lengths), buckets)),
+        **{**derived, **config_values(args, NetworkConfig, skip=("algorithm",))},
     )
     config = TrainConfig(
-        network=network,
-        seeds=tuple(range(args.first_seed, args.first_seed + args.seeds)),
-        steps=args.steps,
-        batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
-        grad_clip_norm=args.grad_clip,
-        l1_weight=args.l1,
-        attention_weight=args.attention_weight,
-        supervision_until=args.supervision_until,
-        curriculum_steps=args.curriculum_steps,
-        train_lengths=tuple(args.lengths),
-        eval_every=args.eval_every,
-        checkpoint_every=args.checkpoint_every,
-        val_num_nodes=args.val_size,
-        test_num_nodes=args.test_size,
+        network=network, **config_values(args, TrainConfig, skip=("network",))
     )
     result = train(config, args.out, progress=not args.quiet)
     if args.quiet and result.plan is not None:

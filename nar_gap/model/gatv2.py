@@ -68,6 +68,7 @@ The two modifications of the paper (author's fork of dm-clrs):
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import flax.linen as nn
 import jax
@@ -201,6 +202,20 @@ class GATv2(nn.Module):
     pre_att_bias_nodes: int = 16
     fork_num_nodes: int = 16
     kernel_init: nn.initializers.Initializer = nn.initializers.lecun_normal()
+
+    @classmethod
+    def from_config(cls, config: Any, **others: Any) -> GATv2:
+        """The layer a :class:`~nar_gap.model.config.NetworkConfig` describes.
+
+        Every field of this layer that the config has a field of the same
+        name for is taken from it (a test keeps all but ``kernel_init``
+        there), so a processor option is named once, in the config; the
+        layer stays usable on its own with keywords.  ``others``: the rest
+        (``kernel_init``, ``name``).
+        """
+        shared = {f.name for f in dataclasses.fields(cls)}
+        shared &= {f.name for f in dataclasses.fields(config)}
+        return cls(**{name: getattr(config, name) for name in shared}, **others)
 
     def setup(self) -> None:
         """Create the processor's layers (named as dm-clrs's, see the table above)."""

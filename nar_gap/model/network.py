@@ -83,17 +83,8 @@ class Step(nn.Module):
 
     def _process(self, encoded, hidden: jax.Array):
         cfg = self.config
-        processor = GATv2(
-            hidden_size=cfg.hidden_size,
-            num_heads=cfg.num_heads,
-            use_ln=cfg.use_ln,
-            use_edge_info=cfg.use_edge_info,
-            edge_map=cfg.edge_map,
-            use_pre_att_bias=cfg.use_pre_att_bias,
-            pre_att_bias_nodes=cfg.pre_att_bias_nodes,
-            fork_num_nodes=cfg.fork_num_nodes,
-            kernel_init=haiku_linear_init,
-            name="processor",
+        processor = GATv2.from_config(
+            cfg, kernel_init=haiku_linear_init, name="processor"
         )
         new_hidden = hidden
         for _ in range(cfg.msg_passing_steps):

@@ -263,9 +263,9 @@ class TrainConfig:
         net = self.network
         if net.use_pre_att_bias:
             sizes = {
-                "training graphs (train_lengths, --lengths)": max(self._padded_sizes()),
-                "validation graphs (val_num_nodes, --val-size)": self.val_num_nodes,
-                "test graphs (test_num_nodes, --test-size)": self.test_num_nodes,
+                "training graphs (train_lengths)": max(self._padded_sizes()),
+                "validation graphs (val_num_nodes)": self.val_num_nodes,
+                "test graphs (test_num_nodes)": self.test_num_nodes,
             }
             too_big = [
                 f"{what} of {n}"

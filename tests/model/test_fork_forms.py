@@ -230,3 +230,24 @@ def test_the_forks_edge_map_is_defined_at_one_head_only():
         "edge_map='fork'",
         "simple_pointer_decoder='fork'",
     )
+
+
+def test_the_processor_takes_every_option_from_the_network_config():
+    """``Network`` hands its config to the layer (``GATv2.from_config``):
+    each processor option is a config field of its name, so none is copied
+    by hand or can be left behind (seen failing with a layer option the
+    config lacks)."""
+    import dataclasses
+
+    own = {"kernel_init", "parent", "name"}
+    options = {f.name for f in dataclasses.fields(GATv2)} - own
+    assert options <= {f.name for f in dataclasses.fields(NetworkConfig)}
+    config = NetworkConfig(
+        "bellman_ford", hidden_size=8, num_heads=2, use_ln=False,
+        use_edge_info=True, edge_map="eqs_11_13", use_pre_att_bias=True,
+        pre_att_bias_nodes=12, fork_num_nodes=9,
+    )  # fmt: skip
+    layer = GATv2.from_config(config, name="processor")
+    assert {o: getattr(layer, o) for o in options} == {
+        o: getattr(config, o) for o in options
+    }

@@ -54,6 +54,8 @@ def _tiny_project(tmp_path: Path, plan: dict[str, dict]) -> Path:
     shutil.copy(ROOT / "run_all.sh", project)
     shutil.copytree(ROOT / "scripts", project / "scripts")
     shutil.copy(ROOT / "pyproject.toml", project)
+    (project / "nar_gap").mkdir()  # its version line is in the venv's stamp
+    shutil.copy(ROOT / "nar_gap" / "__init__.py", project / "nar_gap")
     shutil.copy(ROOT / "requirements" / "lock.txt", project / "requirements")
     for name, spec in plan.items():
         notebook = nbformat.v4.new_notebook()

@@ -279,7 +279,7 @@ def test_run_all_renders_every_notebook_from_an_archive(tmp_path):
     out, runs = tmp_path / "out", tmp_path / "runs"
     done = subprocess.run(
         [str(ROOT / "run_all.sh"), "--results-from", str(archive), "--out", str(out)]
-        + ["--runs", str(runs), "--jobs", "1"],
+        + ["--runs", str(runs), "--jobs", "2"],
         cwd=ROOT,
         capture_output=True,
         text=True,
