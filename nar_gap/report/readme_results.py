@@ -28,6 +28,7 @@ import numpy as np
 from nar_gap.experiments import (
     ablations,
     baselines,
+    catalogue,
     closing_gap,
     compilation,
     faithfulness_study,
@@ -44,7 +45,7 @@ from nar_gap.system import files
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 HEADLINE_START, HEADLINE_END = "<!-- headline:start -->", "<!-- headline:end -->"
-COMPARED_NOTEBOOKS = ("01", "02", "03", "04", "05", "06")
+COMPARED_NOTEBOOKS = catalogue.numbers(catalogue.PAPER)
 ABLATION_FILES = (
     ("Table 11", ablations.EDGE_INFO_TABLE),
     ("Table 12", ablations.PRE_ATT_BIAS_TABLE),

@@ -51,7 +51,7 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm import tqdm
 
-from nar_gap.experiments import ablations, closing_gap, stability
+from nar_gap.experiments import ablations, catalogue, closing_gap, stability
 from nar_gap.experiments import profiles as profile_sizes
 from nar_gap.experiments.baselines import BASELINE_ALGORITHMS
 from nar_gap.experiments.profiles import Profile, checkout_root
@@ -69,15 +69,7 @@ from nar_gap.tasks.sampling import eval_batch, train_batch
 from nar_gap.training import TrainConfig
 from nar_gap.training.step import make_optimizer, make_train_step
 
-NOTEBOOKS = {
-    "01": "01_compile",
-    "02": "02_baselines",
-    "03": "03_faithfulness",
-    "04": "04_ablations",
-    "05": "05_stability",
-    "06": "06_loss_landscapes",
-    "07": "07_closing_the_gap",
-}
+NOTEBOOKS = catalogue.stems()
 # The notebooks' parameters when no checkout is at hand (an installed package):
 # the values of their parameters cells.
 _DEFAULT_PARAMETERS: dict[str, dict[str, Any]] = {
@@ -87,6 +79,7 @@ _DEFAULT_PARAMETERS: dict[str, dict[str, Any]] = {
     "05": {"ALGORITHMS": ["bfs", "bellman_ford"]},
     "06": {"ALGORITHMS": ["bfs", "bellman_ford", "dfs"]},
     "07": {"ALGORITHMS": ["bfs", "bellman_ford"]},
+    "08": {"ALGORITHMS": ["bfs", "bellman_ford"]},
 }
 NOT_COUNTED = {
     "01": "compiled-model checks (exactness, minimality search, locality): "
@@ -100,6 +93,8 @@ NOT_COUNTED = {
     "06": "the loss grids ({grid} points per centre): not counted",
     "07": "the measures of each variant (test, sizes, sharpness): not counted; "
     "the recipe study and drift (python -m ...recipes) are outside the notebooks",
+    "08": "TransNAR's text models (three per seed, trained on CLRS-Text) and "
+    "their scoring: not counted; it reads notebook 02's baselines",
 }
 SCORE_CHUNK = 8  # score_seeds' default chunk: seeds scored per program call
 # Sampled training batches per (algorithm, size) whose trace lengths give the
@@ -244,6 +239,7 @@ def inventory(profile: Profile, root: Path | None = None) -> dict[str, list[Trai
         "05": _stability_runs(profile, _algorithms("05", root)),
         "06": _baselines(profile, _algorithms("06", root), "06"),
         "07": _closing_gap_runs(profile, _algorithms("07", root)),
+        "08": _baselines(profile, _algorithms("08", root), "08"),
     }
     first: dict[str, str] = {}
     for number, runs in per_notebook.items():

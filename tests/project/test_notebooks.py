@@ -17,7 +17,7 @@ import pytest
 from blocked_imports import children_without_tensorflow
 
 from nar_gap.analysis.verdicts import VERDICTS
-from nar_gap.experiments import ablations, profiles
+from nar_gap.experiments import ablations, catalogue, profiles
 from nar_gap.experiments.faithfulness_study import (
     FORCED_MEASURES,
     GAP_MEASURES,
@@ -64,16 +64,7 @@ def per_notebook(names=None) -> list:
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-EXPECTED = [
-    "01_compile",
-    "02_baselines",
-    "03_faithfulness",
-    "04_ablations",
-    "05_stability",
-    "06_loss_landscapes",
-    "07_closing_the_gap",
-    "08_transnar",
-]
+EXPECTED = list(catalogue.stems().values())  # the catalogue, in run order
 
 
 def _cells(path: Path) -> list[dict]:
@@ -105,6 +96,7 @@ def test_xdist_loadgroup_keeps_a_group_on_one_worker(tmp_path):
 
 
 def test_the_notebooks_are_there_in_run_order():
+    """The notebooks folder holds what the catalogue lists, in its order."""
     assert [p.stem for p in NOTEBOOKS] == EXPECTED
 
 
@@ -556,7 +548,10 @@ def test_04_a_rerun_resumes_the_notebooks_runs_to_the_same_rows(executed, shared
     assert [{k: str(v) for k, v in row.items()} for row in again] == written
 
 
-@pytest.mark.parametrize("name", per_notebook([n for n in EXPECTED if n[:2] != "07"]))
+COMPARED = [n.stem for n in catalogue.NOTEBOOKS if n.compared != catalogue.BEYOND]
+
+
+@pytest.mark.parametrize("name", per_notebook(COMPARED))
 def test_each_study_notebook_ends_with_the_paper_against_ours(executed, name):
     number = name[:2]
     results, _ = executed.ran(name)

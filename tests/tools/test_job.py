@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from nar_gap.experiments import profiles
+from nar_gap.experiments import catalogue, profiles
 from nar_gap.tools import job
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -296,9 +296,7 @@ def test_run_all_renders_every_notebook_from_an_archive(tmp_path):
         assert (out / "results" / name).read_bytes() == (
             source.results / name
         ).read_bytes(), name
-    numbers = sorted(p.name[:2] for p in (ROOT / "notebooks").glob("[0-9]*.ipynb"))
-    assert len(numbers) == 8
-    for number in numbers:
+    for number in catalogue.numbers():
         executed = json.loads(
             next((out / "notebooks").glob(f"{number}_*.ipynb")).read_text()
         )
@@ -312,7 +310,7 @@ def test_run_all_renders_every_notebook_from_an_archive(tmp_path):
             text = "".join("".join(o.get("text", "")) for o in cell["outputs"])
             assert "this cell needs trained parameters" in text, number
         compared = (out / "results" / f"paper_vs_ours_{number}.csv").is_file()
-        assert compared == (number != "07"), number  # 07 goes beyond the paper
+        assert compared == (number not in catalogue.numbers(catalogue.BEYOND)), number
 
 
 NO_JUPYTER = "IPython,ipykernel,jupyter_client,nbclient,nbformat,papermill"
@@ -354,7 +352,7 @@ def _rehearse(tmp_path: Path, runs: Path, numbers: tuple[str, ...] = ()) -> None
     assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
     assert archive.stat().st_size <= job.ARCHIVE_LIMIT_BYTES
     record = json.loads((job_out / "results" / job.JOB_FILE).read_text())
-    every = sorted(p.name[:2] for p in (ROOT / "notebooks").glob("[0-9]*.ipynb"))
+    every = list(catalogue.numbers())
     assert sorted(record["seconds"]) == sorted(numbers or every)
     render, no_runs = tmp_path / "render", tmp_path / "no_runs"
     only = [arg for number in numbers for arg in ("--only", number)]
@@ -372,7 +370,7 @@ def _rehearse(tmp_path: Path, runs: Path, numbers: tuple[str, ...] = ()) -> None
     for number in numbers or every:
         assert any((render / "notebooks").glob(f"{number}_*.ipynb")), number
         name = f"paper_vs_ours_{number}.csv"
-        if number != "07":  # 07 goes beyond the paper
+        if number not in catalogue.numbers(catalogue.BEYOND):
             assert (render / "results" / name).read_text() == (
                 job_out / "results" / name
             ).read_text(), name

@@ -95,6 +95,7 @@ def _record_trainings(monkeypatch, tmp_path) -> dict[str, list[str]]:
         landscape_study,
         runs,
         stability,
+        transnar,
     )
     from nar_gap.training import TrainResult
 
@@ -135,6 +136,12 @@ def _record_trainings(monkeypatch, tmp_path) -> dict[str, list[str]]:
     def algorithms(number: str) -> list[str]:
         return plan.notebook_parameters(number)["ALGORITHMS"]
 
+    def nars(algorithm: str) -> None:
+        """08's frozen NARs: 02's baselines, read (here: asked to train)."""
+        with monkeypatch.context() as patch:
+            patch.setattr(transnar.Models, "from_run", stop)
+            transnar.trained_nars(profile, dirs, algorithm)
+
     calls = {
         "02": [lambda: baselines.run_baselines(profile, dirs, algorithms("02"), False)],
         "03": [
@@ -161,6 +168,7 @@ def _record_trainings(monkeypatch, tmp_path) -> dict[str, list[str]]:
             lambda a=a: closing_gap.run_closing_gap(profile, a, dirs, False)
             for a in algorithms("07")
         ],
+        "08": [lambda a=a: nars(a) for a in algorithms("08")],
     }
     found: dict[str, list[str]] = {"01": []}
     for number, steps in calls.items():
@@ -178,7 +186,7 @@ def test_the_smoke_inventory_is_what_the_smoke_notebooks_train(monkeypatch, tmp_
     """Per notebook, the plan's runs are the ones its functions ask to train.
 
     The seed-steps then follow: runs an earlier notebook trained count zero
-    (03 and 06 only read 02's baselines; 07's plain is 02's).
+    (03, 06 and 08 only read 02's baselines; 07's plain is 02's).
     """
     recorded = _record_trainings(monkeypatch, tmp_path)
     planned = plan.inventory(profiles.get("smoke"))
@@ -193,6 +201,7 @@ def test_the_smoke_inventory_is_what_the_smoke_notebooks_train(monkeypatch, tmp_
             n for n in recorded[number] if first[n] == number
         }, number
     assert sum(t.seed_steps for t in planned["03"] + planned["06"]) == 0
+    assert planned["08"] and sum(t.seed_steps for t in planned["08"]) == 0
     long = [t for t in planned["07"] if t.label.endswith(": long")]
     assert long and all(
         t.seed_steps == len(t.config.seeds) * (t.config.steps - t.start_step)
