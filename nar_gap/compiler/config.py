@@ -29,7 +29,11 @@ from __future__ import annotations
 
 import dataclasses
 
-DEFAULT_HIDDEN_SIZE = 128  # the CLRS benchmark's size, used for faithfulness
+from nar_gap.tasks.defaults import HIDDEN_SIZE
+
+# Compiled at the trained baselines' width by default, so faithfulness compares
+# networks of one size.
+DEFAULT_HIDDEN_SIZE = HIDDEN_SIZE
 
 # Per dtype: the largest score logit lambda * (d + A) allowed, and the default
 # one (see the module docstring for why each).

@@ -29,6 +29,7 @@ from nar_gap import plots
 from nar_gap.analysis import verdicts
 from nar_gap.analysis.models import Models
 from nar_gap.analysis.stats import finite_summary
+from nar_gap.compiler import DEFAULT_HIDDEN_SIZE
 from nar_gap.compiler.compiling import compile as compile_algorithm
 from nar_gap.experiments.profiles import DRY_SUFFIX, OutputDirs, Profile
 from nar_gap.experiments.runs import baseline_config, metadata, train_once
@@ -53,7 +54,7 @@ MODEL_NAMES = {
     "trained": "transnar_trained",
     "compiled": "transnar_compiled",
 }
-COMPILED_HIDDEN = 128  # the compiled network the issue names
+COMPILED_HIDDEN = DEFAULT_HIDDEN_SIZE  # the compiled network the issue names
 RESULTS_FILE = "transnar_{}.csv"
 SUMMARY_FILE = "transnar_summary_{}.csv"
 READS_FILE = "transnar_reads_{}.csv"
