@@ -26,6 +26,10 @@ from nar_gap.plots.style import (
 UNUSED = "unused"
 BIAS = "bias"
 WEIGHT_CELL = 0.22
+# A panel one column wide is drawn this many cells wide, its title on two
+# lines: at one cell, the titles of Figure 6's sender, receiver and edge
+# panels ran into each other.
+TITLED_CELLS = 3
 """Inches per weight-matrix cell: room for one rotated 7-pt label."""
 ROW_LABEL_WIDTH = 1.6
 """Inches for one more set of row labels inside a line of weight panels."""
@@ -100,12 +104,23 @@ def _shown_block(
 Panel = tuple[str, np.ndarray, list[str], list[str]]
 
 
+def _panel_cells(panel: Panel) -> int:
+    """The cells ``panel`` is drawn across (one column: :data:`TITLED_CELLS`)."""
+    columns = panel[1].shape[1]
+    return TITLED_CELLS if columns == 1 else columns
+
+
+def _panel_title(panel: Panel) -> str:
+    """The panel's title, on two lines where it is one column wide."""
+    return panel[0].replace(" ", "\n", 1) if panel[1].shape[1] == 1 else panel[0]
+
+
 def _weight_lines(panels: Sequence[Panel]) -> list[list[Panel]]:
     """Panels in order, a new line once a line would pass the column budget."""
     lines: list[list[Panel]] = []
     width = 0
     for panel in panels:
-        columns = panel[1].shape[1]
+        columns = _panel_cells(panel)
         if lines and lines[-1] and panel[2] != lines[-1][-1][2]:
             columns += round(ROW_LABEL_WIDTH / WEIGHT_CELL)  # its own row labels
         if not lines or width + columns > WEIGHT_COLUMNS_PER_LINE:
@@ -267,7 +282,7 @@ def plot_compiled_encoders_decoders(model) -> Figure:
 def _draw_weight_panels(chosen: Sequence[Panel], suptitle: str) -> Figure:
     """Heat maps of named weight panels, wrapped into lines, on one symlog scale."""
     lines = _weight_lines(chosen) or [[]]
-    widest = max([sum(m.shape[1] for _, m, _, _ in line) for line in lines] + [1])
+    widest = max([sum(_panel_cells(p) for p in line) for line in lines] + [1])
     # Each panel whose rows differ from its left neighbour's draws its own row
     # labels between the panels: room for them, or the axes collapse.
     labelled = max(
@@ -293,15 +308,16 @@ def _draw_weight_panels(chosen: Sequence[Panel], suptitle: str) -> Figure:
     norm = SymLogNorm(linthresh=1e-2, vmin=-vmax, vmax=vmax)
     image = None
     for line, line_fig in zip(lines, lines_figs[:, 0], strict=True):
-        used = [m.shape[1] for _, m, _, _ in line]
+        used = [_panel_cells(p) for p in line]
         grid = line_fig.add_gridspec(
             1, len(line) + 1, width_ratios=[*used, max(widest - sum(used), 1e-3)]
         )
         previous_rows = None
-        for column, (title, shown, row_names, col_names) in enumerate(line):
+        for column, panel in enumerate(line):
+            _, shown, row_names, col_names = panel
             ax = line_fig.add_subplot(grid[column])
             image = ax.imshow(shown, cmap="RdBu_r", norm=norm, aspect="auto")
-            ax.set_title(title)
+            ax.set_title(_panel_title(panel))
             same = row_names == previous_rows
             ax.set_yticks(range(len(row_names)), [] if same else row_names)
             ax.set_xticks(range(len(col_names)), col_names, rotation=90)

@@ -72,3 +72,27 @@ def test_fig7_names_every_encoder_and_decoder_block_it_draws():
             data = np.abs(np.asarray(image.get_array()))
             assert (data.sum(0) > 0).all() and (data.sum(1) > 0).all()
     plots.close(fig)
+
+
+def _titles_overlapping(fig) -> list[tuple[str, str]]:
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    titles = [a.title for a in fig.axes if a.get_title()]
+    boxes = [t.get_window_extent(renderer) for t in titles]
+    return [
+        (titles[i].get_text(), titles[j].get_text())
+        for i in range(len(boxes))
+        for j in range(i + 1, len(boxes))
+        if boxes[i].overlaps(boxes[j])
+    ]
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford"])
+def test_no_two_panel_titles_overlap_in_the_paper_variant(algorithm):
+    """Figure 6 (the paper's variant, hidden 4): its one-column sender,
+    receiver and edge panels had titles running into each other (seen
+    failing: "senders W_1" over "receivers W_2")."""
+    from nar_gap.compiler import compile_algorithm
+
+    model = compile_algorithm(algorithm, hidden_size=None, pre_att_bias_nodes=16)
+    assert _titles_overlapping(plots.plot_compiled_weights(model)) == []
