@@ -26,11 +26,11 @@ from nar_gap.plots.style import (
 UNUSED = "unused"
 BIAS = "bias"
 WEIGHT_CELL = 0.22
-# A panel one column wide is drawn this many cells wide, its title on two
-# lines: at one cell, the titles of Figure 6's sender, receiver and edge
-# panels ran into each other.
-TITLED_CELLS = 3
 """Inches per weight-matrix cell: room for one rotated 7-pt label."""
+TITLED_CELLS = 3
+"""Cells a one-column panel is drawn across, its title on two lines: at one
+cell, the titles of Figure 6's sender, receiver and edge panels ran into each
+other."""
 ROW_LABEL_WIDTH = 1.6
 """Inches for one more set of row labels inside a line of weight panels."""
 WEIGHT_COLUMNS_PER_LINE = 28
