@@ -471,28 +471,25 @@ class OutputDirs:
         (:func:`~nar_gap.system.files.cell_value`), where the notebook
         compares or tests them; otherwise text, as written.
         """
-        path = Path(self.results) / name
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"{path} is missing: reading results needs this profile's results "
-                "(a finished run, or a job's archive unpacked by run_all.sh "
-                "--results-from)"
-            )
-        rows = read_table(path)
+        rows = read_table(_written(Path(self.results) / name, "results"))
         if typed:
             return [{k: cell_value(v) for k, v in row.items()} for row in rows]
         return rows
 
     def figure_back(self, stem: str) -> Path:
         """The PNG of figure ``stem``; its absence said in one line."""
-        path = Path(self.figures) / f"{stem}.png"
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"{path} is missing: reading results needs this profile's figures "
-                "(a finished run, or a job's archive unpacked by run_all.sh "
-                "--results-from)"
-            )
-        return path
+        return _written(Path(self.figures) / f"{stem}.png", "figures")
+
+
+def _written(path: Path, what: str) -> Path:
+    """``path``, which reading needs a run to have written; else one line."""
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path} is missing: reading results needs this profile's {what} "
+            "(a finished run, or a job's archive unpacked by run_all.sh "
+            "--results-from)"
+        )
+    return path
 
 
 def checkout_root() -> Path:
