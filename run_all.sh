@@ -456,8 +456,7 @@ for line in "${timings[@]}"; do echo "  $line"; done
 # docs/results.md's results section and README.md's headline table are
 # rendered from the committed profile's files.
 if [[ "$results_dir" -ef results ]]; then
-    "$venv/bin/python" -m nar_gap.report.readme_results results \
-        --write docs/results.md --write README.md
+    "$venv/bin/python" -m nar_gap render results --write docs/results.md --write README.md
     echo "nar_gap: docs/results.md's results and README.md's headline rendered from results/"
 fi
 report_changes

@@ -259,6 +259,21 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_run_parser(commands)
     _add_plan_parser(commands)
     _add_job_parser(commands)
+    render = commands.add_parser(
+        "render",
+        help="the results section of docs/results.md and README.md, from results/",
+        description="Print the results section rendered from a results folder's "
+        "tables, or, with --write, render it into each file between its markers "
+        "(./run_all.sh does this after a cpu run).",
+    )
+    render.add_argument("results", nargs="?", default="results")
+    render.add_argument(
+        "--write",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="render into PATH between its markers (docs/results.md, README.md)",
+    )
     commands.add_parser(
         "info", help="versions, devices and the backend self-check (known XLA bugs)"
     )
@@ -624,6 +639,16 @@ def _info() -> int:
     return 0 if verdict.ok else EXIT_UNTRUSTED
 
 
+def _render(args: argparse.Namespace) -> int:
+    from nar_gap.report import readme_results
+
+    for path in args.write:
+        readme_results.write_rendered(path, args.results)
+    if not args.write:
+        print(readme_results.render(args.results))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
     try:
@@ -646,6 +671,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _plan(args)
         if args.command == "job":
             return _job(args)
+        if args.command == "render":
+            return _render(args)
         if args.command == "check-install":
             from nar_gap.tools.install_check import main as check_install
 

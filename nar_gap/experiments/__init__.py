@@ -1,22 +1,25 @@
 """The paper's experiments, one module per notebook, and what they share.
 
-Each notebook calls one function here, which trains or resumes, measures and
-writes its tables and figures:
+Each notebook section calls one function here, which trains or resumes,
+measures and writes its tables and figures; nothing in ``results/`` or
+``figures/`` is written any other way (each sidecar names its notebook):
 
 ==================  ========================================  =======================
 notebook            function                                  module
 ==================  ========================================  =======================
 01_compile          ``compiled_figures``, ``exactness_table``, ``compilation.py``
                     ``minimal_table``, ``locality_table``
+                    ``sweep_profile``                         ``size_sweep.py``
 02_baselines        ``run_baselines``                         ``baselines.py``
+                    ``measure_profile_plateaus``              ``plateau.py``
 03_faithfulness     ``run_faithfulness``                      ``faithfulness_study.py``
 04_ablations        ``run_ablations``                         ``ablations.py``
 05_stability        ``run_stability``                         ``stability.py``
 06_loss_landscapes  ``run_landscapes``                        ``landscape_study.py``
 07_closing_the_gap  ``run_closing_gap``                       ``closing_gap.py``
+                    ``run_profile_recipes``                   ``recipes.py``
+                    ``run_profile_generalisation``            ``generalisation.py``
 08_transnar         ``run_transnar``, ``write_question``        ``transnar.py``
-(on its own)        ``python -m ...recipes``                   ``recipes.py``
-(on its own)        ``python -m ...size_sweep``                ``size_sweep.py``
 ==================  ========================================  =======================
 
 Each of 01-06 ends with ``paper.write_comparison``: the paper's findings

@@ -951,7 +951,7 @@ def write_report(
     }
     written = [files.write_table(results / n, r, meta) for n, r in tables.items()]
     arrays = _report_arrays(report, sample)
-    written.append(files.write_npz_atomic(results / arrays_file(a), arrays))
+    written.append(files.write_arrays(results / arrays_file(a), arrays, meta))
     figs = {
         **_internal_figures(report, arrays),
         **_external_figures(report),

@@ -53,10 +53,8 @@ conditions, so that "better somewhere" is not an artefact of testing many.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -74,7 +72,7 @@ from nar_gap.analysis.verdicts import (
 )
 from nar_gap.compiler import compile_algorithm
 from nar_gap.compiler.compiled_model import CompiledModel
-from nar_gap.experiments import profiles, recipes
+from nar_gap.experiments import recipes
 from nar_gap.experiments.closing_gap import model_sharpness
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import metadata, run_dir
@@ -260,8 +258,8 @@ def chosen_recipes(results: str | os.PathLike, algorithm: str) -> tuple[str, str
     path = Path(results) / recipes.recipes_file(algorithm)
     if not path.exists():
         raise FileNotFoundError(
-            f"no {path.name} in {path.parent}: run python -m "
-            f"nar_gap.experiments.recipes --algorithm {algorithm} first"
+            f"no {path.name} in {path.parent}: notebook 07's recipe study "
+            f"for {algorithm} runs first (Profile.studies.recipe_algorithms)"
         )
     return recipes.closest_pair(files.read_table(path))
 
@@ -546,37 +544,23 @@ def write_figure(
     return written
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m nar_gap.experiments.generalisation``: after the recipe study.
+def run_profile_generalisation(
+    profile: Profile, algorithm: str, dirs: OutputDirs, progress: bool = True
+) -> list[dict[str, Any]]:
+    """Notebook 07's last study at ``profile``'s sizes; the per-seed rows.
 
-    Reads the recipes' runs back (it trains them when they are missing).
+    The seeds are the recipe study's (``Profile.studies.recipe_seeds``), and
+    so are the two recipes it compares (:func:`chosen_recipes`), read back
+    from their runs.  Reading (``dirs.reading``): the summary rows as written.
     """
-    parser = argparse.ArgumentParser(
-        prog="python -m nar_gap.experiments.generalisation",
-        description="Plain, supervised and compiled out of distribution: "
-        "results/generalisation_<algorithm>.csv.",
+    if dirs.reading:
+        return dirs.read_back(results_file(algorithm), typed=True)
+    studies = profile.studies
+    measured = conditions(
+        algorithm,
+        studies.ood_sizes or SIZES,
+        studies.ood_families or SWEEP_FAMILIES,
     )
-    parser.add_argument("--profile", default=profiles.DEFAULT_PROFILE)
-    parser.add_argument("--algorithm", default="bfs", choices=["bfs", "bellman_ford"])
-    parser.add_argument("--seeds", type=int, default=8)
-    parser.add_argument("--runs", default="")
-    parser.add_argument("--results", default="")
-    parser.add_argument("--quiet", action="store_true")
-    args = parser.parse_args(argv)
-    try:
-        profile = profiles.get(args.profile)
-        dirs = profiles.output_dirs(args.profile, args.runs, args.results)
-        chosen_recipes(dirs.results, args.algorithm)
-    except (ValueError, FileNotFoundError) as error:
-        parser.exit(2, f"generalisation: {error}\n")
-    started = time.perf_counter()
-    rows = run_generalisation(
-        profile, args.algorithm, dirs, args.seeds, progress=not args.quiet
+    return run_generalisation(
+        profile, algorithm, dirs, studies.recipe_seeds, progress, measured
     )
-    print(verdict(rows))
-    print(f"generalisation: {time.perf_counter() - started:.0f} s")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

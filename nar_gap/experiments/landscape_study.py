@@ -183,7 +183,9 @@ def write_landscapes(
     }
     if surfaces:
         arrays["axis"] = next(iter(surfaces.values())).alphas
-    written.append(files.write_npz_atomic(results / grids_file(algorithm), arrays))
+    written.append(
+        files.write_arrays(results / grids_file(algorithm), arrays, metadata)
+    )
     for stem, fig in landscape_figures(surfaces, algorithm).items():
         written += files.save_figure(fig, figures / stem)
         plots.close(fig)

@@ -13,6 +13,9 @@ it projects over the last quarter inside the tolerance).
 The validation history of a longer run is that of every shorter one: data of
 a step depend on the seed and the step alone, and validation changes nothing
 training uses, so one run of ``horizon`` steps answers every shorter horizon.
+Notebook 02 measures it for the arms ``Profile.studies.plateaus`` names: at
+``cpu`` on its own baseline runs (no step trained again), at ``studies`` to
+1 000 steps, continuing them.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ from typing import Any
 
 from nar_gap.analysis.verdicts import plateau, seed_means
 from nar_gap.experiments.profiles import OutputDirs, Profile
-from nar_gap.experiments.runs import baseline_config, metadata, train_once
+from nar_gap.experiments.runs import baseline_config, metadata, run_dir
 from nar_gap.system import files
-from nar_gap.training import read_validation
+from nar_gap.training import TrainConfig, read_validation, train
+from nar_gap.training.run_dir import CONFIG_FILE, continue_from
 
 
 def plateau_file(algorithm: str, edge_info: bool = False) -> str:
@@ -61,29 +65,38 @@ def first_plateau(rows: Sequence[dict[str, Any]]) -> int | None:
     return found
 
 
+def plateau_config(
+    profile: Profile, algorithm: str, edge_info: bool, horizon: int
+) -> TrainConfig:
+    """The baseline arm trained to ``horizon`` steps (0: its own steps)."""
+    baseline = baseline_config(profile, algorithm, edge_info)
+    return dataclasses.replace(baseline, steps=horizon or baseline.steps)
+
+
 def measure_plateau(
     profile: Profile,
     algorithm: str,
     dirs: OutputDirs,
-    seeds: int,
-    horizon: int,
+    horizon: int = 0,
     edge_info: bool = False,
     progress: bool = True,
 ) -> Path:
-    """Train ``seeds`` baseline seeds for ``horizon`` steps; write the horizons.
+    """The baseline arm's horizons up to ``horizon`` steps; the table written.
 
     ``results/plateau_<algorithm>[_edge_info].csv``: per evaluation step, the
     seed-mean validation score and whether a run of that many steps would be
     at its plateau; the sidecar holds the configuration and the shortest
-    horizon from which every longer one is.
+    horizon from which every longer one is.  At the baseline's own steps
+    (``horizon`` 0) this reads notebook 02's run; a longer horizon continues
+    that run where it has finished (a straight run, resumed: the same
+    numbers), so its first steps are not trained twice.
     """
-    config = dataclasses.replace(
-        baseline_config(profile, algorithm, edge_info),
-        seeds=profile.seed_list(seeds),
-        steps=horizon,
-        checkpoint_every=max(profile.eval_every, horizon // 4),
-    )
-    run = train_once(config, dirs.runs, progress)
+    config = plateau_config(profile, algorithm, edge_info, horizon)
+    out = run_dir(config, dirs.runs)
+    baseline = run_dir(baseline_config(profile, algorithm, edge_info), dirs.runs)
+    if out != baseline and (baseline / CONFIG_FILE).is_file():
+        continue_from(baseline, config, out)
+    run = train(config, out, progress=progress)
     rows = horizon_rows(read_validation(run.out_dir))
     return files.write_table(
         Path(dirs.results) / plateau_file(algorithm, edge_info),
@@ -92,34 +105,21 @@ def measure_plateau(
     )
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Measure a plateau from the command line.
+def measure_profile_plateaus(
+    profile: Profile, dirs: OutputDirs, progress: bool = True
+) -> list[str]:
+    """Notebook 02's plateau section: every arm ``Profile.studies`` names.
 
-    ``python -m nar_gap.experiments.plateau [--edge-info] ALGORITHM SEEDS HORIZON``
+    Returns the tables' names; reading (``dirs.reading``), those written.
     """
-    import argparse
-
-    from nar_gap.experiments import profiles
-
-    parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("algorithm")
-    parser.add_argument("seeds", type=int)
-    parser.add_argument("horizon", type=int)
-    parser.add_argument("--edge-info", action="store_true")
-    parser.add_argument("--profile", default=profiles.DEFAULT_PROFILE)
-    args = parser.parse_args(argv)
-    profile = profiles.get(args.profile)
-    written = measure_plateau(
-        profile,
-        args.algorithm,
-        profiles.output_dirs(args.profile),
-        args.seeds,
-        args.horizon,
-        args.edge_info,
-    )
-    found = files.read_json(files.sidecar_path(written))["plateau_from"]
-    print(f"wrote {written}; at its plateau from step {found}")
+    names = []
+    for algorithm, edge_info, horizon in profile.studies.plateaus:
+        if not dirs.reading:
+            measure_plateau(profile, algorithm, dirs, horizon, edge_info, progress)
+        names.append(plateau_file(algorithm, edge_info))
+    return names
 
 
-if __name__ == "__main__":
-    main()
+def stored_plateau_from(table: str | Path) -> int | None:
+    """The shortest horizon at its plateau that a finished measurement wrote."""
+    return files.read_json(files.sidecar_path(table))["plateau_from"]

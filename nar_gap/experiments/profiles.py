@@ -15,9 +15,11 @@ compiled) uses ``seeds``, ``hidden_size`` and ``steps``.
 The ``cpu`` sizes rest on measurements kept in ``results/``: the validation
 curves notebook 02 writes (``validation_<algorithm>.csv``, from step 0) and,
 for Bellman-Ford, ``plateau_bellman_ford.csv`` and
-``plateau_bellman_ford_edge_info.csv`` (``python -m
-nar_gap.experiments.plateau``: seeds trained well past the cpu step count, each
-horizon judged by the slope rule of :func:`nar_gap.analysis.verdicts.plateau`).
+``plateau_bellman_ford_edge_info.csv`` (notebook 02's plateau section: each
+horizon judged by the slope rule of :func:`nar_gap.analysis.verdicts.plateau`,
+over the baseline's own steps at ``cpu``; the ``studies`` profile trains the
+seeds on to 1 000 and 600 steps, as the measurement these sizes were chosen
+by did).
 BFS trains 16 seeds for 150 steps: its validation is at the ceiling from the
 first evaluation after step 0 on, as the paper's central finding needs.
 Bellman-Ford trains 400 steps with fewer seeds to pay for them, and so does its
@@ -94,6 +96,51 @@ class LongTraces:
     num_nodes: int
     families: tuple[str, ...] = ("path", "grid")
     graphs: int = 4
+
+
+@dataclasses.dataclass(frozen=True)
+class Studies:
+    """How big the studies beyond a notebook's first sections run.
+
+    The recipe, drift and generalisation study (notebook 07), the size sweep
+    (notebook 01) and the plateau measurement (notebook 02) once ran by
+    ``python -m`` outside ``./run_all.sh``, because at their full sizes they
+    do not fit the cpu hour.  Now each is a section of its notebook, sized
+    here: small in ``cpu``, full in the ``studies`` profile (and ``paper``).
+
+    Attributes:
+      recipe_algorithms: the algorithms notebook 07's recipes train on.
+      recipe_seeds: the first seeds of the algorithm's baseline each recipe
+        trains (fewer where the baseline has fewer); the generalisation
+        study measures the same seeds.
+      recipes: :data:`~nar_gap.experiments.recipes.RECIPES` names; empty:
+        ``recipes.studied(algorithm)``, every recipe the study was built for.
+      drift_steps: steps the pair ``recipes.closest_pair`` picks is trained
+        on without supervision (0: no drift section), measured every
+        ``drift_every``.
+      size_sweep_sizes, size_sweep_families: the compiled models' size sweep
+        (empty: every size, every family it was built for,
+        ``size_sweep.SIZES`` and ``SWEEP_FAMILIES``).
+      ood_sizes, ood_families: the generalisation study's test sizes (16,
+        the largest training size, among them) and graph families (empty:
+        ``generalisation.SIZES``, every family of the sweep).
+      plateaus: ``(algorithm, edge_info, horizon)``: a baseline arm trained
+        to ``horizon`` steps and each shorter horizon judged by the plateau
+        rule; horizon 0 is the baseline's own steps, whose run notebook 02
+        has trained already (nothing is trained again); a longer one
+        continues it.
+    """
+
+    recipe_algorithms: tuple[str, ...] = ("bfs",)
+    recipe_seeds: int = 2
+    recipes: tuple[str, ...] = ("plain", "attention_w10")
+    drift_steps: int = 0
+    drift_every: int = 25
+    size_sweep_sizes: tuple[int, ...] = (16,)
+    size_sweep_families: tuple[str, ...] = ()
+    ood_sizes: tuple[int, ...] = ()
+    ood_families: tuple[str, ...] = ()
+    plateaus: tuple[tuple[str, bool, int], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -212,6 +259,7 @@ class Profile:
     # Paths and grids of 64 nodes: BFS traces of 63 and 14 counted steps.
     long_traces: LongTraces = LongTraces(num_nodes=64)
     trace_graph_algorithms: tuple[str, ...] = ("bfs", "bellman_ford", "dfs")
+    studies: Studies = Studies()
 
     def baseline_sizes(self, algorithm: str) -> Sizes:
         """``algorithm``'s baseline sizes (Table 10, the faithfulness study)."""
@@ -282,6 +330,17 @@ SMOKE = Profile(  # one graph size and one padded trace length: few compiles
     faithfulness_graphs=8,
     exactness_sizes=(8,),
     sequential_lengths=(4,),
+    # Each study's code path once: two recipes of BFS, a drift of 4 steps,
+    # generalisation at 16 nodes and on paths, one family of the sweep at 16
+    # nodes, BFS's plateau on its own run.
+    studies=Studies(
+        drift_steps=4,
+        drift_every=2,
+        size_sweep_families=("er_p0.5",),
+        ood_sizes=(16,),
+        ood_families=("path",),
+        plateaus=(("bfs", False, 0),),
+    ),
 )
 
 CPU = Profile(
@@ -319,13 +378,24 @@ CPU = Profile(
         # 400 steps with 4 seeds, not 32, to pay for the steps; its
         # edge-information arm (edge_info_baselines) the same.  The two-point
         # rule this profile was first sized by accepted 400 steps; the slope
-        # rule (verdicts.plateau) accepts no horizon of the measured curves
-        # (results/plateau_bellman_ford.csv, to 1 000 steps, and
-        # _edge_info.csv, to 600): validation still rises, and longer runs do
-        # not fit the hour.  Notebook 02's row checks the rule on the run
-        # itself and says what a verdict would take.
+        # rule (verdicts.plateau) accepted no horizon of the curves measured
+        # to 1 000 steps (600 for _edge_info; the studies profile's plateau
+        # section, committed at 0.1 by a side script): validation still
+        # rose, and longer runs do not fit the hour.  Notebook 02's row
+        # checks the rule on the run itself and says what a verdict would
+        # take.
         ("bellman_ford", Sizes(seeds=4, hidden_size=HIDDEN_SIZE, steps=400)),
         ("dfs", Sizes(seeds=4, hidden_size=HIDDEN_SIZE, steps=100)),
+    ),
+    # The studies at the size the hour affords: BFS's recipes plain and
+    # attention_w10 on 2 seeds (the same steps as the baseline), drifted for
+    # 50 steps; the sweep to 256 nodes (about 100 s; 4096 nodes takes about
+    # 40 min); Bellman-Ford's plateau read off notebook 02's own runs.  The
+    # ``studies`` profile runs each at its full size.
+    studies=Studies(
+        drift_steps=50,
+        size_sweep_sizes=(16, 64, 256),
+        plateaus=(("bellman_ford", False, 0), ("bellman_ford", True, 0)),
     ),
 )
 
@@ -393,7 +463,31 @@ GPU = dataclasses.replace(
     ),
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (SMOKE, CPU, GPU, PAPER)}
+# The studies at full size: every recipe the study was built for on 8 BFS
+# and 4 Bellman-Ford seeds, a drift of 150 steps, the sweep to 4 096 nodes,
+# Bellman-Ford's plateau to 1 000 steps (600 for its edge-information arm).
+FULL_STUDIES = Studies(
+    recipe_algorithms=("bfs", "bellman_ford"),
+    recipe_seeds=8,
+    recipes=(),
+    drift_steps=150,
+    size_sweep_sizes=(),
+    plateaus=(("bellman_ford", False, 1_000), ("bellman_ford", True, 600)),
+)
+
+# The cpu profile with its studies at full size: the notebooks that hold
+# them (01's size sweep, 02's plateau, 07's recipes), hours on 2 cores.
+STUDIES = dataclasses.replace(
+    CPU, name="studies", notebooks=("01", "02", "07"), studies=FULL_STUDIES
+)
+PAPER = dataclasses.replace(
+    PAPER,
+    studies=dataclasses.replace(
+        FULL_STUDIES, recipe_seeds=32, plateaus=(("bellman_ford", False, 0),)
+    ),
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (SMOKE, CPU, GPU, PAPER, STUDIES)}
 DRY_SUFFIX = "-dry"
 # A dry run's training: one step, validated before and after it (each a
 # candidate for the selected parameters), a checkpoint, the final test.

@@ -27,10 +27,8 @@ be judged on a model it had barely begun to shape.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -55,7 +53,7 @@ from nar_gap.analysis.verdicts import (
     t_interval,
 )
 from nar_gap.compiler import compile_algorithm
-from nar_gap.experiments import profiles, stability
+from nar_gap.experiments import stability
 from nar_gap.experiments.profiles import OutputDirs, Profile
 from nar_gap.experiments.runs import (
     baseline_config,
@@ -741,69 +739,33 @@ def stored_verdict(table: str | os.PathLike) -> str:
     return files.read_json(files.sidecar_path(path)).get("verdict", "")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m nar_gap.experiments.recipes``: the study, outside the hour.
+def run_profile_recipes(
+    profile: Profile, algorithm: str, dirs: OutputDirs, progress: bool = True
+) -> list[dict[str, Any]]:
+    """Notebook 07's recipe study and drift at ``profile``'s sizes; the recipe rows.
 
-    Like the size sweep, it runs on its own (its seed-steps do not fit the
-    cpu profile's hour next to notebooks 01-07) and writes to the profile's
-    ``results/``; docs/using.md gives its measured time.
+    ``Profile.studies`` says which recipes (at ``cpu`` the control ``plain``
+    and ``attention_w10`` on 2 seeds; at ``studies`` every recipe of
+    :func:`studied` on 8 seeds, or the baseline's 4 for Bellman-Ford) and
+    how far the pair :func:`closest_pair` picks drifts.  Finished runs are
+    read back, so a rerun trains nothing.  Reading (``dirs.reading``): the
+    recipe rows as written.
     """
-    parser = argparse.ArgumentParser(
-        prog="python -m nar_gap.experiments.recipes",
-        description="Train and measure the closing-gap recipes: "
-        "results/closing_gap_recipes_<algorithm>.csv and _seeds_<algorithm>.csv.",
-    )
-    parser.add_argument("--profile", default=profiles.DEFAULT_PROFILE)
-    parser.add_argument("--algorithm", default="bfs")
-    parser.add_argument("--seeds", type=int, default=8)
-    parser.add_argument(
-        "--recipes", nargs="+", default=None, help="default: studied(algorithm)"
-    )
-    parser.add_argument("--runs", default="")
-    parser.add_argument("--results", default="")
-    parser.add_argument(
-        "--drift-steps",
-        type=int,
-        default=0,
-        help="then train the --drift-recipes on this many steps without supervision",
-    )
-    parser.add_argument(
-        "--drift-recipes",
-        nargs="+",
-        default=None,
-        help="default: closest_pair of the recipe table (supervised, its twin)",
-    )
-    parser.add_argument("--drift-every", type=int, default=25)
-    parser.add_argument("--quiet", action="store_true")
-    args = parser.parse_args(argv)
-    try:
-        profile = profiles.get(args.profile)
-        chosen = named(args.recipes or studied(args.algorithm))
-        drifting = named(args.drift_recipes or [])
-        dirs = profiles.output_dirs(args.profile, args.runs, args.results)
-    except ValueError as error:
-        parser.exit(2, f"recipes: {error}\n")
-    started = time.perf_counter()
-    rows = run_recipes(
-        profile, args.algorithm, chosen, dirs, args.seeds, progress=not args.quiet
-    )
-    print(verdict(rows, args.seeds))
-    if args.drift_steps > 0:
-        drifting = drifting or named(closest_pair(rows))
-        drift = run_drift(
+    if dirs.reading:
+        return dirs.read_back(recipes_file(algorithm), typed=True)
+    studies = profile.studies
+    seeds = len(baseline_config(profile, algorithm).seeds[: studies.recipe_seeds])
+    chosen = named(studies.recipes or studied(algorithm))
+    rows = run_recipes(profile, algorithm, chosen, dirs, seeds, progress)
+    if studies.drift_steps > 0:
+        run_drift(
             profile,
-            args.algorithm,
-            drifting,
+            algorithm,
+            named(closest_pair(rows)),
             dirs,
-            args.seeds,
-            args.drift_steps,
-            max(1, args.drift_every),
-            progress=not args.quiet,
+            seeds,
+            studies.drift_steps,
+            max(1, studies.drift_every),
+            progress,
         )
-        print(drift_summary(drift))
-    print(f"recipes: {time.perf_counter() - started:.0f} s")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return rows

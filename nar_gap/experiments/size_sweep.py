@@ -27,15 +27,14 @@ names a third node: a near-tie (``NearTie.split``).  Before Bellman-Ford's
 step (CLRS's processor attends along decoded pointers), and distances went
 wrong: "Where exactness ends" in docs/compilation.md tells the case.
 
-Run it with ``python -m nar_gap.experiments.size_sweep`` (the committed
-table: all families to 4096 nodes; ``--max-nodes`` for a shorter run).  Its
-run times are wall-clock seconds on the machine that ran it, first call
-included (XLA compiles each new shape).
+Notebook 01 runs it at its profile's sizes (:func:`sweep_profile`: to 256
+nodes at ``cpu``, every family to 4096 at ``studies``).  Its run times are
+wall-clock seconds on the machine that ran it, first call included (XLA
+compiles each new shape).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import math
 import os
@@ -57,7 +56,8 @@ from nar_gap.compiler.precision import (  # here before; the old names still rea
     precision_limits,
     smallest_decisive_gap,
 )
-from nar_gap.experiments.profiles import output_dirs
+from nar_gap.experiments.profiles import OutputDirs, Profile
+from nar_gap.experiments.runs import metadata
 from nar_gap.system import files
 from nar_gap.tasks.exactness import (
     DISTANCE_RELATIVE_TOLERANCE,
@@ -223,8 +223,11 @@ def sweep(
     algorithms: Sequence[str] = ALGORITHMS,
     max_nodes: int | None = None,
     progress: bool = True,
+    profile: Profile | None = None,
 ) -> list[dict[str, Any]]:
     """Run the sweep; write the table, its breakdown summary and the figure.
+
+    ``profile``: the profile whose sizes these are, recorded in the sidecars.
 
     Rows are written after every graph (atomically), so an interrupted sweep
     keeps what it finished.
@@ -241,6 +244,7 @@ def sweep(
     }
     todo = points(families, sizes, algorithms, max_nodes)
     meta = {
+        **({} if profile is None else metadata(profile)),
         "families": list(families),
         "sizes": list(sizes),
         "max_nodes": {f: MAX_NODES.get(f) for f in families},
@@ -262,41 +266,23 @@ def sweep(
     return rows
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """The command line: ``python -m nar_gap.experiments.size_sweep --help``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m nar_gap.experiments.size_sweep",
-        description="Compiled BFS and Bellman-Ford against dm-clrs from 16 to "
-        "4096 nodes, float32 and float64: results/compiled_size_sweep.csv, its "
-        "_breakdown.csv and figures/fig_compiled_size_sweep.png.",
-    )
-    parser.add_argument("--families", nargs="+", default=list(SWEEP_FAMILIES))
-    parser.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
-    parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS))
-    parser.add_argument("--max-nodes", type=int, default=None)
-    parser.add_argument(
-        "--results", default="", help="default: the cpu profile's results/"
-    )
-    parser.add_argument(
-        "--figures", default="", help="default: the cpu profile's figures/"
-    )
-    parser.add_argument("--quiet", action="store_true")
-    args = parser.parse_args(argv)
-    dirs = output_dirs("cpu", results=args.results, figures=args.figures)
-    try:
-        sweep(
-            dirs.results,
-            dirs.figures,
-            args.families,
-            args.sizes,
-            args.algorithms,
-            args.max_nodes,
-            progress=not args.quiet,
-        )
-    except ValueError as error:
-        parser.exit(2, f"size_sweep: {error}\n")
-    return 0
+def sweep_profile(
+    profile: Profile, dirs: OutputDirs, progress: bool = True
+) -> list[dict[str, Any]]:
+    """Notebook 01's sweep at ``profile``'s sizes (``Profile.studies``); its rows.
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    ``cpu`` sweeps to 256 nodes, ``studies`` and ``paper`` to 4096 (where
+    float32 and float64 part), in ``dirs``.  Reading (``dirs.reading``): the
+    rows as written.
+    """
+    if dirs.reading:
+        return dirs.read_back(TABLE, typed=True)
+    studies = profile.studies
+    return sweep(
+        dirs.results,
+        dirs.figures,
+        studies.size_sweep_families or SWEEP_FAMILIES,
+        studies.size_sweep_sizes or SIZES,
+        progress=progress,
+        profile=profile,
+    )

@@ -1,6 +1,6 @@
 """The rendered results: docs/results.md's section and the README's headline.
 
-``python -m nar_gap.report.readme_results [RESULTS_DIR] [--write PATH ...]``
+``nar-gap render [RESULTS_DIR] [--write PATH ...]`` (:mod:`nar_gap.cli`)
 prints the results section, or writes into each ``PATH`` every rendered part
 whose markers it holds: between ``<!-- results:start -->`` and ``<!--
 results:end -->`` the tables of the committed profile (baselines,
@@ -16,11 +16,10 @@ profile.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -779,14 +778,53 @@ def _or_missing(render_part, results: Path) -> str:
         return f"(no `{Path(error.filename).name}` yet: run what writes it)"
 
 
+_STUDY_ALGORITHMS = {"bfs": "BFS", "bellman_ford": "Bellman-Ford"}
+
+
+def _study_parts(results: Path) -> tuple[tuple[str, Callable[[Path], str]], ...]:
+    """Notebook 07's recipe, drift and generalisation parts, per algorithm studied.
+
+    A profile studies the recipes on the algorithms its ``studies`` name
+    (``cpu``: BFS; the ``studies`` profile: both), so an algorithm without a
+    recipe table gets one line saying so, not three missing-file notes.
+    """
+    parts: tuple[tuple[str, Callable[[Path], str]], ...] = ()
+    for algorithm, name in _STUDY_ALGORITHMS.items():
+        if not (results / recipes.recipes_file(algorithm)).exists():
+            parts += (
+                (
+                    f"Recipes, drift and generalisation, {name} (notebook 07)",
+                    lambda _, name=name: (
+                        f"Not studied at this profile: "
+                        f"`./run_all.sh --profile studies` trains {name}'s recipes."
+                    ),
+                ),
+            )
+            continue
+        parts += (
+            (
+                f"Recipes that reach the bar, {name} (notebook 07)",
+                functools.partial(_recipes, algorithm=algorithm),
+            ),
+            (
+                f"Trained on without supervision, {name} (notebook 07)",
+                functools.partial(_drift, algorithm=algorithm),
+            ),
+            (
+                f"What faithfulness buys out of distribution, {name} (notebook 07)",
+                functools.partial(_generalisation, algorithm=algorithm),
+            ),
+        )
+    return parts
+
+
 def render(results_dir: str | os.PathLike) -> str:
     """The whole results section, from ``results_dir``'s files."""
     results = Path(results_dir)
     sidecar = files.sidecar_path(results / baselines.BASELINES_FILE)
     profile = files.read_json(sidecar).get("profile") if sidecar.exists() else "?"
     sections = [
-        f"Rendered from `results/` (profile `{profile}`) by "
-        "`python -m nar_gap.report.readme_results`.\n",
+        f"Rendered from `results/` (profile `{profile}`) by `nar-gap render`.\n",
         _section("Compiled networks (notebook 01)", _or_missing(_compiled, results)),
         _section("Baselines (notebook 02)", _or_missing(_baselines, results)),
         _section("Faithfulness (notebook 03)", _or_missing(_faithfulness, results)),
@@ -806,38 +844,10 @@ def render(results_dir: str | os.PathLike) -> str:
         ("The paper and ours (end of notebooks 01-06)", _paper),
         ("Closing the gap (notebook 07)", _closing_gap),
         ("TransNAR on CLRS-Text (notebook 08)", _transnar),
-        (
-            "Recipes that reach the bar, BFS (`python -m nar_gap.experiments.recipes`)",
-            _recipes,
-        ),
-        (
-            "Recipes pushed on Bellman-Ford "
-            "(`python -m nar_gap.experiments.recipes --algorithm bellman_ford`)",
-            functools.partial(_recipes, algorithm="bellman_ford"),
-        ),
-        (
-            "Trained on without supervision, BFS "
-            "(`python -m nar_gap.experiments.recipes --drift-steps`)",
-            _drift,
-        ),
-        (
-            "Trained on without supervision, Bellman-Ford",
-            functools.partial(_drift, algorithm="bellman_ford"),
-        ),
-        (
-            "What faithfulness buys out of distribution, BFS "
-            "(`python -m nar_gap.experiments.generalisation`)",
-            functools.partial(_generalisation, algorithm="bfs"),
-        ),
-        (
-            "What faithfulness buys out of distribution, Bellman-Ford",
-            functools.partial(_generalisation, algorithm="bellman_ford"),
-        ),
-        (
-            "Compiled models from 16 to 4096 nodes "
-            "(`python -m nar_gap.experiments.size_sweep`)",
-            _size_sweep,
-        ),
+    )
+    parts += _study_parts(results)
+    parts += (
+        ("The compiled models against dm-clrs by size (notebook 01)", _size_sweep),
     )
     sections += [_section(title, _or_missing(part, results)) for title, part in parts]
     return "\n".join(sections).rstrip("\n")
@@ -881,9 +891,8 @@ def headline(results_dir: str | os.PathLike) -> str:
         if others
         else ""
     )
-    return (
-        f"Rendered from {where} by `python -m nar_gap.report.readme_results`"
-        f"{note}.\n\n" + markdown_table(header, rows)
+    return f"Rendered from {where} by `nar-gap render`{note}.\n\n" + markdown_table(
+        header, rows
     )
 
 
@@ -911,26 +920,3 @@ def write_rendered(path: str | os.PathLike, results_dir: str | os.PathLike) -> N
         text = replace_section(text, part(results_dir), start, end)
     if text != original:
         files.write_text_atomic(page, text)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Print the section, or write the rendered parts into files with markers."""
-    parser = argparse.ArgumentParser(prog="python -m nar_gap.report.readme_results")
-    parser.add_argument("results", nargs="?", default="results")
-    parser.add_argument(
-        "--write",
-        metavar="PATH",
-        action="append",
-        help="render into PATH between its markers (docs/results.md, README.md)",
-    )
-    args = parser.parse_args(argv)
-    if args.write:
-        for path in args.write:
-            write_rendered(path, args.results)
-    else:
-        print(render(args.results))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -197,7 +197,14 @@ def save_figure(
 
     Written reproducibly: the metadata that changes between runs (dates,
     versions) is left out, so an unchanged figure is a byte-identical file.
+    Those go into the sidecar ``<stem>.json`` instead, written first, as a
+    table's is: the notebook, commit and backend that drew it.
     """
+    stem = Path(path_stem)
+    write_json_atomic(
+        stem.with_name(stem.name + ".json"),
+        {"figure": stem.name, "formats": list(formats), **provenance()},
+    )
     written = []
     for fmt in formats:
         buffer = io.BytesIO()
@@ -238,6 +245,20 @@ def write_table(
         {"table": path.name, **dict(metadata or {}), **provenance()},
     )
     return write_csv_atomic(path, rows, columns)
+
+
+def write_arrays(
+    path: str | os.PathLike,
+    arrays: Mapping[str, Any],
+    metadata: Mapping[str, Any] | None = None,
+) -> Path:
+    """A results ``.npz`` with a JSON sidecar, as :func:`write_table` writes a CSV."""
+    path = Path(path)
+    write_json_atomic(
+        sidecar_path(path),
+        {"arrays": path.name, **dict(metadata or {}), **provenance()},
+    )
+    return write_npz_atomic(path, arrays)
 
 
 def write_npz_atomic(path: str | os.PathLike, arrays: Mapping[str, Any]) -> Path:

@@ -1,4 +1,4 @@
-"""Where a number came from: code, libraries, backend, and the backend's self-check.
+"""Where a number came from: notebook, code, libraries, backend, its self-check.
 
 Every results sidecar and every run's ``metrics.json`` carries
 :func:`provenance`, so a table found later can be traced to the commit that
@@ -9,8 +9,11 @@ versions, the JAX backend and devices, and the verdict of
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
+import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -162,9 +165,40 @@ def runtime_settings(environ: dict[str, str] | None = None) -> dict[str, Any]:
     }
 
 
+# The notebook writing results in this process: set by whatever runs it
+# (tools.notebook_runner for papermill, tools.job for the offline job), read
+# by every sidecar.  An environment variable, because papermill runs the
+# notebook in a kernel process of its own, which inherits the environment.
+NOTEBOOK_ENV = "NAR_GAP_NOTEBOOK"
+
+
+def writing_notebook() -> str | None:
+    """The notebook this process writes results for; None outside a runner.
+
+    Each committed table, array file and figure names it in its sidecar, so
+    a test can tell that ``./run_all.sh`` wrote it (no side script did).
+    """
+    return os.environ.get(NOTEBOOK_ENV) or None
+
+
+@contextlib.contextmanager
+def writing_for(notebook: str) -> Iterator[None]:
+    """Within the block (and in processes started in it) results name ``notebook``."""
+    before = os.environ.get(NOTEBOOK_ENV)
+    os.environ[NOTEBOOK_ENV] = notebook
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(NOTEBOOK_ENV, None)
+        else:
+            os.environ[NOTEBOOK_ENV] = before
+
+
 def provenance() -> dict[str, Any]:
     """Everything a reader needs to tell which code and backend made a result."""
     return {
+        "notebook": writing_notebook(),
         "git": git_state(),
         "versions": versions(),
         "backend": backend(),

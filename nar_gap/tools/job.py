@@ -47,6 +47,7 @@ from typing import Any
 
 from nar_gap.experiments import profiles
 from nar_gap.system import files
+from nar_gap.system.provenance import writing_for
 
 #: What one archive may weigh: a scp over a slow link, a mail attachment.
 ARCHIVE_LIMIT_BYTES = 16 * 2**20
@@ -246,7 +247,8 @@ def run_notebook(
     cells: dict[str, float] = {}
     begun = time.perf_counter()
     try:
-        run_script(notebook, values, cell_seconds=cells)
+        with writing_for(notebook.name):
+            run_script(notebook, values, cell_seconds=cells)
     except JobCut as cut:
         spent = time.perf_counter() - begun
         attempt = {"results": results, "seconds": spent, "cells": cells}

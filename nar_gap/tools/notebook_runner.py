@@ -33,6 +33,8 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import default
 
+from nar_gap.system.provenance import writing_for
+
 KERNEL_NAME = "nar-gap"
 
 
@@ -87,16 +89,17 @@ def execute(
     """
     import papermill
 
-    papermill.execute_notebook(
-        str(notebook),
-        str(output),
-        parameters=dict(parameters),
-        kernel_name=KERNEL_NAME,
-        kernel_manager_class=EncryptedKernelManager,
-        cwd=str(cwd),
-        progress_bar=progress,
-        log_output=False,
-    )
+    with writing_for(Path(notebook).stem):  # the kernel inherits it
+        papermill.execute_notebook(
+            str(notebook),
+            str(output),
+            parameters=dict(parameters),
+            kernel_name=KERNEL_NAME,
+            kernel_manager_class=EncryptedKernelManager,
+            cwd=str(cwd),
+            progress_bar=progress,
+            log_output=False,
+        )
 
 
 # ``-p FROM_RESULTS True``: a flag, not the string "True" (which is truthy

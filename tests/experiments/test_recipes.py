@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -79,21 +81,32 @@ def test_a_recipe_meets_the_bar_only_when_every_seed_does():
     assert recipes.verdict([rows["good"]], needed_seeds=9).startswith("No recipe")
 
 
-def test_an_unknown_recipe_is_one_line_naming_the_known_ones(capsys):
-    with pytest.raises(SystemExit) as stop:
-        recipes.main(["--recipes", "attention_w3", "--profile", "smoke"])
-    assert stop.value.code == 2
-    message = capsys.readouterr().err.strip()
-    assert "\n" not in message and "attention_w10" in message
+def test_an_unknown_recipe_is_one_line_naming_the_known_ones(tmp_path):
+    profile = profiles.get("smoke")
+    asked = dataclasses.replace(
+        profile,
+        studies=dataclasses.replace(profile.studies, recipes=("attention_w3",)),
+    )
+    dirs = profiles.output_dirs("smoke", str(tmp_path / "r"), str(tmp_path / "o"))
+    with pytest.raises(ValueError) as error:
+        recipes.run_profile_recipes(asked, "bfs", dirs, progress=False)
+    assert "\n" not in str(error.value) and "attention_w10" in str(error.value)
+
+
+def _study(tmp_path, runs: str, out: str, names: list[str]) -> list[dict]:
+    """The recipe study at smoke on one seed, in folders of its own."""
+    dirs = profiles.output_dirs("smoke", str(tmp_path / runs), str(tmp_path / out))
+    chosen = recipes.named(names)
+    return recipes.run_recipes(
+        profiles.get("smoke"), "bfs", chosen, dirs, seeds=1, progress=False
+    )
 
 
 def test_the_study_writes_both_tables_and_reruns_to_the_same_numbers(tmp_path):
     from nar_gap.system import files
 
-    args = ["--profile", "smoke", "--seeds", "1", "--quiet"]
-    args += ["--runs", str(tmp_path / "runs"), "--results", str(tmp_path / "out")]
-    args += ["--recipes", "attention_w10", "attention_w10_annealed", "attention_w10_x2"]
-    assert recipes.main(args) == 0
+    names = ["attention_w10", "attention_w10_annealed", "attention_w10_x2"]
+    _study(tmp_path, "runs", "out", names)
     table = files.read_table(tmp_path / "out" / "closing_gap_recipes_bfs.csv")
     per_seed = files.read_table(tmp_path / "out" / "closing_gap_recipes_seeds_bfs.csv")
     assert [r["recipe"] for r in table] == [
@@ -107,12 +120,10 @@ def test_the_study_writes_both_tables_and_reruns_to_the_same_numbers(tmp_path):
     assert table[1]["steps"] == str(2 * int(table[0]["steps"]))
     # attention_w10_x2 continued attention_w10's run: the numbers of a
     # straight run (the annealed recipe differs in more than steps: not).
-    straight = ["--profile", "smoke", "--seeds", "1", "--quiet"]
-    straight += ["--runs", str(tmp_path / "r2"), "--results", str(tmp_path / "o2")]
-    assert recipes.main([*straight, "--recipes", "attention_w10_x2"]) == 0
+    _study(tmp_path, "r2", "o2", ["attention_w10_x2"])
     alone = files.read_table(tmp_path / "o2" / "closing_gap_recipes_seeds_bfs.csv")
     assert alone == per_seed[2:]
-    assert recipes.main(args) == 0  # finished runs read back
+    _study(tmp_path, "runs", "out", names)  # finished runs read back
     again = files.read_table(tmp_path / "out" / "closing_gap_recipes_bfs.csv")
     assert again == table
     from nar_gap.report import readme_results

@@ -13,6 +13,7 @@ from pathlib import Path
 from nar_gap.experiments import (
     ablations,
     baselines,
+    catalogue,
     closing_gap,
     compilation,
     faithfulness_study,
@@ -63,7 +64,17 @@ def _named_tables() -> set[str]:
         }
     for a in ("bfs", "bellman_ford", "dfs"):
         names |= {landscape_study.landscape_file(a), landscape_study.grids_file(a)}
-    names |= {plateau.plateau_file("bellman_ford", e) for e in (False, True)}
+    studies = profiles.CPU.studies
+    names |= {plateau.plateau_file(a, e) for a, e, _ in studies.plateaus}
+    for a in studies.recipe_algorithms:
+        names |= {
+            recipes.recipes_file(a),
+            recipes.recipe_seeds_file(a),
+            generalisation.results_file(a),
+            generalisation.seeds_file(a),
+        }
+        if studies.drift_steps:
+            names.add(recipes.drift_file(a))
     for a in BFS_BF:
         names |= {
             stability.stability_file(a),
@@ -71,11 +82,6 @@ def _named_tables() -> set[str]:
             closing_gap.results_file(a),
             closing_gap.validation_file(a),
             closing_gap.over_time_file(a),
-            recipes.recipes_file(a),
-            recipes.recipe_seeds_file(a),
-            recipes.drift_file(a),
-            generalisation.results_file(a),
-            generalisation.seeds_file(a),
             transnar.RESULTS_FILE.format(a),
             transnar.SUMMARY_FILE.format(a),
             transnar.READS_FILE.format(a),
@@ -131,9 +137,41 @@ def test_the_writers_figure_stems_are_committed_figures():
         stems |= {
             stability.figure_stem(a),
             closing_gap.figure_stem(a),
-            recipes.drift_figure_stem(a),
-            generalisation.figure_stem(a),
             transnar.FIGURE_STEM.format(a),
         }
-    committed = {p.stem for p in (ROOT / "figures").iterdir()}
+    studies = profiles.CPU.studies
+    for a in studies.recipe_algorithms:
+        stems.add(generalisation.figure_stem(a))
+        if studies.drift_steps:
+            stems.add(recipes.drift_figure_stem(a))
+    committed = {p.stem for p in (ROOT / "figures").iterdir() if p.is_file()}
     assert stems <= committed, sorted(stems - committed)
+
+
+def _sidecar(path: Path) -> Path:
+    """A table's or array's sidecar is ``<name>.json``; a figure's ``<stem>.json``."""
+    if path.parent.name == "figures":
+        return path.with_suffix(".json")
+    return files.sidecar_path(path)
+
+
+def test_every_committed_file_names_the_notebook_that_wrote_it():
+    """Each table, array and figure of the cpu profile came from ./run_all.sh.
+
+    Its sidecar names a notebook of the catalogue (the runner sets it; a
+    file a side script wrote says None, or has no sidecar).  results/gpu/ is
+    the gpu job's, checked by the test above.
+    """
+    known = set(catalogue.stems().values())
+    unnamed = {}
+    for folder in ("results", "figures"):
+        for path in sorted((ROOT / folder).iterdir()):
+            if not path.is_file() or path.suffix == ".json" or path.name[0] == ".":
+                continue
+            sidecar = _sidecar(path)
+            said = (
+                files.read_json(sidecar).get("notebook") if sidecar.is_file() else None
+            )
+            if said not in known:
+                unnamed[f"{folder}/{path.name}"] = said
+    assert not unnamed, unnamed

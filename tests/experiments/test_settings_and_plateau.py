@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -71,3 +72,31 @@ def test_a_dip_after_the_plateau_moves_it_later():
     curve |= {s: 0.8 for s in range(1300, 2100, 100)}
     found = plateau.first_plateau(plateau.horizon_rows(_history(curve)))
     assert found is not None and found > 1200
+
+
+def test_the_plateau_reads_the_baseline_run_and_a_longer_horizon_continues_it(
+    tmp_path,
+):
+    """Horizon 0 trains nothing new; a longer one is the baseline run, resumed."""
+    from nar_gap.experiments.runs import baseline_config, run_dir, train_once
+    from nar_gap.training import read_validation
+
+    profile = profiles.get("smoke")
+    dirs = profiles.output_dirs("smoke", str(tmp_path / "runs"), str(tmp_path / "out"))
+    baseline = train_once(baseline_config(profile, "bfs"), dirs.runs, progress=False)
+    names = plateau.measure_profile_plateaus(profile, dirs, progress=False)
+    assert names == ["plateau_bfs.csv"]
+    assert [p.name for p in Path(dirs.runs).iterdir()] == [baseline.out_dir.name]
+    rows = files.read_table(Path(dirs.results) / names[0])
+    assert int(rows[-1]["steps"]) == baseline.config.steps
+
+    longer = 2 * baseline.config.steps
+    plateau.measure_plateau(profile, "bfs", dirs, longer, progress=False)
+    long_dir = run_dir(plateau.plateau_config(profile, "bfs", False, longer), dirs.runs)
+    history = read_validation(long_dir)
+    short = baseline.config.steps
+    # repr: the untrained step's loss is NaN, which equals nothing
+    assert sorted(repr(r) for r in history if int(r["step"]) <= short) == sorted(
+        repr(r) for r in read_validation(baseline.out_dir)
+    )
+    assert max(int(r["step"]) for r in history) == longer

@@ -119,8 +119,8 @@ def test_the_readme_headline_is_the_paper_vs_ours_files_counted():
 
 
 def test_writing_renders_each_part_whose_markers_a_file_holds(tmp_path):
-    """``--write PATH`` fills whichever markers PATH holds, leaves the rest of
-    the file alone, and refuses a file with none."""
+    """``nar-gap render --write PATH`` fills whichever markers PATH holds,
+    leaves the rest of the file alone, and refuses a file with none."""
     from nar_gap.report import readme_results
 
     results = ROOT / "results"
@@ -129,7 +129,9 @@ def test_writing_renders_each_part_whose_markers_a_file_holds(tmp_path):
         f"intro\n{readme_results.HEADLINE_START}\nstale\n"
         f"{readme_results.HEADLINE_END}\noutro\n"
     )
-    readme_results.main([str(results), "--write", str(page)])
+    from nar_gap import cli
+
+    assert cli.main(["render", str(results), "--write", str(page)]) == 0
     assert page.read_text() == (
         f"intro\n{readme_results.HEADLINE_START}\n"
         f"{readme_results.headline(results)}\n"
@@ -138,7 +140,8 @@ def test_writing_renders_each_part_whose_markers_a_file_holds(tmp_path):
     bare = tmp_path / "bare.md"
     bare.write_text("no markers\n")
     with pytest.raises(ValueError, match="markers"):
-        readme_results.main([str(results), "--write", str(bare)])
+        readme_results.write_rendered(bare, results)
+    assert cli.main(["render", str(results), "--write", str(bare)]) == 2
 
 
 def test_rendering_follows_the_files(tmp_path):

@@ -67,3 +67,45 @@ def test_the_cores_and_xla_switches_that_decide_the_bits_are_recorded():
     assert settings["JAX_DISABLE_MOST_OPTIMIZATIONS"] == ""
     assert settings["usable_cores"] >= 1
     assert set(provenance.runtime_settings()) <= set(provenance.host(INTEL))
+
+
+def test_every_result_a_notebook_writes_names_it_in_its_sidecar(tmp_path):
+    """Tables, arrays and figures: the sidecar says which notebook wrote them."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from nar_gap.system import files
+
+    def written(notebook: str | None) -> list[object]:
+        out = tmp_path / str(notebook)
+        out.mkdir()
+        files.write_table(out / "t.csv", [{"a": 1}])
+        files.write_arrays(out / "a.npz", {"x": [1.0]})
+        fig = plt.figure()
+        files.save_figure(fig, out / "f")
+        plt.close(fig)
+        names = ("t.csv.json", "a.npz.json", "f.json")
+        return [files.read_json(out / name)["notebook"] for name in names]
+
+    before = os.environ.pop(provenance.NOTEBOOK_ENV, None)
+    try:
+        with provenance.writing_for("07_closing_the_gap"):
+            assert written("07") == ["07_closing_the_gap"] * 3
+        assert written(None) == [None] * 3  # outside a runner: said so
+    finally:
+        if before is not None:
+            os.environ[provenance.NOTEBOOK_ENV] = before
+
+
+def test_a_kernel_papermill_starts_inherits_the_notebook_s_name(tmp_path):
+    """The name reaches the process that runs the cells (what the runner sets)."""
+    script = (
+        "from nar_gap.system import provenance; print(provenance.writing_notebook())"
+    )
+    with provenance.writing_for("02_baselines"):
+        printed = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    assert printed == "02_baselines"
