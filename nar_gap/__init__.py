@@ -1,11 +1,18 @@
 """nar_gap: neural compilation of graph algorithms into GATv2, and the mechanistic gap.
 
-The package is layered; each folder imports only from those below it
-(checked by import-linter in CI; pyproject.toml lists the layers and
-docs/layout.md says what each holds):
+The package is a core and the paper's studies beside it.  The core is the
+toolkit: CLRS tasks (``tasks``), the GATv2 (``model``), graph programs and
+their interpreter (``programs``), the compiler (``compiler``), training many
+seeds (``training``) and the faithfulness measures with the statistics they
+need (``analysis``), over ``system``.  ``nar_gap.paper`` holds what
+reproduces and extends the paper with them: the notebooks' experiments, the
+figures, the paper-vs-ours report, the tools around the notebooks, TransNAR.
+The core never imports ``nar_gap.paper``; ``cli``, the front door, uses both.
+Each folder imports only from those below it (import-linter, in CI;
+pyproject.toml lists the layers and docs/layout.md says what each holds):
 
-    cli > tools > report > experiments > plots > transnar > analysis
-        > training > compiler > programs > model > tasks > system
+    cli > paper (tools > report > experiments > plots > transnar)
+        > analysis > training > compiler > programs > model > tasks > system
 
 The public verbs are re-exported here and imported on first use: ``import
 nar_gap`` takes 0.10 s, importing every name it re-exports 2.1 s (JAX, Flax,
@@ -68,8 +75,9 @@ _EXPORTS = {
     "train": "nar_gap.training",
     "load_run": "nar_gap.training",
 }
-# Submodules reachable as attributes of a bare ``import nar_gap``.
-for _name in ("data", "experiments", "analysis"):
+# Submodules reachable as attributes of a bare ``import nar_gap`` (the core's:
+# ``from nar_gap.paper import experiments`` for the studies).
+for _name in ("data", "analysis"):
     _EXPORTS[_name] = f"nar_gap.{_name}:"
 
 __getattr__, __dir__, _public = lazy_exports(__name__, globals(), _EXPORTS)

@@ -9,10 +9,11 @@ Subcommands:
   Re-running the same command resumes an interrupted run.  With
   ``--coordinator HOST:PORT --num-processes P --process-id I`` on each of P
   processes, they share the seeds (:mod:`nar_gap.training.hosts`).
-* ``nar-gap compile ALGO -o FILE [--hidden-size H | --minimal] [options]``:
+* ``nar-gap compile ALGO -o FILE [--hidden-size H] [options]``:
   compile a graph program (``bfs``, ``bellman_ford``) into GATv2 parameters
-  and save them; prints ``{"algorithm", "hidden_size", "parameters", "file"}``
-  as JSON.
+  (at the smallest width that fits, as ``nar-gap run`` does, unless
+  ``--hidden-size`` asks for another) and save them; prints
+  ``{"algorithm", "hidden_size", "parameters", "file"}`` as JSON.
 * ``nar-gap run ALGO --graph FILE --source S [--params FILE] [--check]
   [--attention] [--max-memory M]``: run a compiled model (loaded from
   ``--params``, or compiled on the spot at the minimal size) on a graph file
@@ -27,7 +28,7 @@ Subcommands:
   notebook, the seed-steps, compiled programs, peak memory from XLA's
   analysis and a time estimate measured on this device, or priced on an
   accelerator (``--target h100``); and the rows the cpu run left undecided
-  against the profile's sizes (:mod:`nar_gap.tools.plan`).
+  against the profile's sizes (:mod:`nar_gap.paper.tools.plan`).
 * ``nar-gap info``: versions, devices, the commit and the backend self-check
   (:mod:`nar_gap.system.backend_check`); exit code 1 if the self-check fails.
 
@@ -155,15 +156,13 @@ def _add_compile_parser(commands: Any) -> None:
         '{"algorithm", "hidden_size", "parameters", "file"} as JSON.',
     )
     compile_.add_argument("algorithm", help="bfs or bellman_ford")
-    size = compile_.add_mutually_exclusive_group()
-    size.add_argument(
+    compile_.add_argument(
         "--hidden-size",
         type=_positive,
         default=None,
-        help=f"hidden size D (default {DEFAULT_HIDDEN_SIZE}, the CLRS benchmark's)",
-    )
-    size.add_argument(
-        "--minimal", action="store_true", help="the smallest hidden size that fits"
+        help="hidden size D (default: the smallest that fits, as nar-gap run "
+        f"compiles; {DEFAULT_HIDDEN_SIZE} is the CLRS benchmark's, for comparing "
+        "with trained networks)",
     )
     compile_.add_argument(
         "-o", "--output", required=True, help="the compiled-model file to write"
@@ -353,8 +352,8 @@ def _add_job_parser(commands: Any) -> None:
 
 
 def _job(args: argparse.Namespace) -> int:
-    from nar_gap.experiments import profiles
-    from nar_gap.tools import job
+    from nar_gap.paper.experiments import profiles
+    from nar_gap.paper.tools import job
 
     out = Path(args.out) if args.out else None
     dirs = profiles.output_dirs(
@@ -383,7 +382,7 @@ def _job(args: argparse.Namespace) -> int:
 
 
 def _write_job_archive(dirs, path: Path) -> None:  # noqa: ANN001 (lazy import)
-    from nar_gap.tools import job
+    from nar_gap.paper.tools import job
 
     archive = job.write_archive(dirs, path)
     size = archive.stat().st_size / 2**20
@@ -395,8 +394,8 @@ def _plan(args: argparse.Namespace) -> int:
 
     import jax
 
-    from nar_gap.experiments import profiles
-    from nar_gap.tools import plan
+    from nar_gap.paper.experiments import profiles
+    from nar_gap.paper.tools import plan
 
     profile = profiles.get(args.profile)  # an unknown name: one-line error
     device = plan.target(args.target) if args.target else None
@@ -481,10 +480,8 @@ def _compile(args: argparse.Namespace) -> int:
         )
         if value is not None
     }
-    from nar_gap.compiler.config import DEFAULT_HIDDEN_SIZE
-
-    hidden_size = None if args.minimal else (args.hidden_size or DEFAULT_HIDDEN_SIZE)
-    model = _compile_model(args.algorithm, hidden_size, **options)
+    # None: the smallest width that fits, the default of nar-gap run too
+    model = _compile_model(args.algorithm, args.hidden_size, **options)
     path = save_compiled(model, args.output)
     parameters = sum(int(np.size(leaf)) for leaf in jax.tree.leaves(model.params))
     summary = {
@@ -640,7 +637,7 @@ def _info() -> int:
 
 
 def _render(args: argparse.Namespace) -> int:
-    from nar_gap.report import readme_results
+    from nar_gap.paper.report import readme_results
 
     for path in args.write:
         readme_results.write_rendered(path, args.results)
@@ -674,7 +671,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "render":
             return _render(args)
         if args.command == "check-install":
-            from nar_gap.tools.install_check import main as check_install
+            from nar_gap.paper.tools.install_check import main as check_install
 
             return check_install(args.out)
         return _info()

@@ -11,9 +11,9 @@ set -euo pipefail
 # project.tar.gz (git archive HEAD), install.sh, README.txt and MANIFEST.json,
 # at most 64 MiB; never TensorFlow, Haiku, JAX or CUDA.  On the node:
 # `bash OUT_DIR/install.sh`.  See docs/notebooks.md, "Running on an offline
-# GPU node: the bundle"; the logic is nar_gap/tools/bundle.py, run here as a
+# GPU node: the bundle"; the logic is nar_gap/paper/tools/bundle.py, run here as a
 # plain script so that it needs only the standard library.
 
 # No cd: OUT_DIR is relative to where you are; bundle.py finds the checkout.
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-exec "${PYTHON:-python3}" "$root/nar_gap/tools/bundle.py" "$@"
+exec "${PYTHON:-python3}" "$root/nar_gap/paper/tools/bundle.py" "$@"

@@ -1,6 +1,6 @@
 """Processes that cannot import TensorFlow: the environment that makes them.
 
-Shared by tests in several layer folders (``tests/tasks``, ``tests/tools``,
+Shared by tests in several layer folders (``tests/tasks``, ``tests/paper/tools``,
 ``tests/project``): a module beside ``conftest.py`` is importable from all.
 """
 

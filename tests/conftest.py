@@ -22,8 +22,8 @@ def pytest_sessionstart(session):
 def shared_runs(tmp_path_factory):
     """One runs directory for the whole session.
 
-    Runs are content-addressed (``nar_gap.experiments.runs.run_dir``), so a test that
-    needs a configuration another test already trained resumes it instead of
+    Runs are content-addressed (``nar_gap.paper.experiments.runs.run_dir``), so a
+    test that needs a configuration another test already trained resumes it instead of
     training again: the ablation tests train what the notebook tests show.
     """
     return tmp_path_factory.mktemp("runs")

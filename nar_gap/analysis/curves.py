@@ -3,7 +3,7 @@
 Figures draw per-seed curves thin and their mean bold (Figures 2, 4 and 11,
 the validation curves, notebook 07's training curves).  The means are
 computed here, beside the other statistics across seeds, and handed to
-:mod:`nar_gap.plots`, which only draws.
+:mod:`nar_gap.paper.plots`, which only draws.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ of a one-hint trace (whose output the network still returns).  Per-step series
 parameter sets as one vmapped, jitted computation in chunks, and
 :func:`pairwise_internal_distances` compares every pair of learned solutions
 (Figure 5).  :mod:`nar_gap.analysis.stats` (correlations, fitted line,
-clusters) and :mod:`nar_gap.experiments.faithfulness_study` (the whole study,
+clusters) and :mod:`nar_gap.paper.experiments.faithfulness_study` (the whole study,
 its files) build on it.
 """
 

@@ -7,7 +7,7 @@ falls as the fitted distance range grows).  :func:`smallest_decisive_gap`
 reads off a trace the smallest gap dm-clrs actually decided by, and
 :func:`precision_limits` measures, on a two-route gadget, the smallest gap
 the compiled logits still decide, per dtype and distance scale.  The size
-sweep (:mod:`nar_gap.experiments.size_sweep`) writes both.
+sweep (:mod:`nar_gap.paper.experiments.size_sweep`) writes both.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """Training many seeds of the CLRS GATv2 at once, with dm-clrs's recipe.
 
-:func:`train` (``loop.py``) is the entry point; :class:`TrainConfig`
-(``config.py``) says what a run is; the jitted step (``step.py``), the seed
-axis over devices (``devices.py``), the data feed (``feed.py``), bucketed
-shapes (``shapes.py``) and the run directory (``run_dir.py``) are its parts;
+:func:`train` (``run.py``) is the entry point: the run directory
+(``run_dir.py``) decides what a call does (read a finished run back, resume,
+start) and keeps the results, and the loop (``loop.py``) trains;
+:class:`TrainConfig` (``config.py``) says what a run is; the jitted step
+(``step.py``), the seed axis over devices (``devices.py``), the data feed
+(``feed.py``) and bucketed shapes (``shapes.py``) are the loop's parts;
 :func:`train_through` (``segments.py``) trains one run through a list of steps.
 
 The names below are imported on first use, so reading a :class:`TrainConfig`
@@ -16,7 +18,7 @@ from nar_gap.system.lazy import lazy_exports
 
 _EXPORTS = {
     "TrainConfig": "nar_gap.training.config",
-    "train": "nar_gap.training.loop",
+    "train": "nar_gap.training.run",
     "train_through": "nar_gap.training.segments",
     "CheckpointError": "nar_gap.training.run_dir",
     "ResumePlan": "nar_gap.training.run_dir",

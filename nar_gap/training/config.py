@@ -76,7 +76,7 @@ class TrainConfig:
         64 these are exactly CLRS-30's val and test sets.
       eval_graphs: how many of each evaluation split's graphs validation and
         the final test score (0, the default: all of them, as CLRS does).
-        A dry run (:func:`nar_gap.experiments.profiles.dry_run`) keeps a few:
+        A dry run (:func:`nar_gap.paper.experiments.profiles.dry_run`) keeps a few:
         the same programs and trace lengths on a smaller batch axis.
       node_buckets: graph sizes are padded up to the smallest bucket that fits
         (sizes above every bucket stay as they are; empty: no node padding, one

@@ -17,22 +17,21 @@ first best, by default), and the test split (N = 64) is scored with them at
 the end.  A fresh start is also validated at step 0, before its first
 optimiser step, so every validation history starts from the untrained model.
 
-Over several processes (:mod:`nar_gap.training.hosts`) the same loop runs in
-each on its own block of seeds; only what spans every seed (``config.json``,
-``metrics.csv``, ``metrics.json``) has one writer, process 0.
+:func:`train_seeds` is the loop's whole: states in, trained and tested
+seeds out, checkpoints and validation records written on the way.  Whether
+a run needs training at all, and where its results go, is the run
+directory's to say (:mod:`nar_gap.training.run`, the ``train`` verb).  Over
+several processes the same loop runs in each on its own block of seeds.
 """
 
 from __future__ import annotations
 
 import collections
-import contextlib
 import dataclasses
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import flax.serialization
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -40,36 +39,19 @@ from tqdm import tqdm
 
 from nar_gap.model.network import param_shapes
 from nar_gap.model.seeds import init_stacked, score_seeds, stack_trees, unstack_tree
-from nar_gap.system import files
-from nar_gap.system.numerics import starting_precision
-from nar_gap.system.provenance import provenance
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.sampling import eval_batch
-from nar_gap.training import hosts
 from nar_gap.training.config import SELECTION_RULES, TrainConfig
 from nar_gap.training.devices import put_on_devices, seed_sharding
 from nar_gap.training.feed import draw_ahead, seed_batches
 from nar_gap.training.run_dir import (
     CHECKPOINT_FILE,
-    CONFIG_FILE,
-    INITIAL_FILE,
-    METRICS_FILE,
-    METRICS_TABLE,
     NO_SCORE,
-    PARAMS_FILE,
-    ResumePlan,
-    TrainResult,
-    check_initial,
-    check_run_dir,
     check_tree,
-    fingerprint,
     load_checkpoint,
-    load_run,
     record_validation,
-    resume_plan,
     save_checkpoint,
     seed_dir,
-    selection_reset_step,
 )
 from nar_gap.training.step import make_optimizer, make_train_step, step_keys
 
@@ -392,234 +374,43 @@ def _along_time(test: dict[str, Any], index: int) -> dict[str, list[float]]:
     }
 
 
-def _prepare_run_dir(config: TrainConfig, out: Path, initial_digest: str) -> None:
-    """Check and claim ``out``; every process checks, so each can refuse alone.
+@dataclasses.dataclass(frozen=True)
+class Trained:
+    """What the loop hands back: every seed trained to ``config.steps``.
 
-    Only process 0 writes, and the others go on once it has, so no process
-    trains into a directory whose configuration is not yet written.
+    ``states``: each seed's final state (checkpointed); ``details``: each
+    seed's metrics, its selected parameters scored on the test split (with
+    the per-step series, ``test_along_time``); ``best``: the selected
+    parameters, stacked; ``shapes``: steps run at each padded (nodes, steps).
     """
-    files.ensure_dir(out)
-    check_run_dir(out, config)
-    check_initial(out, initial_digest)
-    if hosts.process_index() == 0:
-        files.write_json_atomic(out / CONFIG_FILE, config.to_dict())
-        files.write_json_atomic(out / INITIAL_FILE, {"initial_params": initial_digest})
-    hosts.barrier("prepared")
+
+    states: list[SeedState]
+    details: list[dict]
+    best: Any
+    shapes: dict
 
 
-def _write_seed_results(
+def train_seeds(
     config: TrainConfig,
-    out: Path,
-    seeds: Sequence[int],
     states: list[SeedState],
-    details: list[dict],
-) -> None:
-    """Each of ``seeds``' selected parameters and metrics (``config``: the run's)."""
-    for seed, state, detail in zip(seeds, states, details, strict=True):
-        directory = seed_dir(out, seed)
-        files.write_bytes_atomic(
-            directory / PARAMS_FILE, flax.serialization.to_bytes(state["best_params"])
-        )
-        files.write_json_atomic(
-            directory / METRICS_FILE,
-            {"config": config.to_dict(), "seed": seed, **detail},
-        )
-
-
-def _write_run_tables(
-    config: TrainConfig, out: Path, rows: list[dict], details: list[dict]
-) -> None:
-    """``metrics.csv`` and ``metrics.json``: every seed of the run, in its order."""
-    files.write_csv_atomic(out / METRICS_TABLE, rows)
-    files.write_json_atomic(
-        out / METRICS_FILE,
-        {"config": config.to_dict(), **provenance(), "seeds": details},
-    )
-
-
-def _saved_details(out: Path, seed: int) -> dict:
-    """One seed's metrics as :func:`_train` computed them, read back from its file.
-
-    JSON gives back each float exactly, and NaN as None, which
-    :func:`~nar_gap.system.files.to_jsonable` writes as NaN was: tables
-    merged from these files are the bytes one process would have written.
-    """
-    saved = files.read_json(seed_dir(out, seed) / METRICS_FILE)
-    return {key: value for key, value in saved.items() if key != "config"}
-
-
-def _merged_run(
-    config: TrainConfig,
-    out: Path,
-    plan: ResumePlan,
-    shapes: collections.Counter,
-) -> TrainResult:
-    """After every process wrote its seeds: process 0 writes the run's tables.
-
-    Every process then returns the whole run, read back from ``out`` (its
-    ``shapes`` are its own seeds').
-    """
-    hosts.barrier("trained")
-    if hosts.process_index() == 0:
-        details = [_saved_details(out, seed) for seed in config.seeds]
-        rows = [
-            {key: value for key, value in detail.items() if key != "test_along_time"}
-            for detail in details
-        ]
-        _write_run_tables(config, out, rows, details)
-    hosts.barrier("merged")
-    run = load_run(out)
-    metrics = [{k: v for k, v in m.items() if k != "config"} for m in run.metrics]
-    return dataclasses.replace(
-        run,
-        config=config,
-        metrics=metrics,
-        plan=plan,
-        shapes=dict(sorted(shapes.items())),
-    )
-
-
-def _finished_run(
-    config: TrainConfig, out: Path | None, plan: ResumePlan
-) -> TrainResult | None:
-    """The saved results of a run that already finished ``config``, else None.
-
-    Every notebook that reuses notebook 02's baselines calls :func:`train` on
-    them; scoring 32 hidden-128 seeds again only to write the same numbers
-    took about 13 s a call on 2 cores.  The saved metrics are used only when
-    they were written for this very configuration (steps and seeds included)
-    and every checkpoint is at its target: anything else is scored again.
-    """
-    if out is None or any(done != config.steps for done in plan.steps_done.values()):
-        return None
-    try:
-        saved = TrainConfig.from_dict(files.read_json(out / METRICS_FILE)["config"])
-        run = load_run(out)
-    except Exception:  # unreadable, or from another version: score again
-        return None
-    if saved != config:
-        return None
-    metrics = [{k: v for k, v in m.items() if k != "config"} for m in run.metrics]
-    return dataclasses.replace(run, config=config, metrics=metrics, plan=plan)
-
-
-#: Set by a notebook that reads its profile's results (``FROM_RESULTS``):
-#: training there is a bug, refused at once instead of run for hours.
-READING_RESULTS_ENV = "NAR_GAP_READING_RESULTS"
-
-
-def reading_results() -> bool:
-    """Whether this process reads results (:data:`READING_RESULTS_ENV`)."""
-    return bool(os.environ.get(READING_RESULTS_ENV))
-
-
-def training_refused(what: str) -> RuntimeError:
-    """The one-line error of a process reading results where ``what`` would train."""
-    return RuntimeError(
-        f"training refused: this process reads results ({READING_RESULTS_ENV} "
-        f"is set), and {what} would train here"
-    )
-
-
-def train(
-    config: TrainConfig,
-    out_dir: str | os.PathLike | None = None,
-    *,
-    progress: bool = True,
-    initial_params: Any | None = None,
-) -> TrainResult:
-    """Train ``config.seeds`` together; write checkpoints and metrics to ``out_dir``.
-
-    An ``out_dir`` holding a run of the same configuration is resumed: finished
-    seeds are not retrained, unfinished ones continue from their last
-    checkpoint.  A different configuration there is an error.
-
-    ``initial_params`` (one parameter tree, e.g. a compiled model's) starts
-    every seed from the same point instead of its own random initialisation;
-    the seeds then differ only in their data order (the stability study).  Its
-    fingerprint is kept in the run directory, so a resume from other starting
-    parameters is refused.
-
-    While it works in ``out_dir`` it holds that directory's lock
-    (:func:`nar_gap.system.files.exclusive`): a second process asking for the
-    same run, a notebook run beside another by ``./run_all.sh``, waits and
-    then reads the finished run back instead of training it a second time.
-
-    Over several processes (:mod:`nar_gap.training.hosts`; joined here from
-    its environment variables if nothing joined before) each process calls
-    this with the same arguments, trains its own block of seeds and writes
-    their files; process 0 then writes the run's tables, and every process
-    returns the whole run, read back from ``out_dir``, which every process
-    must see (a shared filesystem between machines).  Only process 0 takes
-    the lock, for the whole run: the others wait for it at a barrier, and
-    would wait for each other's lock forever if they took it too.
-
-    Refused at once where :data:`READING_RESULTS_ENV` is set: a notebook
-    reading its profile's results must train nothing.
-    """
-    if reading_results():
-        raise training_refused(config.network.algorithm)
-    hosts.initialize_from_environment()
-    out = Path(out_dir) if out_dir is not None else None
-    if out is None:
-        if hosts.process_count() > 1:
-            raise ValueError("training over several processes needs a run directory")
-        with starting_precision(initial_params):
-            return _train(config, None, progress, initial_params)
-
-    def say_waiting() -> None:
-        tqdm.write(f"nar_gap: {out}: another process is training this run; waiting")
-
-    lock = (
-        files.exclusive(out, on_wait=say_waiting)
-        if hosts.process_index() == 0
-        else contextlib.nullcontext()
-    )
-    with lock, starting_precision(initial_params):
-        return _train(config, out, progress, initial_params)
-
-
-def _share(seeds: Sequence[int]) -> str:
-    """What this process trains, when it is one of several ('' otherwise)."""
-    if hosts.process_count() == 1:
-        return ""
-    return (
-        f" (process {hosts.process_index()} of {hosts.process_count()} trains "
-        f"seeds {seeds[0]}..{seeds[-1]})"
-    )
-
-
-def _train(
-    config: TrainConfig,
     out: Path | None,
     progress: bool,
-    initial_params: Any | None,
-) -> TrainResult:
-    own = hosts.own_seeds(config.seeds)  # all of them in one process
-    digest = fingerprint(initial_params) if initial_params is not None else ""
-    if out is not None:
-        _prepare_run_dir(config, out, digest)
-    plan = resume_plan(config, out)
-    if progress:
-        where = out if out is not None else "training"
-        tqdm.write(f"nar_gap: {where}: {plan.describe()}{_share(own)}")
-    finished = _finished_run(config, out, plan)
-    if finished is not None:
-        return finished
+    reset_steps: Sequence[int] | None = None,
+) -> Trained:
+    """Train ``config.seeds`` from ``states`` to ``config.steps``, then test them.
 
-    algorithm = config.network.algorithm
-    val_batch = eval_batch(algorithm, "val", config.val_num_nodes, config.eval_graphs)
-    test_batch = eval_batch(
-        algorithm, "test", config.test_num_nodes, config.eval_graphs
-    )
-    run_config, config = config, dataclasses.replace(config, seeds=own)
-    states = initial_states(config, out, initial_params)
-
-    # Seeds advance in lockstep groups that share their current step.
+    Seeds advance in lockstep groups that share their current step (a
+    resumed run may hold seeds at several).  ``reset_steps``: per seed, the
+    step after which selection restarted (the run directory's
+    :func:`~nar_gap.training.run_dir.selection_reset_step`; 0: never).
+    """
+    states = list(states)
     shapes: collections.Counter = collections.Counter()
     groups: dict[int, list[int]] = {}
     for index, state in enumerate(states):
         groups.setdefault(int(state["step"]), []).append(index)
+    algorithm = config.network.algorithm
+    val_batch = eval_batch(algorithm, "val", config.val_num_nodes, config.eval_graphs)
     for start, members in sorted(groups.items()):
         if start < config.steps:
             group = dataclasses.replace(
@@ -632,13 +423,16 @@ def _train(
                 states[index] = state
 
     best = stack_trees([s["best_params"] for s in states])
+    test_batch = eval_batch(
+        algorithm, "test", config.test_num_nodes, config.eval_graphs
+    )
     # Placed as validation placed them: the scorer compiled for validation then
     # serves the test split too wherever the two batches share a shape (host
     # arrays are another input sharding to jit, so another compile: about 1 s
     # of every smoke run).
     placed = put_on_devices(best, seed_sharding(len(config.seeds)))
     test = score_seeds(config.network, placed, test_batch)
-    resets = [0 if out is None else selection_reset_step(out, s) for s in config.seeds]
+    resets = list(reset_steps) if reset_steps is not None else [0] * len(states)
     rows = [
         _summary_row(seed, s, test, k, config.selection, resets[k])
         for k, (seed, s) in enumerate(zip(config.seeds, states, strict=True))
@@ -646,17 +440,4 @@ def _train(
     details = [
         {**row, "test_along_time": _along_time(test, k)} for k, row in enumerate(rows)
     ]
-    if out is not None:
-        _write_seed_results(run_config, out, config.seeds, states, details)
-    if hosts.process_count() > 1:
-        return _merged_run(run_config, out, plan, shapes)
-    if out is not None:
-        _write_run_tables(run_config, out, rows, details)
-    return TrainResult(
-        config=config,
-        metrics=details,
-        params=best,
-        out_dir=out,
-        plan=plan,
-        shapes=dict(sorted(shapes.items())),
-    )
+    return Trained(states, details, best, dict(sorted(shapes.items())))

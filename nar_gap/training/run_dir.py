@@ -29,8 +29,10 @@ from nar_gap.model.config import NetworkConfig
 from nar_gap.model.network import param_shapes
 from nar_gap.model.seeds import stack_trees
 from nar_gap.system import files
+from nar_gap.system.provenance import provenance
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.sampling import sample_batch
+from nar_gap.training import hosts
 from nar_gap.training.config import TrainConfig
 
 CHECKPOINT_FILE = "checkpoint.msgpack"
@@ -574,3 +576,117 @@ def _copy_seeds(
         kept = [r for r in read_validation(out) if r["seed"] not in copied]
         _write_validation(out, kept + history)
     return copied
+
+
+# --- What a run leaves: claimed, its seeds' results, its tables, merged. ---
+
+
+def prepare_run_dir(config: TrainConfig, out: Path, initial_digest: str) -> None:
+    """Check and claim ``out``; every process checks, so each can refuse alone.
+
+    Only process 0 writes, and the others go on once it has, so no process
+    trains into a directory whose configuration is not yet written.
+    """
+    files.ensure_dir(out)
+    check_run_dir(out, config)
+    check_initial(out, initial_digest)
+    if hosts.process_index() == 0:
+        files.write_json_atomic(out / CONFIG_FILE, config.to_dict())
+        files.write_json_atomic(out / INITIAL_FILE, {"initial_params": initial_digest})
+    hosts.barrier("prepared")
+
+
+def write_seed_results(
+    config: TrainConfig,
+    out: Path,
+    seeds: Sequence[int],
+    states: list[dict[str, Any]],
+    details: list[dict],
+) -> None:
+    """Each of ``seeds``' selected parameters and metrics (``config``: the run's)."""
+    for seed, state, detail in zip(seeds, states, details, strict=True):
+        directory = seed_dir(out, seed)
+        files.write_bytes_atomic(
+            directory / PARAMS_FILE, flax.serialization.to_bytes(state["best_params"])
+        )
+        files.write_json_atomic(
+            directory / METRICS_FILE,
+            {"config": config.to_dict(), "seed": seed, **detail},
+        )
+
+
+def write_run_tables(
+    config: TrainConfig, out: Path, rows: list[dict], details: list[dict]
+) -> None:
+    """``metrics.csv`` and ``metrics.json``: every seed of the run, in its order."""
+    files.write_csv_atomic(out / METRICS_TABLE, rows)
+    files.write_json_atomic(
+        out / METRICS_FILE,
+        {"config": config.to_dict(), **provenance(), "seeds": details},
+    )
+
+
+def _saved_details(out: Path, seed: int) -> dict:
+    """One seed's metrics as training computed them, read back from its file.
+
+    JSON gives back each float exactly, and NaN as None, which
+    :func:`~nar_gap.system.files.to_jsonable` writes as NaN was: tables
+    merged from these files are the bytes one process would have written.
+    """
+    saved = files.read_json(seed_dir(out, seed) / METRICS_FILE)
+    return {key: value for key, value in saved.items() if key != "config"}
+
+
+def merged_run(
+    config: TrainConfig,
+    out: Path,
+    plan: ResumePlan,
+    shapes: dict,
+) -> TrainResult:
+    """After every process wrote its seeds: process 0 writes the run's tables.
+
+    Every process then returns the whole run, read back from ``out`` (its
+    ``shapes`` are its own seeds').
+    """
+    hosts.barrier("trained")
+    if hosts.process_index() == 0:
+        details = [_saved_details(out, seed) for seed in config.seeds]
+        rows = [
+            {key: value for key, value in detail.items() if key != "test_along_time"}
+            for detail in details
+        ]
+        write_run_tables(config, out, rows, details)
+    hosts.barrier("merged")
+    run = load_run(out)
+    metrics = [{k: v for k, v in m.items() if k != "config"} for m in run.metrics]
+    return dataclasses.replace(
+        run,
+        config=config,
+        metrics=metrics,
+        plan=plan,
+        shapes=shapes,
+    )
+
+
+def finished_run(
+    config: TrainConfig, out: Path | None, plan: ResumePlan
+) -> TrainResult | None:
+    """The saved results of a run that already finished ``config``, else None.
+
+    Every notebook that reuses notebook 02's baselines calls ``train`` on
+    them; scoring 32 hidden-128 seeds again only to write the same numbers
+    took about 13 s a call on 2 cores.  The saved metrics are used only when
+    they were written for this very configuration (steps and seeds included)
+    and every checkpoint is at its target: anything else is scored again.
+    """
+    if out is None or any(done != config.steps for done in plan.steps_done.values()):
+        return None
+    try:
+        saved = TrainConfig.from_dict(files.read_json(out / METRICS_FILE)["config"])
+        run = load_run(out)
+    except Exception:  # unreadable, or from another version: score again
+        return None
+    if saved != config:
+        return None
+    metrics = [{k: v for k, v in m.items() if k != "config"} for m in run.metrics]
+    return dataclasses.replace(run, config=config, metrics=metrics, plan=plan)

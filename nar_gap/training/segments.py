@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from nar_gap.training.config import TrainConfig
-from nar_gap.training.loop import train
+from nar_gap.training.run import train
 from nar_gap.training.run_dir import load_current_params
 
 

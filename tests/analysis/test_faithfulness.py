@@ -15,9 +15,9 @@ import nar_gap
 from nar_gap.analysis import faithfulness as fa
 from nar_gap.analysis import models as models_lib
 from nar_gap.analysis import stats as st
-from nar_gap.experiments import faithfulness_study as fs
-from nar_gap.experiments import profiles, runs
 from nar_gap.model.config import NetworkConfig
+from nar_gap.paper.experiments import faithfulness_study as fs
+from nar_gap.paper.experiments import profiles, runs
 from nar_gap.system.files import read_table
 from nar_gap.tasks import counted_steps as steps_lib
 from nar_gap.tasks.sampling import sample_batch

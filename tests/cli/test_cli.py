@@ -263,7 +263,7 @@ def test_compile_then_run_params_round_trip(tmp_path, capsys):
     from nar_gap.compiler import load_compiled
 
     output = str(tmp_path / "bfs.msgpack")
-    assert main(["compile", "bfs", "-o", output]) == 0
+    assert main(["compile", "bfs", "-o", output, "--hidden-size", "128"]) == 0
     summary = json.loads(capsys.readouterr().out)
     model = load_compiled(output)
     assert summary == {
@@ -287,8 +287,9 @@ def test_compile_then_run_params_round_trip(tmp_path, capsys):
 
 
 def test_compile_minimal_and_options(tmp_path, capsys):
+    """By default compile, like run, writes the smallest network that fits."""
     output = str(tmp_path / "bf.msgpack")
-    argv = ["compile", "bellman_ford", "--minimal", "-o", output]
+    argv = ["compile", "bellman_ford", "-o", output]
     assert main([*argv, "--max-weight", "2", "--max-distance", "4"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["algorithm"] == "bellman_ford" and summary["hidden_size"] < 128
@@ -403,10 +404,7 @@ def test_run_check_exits_1_on_perturbed_params(bfs_params, tmp_path, capsys):
         (["run", "dfs", "--graph", "{bad_arc}"], "'u -> v [w]'"),
         (["run", "bfs", "--source", "0"], "--graph"),
         (["compile", "bfs", "--hidden-size", "3", "-o", "{out}"], "hidden_size >= "),
-        (
-            ["compile", "bfs", "--minimal", "--hidden-size", "8", "-o", "{out}"],
-            "--minimal",
-        ),
+        (["compile", "bfs", "--minimal", "-o", "{out}"], "--minimal"),
         (["compile", "bfs", "--max-weight", "-1", "-o", "{out}"], "max_weight"),
         (
             ["compile", "dfs", "--pre-att-bias-nodes", "8", "-o", "{out}"],
@@ -560,12 +558,7 @@ def test_run_check_reports_near_ties_and_exits_0(tmp_path, capsys):
 
 def test_a_float64_file_runs_in_float64_and_refuses_another_dtype(tmp_path, capsys):
     model = str(tmp_path / "bf64.msgpack")
-    assert (
-        main(
-            ["compile", "bellman_ford", "--minimal", "--dtype", "float64", "-o", model]
-        )
-        == 0
-    )
+    assert main(["compile", "bellman_ford", "--dtype", "float64", "-o", model]) == 0
     capsys.readouterr()
     graph = _write(tmp_path, "g.txt", "0 1 0.4\n1 2 0.3\n")
     argv = [

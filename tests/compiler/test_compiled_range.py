@@ -20,7 +20,7 @@ import pytest
 
 from nar_gap.cli import main
 from nar_gap.compiler import CompilerConfig, compile_algorithm, precision, save_compiled
-from nar_gap.experiments import size_sweep
+from nar_gap.paper.experiments import size_sweep
 from nar_gap.tasks.families import FAMILIES, make_graph
 
 DTYPES = ("float32", "float64")

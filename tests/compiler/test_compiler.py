@@ -442,7 +442,7 @@ def test_programs_and_layouts_print_as_readable_tables(algorithm, models):
 def test_weight_figures_draw_without_warnings(algorithm, models):
     import warnings
 
-    from nar_gap import plots
+    from nar_gap.paper import plots
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -81,7 +81,7 @@ def test_unit_weight_graphs_need_the_tie_channel_that_sampled_graphs_never_use()
     on sampled graphs; on the unit-weight graphs (exact ties) it does not,
     while the compiled network does.
     """
-    from nar_gap.experiments.compilation import tie_batches
+    from nar_gap.paper.experiments.compilation import tie_batches
 
     model = compile_algorithm("bellman_ford", hidden_size=None)
     ties, left_out = tie_batches(model, 8, [500, 501])

@@ -50,17 +50,17 @@ def test_an_unguarded_forward_pass_asks_for_the_default_precision():
 def test_training_from_compiled_weights_runs_at_the_highest_precision(monkeypatch):
     """train() enters starting_precision around the whole run: the train step,
     validation and test scoring are all traced inside it."""
-    import nar_gap.training.loop as loop
+    import nar_gap.training.run as run
 
     seen = []
 
     def record(config, out, progress, initial_params):
         seen.append(jax.config.jax_default_matmul_precision)
 
-    monkeypatch.setattr(loop, "_train", record)
+    monkeypatch.setattr(run, "_train", record)
     with lowest_default_precision():
-        loop.train(None, None, initial_params={"w": 1.0})
-        loop.train(None, None)
+        run.train(None, None, initial_params={"w": 1.0})
+        run.train(None, None)
     assert seen == ["highest", "bfloat16"]
     with starting_precision(None):
         assert jax.config.jax_default_matmul_precision is None

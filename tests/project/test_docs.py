@@ -80,11 +80,14 @@ TOP_LEVEL = "top level"
 def _layout_table() -> dict[str, str]:
     """``{module path: folder row}`` of every ``name.py`` the table names.
 
-    A row is ``| `folder/` | `a.py` (what it is), `b.py`, ... |`; the row
+    A row is ``| `folder/` | `a.py` (what it is), `b.py`, ... |`` (the
+    studies' folders as ``paper/<folder>/``); the row
     ``| top level | ... |`` names the modules of ``nar_gap/`` itself.
     """
     named = {}
-    rows = re.findall(r"^\| (`\w+/`|top level) \| (.*) \|$", LAYOUT.read_text(), re.M)
+    rows = re.findall(
+        r"^\| (`[\w/]+/`|top level) \| (.*) \|$", LAYOUT.read_text(), re.M
+    )
     assert rows, "docs/layout.md has no `| folder | modules |` table"
     for folder, modules in rows:
         prefix = "" if folder == TOP_LEVEL else folder.strip("`")

@@ -17,14 +17,14 @@ import pytest
 from blocked_imports import children_without_tensorflow
 
 from nar_gap.analysis.verdicts import VERDICTS
-from nar_gap.experiments import ablations, catalogue, profiles
-from nar_gap.experiments.faithfulness_study import (
+from nar_gap.paper.experiments import ablations, catalogue, profiles
+from nar_gap.paper.experiments.faithfulness_study import (
     FORCED_MEASURES,
     GAP_MEASURES,
     GRAPH_SET_HEADLINE,
     LONG_FIGURES,
 )
-from nar_gap.experiments.naming import figure_stem, landscape_stem
+from nar_gap.paper.experiments.naming import figure_stem, landscape_stem
 from nar_gap.system.files import read_table
 
 # The executed notebooks run as two chains, each in one pytest-xdist worker
@@ -131,7 +131,7 @@ def test_each_notebook_sets_up_through_the_one_setup(path):
 
 # What a typed-in result looks like in prose: a number with two or more
 # decimals, a percentage, or a sentence about what the paper finds.  Findings
-# are the paper-vs-ours tables' job (nar_gap.report.paper), computed.
+# are the paper-vs-ours tables' job (nar_gap.paper.report.paper), computed.
 TYPED_RESULT = re.compile(
     r"the paper finds|the paper:|\d\.\d{2,}|\d+(?:\.\d+)? ?%|\bfinds? (?:no|none)\b",
     re.I,
@@ -257,7 +257,7 @@ def test_the_readme_s_reading_order_counts_what_the_notebooks_hold():
     """The README's reading table is typed once; its counts must follow the
     notebooks (walkthrough.reading_stats), so an edited notebook cannot leave
     the README's word count or reading time behind."""
-    from nar_gap.report.walkthrough import reading_stats
+    from nar_gap.paper.report.walkthrough import reading_stats
 
     readme = (ROOT / "README.md").read_text()
     found = dict(
@@ -316,7 +316,7 @@ class ExecutedNotebooks:
         return chain / "results", chain / "figures"
 
     def _execute(self, path: Path) -> None:
-        from nar_gap.tools.notebook_runner import execute
+        from nar_gap.paper.tools.notebook_runner import execute
 
         results, figures = self.folders(path.stem)
         try:
@@ -628,7 +628,7 @@ def test_the_readme_section_renders_from_a_chain_s_run(executed, chain):
     """A chain's notebooks write every file docs/results.md's results section
     reads from them: rendered from one chain's results, only the other
     chain's files and the jobs of their own may be missing."""
-    from nar_gap.report import readme_results
+    from nar_gap.paper.report import readme_results
 
     for name in CHAINS[chain]:
         results, _ = executed.ran(name)
@@ -687,7 +687,7 @@ def test_06_landscape_tables(executed):
 @in_chain("07_closing_the_gap")
 @pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford"])
 def test_07_closing_the_gap_table(executed, algorithm):
-    from nar_gap.experiments import closing_gap
+    from nar_gap.paper.experiments import closing_gap
 
     results, figures = executed.ran("07_closing_the_gap")
     rows = read_table(results / f"closing_gap_{algorithm}.csv")
@@ -757,7 +757,7 @@ TRANSNAR_MODELS = ("transformer", "transnar_trained", "transnar_compiled")
 
 @in_chain("08_transnar")
 def test_08_transnar_tables(executed):
-    from nar_gap.experiments import transnar
+    from nar_gap.paper.experiments import transnar
 
     results, figures = executed.ran("08_transnar")
     sizes = transnar.sizes_for(profiles.SMOKE)
@@ -856,7 +856,7 @@ def test_the_notebook_runner_starts_kernels_without_the_tcp_warning(tmp_path):
         [
             sys.executable,
             "-m",
-            "nar_gap.tools.notebook_runner",
+            "nar_gap.paper.tools.notebook_runner",
             "t.ipynb",
             "out.ipynb",
         ]
@@ -878,7 +878,7 @@ def _start_two_kernels_on_the_same_ports(transport: str | None) -> list[str]:
     """Start two kernels given the same five port numbers; return their ``ip``."""
     import asyncio
 
-    from nar_gap.tools.notebook_runner import KERNEL_NAME, EncryptedKernelManager
+    from nar_gap.paper.tools.notebook_runner import KERNEL_NAME, EncryptedKernelManager
 
     async def start_both() -> list[str]:
         managers = [EncryptedKernelManager(kernel_name=KERNEL_NAME) for _ in "ab"]

@@ -101,7 +101,7 @@ def test_the_results_section_is_the_results_files_rendered():
     """Every number and verdict in docs/results.md's results section comes
     from results/: the section is exactly what the renderer makes of those
     files."""
-    from nar_gap.report import readme_results
+    from nar_gap.paper.report import readme_results
 
     text = RESULTS_PAGE.read_text()
     between = _between(text, readme_results.START, readme_results.END)
@@ -111,7 +111,7 @@ def test_the_results_section_is_the_results_files_rendered():
 def test_the_readme_headline_is_the_paper_vs_ours_files_counted():
     """The README's headline table counts the committed paper_vs_ours_NN.csv
     files' verdicts: exactly what the renderer makes of them."""
-    from nar_gap.report import readme_results
+    from nar_gap.paper.report import readme_results
 
     text = README.read_text()
     between = _between(text, readme_results.HEADLINE_START, readme_results.HEADLINE_END)
@@ -121,7 +121,7 @@ def test_the_readme_headline_is_the_paper_vs_ours_files_counted():
 def test_writing_renders_each_part_whose_markers_a_file_holds(tmp_path):
     """``nar-gap render --write PATH`` fills whichever markers PATH holds,
     leaves the rest of the file alone, and refuses a file with none."""
-    from nar_gap.report import readme_results
+    from nar_gap.paper.report import readme_results
 
     results = ROOT / "results"
     page = tmp_path / "page.md"
@@ -149,7 +149,7 @@ def test_rendering_follows_the_files(tmp_path):
     fail), and a missing one is named, not invented."""
     import shutil
 
-    from nar_gap.report import readme_results
+    from nar_gap.paper.report import readme_results
 
     results = tmp_path / "results"
     shutil.copytree(README.parent / "results", results)
@@ -165,7 +165,7 @@ def test_the_headline_follows_the_files(tmp_path):
     """A changed verdict changes the headline's counts; no files, no table."""
     import shutil
 
-    from nar_gap.report import readme_results
+    from nar_gap.paper.report import readme_results
     from nar_gap.system import files
 
     results = tmp_path / "results"
@@ -218,7 +218,7 @@ def test_the_pages_name_files():
 def test_reference_points_end_with_compiled_trained_on(tmp_path):
     """The last reference point is the stability study's compiled model after
     its last step, the mean over data orders (the same graphs and code)."""
-    from nar_gap.report import readme_results
+    from nar_gap.paper.report import readme_results
     from nar_gap.system.files import write_table
 
     point = {"point": "compiled", "seeds": 0, "internal": 0.0}
@@ -330,7 +330,7 @@ def test_the_readme_check_catches_typed_results_and_spares_the_exempt():
 def test_table1_is_rendered_under_each_selection_rule(tmp_path):
     """Table 1's rows under CLRS's rule, the partial correlation and the
     final-step parameters, side by side."""
-    from nar_gap.report import readme_results
+    from nar_gap.paper.report import readme_results
     from nar_gap.system import files
 
     for algorithm in readme_results.ALGORITHMS:

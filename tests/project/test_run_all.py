@@ -197,8 +197,8 @@ def _runs_trained_by(stem: str, profile, algorithms: list[str]) -> set[str]:
     A notebook that starts training a new kind of run is added here.
     """
     from nar_gap.compiler import compile as compile_model
-    from nar_gap.experiments import ablations, closing_gap, stability
-    from nar_gap.experiments.runs import baseline_config, run_dir
+    from nar_gap.paper.experiments import ablations, closing_gap, stability
+    from nar_gap.paper.experiments.runs import baseline_config, run_dir
 
     def name(config) -> str:
         return run_dir(config, "runs").name
@@ -222,14 +222,22 @@ def _runs_trained_by(stem: str, profile, algorithms: list[str]) -> set[str]:
                 found.add(f"stability_{start}_{name(setting)}")
         return found
     if stem == "07_closing_the_gap":
-        return {
+        from nar_gap.paper.experiments import recipes
+
+        found = {
             name(c)
             for a in algorithms
             for c in closing_gap.variant_configs(profile, a).values()
         }
+        studies = profile.studies
+        for a in studies.recipe_algorithms:
+            for recipe in recipes.named(studies.recipes or recipes.studied(a)):
+                config = recipes.recipe_config(profile, a, recipe, studies.recipe_seeds)
+                found.add(name(config))
+        return found
     if stem == "08_transnar":
         # its own runs, and notebook 02's baselines (finished: 08 waits for 02)
-        from nar_gap.experiments import transnar
+        from nar_gap.paper.experiments import transnar
 
         own = {
             transnar.text_run_dir(
@@ -262,7 +270,7 @@ def test_notebooks_that_may_run_side_by_side_train_no_run_in_common():
     run back (``test_a_second_process_waits_for_the_run_it_shares``).  At
     cpu they share none, and 04 runs beside 02 for its whole length.
     """
-    from nar_gap.experiments import profiles
+    from nar_gap.paper.experiments import profiles
 
     profile = profiles.get("cpu")
     needs = {path.stem: _needs(path) for path in NOTEBOOKS}
@@ -292,15 +300,14 @@ def test_each_notebook_needs_only_earlier_notebooks():
 
 
 def test_run_all_runs_the_notebooks_of_a_profile_sized_for_one_job():
-    """run_all.sh's default selection for gpu is ``profiles.GPU.notebooks``.
+    """The runner's default selection is the profile's own list, ``--only`` wins."""
+    from nar_gap.paper.experiments import profiles
+    from nar_gap.paper.tools import runner
 
-    The script picks notebooks before the environment exists, so it names
-    them itself; this keeps the two equal.
-    """
-    from nar_gap.experiments import profiles
-
-    script = (ROOT / "run_all.sh").read_text()
-    (line,) = [s for s in script.splitlines() if s.strip().startswith("only=(0")]
-    named = line.split("(", 1)[1].split(")", 1)[0].split()
-    assert tuple(named) == profiles.GPU.notebooks
-    assert all(not p.notebooks for p in profiles.PROFILES.values() if p.name != "gpu")
+    for profile in profiles.PROFILES.values():
+        asked = runner.numbers_asked(runner.Options(profile=profile.name))
+        assert asked == profile.notebooks
+    dry = runner.Options(profile="gpu" + profiles.DRY_SUFFIX)
+    assert runner.numbers_asked(dry) == profiles.GPU.notebooks == ("02", "03")
+    only = runner.Options(profile="gpu", only=("04",))
+    assert runner.numbers_asked(only) == ("04",)

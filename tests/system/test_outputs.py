@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from nar_gap.experiments import profiles
+from nar_gap.paper.experiments import profiles
 from nar_gap.system import files
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nar_gap.experiments import profiles, runs
 from nar_gap.model.config import NetworkConfig
+from nar_gap.paper.experiments import profiles, runs
 from nar_gap.system.files import read_table
 from nar_gap.tasks.sampling import eval_batch
 from nar_gap.training import TrainConfig, train
@@ -140,7 +140,7 @@ def test_the_paper_profile_s_dry_run_executes_every_notebook(tmp_path):
     (``nar-gap plan``) counts was trained, at the paper's seed count.  (Its
     time on 2 cores is measured in docs/notebooks.md, not asserted here.)
     """
-    from nar_gap.tools import plan
+    from nar_gap.paper.tools import plan
 
     runs = tmp_path / "runs"
     done = subprocess.run(

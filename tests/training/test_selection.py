@@ -18,7 +18,7 @@ import pytest
 from test_train import SMALL
 
 import nar_gap.training.loop as loop
-from nar_gap.experiments import profiles, runs
+from nar_gap.paper.experiments import profiles, runs
 from nar_gap.training import CheckpointError, TrainConfig, load_run, train
 from nar_gap.training.loop import improved, selected_position
 from nar_gap.training.run_dir import (

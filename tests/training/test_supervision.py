@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from nar_gap.analysis.faithfulness import head_averaged, internal_distance
-from nar_gap.experiments.runs import run_dir
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.seeds import forward, init_stacked
+from nar_gap.paper.experiments.runs import run_dir
 from nar_gap.tasks.batch import stack_seeds
 from nar_gap.tasks.sampling import sample_batch
 from nar_gap.training import TrainConfig

@@ -481,7 +481,7 @@ def test_sgd_is_a_plain_clipped_gradient_step():
 def test_run_directories_keep_their_address_when_fields_are_added():
     """A field added at its default must not move finished runs (they would
     train again): the smoke BFS baseline's address from before ``optimizer``."""
-    from nar_gap.experiments import profiles, runs
+    from nar_gap.paper.experiments import profiles, runs
 
     config = runs.baseline_config(profiles.get("smoke"), "bfs")
     assert runs.run_dir(config, "r").name == "bfs_285e82213597"

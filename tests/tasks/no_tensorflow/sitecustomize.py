@@ -18,7 +18,7 @@ import os
 import sys
 
 # NAR_GAP_BLOCK_ALSO (comma-separated): more packages to refuse, such as the
-# Jupyter stack a GPU node's job must run without (tests/tools/test_job.py).
+# Jupyter stack a GPU node's job must run without (tests/paper/tools/test_job.py).
 BLOCKED = ("tensorflow", "tensorflow_datasets", "haiku") + tuple(
     filter(None, os.environ.get("NAR_GAP_BLOCK_ALSO", "").split(","))
 )

@@ -1,0 +1,473 @@
+"""Notebook 08: TransNAR with a trained and with a compiled NAR, on CLRS-Text.
+
+Three models per algorithm, each over the same seeds and the same examples:
+``transformer`` (the Transformer alone), ``transnar_trained`` (tokens read a
+trained baseline of notebook 02, seed for seed) and ``transnar_compiled``
+(tokens read the compiled network at hidden 128).  Each is scored with
+TransNAR's shape, parse and CLRS scores at its training sizes and at larger
+ones.  The files:
+
+- ``transnar_<algorithm>.csv``: one row per model, seed and size;
+- ``transnar_summary_<algorithm>.csv``: mean, std and seeds per model and size;
+- ``transnar_reads_<algorithm>.csv``: what the cross-attention reads;
+- ``fig_transnar_<algorithm>``: CLRS score against size.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from nar_gap.analysis import verdicts
+from nar_gap.analysis.models import Models
+from nar_gap.analysis.stats import finite_summary
+from nar_gap.compiler import DEFAULT_HIDDEN_SIZE
+from nar_gap.compiler.compiling import compile as compile_algorithm
+from nar_gap.model.model import Model
+from nar_gap.model.seeds import unstack_tree
+from nar_gap.paper import plots
+from nar_gap.paper.experiments.profiles import DRY_SUFFIX, OutputDirs, Profile
+from nar_gap.paper.experiments.runs import baseline_config, metadata, train_once
+from nar_gap.paper.transnar.evaluation import (
+    cross_attention_reads,
+    evaluation_texts,
+    score_size,
+)
+from nar_gap.paper.transnar.model import TransformerConfig
+from nar_gap.paper.transnar.nar import nar_pointers, node_embeddings
+from nar_gap.paper.transnar.scores import SCORES, batch_scores
+from nar_gap.paper.transnar.tokenizer import vocabulary_size
+from nar_gap.paper.transnar.training import TextTrainConfig, train_text_model
+from nar_gap.system import files
+from nar_gap.tasks.clrs_text import TEXT_ALGORITHMS
+
+NAR_KINDS = ("none", "trained", "compiled")
+MODEL_NAMES = {
+    "none": "transformer",
+    "trained": "transnar_trained",
+    "compiled": "transnar_compiled",
+}
+COMPILED_HIDDEN = DEFAULT_HIDDEN_SIZE  # the compiled network the issue names
+RESULTS_FILE = "transnar_{}.csv"
+SUMMARY_FILE = "transnar_summary_{}.csv"
+READS_FILE = "transnar_reads_{}.csv"
+FIGURE_STEM = "fig_transnar_{}"
+
+
+@dataclasses.dataclass(frozen=True)
+class TransNARSizes:
+    """How notebook 08 is sized in a profile.
+
+    Attributes:
+      seeds: seeds per model (the trained NAR of seed ``k`` is baseline seed
+        ``k`` of notebook 02).
+      steps: optimiser steps per seed.
+      batch_size: examples per step.
+      train_sizes: graph sizes trained on (TransNAR trains on small graphs).
+      test_sizes: sizes scored: the training sizes and larger ones.
+      eval_graphs: graphs scored per size.
+      width, layers, heads: the Transformer.
+      max_position: randomised positions are drawn below it (above the
+        longest test sequence).
+    """
+
+    seeds: int
+    steps: int
+    batch_size: int
+    train_sizes: tuple[int, ...]
+    test_sizes: tuple[int, ...]
+    eval_graphs: int
+    width: int = 64
+    layers: int = 2
+    heads: int = 4
+    max_position: int = 4096
+
+    def model_config(self, nar_width: int) -> TransformerConfig:
+        """The Transformer, reading a NAR of ``nar_width`` (0: none)."""
+        return TransformerConfig(
+            vocab_size=vocabulary_size(),
+            width=self.width,
+            layers=self.layers,
+            heads=self.heads,
+            max_position=self.max_position,
+            nar_width=nar_width,
+        )
+
+
+# Training on 4 and 5 nodes; scoring there, at 2x (10) and at 4x (20) the
+# largest.  The cpu sizes are the notebook's own budget (docs/results.md: its time).
+_CPU_SIZES = TransNARSizes(
+    seeds=3,
+    steps=1000,
+    batch_size=16,
+    train_sizes=(4, 5),
+    test_sizes=(4, 5, 10, 20),
+    eval_graphs=32,
+)
+SIZES: dict[str, TransNARSizes] = {
+    "smoke": TransNARSizes(
+        seeds=3,
+        steps=8,
+        batch_size=4,
+        train_sizes=(4,),
+        test_sizes=(4, 8, 16),
+        eval_graphs=2,
+        width=16,
+        layers=1,
+        heads=2,
+    ),
+    "cpu": _CPU_SIZES,
+    # The gpu profile is sized for the paper's tables; notebook 08 keeps the
+    # cpu sizes there.
+    "gpu": _CPU_SIZES,
+    "paper": TransNARSizes(
+        seeds=5,
+        steps=20_000,
+        batch_size=32,
+        train_sizes=(4, 5, 6, 7, 8),
+        test_sizes=(4, 6, 8, 16, 32),
+        eval_graphs=128,
+        width=256,
+        layers=6,
+        heads=8,
+        max_position=16_384,
+    ),
+}
+
+
+def sizes_for(profile: Profile) -> TransNARSizes:
+    """The notebook's sizes for ``profile`` (a dry run: one step, two graphs)."""
+    if profile.name.endswith(DRY_SUFFIX):
+        real = SIZES[profile.name.removesuffix(DRY_SUFFIX)]
+        return dataclasses.replace(real, steps=1, eval_graphs=2)
+    return SIZES[profile.name]
+
+
+def trained_nars(profile: Profile, dirs: OutputDirs, algorithm: str) -> list[Model]:
+    """Notebook 02's baseline seeds of ``algorithm`` (trained here if absent)."""
+    run = train_once(baseline_config(profile, algorithm), dirs.runs, progress=False)
+    models = Models.from_run(run)
+    return [
+        Model(models.config, unstack_tree(models.params, i))
+        for i in range(len(models.seeds))
+    ]
+
+
+def nar_for(
+    kind: str, seed_index: int, trained: Sequence[Model], compiled: Model
+) -> Model | None:
+    """The frozen NAR behind model ``kind`` for seed ``seed_index``."""
+    if kind == "none":
+        return None
+    if kind == "compiled":
+        return compiled
+    if seed_index >= len(trained):
+        raise ValueError(
+            f"TransNAR seed {seed_index} needs baseline seed {seed_index}, but "
+            f"notebook 02's run has {len(trained)} seeds"
+        )
+    return trained[seed_index]
+
+
+def nar_width(profile: Profile, algorithm: str, kind: str) -> int:
+    """The width of ``kind``'s NAR embeddings (0: no NAR)."""
+    if kind == "none":
+        return 0
+    if kind == "compiled":
+        return COMPILED_HIDDEN
+    return baseline_config(profile, algorithm).network.hidden_size
+
+
+def text_train_config(
+    profile: Profile, algorithm: str, kind: str, seed: int
+) -> TextTrainConfig:
+    """The training of model ``kind``'s seed ``seed`` at ``profile``'s sizes."""
+    sizes = sizes_for(profile)
+    return TextTrainConfig(
+        algorithm=algorithm,
+        model=sizes.model_config(nar_width(profile, algorithm, kind)),
+        nar=kind,
+        seed=seed,
+        steps=sizes.steps,
+        batch_size=sizes.batch_size,
+        train_sizes=sizes.train_sizes,
+        checkpoint_every=max(1, min(250, sizes.steps)),
+    )
+
+
+def text_run_dir(config: TextTrainConfig, runs: str | Path) -> Path:
+    """Where ``config`` trains: ``<runs>/transnar/<one name per configuration>``."""
+    text = json.dumps(config.to_dict(), sort_keys=True)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    name = f"{config.algorithm}_{config.nar}_seed{config.seed}_{digest}"
+    return Path(runs) / "transnar" / name
+
+
+def _embedder(nar: Model | None):
+    return None if nar is None else (lambda graphs: node_embeddings(nar, graphs))
+
+
+def trained_text_model(
+    profile: Profile,
+    dirs: OutputDirs,
+    algorithm: str,
+    kind: str,
+    seed: int,
+    progress: bool = False,
+) -> tuple[TextTrainConfig, Any, Model | None]:
+    """Model ``kind``'s seed ``seed``: its config, parameters and frozen NAR.
+
+    Trained if absent, read back if finished (what the notebook's hands-on
+    cell calls after the experiment ran).
+    """
+    trained = trained_nars(profile, dirs, algorithm) if kind == "trained" else []
+    compiled = (
+        compile_algorithm(algorithm, COMPILED_HIDDEN) if kind == "compiled" else None
+    )
+    nar = nar_for(kind, seed, trained, compiled)
+    config = text_train_config(profile, algorithm, kind, seed)
+    params = train_text_model(
+        config, text_run_dir(config, dirs.runs), _embedder(nar), progress
+    )
+    return config, params, nar
+
+
+def _nar_scores(nar: Model | None, texts) -> float:
+    if nar is None:
+        return float("nan")
+    predicted = nar_pointers(nar, texts.graphs)
+    truths = np.asarray(texts.graphs.outputs["pi"])
+    answers = ["[" + " ".join(str(int(v)) for v in row) + "]\n\n" for row in predicted]
+    return float(batch_scores(answers, truths)["clrs"].mean())
+
+
+def run_algorithm(
+    profile: Profile, dirs: OutputDirs, algorithm: str, progress: bool = True
+) -> dict[str, list[dict[str, Any]]]:
+    """Train and score the three models of ``algorithm``; write its files.
+
+    Reading (``dirs.reading``): its three tables, typed (the question's
+    tests compare the numbers); its figure is the one already there.
+    """
+    if dirs.reading:
+        return {
+            "rows": dirs.read_back(RESULTS_FILE.format(algorithm), typed=True),
+            "summary": dirs.read_back(SUMMARY_FILE.format(algorithm), typed=True),
+            "reads": dirs.read_back(READS_FILE.format(algorithm), typed=True),
+        }
+    sizes = sizes_for(profile)
+    trained = trained_nars(profile, dirs, algorithm)
+    compiled = compile_algorithm(algorithm, COMPILED_HIDDEN)
+    texts = {
+        n: evaluation_texts(algorithm, n, sizes.eval_graphs) for n in sizes.test_sizes
+    }
+    rows, reads = [], []
+    jobs = [(k, s) for k in NAR_KINDS for s in range(sizes.seeds)]
+    for kind, seed in tqdm(jobs, desc=f"TransNAR {algorithm}", disable=not progress):
+        nar = nar_for(kind, seed, trained, compiled)
+        config = text_train_config(profile, algorithm, kind, seed)
+        embed = _embedder(nar)
+        # one bar for the whole study: the runs' own bars would nest inside it
+        params = train_text_model(config, text_run_dir(config, dirs.runs), embed, False)
+        for num_nodes, batch in texts.items():
+            scored = score_size(config.model, params, batch, seed, embed)
+            rows.append(
+                {
+                    "model": MODEL_NAMES[kind],
+                    "nar": kind,
+                    "seed": seed,
+                    "num_nodes": num_nodes,
+                    "in_distribution": num_nodes in sizes.train_sizes,
+                    "graphs": batch.batch_size,
+                    **{name: float(scored.scores[name].mean()) for name in SCORES},
+                    "nar_clrs": _nar_scores(nar, batch),
+                }
+            )
+            if nar is not None:
+                for read in cross_attention_reads(
+                    config.model, params, batch, seed, embed
+                ):
+                    reads.append(
+                        {"model": MODEL_NAMES[kind], "seed": seed,
+                         "num_nodes": num_nodes, **read}
+                    )  # fmt: skip
+    summary = summarise(rows)
+    meta = metadata(profile, transnar=files.to_jsonable(dataclasses.asdict(sizes)))
+    results = Path(dirs.results)
+    files.write_table(results / RESULTS_FILE.format(algorithm), rows, meta)
+    files.write_table(results / SUMMARY_FILE.format(algorithm), summary, meta)
+    files.write_table(results / READS_FILE.format(algorithm), reads, meta)
+    fig = plots.plot_transnar_scores(summary, algorithm, max(sizes.train_sizes))
+    files.save_figure(fig, Path(dirs.figures) / FIGURE_STEM.format(algorithm))
+    plots.close(fig)
+    return {"rows": rows, "summary": summary, "reads": reads}
+
+
+def summarise(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mean, std (over seeds) and seed count of each score, per model and size."""
+    keys = dict.fromkeys((r["model"], int(r["num_nodes"])) for r in rows)
+    summary = []
+    for model, num_nodes in keys:
+        chosen = [
+            r for r in rows if r["model"] == model and int(r["num_nodes"]) == num_nodes
+        ]
+        row: dict[str, Any] = {
+            "model": model,
+            "num_nodes": num_nodes,
+            "in_distribution": chosen[0]["in_distribution"],
+            "seeds": len(chosen),
+        }
+        for name in (*SCORES, "nar_clrs"):
+            over_seeds = finite_summary([float(r[name]) for r in chosen])
+            row[f"{name}_mean"] = over_seeds.mean
+            row[f"{name}_std"] = over_seeds.std
+        summary.append(row)
+    return summary
+
+
+def run_transnar(
+    profile: Profile,
+    dirs: OutputDirs,
+    algorithms: Sequence[str] = TEXT_ALGORITHMS,
+    progress: bool = True,
+) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """Notebook 08's experiment for every algorithm."""
+    return {a: run_algorithm(profile, dirs, a, progress) for a in algorithms}
+
+
+QUESTION_FILE = "transnar_question.csv"
+
+
+def per_seed(
+    rows: Sequence[dict[str, Any]],
+    model: str,
+    in_distribution: bool,
+    score: str = "clrs",
+) -> list[float]:
+    """Per seed, ``model``'s mean ``score`` over the in- or out-of-distribution sizes.
+
+    ``rows`` as :func:`run_algorithm` returns them or as its CSV reads back.
+    """
+    chosen = [r for r in rows if r["model"] == model and _inside(r) == in_distribution]
+    seeds = sorted({int(r["seed"]) for r in chosen})
+    return [
+        float(np.mean([float(r[score]) for r in chosen if int(r["seed"]) == s]))
+        for s in seeds
+    ]
+
+
+def _per_seed_ood(
+    rows: Sequence[dict[str, Any]], model: str, score: str = "clrs"
+) -> list[float]:
+    return per_seed(rows, model, False, score)
+
+
+def _inside(row: dict[str, Any]) -> bool:
+    value = row["in_distribution"]
+    return value is True or value == "True"
+
+
+def question_rows(
+    rows_by_algorithm: dict[str, Sequence[dict[str, Any]]],
+) -> list[dict[str, Any]]:
+    """The notebook's question, answered per algorithm from the per-seed rows.
+
+    Does an exact NAR make the hybrid exact out of distribution, and how
+    much of TransNAR's benefit survives when the NAR is trained?  Per
+    algorithm: each model's mean out-of-distribution CLRS score over seeds,
+    the compiled NAR's own score on the same graphs, whether the compiled
+    hybrid is exact there (every seed scores 1 on every graph), and two
+    one-sided Welch tests across seeds (compiled hybrid above the trained
+    one; trained hybrid above the Transformer).
+    """
+    out = []
+    for algorithm, rows in rows_by_algorithm.items():
+        compiled = _per_seed_ood(rows, "transnar_compiled")
+        trained = _per_seed_ood(rows, "transnar_trained")
+        alone = _per_seed_ood(rows, "transformer")
+        nar_own = [
+            float(r["nar_clrs"])
+            for r in rows
+            if r["model"] == "transnar_compiled" and not _inside(r)
+        ]
+        out.append(
+            {
+                "algorithm": algorithm,
+                "ood_sizes": " ".join(
+                    str(n)
+                    for n in sorted(
+                        {int(r["num_nodes"]) for r in rows if not _inside(r)}
+                    )
+                ),
+                "seeds": len(compiled),
+                "transformer": float(np.mean(alone)),
+                "transnar_trained": float(np.mean(trained)),
+                "transnar_compiled": float(np.mean(compiled)),
+                "compiled_nar_alone": float(np.mean(nar_own)),
+                # CLRS is 0 for an answer of the wrong length: how often each
+                # model wrote the right number of elements out of distribution
+                **{
+                    f"shape_{model}": float(
+                        np.mean(_per_seed_ood(rows, model, "shape"))
+                    )
+                    for model in MODEL_NAMES.values()
+                },
+                "compiled_hybrid_exact": bool(compiled and min(compiled) == 1.0),
+                "compiled_above_trained": verdicts.higher(compiled, trained).verdict,
+                "compiled_above_trained_evidence": verdicts.higher(
+                    compiled, trained
+                ).evidence,
+                "trained_above_transformer": verdicts.higher(trained, alone).verdict,
+                "trained_above_transformer_evidence": verdicts.higher(
+                    trained, alone
+                ).evidence,
+            }
+        )
+    return out
+
+
+def write_question(
+    rows_by_algorithm: dict[str, Sequence[dict[str, Any]]],
+    dirs: OutputDirs,
+    profile: Profile,
+) -> Path:
+    """``results/transnar_question.csv``: :func:`question_rows`, with its sidecar."""
+    return files.write_table(
+        Path(dirs.results) / QUESTION_FILE,
+        question_rows(rows_by_algorithm),
+        metadata(profile),
+    )
+
+
+def question_sentence(rows: Sequence[dict[str, Any]]) -> str:
+    """The answer, in words written from :func:`question_rows`' values."""
+    parts = []
+    for r in rows:
+        exact = str(r["compiled_hybrid_exact"]) == "True"
+        parts.append(
+            f"{r['algorithm']} at N = {', '.join(str(r['ood_sizes']).split())} "
+            f"({r['seeds']} seeds): the "
+            f"compiled NAR alone scores {float(r['compiled_nar_alone']):.3f}, the "
+            f"hybrid reading it {float(r['transnar_compiled']):.3f} "
+            f"({'exact' if exact else 'not exact'}), the hybrid reading a trained "
+            f"NAR {float(r['transnar_trained']):.3f}, the Transformer alone "
+            f"{float(r['transformer']):.3f}; compiled above trained: "
+            f"{r['compiled_above_trained']}; trained above the Transformer: "
+            f"{r['trained_above_transformer']}; answers of the right length "
+            f"(shape score): Transformer {float(r['shape_transformer']):.3f}, "
+            f"trained {float(r['shape_transnar_trained']):.3f}, compiled "
+            f"{float(r['shape_transnar_compiled']):.3f}"
+        )
+    return "Out of distribution (mean CLRS score over seeds): " + "; ".join(parts) + "."
+
+
+def read_results(results: str | Path, algorithm: str) -> list[dict[str, str]]:
+    """``transnar_<algorithm>.csv`` as written."""
+    return files.read_table(Path(results) / RESULTS_FILE.format(algorithm))

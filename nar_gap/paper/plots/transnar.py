@@ -1,0 +1,57 @@
+"""Notebook 08: TransNAR's scores against graph size."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+
+from nar_gap.paper.plots.style import COMPACT_TITLES, NEUTRAL, styled
+
+
+@styled(COMPACT_TITLES)
+def plot_transnar_scores(
+    summary: Sequence[Mapping[str, Any]], algorithm: str, largest_trained: int
+) -> Figure:
+    """TransNAR's three scores against graph size, one line per model.
+
+    Mean over seeds with ± one standard deviation; the dotted line marks the
+    largest training size (sizes right of it are out of distribution).
+    """
+    scores = ("shape", "parse", "clrs")
+    models = list(dict.fromkeys(r["model"] for r in summary))
+    fig, axes = plt.subplots(1, len(scores), figsize=(10.5, 3.2), squeeze=False)
+    for ax, score in zip(axes[0], scores, strict=True):
+        for j, model in enumerate(models):
+            mine = sorted(
+                (r for r in summary if r["model"] == model),
+                key=lambda r: int(r["num_nodes"]),
+            )
+            sizes = [int(r["num_nodes"]) for r in mine]
+            mean = np.array([float(r[f"{score}_mean"]) for r in mine])
+            std = np.array([float(r[f"{score}_std"]) for r in mine])
+            # Models that score alike would hide one another: each is shifted
+            # a little along the (log) size axis and has its own marker.
+            shifted = np.array(sizes, float) * 2 ** (0.05 * (j - 1))
+            ax.errorbar(
+                shifted, mean, yerr=std, fmt="os^"[j % 3] + "-", ms=4, lw=1,
+                color=f"C{j}", label=model,
+            )  # fmt: skip
+        ax.axvline(largest_trained, color=NEUTRAL, ls=":", lw=1)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted({int(r["num_nodes"]) for r in summary}))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.set_xlabel("graph size N")
+        ax.set_ylabel(f"{score} score")
+        ax.set_ylim(-0.02, 1.02)
+    axes[0][0].legend()
+    fig.suptitle(
+        f"{algorithm}: TransNAR's scores by size (mean ± std over seeds; "
+        "dotted: largest training size)"
+    )
+    fig.tight_layout()
+    return fig

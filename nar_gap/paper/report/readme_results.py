@@ -1,0 +1,922 @@
+"""The rendered results: docs/results.md's section and the README's headline.
+
+``nar-gap render [RESULTS_DIR] [--write PATH ...]`` (:mod:`nar_gap.cli`)
+prints the results section, or writes into each ``PATH`` every rendered part
+whose markers it holds: between ``<!-- results:start -->`` and ``<!--
+results:end -->`` the tables of the committed profile (baselines,
+faithfulness, ablations, stability, landscapes, and the paper against ours
+(:mod:`.paper`) with the sentence its verdicts give), and between ``<!--
+headline:start -->`` and ``<!-- headline:end -->`` how many of each
+notebook's paper claims agree, disagree or stay open, counted from the
+``paper_vs_ours_NN.csv`` files.  Nothing in either part is typed by hand;
+tests check that ``docs/results.md`` and ``README.md`` hold exactly what this
+renders, and ``./run_all.sh`` renders both again after a run of the committed
+profile.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from nar_gap.paper.experiments import (
+    ablations,
+    baselines,
+    catalogue,
+    closing_gap,
+    compilation,
+    faithfulness_study,
+    generalisation,
+    landscape_study,
+    profiles,
+    recipes,
+    size_sweep,
+    stability,
+    transnar,
+)
+from nar_gap.paper.report import paper
+from nar_gap.system import files
+
+START, END = "<!-- results:start -->", "<!-- results:end -->"
+HEADLINE_START, HEADLINE_END = "<!-- headline:start -->", "<!-- headline:end -->"
+COMPARED_NOTEBOOKS = catalogue.numbers(catalogue.PAPER)
+ABLATION_FILES = (
+    ("Table 11", ablations.EDGE_INFO_TABLE),
+    ("Table 12", ablations.PRE_ATT_BIAS_TABLE),
+    ("Table 13", ablations.LENGTH_LIMITED_TABLE),
+    ("Table 14", ablations.NO_HINTS_TABLE),
+    ("Table 17", ablations.SEQUENTIAL_TABLE),
+    ("Table 15", ablations.MINIMAL_TABLE),
+    ("D.1", ablations.REGULARISATION_TABLE),
+)
+ALGORITHMS = ("bfs", "bellman_ford")
+# The faithfulness study also measures DFS against its compiled program, in
+# results written since DFS has one (older results dirs lack its files).
+OPTIONAL_FAITHFULNESS = ("dfs",)
+
+
+def _faithfulness_algorithms(results: Path) -> tuple[str, ...]:
+    extra = tuple(
+        a
+        for a in OPTIONAL_FAITHFULNESS
+        if (results / faithfulness_study.summary_file(a)).exists()
+    )
+    return ALGORITHMS + extra
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A GitHub markdown table (``|`` inside a cell escaped)."""
+
+    def cell(value: object) -> str:
+        return str(value).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _fmt(text: str, digits: int = 3) -> str:
+    """A number from a CSV cell, rounded; empty and non-numbers as they are."""
+    if text.lstrip("-").isdigit():  # counts stay integers
+        return text
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return text or "–"
+    if math.isnan(value):
+        return "–"
+    if value != 0 and (abs(value) >= 1e4 or abs(value) < 1e-3):
+        return f"{value:.2g}"
+    return f"{value:.{digits}f}"
+
+
+def _section(title: str, body: str) -> str:
+    return f"**{title}**\n\n{body}\n"
+
+
+def _compiled(results: Path) -> str:
+    """Each compiled network once: width, parameters by part, exactness.
+
+    One row per algorithm, variant and width of ``compiled_exactness.csv``
+    (the paper variant at its smallest bias size), its checks summed over
+    graph sizes; then ``compiled_minimal.csv`` where notebook 01 wrote it.
+    """
+    rows = files.read_table(results / compilation.EXACTNESS_FILE)
+    if not rows or "variant" not in rows[0]:
+        raise FileNotFoundError(0, "no variant column", compilation.EXACTNESS_FILE)
+    networks: dict[tuple[str, str, str], list[dict[str, str]]] = {}
+    for row in rows:
+        key = (row["algorithm"], row["variant"], row["hidden_size"])
+        networks.setdefault(key, []).append(row)
+    body = []
+    for (algorithm, variant, hidden), group in networks.items():
+        first = min(group, key=lambda r: int(r["num_nodes"]))
+        exact = sum(r["exact"] == "True" for r in group)
+        sizes = sorted({int(r["num_nodes"]) for r in group})
+        body.append(
+            (
+                algorithm,
+                variant,
+                hidden,
+                first["parameters"],
+                first["parameters_encoders"],
+                first["parameters_processor"],
+                f"{first['parameters_bias']} (N = {first['num_nodes']})"
+                if variant == "paper"
+                else first["parameters_bias"],
+                first["parameters_decoders"],
+                first["nonzero_parameters"],
+                f"{exact} of {len(group)} (N = {', '.join(map(str, sizes))})",
+            )
+        )
+    table = markdown_table(
+        (
+            "algorithm",
+            "variant",
+            "hidden",
+            "parameters",
+            "encoders",
+            "processor",
+            "bias",
+            "decoders",
+            "non-zero",
+            "exact checks",
+        ),
+        body,
+    )
+    path = results / compilation.MINIMAL_FILE
+    if not path.exists():
+        return table
+    minimal = markdown_table(
+        (
+            "algorithm",
+            "variant",
+            "hidden: compiled → searched",
+            "non-zero: compiled → searched",
+            "dimensions removed",
+            "held out",
+            "held-out unit-weight graphs (exact ties)",
+        ),
+        [
+            (
+                r["algorithm"],
+                r["variant"],
+                f"{r['hidden_size']} → {r['minimal_hidden_size']}",
+                f"{r['nonzero_parameters']} → {r['minimal_nonzero_parameters']}",
+                r["removed_dimensions"] or "none",
+                ("exact" if r["held_out_exact"] == "True" else "not exact")
+                + f" (N = {r['held_out_nodes']})",
+                _held_out_ties(r),
+            )
+            for r in files.read_table(path)
+        ],
+    )
+    search = f"The minimality search (`{compilation.MINIMAL_FILE}`)"
+    return f"{table}\n\n{search}:\n\n{minimal}"
+
+
+def _held_out_ties(row: dict[str, str]) -> str:
+    """``exact (16 graphs, N = 8 16)``; a file from before the tie graphs: "-"."""
+    if "held_out_ties_exact" not in row:
+        return "-"
+    verdict = "exact" if row["held_out_ties_exact"] == "True" else "not exact"
+    return (
+        f"{verdict} ({row['held_out_tie_graphs']} graphs, N = {row['tie_graph_nodes']})"
+    )
+
+
+def _baselines(results: Path) -> str:
+    rows = files.read_table(results / baselines.BASELINES_FILE)
+    return markdown_table(
+        ("algorithm", "hidden", "steps", "seeds", "test N", "mean ± std (max)"),
+        [
+            (
+                r["algorithm"],
+                r["hidden_size"],
+                r["steps"],
+                r["seeds"],
+                r["test_num_nodes"],
+                r["performance"],
+            )
+            for r in rows
+        ],
+    )
+
+
+FAITHFULNESS_COLUMNS = (
+    ("mean_accuracy", "accuracy"),
+    ("mean_internal", "internal (Eq. 24)"),
+    ("closest_internal", "closest seed"),
+    ("mean_internal_argmax", "internal, argmax"),
+    ("mean_argmax_agreement", "argmax agreement"),
+    ("mean_internal_forced", "internal, teacher-forced"),
+    ("mean_external", "external (Eq. 25)"),
+    ("mean_external_pre_output", "external, before the output"),
+    ("mean_inter_solution", "between seeds"),
+    ("num_clusters", "clusters (widest gap)"),
+)
+
+
+def _faithfulness(results: Path) -> str:
+    names = list(_faithfulness_algorithms(results))
+    names += [  # the like-for-like arms (notebook 03), after their algorithm
+        f"{a}_edge_info"
+        for a in names
+        if (results / faithfulness_study.summary_file(f"{a}_edge_info")).exists()
+    ]
+    summaries = [
+        files.read_table(results / faithfulness_study.summary_file(a))[0] for a in names
+    ]
+    columns = [
+        (k, label)
+        for k, label in FAITHFULNESS_COLUMNS
+        if all(k in s for s in summaries)
+    ]
+    return markdown_table(
+        ("algorithm", "seeds", "hidden", *(label for _, label in columns)),
+        [
+            (
+                s["algorithm"]
+                + (
+                    " (edge information)"
+                    if s.get("network") == "edge information"
+                    else ""
+                ),
+                s["num_seeds"],
+                s["hidden_size"],
+                *(_fmt(s[k]) for k, _ in columns),
+            )
+            for s in summaries
+        ],
+    )
+
+
+TABLE1_MEASURES = ("internal", "external", "external_pre_output")
+TABLE1_SELECTIONS = ("first_best", "first_best_partial", "final")
+
+
+def _table1(results: Path) -> str | None:
+    """Table 1's Pearson r with its interval, under each selection rule."""
+    rows = []
+    for algorithm in _faithfulness_algorithms(results):
+        path = results / faithfulness_study.correlations_file(algorithm)
+        if not path.exists():
+            return None
+        table = files.read_table(path)
+        found = {(r["selection"], r["measure"]): r for r in table}
+        for measure in TABLE1_MEASURES:
+            cells = []
+            for selection in TABLE1_SELECTIONS:
+                r = found.get((selection, measure))
+                cells.append(
+                    "-"
+                    if r is None
+                    else f"{_fmt(r['pearson_r'])} [{_fmt(r['pearson_ci_low'])}, "
+                    f"{_fmt(r['pearson_ci_high'])}]"
+                )
+            n = next((r["n"] for (_, m), r in found.items() if m == measure), "")
+            rows.append((algorithm, measure, n, *cells))
+    return markdown_table(
+        (
+            "algorithm",
+            "measure",
+            "n",
+            "r, CLRS's selection",
+            "r, partial on the selected step",
+            "r, final-step parameters",
+        ),
+        rows,
+    )
+
+
+def _reference_points(results: Path) -> str | None:
+    algorithms = _faithfulness_algorithms(results)
+    paths = [results / faithfulness_study.reference_points_file(a) for a in algorithms]
+    if not all(p.exists() for p in paths):
+        return None  # no notebook 03 in these results (a chain's, a partial run's)
+    rows = []
+    for algorithm, path in zip(algorithms, paths, strict=True):
+        for r in files.read_table(path):
+            rows.append(
+                (
+                    algorithm,
+                    r["point"],
+                    _fmt(r["internal"]),
+                    _fmt(r["internal_argmax"]),
+                    _fmt(r["argmax_agreement"]),
+                )
+            )
+        trained_on = _compiled_after_training(results, algorithm)
+        if trained_on is not None:
+            rows.append(trained_on)
+    return markdown_table(
+        ("algorithm", "reference point", "internal", "internal, argmax", "agreement"),
+        rows,
+    )
+
+
+def _compiled_after_training(results: Path, algorithm: str) -> tuple | None:
+    """The last reference point: compiled, trained on (notebook 05's rows).
+
+    The stability study measures on the same graphs with the same code
+    (``faithfulness_batch``, ``measure_models``); it records Eq. 24 only.
+    """
+    path = results / stability.stability_file(algorithm)
+    if not path.exists():
+        return None
+    rows = [r for r in files.read_table(path) if r["start"] == "compiled"]
+    if not rows:
+        return None
+    last = max(int(r["step"]) for r in rows)
+    internal = [float(r["internal"]) for r in rows if int(r["step"]) == last]
+    return (
+        algorithm,
+        f"compiled, after {last} further Adam steps (notebook 05, "
+        f"{len(internal)} data orders)",
+        _fmt(str(float(np.mean(internal)))),
+        "–",
+        "–",
+    )
+
+
+def _ablations(results: Path) -> str:
+    rows = []
+    for table, name in ABLATION_FILES:
+        for r in files.read_table(results / ablations.table_file(name)):
+            rows.append(
+                (
+                    table,
+                    r["variant"],
+                    r["hidden_size"],
+                    r["steps"],
+                    r["seeds"],
+                    r["performance"],
+                    r["test_num_nodes"],
+                )
+            )
+    return markdown_table(
+        ("table", "variant", "hidden", "steps", "seeds", "test score", "test N"),
+        rows,
+    )
+
+
+def _stability(results: Path) -> str:
+    rows = []
+    for algorithm in ALGORITHMS:
+        for r in files.read_table(results / stability.table16_file(algorithm)):
+            rows.append(
+                (
+                    algorithm,
+                    r["start"],
+                    r["step"],
+                    r["performance"],
+                    _fmt(r["internal_mean"]),
+                    _fmt(r["param_drift_mean"]),
+                )
+            )
+    return markdown_table(
+        ("algorithm", "start", "step", "accuracy", "internal", "parameter drift"),
+        rows,
+    )
+
+
+def _landscapes(results: Path) -> str:
+    rows = []
+    for algorithm in ALGORITHMS:
+        for r in files.read_table(results / landscape_study.landscape_file(algorithm)):
+            rows.append(
+                (
+                    algorithm,
+                    r["centre"],
+                    r["hidden_size"],
+                    _fmt(r["centre_loss"]),
+                    _fmt(r["sharpness_r0.1"]),
+                    _fmt(r["sharpness_r0.5"]),
+                    _fmt(r["max_grid_loss"]),
+                )
+            )
+    return markdown_table(
+        (
+            "algorithm",
+            "centre",
+            "hidden",
+            "loss",
+            "rise at r = 0.1",
+            "rise at r = 0.5",
+            "largest on grid",
+        ),
+        rows,
+    )
+
+
+CLOSING_GAP_ALGORITHMS = ("bfs", "bellman_ford")
+
+
+def _closing_gap_table(path: Path) -> str:
+    rows = files.read_table(path)
+    sizes = [
+        k.removeprefix("accuracy_n") for k in rows[0] if k.startswith("accuracy_n")
+    ]
+    table = markdown_table(
+        (
+            "variant",
+            "seeds",
+            "steps",
+            "accuracy",
+            "internal",
+            "argmax agreement",
+            "external",
+            *(f"accuracy at N = {n}" for n in sizes),
+            "rise at r = 0.1",
+        ),
+        [
+            (
+                r["variant"],
+                r["seeds"],
+                r["steps"],
+                _fmt(r["accuracy"]),
+                _fmt(r["internal"]),
+                _fmt(r["argmax_agreement"]),
+                _fmt(r["external"]),
+                *(_fmt(r[f"accuracy_n{n}"]) for n in sizes),
+                _fmt(r["sharpness"]),
+            )
+            for r in rows
+        ],
+    )
+    answer = files.read_json(files.sidecar_path(path)).get("verdict", "")
+    return f"{table}\n\n{answer}"
+
+
+def _over_time(path: Path, measure: str, label: str, fmt: str) -> str:
+    """One measure per variant along the trace, a column per position."""
+    rows = [r for r in files.read_table(path) if r["measure"] == measure]
+    positions = sorted({float(r["position"]) for r in rows})
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    cell = {(r["variant"], float(r["position"])): r["mean"] for r in rows}
+    return markdown_table(
+        (label, *(format(x, fmt) for x in positions)),
+        [
+            (v, *(_fmt(cell[(v, x)]) if (v, x) in cell else "–" for x in positions))
+            for v in variants
+        ],
+    )
+
+
+def _closing_gap(results: Path) -> str:
+    parts = []
+    for algorithm in CLOSING_GAP_ALGORITHMS:
+        table = _closing_gap_table(results / closing_gap.results_file(algorithm))
+        curves = results / closing_gap.over_time_file(algorithm)
+        external = _over_time(
+            curves, "external", "external, at this point of the trace", ".2f"
+        )
+        internal = _over_time(curves, "internal", "internal, at hint step", "g")
+        parts.append(f"*{algorithm}*\n\n{table}\n\n{external}\n\n{internal}")
+    return "\n\n".join(parts)
+
+
+def _recipes(results: Path, algorithm: str = "bfs") -> str:
+    """Every recipe tried on ``algorithm``, its cost, its measures with intervals."""
+    path = results / recipes.recipes_file(algorithm)
+    rows = files.read_table(path)
+
+    def interval(r: dict[str, str], measure: str) -> str:
+        low, high = r[f"{measure}_low"], r[f"{measure}_high"]
+        return f"{_fmt(r[measure])} [{_fmt(low)}, {_fmt(high)}]"
+
+    table = markdown_table(
+        (
+            "recipe",
+            "attention, state weight",
+            "annealed by",
+            "teacher forcing, curriculum",
+            "steps",
+            "seed-steps",
+            "accuracy [95 % CI]",
+            "internal [95 % CI]",
+            "argmax agreement [95 % CI]",
+            "worst seed's internal",
+            "seeds at the bar",
+            "validation at its plateau (slope rule)",
+        ),
+        [
+            (
+                r["recipe"],
+                f"{float(r['attention_weight']):g}, {float(r['state_weight']):g}",
+                "–"
+                if float(r["anneal"]) == 0
+                else f"{float(r['anneal']):g} of the steps",
+                f"{float(r['teacher_forcing']):g}, {float(r['curriculum']):g}",
+                r["steps"],
+                r["seed_steps"],
+                interval(r, "accuracy"),
+                interval(r, "internal"),
+                interval(r, "argmax_agreement"),
+                _fmt(r["internal_worst"]),
+                f"{r['seeds_meeting_bar']} of {r['seeds']}",
+                {"True": "yes", "False": "no"}.get(r.get("at_plateau", ""), "–"),
+            )
+            for r in rows
+        ],
+    )
+    answer = files.read_json(files.sidecar_path(path)).get("verdict", "")
+    outlasting = " ".join(recipes.annealed_against_constant(rows))
+    return f"{table}\n\n{answer} {outlasting}".rstrip()
+
+
+def _drift(results: Path, algorithm: str = "bfs") -> str:
+    """The chosen recipe and its control trained on without supervision."""
+    rows = files.read_table(results / recipes.drift_file(algorithm))
+    table = markdown_table(
+        (
+            "recipe",
+            "steps without supervision",
+            "accuracy",
+            "internal",
+            "worst seed's internal",
+            "argmax agreement",
+            "parameter drift [95 % CI]",
+            "seeds at the bar",
+        ),
+        [
+            (
+                r["recipe"],
+                str(r["steps_unsupervised"]),
+                _fmt(str(r["accuracy"])),
+                _fmt(str(r["internal"])),
+                _fmt(str(r["internal_worst"])),
+                _fmt(str(r["argmax_agreement"])),
+                f"{_fmt(str(r['param_drift']))} [{_fmt(str(r['param_drift_low']))}, "
+                f"{_fmt(str(r['param_drift_high']))}]",
+                f"{r['seeds_meeting_bar']} of {r['seeds']}",
+            )
+            for r in recipes.drift_table(rows)
+        ],
+    )
+    return f"{table}\n\n{recipes.drift_summary(rows)}"
+
+
+def _generalisation(results: Path, algorithm: str) -> str:
+    """Accuracy per condition and contender, the paired difference, the attention.
+
+    Then sharpness, then the verdict.
+    """
+    path = results / generalisation.results_file(algorithm)
+    table = files.read_table(path)
+    by_key = {
+        (r["contender"], r["measure"], r["condition"], r["value"]): r for r in table
+    }
+
+    def cell(contender: str, measure: str, where: tuple[str, str], spread=True):
+        row = by_key.get((contender, measure, *where))
+        if row is None:
+            return "–"
+        if not spread or not row["low"]:
+            return _fmt(row["mean"])
+        return f"{_fmt(row['mean'])} [{_fmt(row['low'])}, {_fmt(row['high'])}]"
+
+    def paired(where: tuple[str, str]) -> str:
+        row = by_key.get(("supervised - plain", "accuracy", *where))
+        if row is None:
+            return "–"
+        level = float(row["level"])
+        return f"{cell('supervised - plain', 'accuracy', where)} at {level:.3f}"
+
+    conditions = list(
+        dict.fromkeys(
+            (r["condition"], r["value"]) for r in table if r["measure"] == "accuracy"
+        )
+    )
+    recipe = {r["contender"]: r["recipe"] for r in table}
+    plain, supervised = recipe.get("plain", ""), recipe.get("supervised", "")
+    fixed = "compiled_fixed" in recipe  # a program with a distance range
+    accuracy = markdown_table(
+        (
+            "condition",
+            f"accuracy, plain ({plain})",
+            f"accuracy, supervised ({supervised})",
+            "accuracy, compiled (range fitted)",
+            *(["accuracy, compiled (default range)"] if fixed else []),
+            "supervised - plain, paired [interval]",
+            "internal, plain / supervised",
+            "argmax agreement, plain / supervised",
+        ),
+        [
+            (
+                f"{kind} {value}",
+                cell("plain", "accuracy", (kind, value)),
+                cell("supervised", "accuracy", (kind, value)),
+                cell("compiled", "accuracy", (kind, value)),
+                *([cell("compiled_fixed", "accuracy", (kind, value))] if fixed else []),
+                paired((kind, value)),
+                f"{cell('plain', 'internal', (kind, value), False)} / "
+                f"{cell('supervised', 'internal', (kind, value), False)}",
+                f"{cell('plain', 'argmax_agreement', (kind, value), False)} / "
+                f"{cell('supervised', 'argmax_agreement', (kind, value), False)}",
+            )
+            for kind, value in conditions
+        ],
+    )
+    loss = ("loss", "radius 0.1")
+    sharp = markdown_table(
+        ("sharpness (loss rise, radius 0.1)", "plain", "supervised", "compiled"),
+        [
+            (
+                "mean [95 % CI]",
+                cell("plain", "sharpness", loss),
+                cell("supervised", "sharpness", loss),
+                cell("compiled", "sharpness", loss),
+            )
+        ],
+    )
+    return f"{accuracy}\n\n{sharp}\n\n{recipes.stored_verdict(path)}"
+
+
+RENDERED_PROFILE = "cpu"
+"""The profile of the committed ``results/`` these pages render."""
+
+
+def _paper(results: Path) -> str:
+    parts = []
+    for notebook in COMPARED_NOTEBOOKS:
+        rows = paper.comparison(notebook, results, RENDERED_PROFILE)
+        table = markdown_table(
+            (
+                "notebook",
+                "where",
+                "the paper",
+                "its numbers",
+                "ours",
+                "verdict",
+                "protocol",
+                "evidence",
+                "decidable at",
+            ),
+            [
+                (
+                    notebook,
+                    r["where"],
+                    r["claim"],
+                    r["paper"],
+                    r["ours"],
+                    r["verdict"],
+                    r["protocol"],
+                    r["evidence"],
+                    r["decidable_at"] or "decided",
+                )
+                for r in rows
+            ],
+        )
+        parts.append(f"{table}\n\n{paper.verdict_sentence(rows)}")
+    return "\n\n".join(parts)
+
+
+def _transnar(results: Path) -> str:
+    """Notebook 08: CLRS score by model and size, the answer, TransNAR's trend."""
+    parts = []
+    for algorithm in ("bfs", "bellman_ford"):
+        summary = files.read_table(results / transnar.SUMMARY_FILE.format(algorithm))
+        sizes = list(dict.fromkeys(int(r["num_nodes"]) for r in summary))
+        models = list(dict.fromkeys(r["model"] for r in summary))
+        cells = {(r["model"], int(r["num_nodes"])): r for r in summary}
+
+        def cell(model: str, size: int, cells: dict = cells) -> str:
+            row = cells.get((model, size))
+            if row is None:
+                return "–"
+            return f"{_fmt(row['clrs_mean'])} ± {_fmt(row['clrs_std'])}"
+
+        header = [
+            f"{algorithm}: CLRS score, mean ± std over seeds",
+            *(
+                f"N = {n}" + ("" if cells[models[0], n]["in_distribution"] == "True"
+                              else " (out)")
+                for n in sizes
+            ),
+        ]  # fmt: skip
+        parts.append(
+            markdown_table(header, [(m, *(cell(m, n) for n in sizes)) for m in models])
+        )
+    question = files.read_table(results / transnar.QUESTION_FILE)
+    rows = paper.comparison("08", results, RENDERED_PROFILE)
+    trend = markdown_table(
+        ("TransNAR's finding", "ours", "verdict", "evidence", "decidable at"),
+        [
+            (
+                r["claim"],
+                r["ours"],
+                r["verdict"],
+                r["evidence"],
+                r["decidable_at"] or "decided",
+            )
+            for r in rows
+        ],
+    )
+    return "\n\n".join(
+        [
+            *parts,
+            transnar.question_sentence(question),
+            trend,
+            paper.verdict_sentence(rows),
+        ]
+    )
+
+
+def _sweep_cell(row: dict[str, str]) -> str:
+    """Where one family stops being exact, in words."""
+    if row["first_error"]:
+        exact = row["largest_exact"] or "none"
+        return f"error from {row['first_error']} (exact to {exact})"
+    if row["first_ties"]:
+        return f"near-ties from {row['first_ties']}, no error to {row['largest_run']}"
+    return f"exact to {row['largest_run']}"
+
+
+def _size_sweep(results: Path) -> str:
+    rows = files.read_table(results / size_sweep.BREAKDOWN_TABLE)
+    columns = [(a, d) for a in ("bfs", "bellman_ford") for d in ("float32", "float64")]
+    cells = {(r["family"], r["algorithm"], r["dtype"]): _sweep_cell(r) for r in rows}
+    families = list(dict.fromkeys(r["family"] for r in rows))
+    breakdown = markdown_table(
+        ("family", *(f"{a}, {d}" for a, d in columns)),
+        [(f, *(cells.get((f, a, d), "–") for a, d in columns)) for f in families],
+    )
+    limits = files.read_table(results / size_sweep.PRECISION_TABLE)
+    precision = markdown_table(
+        (
+            "dtype",
+            "distances up to",
+            "fitted range",
+            "guaranteed resolution",
+            "smallest gap decided",
+        ),
+        [
+            (
+                r["dtype"],
+                _fmt(r["distance"], 0),
+                _fmt(r["max_distance"], 0),
+                f"{float(r['resolution']):.1e}",
+                f"{float(r['smallest_exact_gap']):.1e}",
+            )
+            for r in limits
+        ],
+    )
+    return f"{breakdown}\n\n{precision}"
+
+
+def _or_missing(render_part, results: Path) -> str:
+    """A part, or a line naming the file it needs (a notebook not run yet)."""
+    try:
+        return render_part(results)
+    except FileNotFoundError as error:
+        return f"(no `{Path(error.filename).name}` yet: run what writes it)"
+
+
+_STUDY_ALGORITHMS = {"bfs": "BFS", "bellman_ford": "Bellman-Ford"}
+
+
+def _study_parts(results: Path) -> tuple[tuple[str, Callable[[Path], str]], ...]:
+    """Notebook 07's recipe, drift and generalisation parts, per algorithm studied.
+
+    A profile studies the recipes on the algorithms its ``studies`` name
+    (``cpu``: BFS; the ``studies`` profile: both), so an algorithm without a
+    recipe table gets one line saying so, not three missing-file notes.
+    """
+    parts: tuple[tuple[str, Callable[[Path], str]], ...] = ()
+    for algorithm, name in _STUDY_ALGORITHMS.items():
+        if not (results / recipes.recipes_file(algorithm)).exists():
+            parts += (
+                (
+                    f"Recipes, drift and generalisation, {name} (notebook 07)",
+                    lambda _, name=name: (
+                        f"Not studied at this profile: "
+                        f"`./run_all.sh --profile studies` trains {name}'s recipes."
+                    ),
+                ),
+            )
+            continue
+        parts += (
+            (
+                f"Recipes that reach the bar, {name} (notebook 07)",
+                functools.partial(_recipes, algorithm=algorithm),
+            ),
+            (
+                f"Trained on without supervision, {name} (notebook 07)",
+                functools.partial(_drift, algorithm=algorithm),
+            ),
+            (
+                f"What faithfulness buys out of distribution, {name} (notebook 07)",
+                functools.partial(_generalisation, algorithm=algorithm),
+            ),
+        )
+    return parts
+
+
+def render(results_dir: str | os.PathLike) -> str:
+    """The whole results section, from ``results_dir``'s files."""
+    results = Path(results_dir)
+    sidecar = files.sidecar_path(results / baselines.BASELINES_FILE)
+    profile = files.read_json(sidecar).get("profile") if sidecar.exists() else "?"
+    sections = [
+        f"Rendered from `results/` (profile `{profile}`) by `nar-gap render`.\n",
+        _section("Compiled networks (notebook 01)", _or_missing(_compiled, results)),
+        _section("Baselines (notebook 02)", _or_missing(_baselines, results)),
+        _section("Faithfulness (notebook 03)", _or_missing(_faithfulness, results)),
+    ]
+    correlations = _table1(results)
+    if correlations is not None:
+        sections.append(
+            _section("Table 1: correlation with accuracy (notebook 03)", correlations)
+        )
+    points = _reference_points(results)
+    if points is not None:
+        sections.append(_section("Reference points (notebook 03)", points))
+    parts = (
+        ("Ablations (notebook 04)", _ablations),
+        ("Stability, Table 16 (notebook 05)", _stability),
+        ("Loss landscapes, D.11 (notebook 06)", _landscapes),
+        ("The paper and ours (end of notebooks 01-06)", _paper),
+        ("Closing the gap (notebook 07)", _closing_gap),
+        ("TransNAR on CLRS-Text (notebook 08)", _transnar),
+    )
+    parts += _study_parts(results)
+    parts += (
+        ("The compiled models against dm-clrs by size (notebook 01)", _size_sweep),
+    )
+    sections += [_section(title, _or_missing(part, results)) for title, part in parts]
+    return "\n".join(sections).rstrip("\n")
+
+
+def headline(results_dir: str | os.PathLike) -> str:
+    """Each notebook's paper claims counted by verdict, per profile, and all of them.
+
+    Read from the ``paper_vs_ours_NN.csv`` files the notebooks wrote, not
+    judged again, so the README's first table says what the notebooks' last
+    tables say.  A profile that ran some notebooks only (the gpu profile's
+    results in ``results/gpu/``) has rows for those, under the default
+    profile's row of the same notebook.
+    """
+    pattern = paper.comparison_file("*")
+    prefix = Path(paper.comparison_file("")).stem
+    counted: dict[str, dict[str, dict[str, int]]] = {}
+    for profile, folder in profiles.committed_results(Path(results_dir)):
+        for table in sorted(folder.glob(pattern)):
+            notebook = table.stem.removeprefix(prefix)
+            found = paper.counts(files.read_table(table))
+            counted.setdefault(profile, {})[notebook] = found
+    if profiles.DEFAULT_PROFILE not in counted:
+        return f"(no `{pattern}` yet: run the notebooks)"
+    rows = []
+    for notebook in sorted({n for by in counted.values() for n in by}):
+        for profile, by_notebook in counted.items():
+            if notebook in by_notebook:
+                found = by_notebook[notebook]
+                rows.append((notebook, profile, sum(found.values()), *found.values()))
+    for profile, by_notebook in counted.items():
+        total = {v: sum(f[v] for f in by_notebook.values()) for v in paper.VERDICTS}
+        rows.append(("all", profile, sum(total.values()), *total.values()))
+    header = ("notebook", "profile", "paper claims", *paper.VERDICTS)
+    others = [p for p in counted if p != profiles.DEFAULT_PROFILE]
+    where = f"`results/{pattern}`" + "".join(
+        f" and `results/{p}/{pattern}`" for p in others
+    )
+    note = (
+        f"; the {', '.join(others)} rows count only the notebooks that profile ran"
+        if others
+        else ""
+    )
+    return f"Rendered from {where} by `nar-gap render`{note}.\n\n" + markdown_table(
+        header, rows
+    )
+
+
+def replace_section(text: str, section: str, start: str = START, end: str = END) -> str:
+    """``text`` with what lies between the markers replaced by ``section``."""
+    if start not in text or end not in text:
+        raise ValueError(f"no {start} ... {end} markers")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{section}\n{end}{tail}"
+
+
+def write_rendered(path: str | os.PathLike, results_dir: str | os.PathLike) -> None:
+    """Render into ``path`` every part whose markers it holds (at least one)."""
+    page = Path(path)
+    text = original = page.read_text()
+    parts = (
+        (START, END, render),
+        (HEADLINE_START, HEADLINE_END, headline),
+    )
+    held = [(s, e, part) for s, e, part in parts if s in text and e in text]
+    if not held:
+        raise ValueError(f"{page} has no rendered-section markers ({START}, ...)")
+    for start, end, part in held:
+        text = replace_section(text, part(results_dir), start, end)
+    if text != original:
+        files.write_text_atomic(page, text)

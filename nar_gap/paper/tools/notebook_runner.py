@@ -1,0 +1,133 @@
+"""Execute one notebook with papermill, quietly, as ``run_all.sh`` and the tests do.
+
+``python -m nar_gap.paper.tools.notebook_runner IN OUT --cwd notebooks -p NAME VALUE``
+
+Why not papermill's own command line: its kernel manager starts the kernel
+over plain TCP, and ipykernel >= 7.3 then warns on every start that the
+traffic is unencrypted.  Kernel and client share this machine; the manager
+here provisions CurveZMQ keys (``transport_encryption="auto"``: used when the
+kernelspec declares support, as ipykernel's does), which is what the warning
+asks for, so nothing is silenced.
+
+Why unix sockets: over TCP, jupyter_client picks five free ports by binding
+port 0 and releasing it, writes them to the connection file, and the kernel
+binds them later (jupyter/jupyter_client#487, nteract/papermill#511).  Two
+notebooks started side by side (``run_all.sh`` runs independent notebooks at
+once, the tests run several ``run_all.sh`` and kernels in parallel workers)
+can draw the same port in that gap; the loser dies with "Address already in
+use" and its notebook fails before its first cell.  Over ``ipc`` each kernel's
+endpoints are files in a directory made for that kernel alone, so there is
+no shared namespace to race on.  Windows has no ``ipc`` transport: TCP there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import default
+
+from nar_gap.system.provenance import writing_for
+
+KERNEL_NAME = "nar-gap"
+
+
+class EncryptedKernelManager(AsyncKernelManager):
+    """nbclient's kernel manager: transport encryption on, no interrupt at shutdown.
+
+    jupyter_client's ``shutdown_kernel`` sends SIGINT before it asks the kernel
+    to shut down; papermill shuts a kernel down only once every cell has
+    finished, so the idle kernel logged "KeyboardInterrupt caught in kernel"
+    on successful runs.  Interrupts sent while a cell runs (a timeout) still go.
+    """
+
+    @default("transport_encryption")
+    def _transport_encryption_default(self) -> str:
+        return "auto"
+
+    @default("transport")
+    def _transport_default(self) -> str:
+        return "ipc" if os.name == "posix" else "tcp"
+
+    @default("ip")
+    def _ip_default(self) -> str:
+        if self.transport != "ipc":
+            return super()._ip_default()
+        # A short private folder: unix socket paths are limited to ~100 bytes,
+        # and jupyter_client's own default (beside the connection file, or
+        # ``kernel-ipc`` in the working folder) is shared between kernels.
+        return str(Path(tempfile.mkdtemp(prefix="nar-gap-kernel-")) / "ipc")
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if self.transport == "ipc" and not restart:
+            shutil.rmtree(Path(self.ip).parent, ignore_errors=True)
+
+    async def _async_interrupt_kernel(self) -> None:
+        if self.shutting_down:
+            return
+        await super()._async_interrupt_kernel()
+
+
+def execute(
+    notebook: str | Path,
+    output: str | Path,
+    parameters: Mapping[str, object],
+    cwd: str | Path,
+    progress: bool = False,
+) -> None:
+    """Run ``notebook`` with ``parameters`` injected; write the executed copy.
+
+    Raises papermill's ``PapermillExecutionError`` (the failing cell's
+    exception) when a cell fails; the executed copy keeps the error in place.
+    """
+    import papermill
+
+    with writing_for(Path(notebook).stem):  # the kernel inherits it
+        papermill.execute_notebook(
+            str(notebook),
+            str(output),
+            parameters=dict(parameters),
+            kernel_name=KERNEL_NAME,
+            kernel_manager_class=EncryptedKernelManager,
+            cwd=str(cwd),
+            progress_bar=progress,
+            log_output=False,
+        )
+
+
+# ``-p FROM_RESULTS True``: a flag, not the string "True" (which is truthy
+# either way).  Every other value stays a string: folders, profile names.
+_BOOLEANS = {"True": True, "False": False}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; exit code 1 when a cell fails (papermill's message)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m nar_gap.paper.tools.notebook_runner"
+    )
+    parser.add_argument("notebook")
+    parser.add_argument("output")
+    parser.add_argument("--cwd", default=".")
+    parser.add_argument(
+        "-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE")
+    )
+    parser.add_argument("--progress-bar", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        parameters = {name: _BOOLEANS.get(value, value) for name, value in args.p}
+        execute(args.notebook, args.output, parameters, args.cwd, args.progress_bar)
+    except Exception as error:  # a failing cell: papermill names it
+        print(f"{type(error).__name__}: {error}".strip()[:4000], file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""What faithfulness buys (issue 33): conditions, accuracy in parts, the verdict."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nar_gap.paper.experiments import generalisation as g
+from nar_gap.paper.experiments import profiles
+
+
+def _rows(plain, supervised, conditions=(("size", "16"), ("size", "64"))):
+    """Per-seed accuracy rows: ``plain[c][k]`` for condition c and seed k."""
+    rows = []
+    for name, table in (("plain", plain), ("supervised", supervised)):
+        for (kind, value), values in zip(conditions, table, strict=True):
+            for seed, result in enumerate(values):
+                rows.append(
+                    {
+                        "contender": name,
+                        "recipe": name,
+                        "seed": seed,
+                        "measure": "accuracy",
+                        "condition": kind,
+                        "value": value,
+                        "result": result,
+                    }
+                )
+    return rows
+
+
+SAME = [0.99, 0.992, 0.991, 0.99]
+
+
+def test_the_verdict_says_yes_no_mixed_and_not_equal_when_it_must():
+    """The criterion, on inputs built for each of its answers."""
+    better = _rows([SAME, [0.7, 0.71, 0.69, 0.7]], [SAME, [0.9, 0.91, 0.92, 0.9]])
+    assert g.verdict(better).startswith("Yes:")
+    assert "size 64 (+0.208" in g.verdict(better)
+    worse = _rows([SAME, [0.9, 0.91, 0.92, 0.9]], [SAME, [0.7, 0.71, 0.69, 0.7]])
+    assert g.verdict(worse).startswith("No:")
+    noisy = _rows([SAME, [0.7, 0.9, 0.7, 0.9]], [SAME, [0.9, 0.7, 0.9, 0.7]])
+    assert g.verdict(noisy).startswith("No:")  # no difference the interval can see
+    conditions = (("size", "16"), ("size", "64"), ("family", "grid"))
+    mixed = _rows(
+        [SAME, [0.7, 0.71, 0.69, 0.7], [0.9, 0.91, 0.92, 0.9]],
+        [SAME, [0.9, 0.91, 0.92, 0.9], [0.7, 0.71, 0.69, 0.7]],
+        conditions,
+    )
+    assert g.verdict(mixed).startswith("Mixed:")
+    unequal = _rows([SAME, [0.7] * 4], [[0.9, 0.91, 0.9, 0.92], [0.9, 0.91, 0.92, 0.9]])
+    assert g.verdict(unequal).startswith("Not at equal accuracy")
+
+
+def test_the_ood_intervals_are_bonferroni_adjusted_over_the_conditions():
+    conditions = (("size", "16"), ("size", "64"), ("family", "grid"), ("family", "x"))
+    rows = _rows([SAME] * 4, [SAME] * 4, conditions)
+    assert g.adjusted_level(rows) == pytest.approx(1 - 0.05 / 3)
+    table = g.summary_rows(rows)
+    diffs = [r for r in table if r["contender"] == "supervised - plain"]
+    levels = {(r["condition"], r["value"]): r["level"] for r in diffs}
+    assert levels.pop(("size", "16")) == 0.95  # in distribution: not one of many
+    assert len(levels) == 3 and set(levels.values()) == {g.adjusted_level(rows)}
+
+
+def test_weights_scaled_by_one_give_the_clrs_test_graphs_back():
+    base = g._size_batch("bellman_ford", 16)
+    same = g._scaled_batch("bellman_ford", 1.0)
+    for group in ("inputs", "outputs"):
+        for name, value in getattr(base, group).items():
+            np.testing.assert_array_equal(np.asarray(value), getattr(same, group)[name])
+    tenfold = g._scaled_batch("bellman_ford", 10.0)
+    np.testing.assert_allclose(tenfold.inputs["A"], 10 * np.asarray(base.inputs["A"]))
+    np.testing.assert_array_equal(tenfold.outputs["pi"], base.outputs["pi"])
+
+
+def test_measures_in_parts_are_the_whole_batchs(tmp_path):
+    """Accuracy is exact in parts; internal and agreement too, on a model
+    that is not the reference (the compiled model perturbed)."""
+    import jax
+
+    from nar_gap.analysis.models import Models, measure_models, reference_attention
+    from nar_gap.compiler import compile_algorithm
+    from nar_gap.model.model import Model
+
+    compiled = compile_algorithm("bfs", hidden_size=None)
+    nudged = Model(
+        compiled.config,
+        jax.tree_util.tree_map(lambda x: x * 1.01, compiled.params),
+    )
+    models = Models.from_models([compiled, nudged], seeds=[0, 1])
+    batch = g._size_batch("bfs", 16)
+    whole = measure_models(models, batch, reference_attention(compiled, batch))
+    parts = g.measures(models, batch, compiled, graphs_per_part=5)  # 6 x 5 + 2
+    np.testing.assert_allclose(parts["accuracy"], whole.scalars["accuracy"], rtol=1e-6)
+    one = g.measures(models, batch, compiled, graphs_per_part=32)
+    for measure in g.MEASURED:
+        np.testing.assert_allclose(one[measure], whole.scalars[measure], rtol=1e-6)
+    assert one["internal"][0] == 0.0 and one["internal"][1] > 0
+
+
+def test_the_study_measures_every_contender_and_compiled_is_exact(tmp_path):
+    """At smoke: the files, a row per seed and condition, compiled at 1.0 on
+    every family (a wrong trace or a mislabelled source would show here)."""
+    from nar_gap.system import files
+
+    profile = profiles.get("smoke")
+    dirs = profiles.output_dirs(
+        "smoke", str(tmp_path / "runs"), str(tmp_path / "out"), str(tmp_path / "f")
+    )
+    measured = [g.Condition("size", "8", g._size_batch("bfs", 8))] + [
+        g.Condition("family", f, g._family_batch("bfs", f, 2))
+        for f in ("grid", "path", "tree")
+    ]
+    with pytest.raises(FileNotFoundError, match="nar_gap.paper.experiments.recipes"):
+        g.chosen_recipes(dirs.results, "bfs")  # the recipe study comes first
+    rows = g.run_generalisation(
+        profile,
+        "bfs",
+        dirs,
+        seeds=2,
+        progress=False,
+        measured=measured,
+        pair=("attention_w10_x2", "plain_x2"),
+    )
+    accuracy = [r for r in rows if r["measure"] == "accuracy"]
+    assert len(accuracy) == (2 + 2 + 1) * len(measured)
+    internal = [r for r in rows if r["measure"] == "internal"]
+    assert [r["result"] for r in internal if r["contender"] == "compiled"] == [
+        0.0
+    ] * len(measured)
+    compiled = [r for r in accuracy if r["contender"] == "compiled"]
+    assert [r["result"] for r in compiled] == [1.0] * len(measured)
+    sharp = [r for r in rows if r["measure"] == "sharpness"]
+    assert len(sharp) == 5
+    table = files.read_table(tmp_path / "out" / g.results_file("bfs"))
+    assert {r["contender"] for r in table} == {
+        "plain",
+        "supervised",
+        "compiled",
+        "supervised - plain",
+    }
+    sidecar = files.read_json(tmp_path / "out" / (g.results_file("bfs") + ".json"))
+    assert sidecar["verdict"] == g.verdict(rows)
+    assert (tmp_path / "f" / (g.figure_stem("bfs") + ".png")).stat().st_size > 0
+
+
+def test_compiled_bellman_ford_is_exact_beyond_its_range_only_when_refitted():
+    """Weights x100 leave the default range (max_weight 1, max_distance 8):
+    `run`'s refit keeps the compiled program exact, the fixed parameters are
+    not, and the table keeps both apart."""
+    from nar_gap.analysis.models import Models
+    from nar_gap.compiler import compile_algorithm
+
+    compiled = compile_algorithm("bellman_ford", hidden_size=None)
+    own = Models.from_models([compiled], seeds=[-1])
+    heavy = g._scaled_batch("bellman_ford", 100.0)
+    fitted = g.measures(own, heavy, compiled, refit=True)
+    fixed = g.measures(own, heavy, compiled)
+    assert fitted["accuracy"][0] == 1.0 and fitted["internal"][0] == 0.0
+    assert fixed["accuracy"][0] < 0.5
+
+
+def test_without_the_recipe_study_the_cli_says_so_in_one_line(tmp_path, capsys):
+    args = ["--profile", "smoke", "--results", str(tmp_path / "r")]
+    with pytest.raises(SystemExit) as stop:
+        g.main([*args, "--runs", str(tmp_path / "runs")])
+    assert stop.value.code == 2
+    message = capsys.readouterr().err.strip()
+    assert "\n" not in message and "nar_gap.paper.experiments.recipes" in message

@@ -1,0 +1,230 @@
+"""The recipe study (issue 33): knobs, the bar per seed, the verdict, the files."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from nar_gap.paper.experiments import profiles, recipes
+from nar_gap.paper.experiments.recipes import Recipe
+
+
+def _seeds(*triples):
+    names = recipes.MEASURES
+    return {m: np.array([t[k] for t in triples]) for k, m in enumerate(names)}
+
+
+def test_each_knob_lands_in_the_training_configuration():
+    profile = profiles.get("cpu")
+    recipe = Recipe(
+        "all",
+        attention_weight=2.0,
+        state_weight=0.5,
+        anneal=0.5,
+        teacher_forcing=0.25,
+        curriculum=0.2,
+        steps_factor=2.0,
+    )
+    config = recipes.recipe_config(profile, "bfs", recipe, seeds=8)
+    baseline = profile.baseline_sizes("bfs")
+    assert config.steps == 2 * baseline.steps
+    assert config.seeds == tuple(range(8))
+    assert config.network.hidden_size == baseline.hidden_size
+    assert (config.attention_weight, config.state_weight) == (2.0, 0.5)
+    assert config.supervision_until == config.steps // 2
+    assert config.curriculum_steps == round(0.2 * config.steps)
+    assert config.network.hint_teacher_forcing == 0.25
+    assert config.network.state_probe_size > 0
+    assert config.selection == "final"
+    plain = recipes.recipe_config(profile, "bfs", Recipe("plain"), seeds=8)
+    assert plain.network.state_probe_size == 0
+    assert plain.supervision_until == plain.curriculum_steps == 0
+
+
+@pytest.mark.parametrize(
+    ("accuracy", "internal", "agreement", "meets"),
+    [
+        (0.99, 0.05, 0.99, True),  # the thresholds themselves pass
+        (0.989, 0.01, 1.0, False),
+        (1.0, 0.051, 1.0, False),
+        (1.0, 0.0, 0.989, False),
+    ],
+)
+def test_the_bar_is_the_three_thresholds_together(accuracy, internal, agreement, meets):
+    assert recipes.meets_bar(accuracy, internal, agreement) is meets
+
+
+def test_a_recipe_meets_the_bar_only_when_every_seed_does():
+    recipe = Recipe("r", attention_weight=1.0)
+    config = recipes.recipe_config(profiles.get("cpu"), "bfs", recipe, seeds=8)
+    good = [(1.0, 0.02, 0.995)] * 8
+    one_bad = good[:7] + [(1.0, 0.2, 0.9)]  # the mean still meets the bar
+    rows = {}
+    for name, triples in (("good", good), ("one_bad", one_bad)):
+        per_seed = recipes.seed_rows(Recipe(name), range(8), _seeds(*triples))
+        rows[name] = recipes.recipe_row(Recipe(name), config, per_seed)
+    assert rows["good"]["meets_bar"] and rows["good"]["seeds_meeting_bar"] == 8
+    bad = rows["one_bad"]
+    assert bad["internal"] < 0.05 and bad["argmax_agreement"] > 0.98
+    assert not bad["meets_bar"] and bad["seeds_meeting_bar"] == 7
+    assert bad["internal_worst"] == pytest.approx(0.2)
+    assert bad["internal_low"] < bad["internal"] < bad["internal_high"]
+    assert rows["good"]["seed_steps"] == 8 * config.steps
+
+    says = recipes.verdict([rows["good"], rows["one_bad"]], needed_seeds=8)
+    assert says.startswith("good meets the bar")
+    says = recipes.verdict([rows["one_bad"]], needed_seeds=8)
+    assert says.startswith("No recipe meets the bar") and "7 of 8 seeds" in says
+    # Every seed meeting it is not enough when there are too few seeds.
+    assert recipes.verdict([rows["good"]], needed_seeds=9).startswith("No recipe")
+
+
+def test_an_unknown_recipe_is_one_line_naming_the_known_ones(tmp_path):
+    profile = profiles.get("smoke")
+    asked = dataclasses.replace(
+        profile,
+        studies=dataclasses.replace(profile.studies, recipes=("attention_w3",)),
+    )
+    dirs = profiles.output_dirs("smoke", str(tmp_path / "r"), str(tmp_path / "o"))
+    with pytest.raises(ValueError) as error:
+        recipes.run_profile_recipes(asked, "bfs", dirs, progress=False)
+    assert "\n" not in str(error.value) and "attention_w10" in str(error.value)
+
+
+def _study(tmp_path, runs: str, out: str, names: list[str]) -> list[dict]:
+    """The recipe study at smoke on one seed, in folders of its own."""
+    dirs = profiles.output_dirs("smoke", str(tmp_path / runs), str(tmp_path / out))
+    chosen = recipes.named(names)
+    return recipes.run_recipes(
+        profiles.get("smoke"), "bfs", chosen, dirs, seeds=1, progress=False
+    )
+
+
+def test_the_study_writes_both_tables_and_reruns_to_the_same_numbers(tmp_path):
+    from nar_gap.system import files
+
+    names = ["attention_w10", "attention_w10_annealed", "attention_w10_x2"]
+    _study(tmp_path, "runs", "out", names)
+    table = files.read_table(tmp_path / "out" / "closing_gap_recipes_bfs.csv")
+    per_seed = files.read_table(tmp_path / "out" / "closing_gap_recipes_seeds_bfs.csv")
+    assert [r["recipe"] for r in table] == [
+        "attention_w10",
+        "attention_w10_annealed",
+        "attention_w10_x2",
+    ]
+    assert len(per_seed) == 3  # one seed per recipe
+    assert {r["at_plateau"] for r in table} <= {"True", "False"}
+    assert all("validation" in r["plateau_evidence"] for r in table)
+    assert table[1]["steps"] == str(2 * int(table[0]["steps"]))
+    # attention_w10_x2 continued attention_w10's run: the numbers of a
+    # straight run (the annealed recipe differs in more than steps: not).
+    _study(tmp_path, "r2", "o2", ["attention_w10_x2"])
+    alone = files.read_table(tmp_path / "o2" / "closing_gap_recipes_seeds_bfs.csv")
+    assert alone == per_seed[2:]
+    _study(tmp_path, "runs", "out", names)  # finished runs read back
+    again = files.read_table(tmp_path / "out" / "closing_gap_recipes_bfs.csv")
+    assert again == table
+    from nar_gap.paper.report import readme_results
+
+    rendered = readme_results._recipes(tmp_path / "out")
+    assert "| attention_w10_annealed | 10, 0 | 0.5 of the steps |" in rendered
+    assert recipes.stored_verdict(tmp_path / "out" / "closing_gap_recipes_bfs.csv") in (
+        rendered
+    )
+
+
+def test_an_annealed_recipe_is_compared_with_its_constant_twin_only():
+    config = recipes.recipe_config(profiles.get("cpu"), "bfs", Recipe("x"), seeds=2)
+    made = {}
+    for recipe, internal in (
+        (Recipe("w10_x2", attention_weight=10.0, steps_factor=2.0), 0.03),
+        (
+            Recipe("w10_x2_ann", attention_weight=10.0, steps_factor=2.0, anneal=0.5),
+            0.2,
+        ),
+        (Recipe("w1_x2", attention_weight=1.0, steps_factor=2.0), 0.06),
+    ):
+        per_seed = recipes.seed_rows(
+            recipe, range(2), _seeds(*[(1.0, internal, 1.0)] * 2)
+        )
+        made[recipe.name] = recipes.recipe_row(recipe, config, per_seed)
+    said = recipes.annealed_against_constant(list(made.values()))
+    assert len(said) == 1
+    assert said[0].startswith("w10_x2_ann (supervision annealed to zero by 0.5")
+    assert "against 0.030 and 1.000 for w10_x2," in said[0]
+    del made["w10_x2"]
+    assert recipes.annealed_against_constant(list(made.values())) == []
+
+
+def test_drift_starts_from_the_recipes_own_model_and_trains_on_unsupervised(tmp_path):
+    """Step 0 of the drift is the recipe's own run, bit for bit (same data,
+    keys and weights up to its last step); after it the weight is 0."""
+    from nar_gap.system import files
+
+    profile = profiles.get("smoke")
+    dirs = profiles.output_dirs(
+        "smoke", str(tmp_path / "runs"), str(tmp_path / "out"), str(tmp_path / "f")
+    )
+    recipe = recipes.named([recipes.DRIFT_RECIPE])[0]
+    recipes.run_recipes(profile, "bfs", [recipe], dirs, seeds=2, progress=False)
+    own = files.read_table(tmp_path / "out" / "closing_gap_recipes_seeds_bfs.csv")
+    rows = recipes.run_drift(
+        profile, "bfs", [recipe], dirs, seeds=2, extra_steps=4, every=2, progress=False
+    )
+    assert [r["steps_unsupervised"] for r in rows] == [0, 0, 1, 1, 2, 2, 4, 4]
+    for mine, start in zip(own, rows[:2], strict=True):
+        for measure in recipes.MEASURES:
+            assert float(mine[measure]) == start[measure]
+    assert [r["param_drift"] for r in rows[:2]] == [0.0, 0.0]  # the recipe's model
+    assert (tmp_path / "f" / (recipes.drift_figure_stem("bfs") + ".png")).exists()
+    assert all(r["param_drift"] > 0 for r in rows[2:])
+    # A rerun reads every step back: the run directory holds only the last
+    # step's parameters, which must not be measured under step 0's name.
+    again = recipes.run_drift(
+        profile, "bfs", [recipe], dirs, seeds=2, extra_steps=4, every=2, progress=False
+    )
+    assert again == rows
+    out = recipes.run_dir(recipes.drift_config(profile, "bfs", recipe, 2, 4), dirs.runs)
+    (out / recipes.DRIFT_RECORD).unlink()
+    with pytest.raises(ValueError, match="cannot be measured there"):
+        recipes.run_drift(
+            profile, "bfs", [recipe], dirs, 2, extra_steps=4, every=2, progress=False
+        )
+    config = recipes.drift_config(profile, "bfs", recipe, seeds=2, extra_steps=4)
+    before = config.supervision_until
+    assert config.supervision_scale(before - 1) == 1.0
+    assert config.supervision_scale(before) == 0.0
+    assert "trained on without supervision for 4 steps" in recipes.drift_summary(rows)
+    table = recipes.drift_table(rows)
+    assert [r["steps_unsupervised"] for r in table] == [0, 1, 2, 4]
+    assert table[0]["internal"] == pytest.approx(
+        np.mean([r["internal"] for r in rows[:2]])
+    )
+    from nar_gap.paper.report import readme_results
+
+    rendered = readme_results._drift(tmp_path / "out")
+    assert rendered.count("\n| ") == 4  # a row per step (the header opens it)
+    assert "| attention_w10_x2 | 4 |" in rendered
+    assert rendered.endswith(recipes.drift_summary(rows))
+    with pytest.raises(ValueError, match="annealed"):
+        recipes.drift_config(
+            profile, "bfs", recipes.named(["attention_w10_annealed"])[0], 2, 4
+        )
+
+
+def test_a_drift_run_may_continue_its_recipe_only_where_their_schedules_agree():
+    """The drift's weight drops after the recipe's last step: the recipe's
+    steps are the drift's first ones.  An annealed recipe's are not."""
+    from nar_gap.training.run_dir import _same_schedule_so_far
+
+    profile = profiles.get("cpu")
+    recipe = recipes.named(["attention_w10_x2"])[0]
+    own = recipes.recipe_config(profile, "bfs", recipe, seeds=2)
+    drift = recipes.drift_config(profile, "bfs", recipe, seeds=2, extra_steps=10)
+    assert _same_schedule_so_far(own, drift).supervision_until == 0
+    annealed = recipes.recipe_config(
+        profile, "bfs", recipes.named(["attention_w10_annealed"])[0], seeds=2
+    )
+    assert _same_schedule_so_far(annealed, drift) is drift

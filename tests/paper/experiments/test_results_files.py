@@ -1,0 +1,119 @@
+"""Every results file is named by the module that writes it, as committed.
+
+The readers (paper.py, readme_results.py, the notebooks) take the names from
+the writers; the committed ``results/`` and ``figures/`` say what the names
+are.  So the writers' names, for the cpu profile's algorithms and arms, are
+exactly the committed files: a renamed writer, or a file nobody names, fails.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nar_gap.paper.experiments import (
+    baselines,
+    catalogue,
+    closing_gap,
+    compilation,
+    generalisation,
+    outputs,
+    plateau,
+    profiles,
+    recipes,
+    size_sweep,
+    stability,
+    transnar,
+)
+from nar_gap.system import files
+
+ROOT = Path(__file__).resolve().parents[3]
+BFS_BF = ("bfs", "bellman_ford")
+PLATEAUS = profiles.GPU.studies.plateaus
+FAITHFULNESS_ARMS = ("bfs", "bellman_ford", "dfs", "bellman_ford_edge_info")
+VALIDATION_ARMS = FAITHFULNESS_ARMS  # the baselines and the edge-information arm
+
+
+def test_the_writers_name_exactly_the_committed_tables():
+    committed = {
+        p.name
+        for p in (ROOT / "results").iterdir()
+        if p.is_file() and not p.name.endswith(".json") and not p.name.startswith(".")
+    }
+    assert set(outputs.tables(profiles.CPU)) == committed
+
+
+def test_the_gpu_profile_s_committed_tables_are_notebook_02_s_from_a_gpu():
+    """results/gpu/ holds what ran on a GPU, each table with its sidecar.
+
+    Only notebook 02 finished there (benchmarks/results/gpu_h200_job_*); a
+    table from another notebook, or one written on a CPU, fails.
+    """
+    folder = ROOT / profiles.committed_dirs("gpu").results
+    tables = {p.name for p in folder.iterdir() if not p.name.endswith(".json")}
+    of_02 = {
+        name
+        for name, notebook in outputs.tables(profiles.GPU).items()
+        if notebook == "02_baselines"
+    }
+    # the plateau section came after that run (0.2.0): not there yet
+    assert tables == of_02 - {plateau.plateau_file(a, e) for a, e, _ in PLATEAUS}
+    for name in tables:
+        sidecar = files.read_json(folder / f"{name}.json")
+        assert sidecar["profile"] == "gpu", name
+        assert sidecar["backend"]["platform"] == "gpu", name
+
+
+def test_the_writers_figure_stems_are_committed_figures():
+    stems = {
+        stem
+        for a in ("bfs", "bellman_ford", "dfs")
+        for stem in compilation.compiled_figure_stems(a)
+    }
+    stems.add(size_sweep.FIGURE)
+    for arm in VALIDATION_ARMS:
+        stems.add(baselines.validation_figure_stem(arm))
+    for a in BFS_BF:
+        stems |= {
+            stability.figure_stem(a),
+            closing_gap.figure_stem(a),
+            transnar.FIGURE_STEM.format(a),
+        }
+    studies = profiles.CPU.studies
+    for a in studies.recipe_algorithms:
+        stems.add(generalisation.figure_stem(a))
+        if studies.drift_steps:
+            stems.add(recipes.drift_figure_stem(a))
+    committed = {p.stem for p in (ROOT / "figures").iterdir() if p.is_file()}
+    assert stems <= committed, sorted(stems - committed)
+
+
+def _sidecar(path: Path) -> Path:
+    """A table's or array's sidecar is ``<name>.json``; a figure's ``<stem>.json``."""
+    if path.parent.name == "figures":
+        return path.with_suffix(".json")
+    return files.sidecar_path(path)
+
+
+def test_every_committed_file_names_the_notebook_that_wrote_it():
+    """Each table, array and figure of the cpu profile came from ./run_all.sh.
+
+    Its sidecar names the notebook :mod:`~nar_gap.paper.experiments.outputs`
+    says writes it (a figure's: a notebook of the catalogue); the runner
+    sets the name, and a file a side script wrote says None, or has no
+    sidecar.  results/gpu/ is the gpu job's, checked by the test above.
+    """
+    writers = outputs.tables(profiles.CPU)
+    known = set(catalogue.stems().values())
+    wrong = {}
+    for folder in ("results", "figures"):
+        for path in sorted((ROOT / folder).iterdir()):
+            if not path.is_file() or path.suffix == ".json" or path.name[0] == ".":
+                continue
+            sidecar = _sidecar(path)
+            said = (
+                files.read_json(sidecar).get("notebook") if sidecar.is_file() else None
+            )
+            expected = writers.get(path.name) if folder == "results" else said
+            if said not in known or said != expected:
+                wrong[f"{folder}/{path.name}"] = said
+    assert not wrong, wrong

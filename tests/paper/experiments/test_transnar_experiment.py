@@ -1,0 +1,158 @@
+"""Notebook 08's verdicts and answer, on results built to say yes and no.
+
+The claims against TransNAR's published trend and the computed answer to the
+notebook's question read ``transnar_<algorithm>.csv``; here they read tables
+written by hand, on which each must come out one way and then the other.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from nar_gap.analysis.verdicts import AGREE, DISAGREE, INCONCLUSIVE, NOT_TESTABLE
+from nar_gap.paper import plots
+from nar_gap.paper.experiments import profiles, transnar
+from nar_gap.paper.report import paper
+from nar_gap.system import files
+
+MODELS = ("transformer", "transnar_trained", "transnar_compiled")
+
+
+def _rows(scores: dict[str, tuple[float, float]], seeds: int = 4) -> list[dict]:
+    """Per model (in-distribution, out-of-distribution) CLRS, with seed noise."""
+    rows = []
+    for model, (inside, outside) in scores.items():
+        for seed in range(seeds):
+            noise = 0.01 * (seed - 1.5)
+            for num_nodes, value in ((4, inside), (10, outside), (20, outside)):
+                clrs = (
+                    min(1.0, max(0.0, value + noise)) if value not in (0, 1) else value
+                )
+                rows.append(
+                    {
+                        "model": model,
+                        "nar": model.removeprefix("transnar_"),
+                        "seed": seed,
+                        "num_nodes": num_nodes,
+                        "in_distribution": num_nodes == 4,
+                        "graphs": 8,
+                        "shape": 1.0,
+                        "parse": 1.0,
+                        "clrs": clrs,
+                        "nar_clrs": 1.0 if model == "transnar_compiled" else math.nan,
+                    }
+                )
+    return rows
+
+
+def _verdicts(tmp_path, rows) -> dict[str, str]:
+    for algorithm in ("bfs", "bellman_ford"):
+        files.write_table(tmp_path / f"transnar_{algorithm}.csv", rows)
+    return {r["claim"]: r["verdict"] for r in paper.comparison("08", tmp_path)}
+
+
+def test_the_published_trend_is_agreed_with_only_when_our_numbers_show_it(tmp_path):
+    trend = _rows(
+        {
+            "transformer": (0.95, 0.1),
+            "transnar_trained": (0.95, 0.6),
+            "transnar_compiled": (0.95, 1.0),
+        }
+    )
+    assert set(_verdicts(tmp_path, trend).values()) == {AGREE}
+    against = _rows(
+        {
+            "transformer": (0.95, 0.98),
+            "transnar_trained": (0.95, 0.2),
+            "transnar_compiled": (0.95, 0.2),
+        }
+    )
+    assert set(_verdicts(tmp_path, against).values()) == {DISAGREE}
+    flat = _rows({m: (0.95, 0.95) for m in MODELS})
+    assert set(_verdicts(tmp_path, flat).values()) == {INCONCLUSIVE}
+    # models not competent in distribution: a fall outside it means nothing
+    weak = _rows({m: (0.5, 0.0) for m in MODELS})
+    assert set(_verdicts(tmp_path, weak).values()) == {NOT_TESTABLE}
+
+
+def test_without_the_results_the_claims_are_not_testable(tmp_path):
+    rows = paper.comparison("08", tmp_path)
+    assert len(rows) == 4
+    assert {r["verdict"] for r in rows} == {NOT_TESTABLE}
+    assert all("notebook 08" in r["evidence"] for r in rows)
+
+
+def test_the_question_is_answered_from_the_rows():
+    exact = _rows(
+        {
+            "transformer": (0.9, 0.1),
+            "transnar_trained": (0.9, 0.3),
+            "transnar_compiled": (0.9, 1.0),
+        }
+    )
+    (row,) = transnar.question_rows({"bfs": exact})
+    assert row["compiled_hybrid_exact"] is True
+    assert row["compiled_above_trained"] == AGREE
+    assert row["trained_above_transformer"] == AGREE
+    assert row["ood_sizes"] == "10 20" and row["seeds"] == 4
+    assert row["compiled_nar_alone"] == 1.0
+    assert row["shape_transformer"] == 1.0
+    assert "exact" in transnar.question_sentence([row])
+    short = _rows(
+        {
+            "transformer": (0.9, 0.3),
+            "transnar_trained": (0.9, 0.3),
+            "transnar_compiled": (0.9, 0.97),
+        }
+    )
+    (row,) = transnar.question_rows({"bfs": short})
+    assert row["compiled_hybrid_exact"] is False
+    assert row["trained_above_transformer"] == INCONCLUSIVE
+    assert "not exact" in transnar.question_sentence([row])
+
+
+def test_the_summary_is_over_seeds_and_the_figure_draws_it():
+    rows = _rows({m: (0.5, 0.25) for m in MODELS})
+    summary = transnar.summarise(rows)
+    assert len(summary) == 3 * 3
+    first = summary[0]
+    assert first["seeds"] == 4
+    assert first["clrs_mean"] == pytest.approx(0.5)
+    assert first["clrs_std"] == pytest.approx(0.0112, abs=1e-3)  # population std
+    assert math.isnan(first["nar_clrs_mean"])  # the Transformer has no NAR
+    fig = plots.plot_transnar_scores(summary, "bfs", 5)
+    assert len(fig.axes) == 3
+    plots.close(fig)
+
+
+def test_each_profile_has_sizes_and_a_dry_run_cuts_them():
+    for name in ("smoke", "cpu", "paper"):
+        sizes = transnar.sizes_for(profiles.get(name))
+        assert sizes.seeds >= 3
+        larger = [n for n in sizes.test_sizes if n > max(sizes.train_sizes)]
+        assert len(larger) >= 2, name
+        assert max(larger) >= 4 * max(sizes.train_sizes), name
+        ends = {min(sizes.train_sizes), max(sizes.train_sizes)}
+        assert ends <= set(sizes.test_sizes), name  # in distribution, both ends
+        dry = transnar.sizes_for(profiles.get(f"{name}-dry"))
+        assert (dry.steps, dry.eval_graphs) == (1, 2)
+        assert dry.test_sizes == sizes.test_sizes and dry.seeds == sizes.seeds
+
+
+def test_one_run_directory_per_configuration():
+    profile = profiles.get("smoke")
+    names = {
+        transnar.text_run_dir(
+            transnar.text_train_config(profile, a, kind, seed), "runs"
+        )
+        for a in ("bfs", "bellman_ford")
+        for kind in transnar.NAR_KINDS
+        for seed in range(3)
+    }
+    assert len(names) == 18
+    config = transnar.text_train_config(profile, "bfs", "compiled", 0)
+    assert config.model.nar_width == transnar.COMPILED_HIDDEN
+    trained = transnar.text_train_config(profile, "bfs", "trained", 0)
+    assert trained.model.nar_width == profile.baseline_sizes("bfs").hidden_size
