@@ -50,13 +50,15 @@ def _tiny_project(tmp_path: Path, plan: dict[str, dict]) -> Path:
 
     project = tmp_path / "project"
     (project / "notebooks").mkdir(parents=True)
-    (project / "requirements").mkdir()
     shutil.copy(ROOT / "run_all.sh", project)
-    shutil.copytree(ROOT / "scripts", project / "scripts")
-    shutil.copy(ROOT / "pyproject.toml", project)
-    (project / "nar_gap").mkdir()  # its version line is in the venv's stamp
-    shutil.copy(ROOT / "nar_gap" / "__init__.py", project / "nar_gap")
-    shutil.copy(ROOT / "requirements" / "lock.txt", project / "requirements")
+    # The environment is the one running these tests, already installed: a
+    # copy of ensure_env.sh here would compare this project's pyproject.toml
+    # with the venv's stamp and, after an edit to the real one, reinstall the
+    # venv's editable nar_gap from this temporary folder (it did once).  No
+    # nar_gap/ folder either: the runner imports the installed package.
+    (project / "scripts").mkdir()
+    (project / "scripts" / "ensure_env.sh").write_text("#!/usr/bin/env bash\n")
+    (project / "scripts" / "ensure_env.sh").chmod(0o755)
     for name, spec in plan.items():
         notebook = nbformat.v4.new_notebook()
         notebook.metadata["kernelspec"] = {
