@@ -80,4 +80,3 @@ def notebook_parameters(number: str, root: Path | None = None) -> dict[str, Any]
                 if isinstance(target, ast.Name):
                     found[target.id] = ast.literal_eval(node.value)
     return found
-

@@ -65,8 +65,7 @@ def tables(profile: Profile, root: Path | None = None) -> dict[str, str]:
     made["02"] += [baselines.BASELINES_FILE, settings.SETTINGS_FILE]
     made["02"] += [baselines.seeds_file(a) for a in baseline_algorithms]
     made["02"] += [
-        baselines.validation_file(arm)
-        for arm in _arms(profile, baseline_algorithms)
+        baselines.validation_file(arm) for arm in _arms(profile, baseline_algorithms)
     ]
     made["02"] += [
         plateau.plateau_file(a, edge) for a, edge, _ in profile.studies.plateaus
