@@ -278,6 +278,29 @@ class _Running:
     log: Path
 
 
+@dataclasses.dataclass
+class _Schedule:
+    """Where each notebook of one call stands."""
+
+    needs: dict[str, list[str]]
+    state: dict[str, str] = dataclasses.field(default_factory=dict)
+    running: dict[str, _Running] = dataclasses.field(default_factory=dict)
+    timings: list[str] = dataclasses.field(default_factory=list)
+    failed: list[str] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.state = dict.fromkeys(self.needs, "pending")
+
+    def ready(self, name: str) -> bool:
+        """Every need that this call runs has finished.
+
+        A need not selected (``--only``) is not waited for: the notebook
+        trains what it needs itself, and the run lock keeps two processes
+        from training one run at once.
+        """
+        return all(self.state[n] == "done" for n in self.needs[name] if n in self.state)
+
+
 class Runner:
     """One ``run_all.sh`` call: the chosen notebooks, scheduled and stamped."""
 
@@ -362,91 +385,38 @@ class Runner:
 
     def run(self, notebooks: Sequence[Path]) -> int:
         """Run ``notebooks`` (in start order); 0, or 1 after a failure."""
-        needs = {n.stem: needs_of(n) for n in notebooks}
-        chosen = set(needs)
-        state = dict.fromkeys(needs, "pending")
-        settings = (self.profile, str(self.results), str(self.figures))
+        plan = _Schedule({n.stem: needs_of(n) for n in notebooks})
         print(
             f"nar_gap: running {len(notebooks)} notebooks with PROFILE={self.profile}, "
             f"up to {self.jobs} at once; tables to {_shown(self.results, self.root)}, "
             f"figures to {_shown(self.figures, self.root)}",
             flush=True,
         )
-        running: dict[str, _Running] = {}
-        timings: list[str] = []
-        failed: list[str] = []
         begun = time.monotonic()
-
-        def ready(name: str) -> bool:
-            # a need not selected (--only) is not waited for: the notebook
-            # trains what it needs itself, and the run lock keeps two
-            # processes from training one run at once
-            return all(state[n] == "done" for n in needs[name] if n in chosen)
-
         try:
             while True:
-                progressed = False
-                for notebook in notebooks if not failed else ():
-                    name = notebook.stem
-                    if state[name] != "pending" or len(running) >= self.jobs:
-                        continue
-                    if not ready(name):
-                        continue
-                    inputs = inputs_of(notebook, settings, self.root / "nar_gap")
-                    stamp = self.executed / f"{name}.stamp"
-                    executed = self.executed / f"{name}.ipynb"
-                    if not self.options.force and executed.is_file():
-                        if up_to_date(stamp, inputs):
-                            print(
-                                f"nar_gap: {_shown(notebook, self.root)} is up to "
-                                f"date for profile "
-                                f"{self.profile} (skipped; --force reruns it)"
-                            )
-                            timings.append(f"{name}: skipped")
-                            state[name] = "done"
-                            progressed = True
-                            continue
-                    running[name] = self._start(notebook, inputs)
-                    state[name] = "running"
-                if not running:
+                progressed = self._start_ready(plan, notebooks)
+                if not plan.running:
                     if progressed:
                         continue  # a skipped notebook may have readied another
                     break
                 time.sleep(0.5)
-                for name, job in list(running.items()):
-                    code = job.process.poll()
-                    if code is None:
-                        continue
-                    del running[name]
-                    took = round(time.monotonic() - job.began)
-                    if code == 0:
-                        self._stamp(name, job)
-                        state[name] = "done"
-                        timings.append(f"{name}: {took} s")
-                        if self.jobs > 1:
-                            print(
-                                f"nar_gap: notebooks/{name}.ipynb finished in {took} s"
-                            )
-                        continue
-                    state[name] = "failed"
-                    failed.append(name)
-                    self._report_failure(name, len(running))
-                sys.stdout.flush()
+                self._collect(plan)
         except KeyboardInterrupt:
-            for job in running.values():
+            for job in plan.running.values():
                 _stop(job.process)
             print(
                 "nar_gap: interrupted; finished notebooks keep their results",
                 file=sys.stderr,
             )
             return EXIT_INTERRUPTED
-        if failed:
+        if plan.failed:
             return EXIT_FAILED
-        for name, now in state.items():
+        for name, now in plan.state.items():
             if now != "done":
                 print(
                     f"nar_gap: notebooks/{name}.ipynb never became ready "
-                    f"(needs: {' '.join(needs[name])})",
+                    f"(needs: {' '.join(plan.needs[name])})",
                     file=sys.stderr,
                 )
                 return EXIT_FAILED
@@ -455,9 +425,56 @@ class Runner:
             f"nar_gap: all notebooks ran in {took} s; executed copies in "
             f"{_shown(self.executed, self.root)}/"
         )
-        for line in timings:
+        for line in plan.timings:
             print(f"  {line}")
         return 0
+
+    def _start_ready(self, plan: _Schedule, notebooks: Sequence[Path]) -> bool:
+        """Start (or skip, when up to date) what is ready and fits; skipped any?"""
+        progressed = False
+        settings = (self.profile, str(self.results), str(self.figures))
+        for notebook in notebooks if not plan.failed else ():
+            name = notebook.stem
+            if plan.state[name] != "pending" or len(plan.running) >= self.jobs:
+                continue
+            if not plan.ready(name):
+                continue
+            inputs = inputs_of(notebook, settings, self.root / "nar_gap")
+            stamp = self.executed / f"{name}.stamp"
+            executed = self.executed / f"{name}.ipynb"
+            fresh = executed.is_file() and up_to_date(stamp, inputs)
+            if fresh and not self.options.force:
+                print(
+                    f"nar_gap: {_shown(notebook, self.root)} is up to date for "
+                    f"profile {self.profile} (skipped; --force reruns it)"
+                )
+                plan.timings.append(f"{name}: skipped")
+                plan.state[name] = "done"
+                progressed = True
+                continue
+            plan.running[name] = self._start(notebook, inputs)
+            plan.state[name] = "running"
+        return progressed
+
+    def _collect(self, plan: _Schedule) -> None:
+        """Stamp the notebooks that finished; report those that failed."""
+        for name, job in list(plan.running.items()):
+            code = job.process.poll()
+            if code is None:
+                continue
+            del plan.running[name]
+            took = round(time.monotonic() - job.began)
+            if code == 0:
+                self._stamp(name, job)
+                plan.state[name] = "done"
+                plan.timings.append(f"{name}: {took} s")
+                if self.jobs > 1:
+                    print(f"nar_gap: notebooks/{name}.ipynb finished in {took} s")
+                continue
+            plan.state[name] = "failed"
+            plan.failed.append(name)
+            self._report_failure(name, len(plan.running))
+        sys.stdout.flush()
 
     def _report_failure(self, name: str, still_running: int) -> None:
         if self.jobs > 1:

@@ -112,7 +112,7 @@ def test_the_study_measures_every_contender_and_compiled_is_exact(tmp_path):
         g.Condition("family", f, g._family_batch("bfs", f, 2))
         for f in ("grid", "path", "tree")
     ]
-    with pytest.raises(FileNotFoundError, match="nar_gap.paper.experiments.recipes"):
+    with pytest.raises(FileNotFoundError, match="recipe study for bfs runs first"):
         g.chosen_recipes(dirs.results, "bfs")  # the recipe study comes first
     rows = g.run_generalisation(
         profile,
@@ -161,10 +161,10 @@ def test_compiled_bellman_ford_is_exact_beyond_its_range_only_when_refitted():
     assert fixed["accuracy"][0] < 0.5
 
 
-def test_without_the_recipe_study_the_cli_says_so_in_one_line(tmp_path, capsys):
-    args = ["--profile", "smoke", "--results", str(tmp_path / "r")]
-    with pytest.raises(SystemExit) as stop:
-        g.main([*args, "--runs", str(tmp_path / "runs")])
-    assert stop.value.code == 2
-    message = capsys.readouterr().err.strip()
-    assert "\n" not in message and "nar_gap.paper.experiments.recipes" in message
+def test_without_the_recipe_study_the_notebook_section_says_so_in_one_line(tmp_path):
+    """Notebook 07 runs the recipes first; called alone, the study names them."""
+    dirs = profiles.output_dirs("smoke", str(tmp_path / "runs"), str(tmp_path / "r"))
+    with pytest.raises(FileNotFoundError) as error:
+        g.run_profile_generalisation(profiles.get("smoke"), "bfs", dirs, False)
+    message = str(error.value)
+    assert "\n" not in message and "notebook 07's recipe study" in message
