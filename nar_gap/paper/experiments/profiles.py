@@ -389,9 +389,12 @@ CPU = Profile(
     ),
     # The studies at the size the hour affords: BFS's recipes plain and
     # attention_w10 on 2 seeds (the same steps as the baseline), drifted for
-    # 50 steps; the sweep to 256 nodes (about 100 s; 4096 nodes takes about
-    # 40 min); Bellman-Ford's plateau read off notebook 02's own runs.  The
-    # ``studies`` profile runs each at its full size.
+    # 50 steps; the sweep to 256 nodes; Bellman-Ford's plateau read off
+    # notebook 02's own runs.  In the fresh-clone run at 75fe3fa (2-core AMD
+    # EPYC, another notebook beside each) the sweep's cell took 172 s, the
+    # recipes with their drift 163 s, generalisation 93 s; the 0.1 sweep's
+    # rows to 4096 nodes add up to about 40 min.  The ``studies`` profile
+    # runs each at its full size.
     studies=Studies(
         drift_steps=50,
         size_sweep_sizes=(16, 64, 256),
