@@ -200,11 +200,7 @@ def save_figure(
     Those go into the sidecar ``<stem>.json`` instead, written first, as a
     table's is: the notebook, commit and backend that drew it.
     """
-    stem = Path(path_stem)
-    write_json_atomic(
-        stem.with_name(stem.name + ".json"),
-        {"figure": stem.name, "formats": list(formats), **provenance()},
-    )
+    _write_sidecar(path_stem, "figure", {"formats": list(formats)})
     written = []
     for fmt in formats:
         buffer = io.BytesIO()
@@ -220,9 +216,19 @@ def save_figure(
 
 
 def sidecar_path(table: str | os.PathLike) -> Path:
-    """Where :func:`write_table` keeps ``table``'s JSON sidecar: ``<table>.json``."""
+    """Where a result's JSON sidecar is: ``<name>.json``; a figure's ``<stem>.json``."""
     table = Path(table)
     return table.with_name(table.name + ".json")
+
+
+def _write_sidecar(
+    path: str | os.PathLike, kind: str, metadata: Mapping[str, Any] | None
+) -> Path:
+    """``path``'s sidecar: its name under ``kind``, ``metadata``, :func:`provenance`."""
+    path = Path(path)
+    return write_json_atomic(
+        sidecar_path(path), {kind: path.name, **dict(metadata or {}), **provenance()}
+    )
 
 
 def write_table(
@@ -239,11 +245,7 @@ def write_table(
     found later can be traced back.  Both files are written atomically, the
     sidecar first.
     """
-    path = Path(path)
-    write_json_atomic(
-        sidecar_path(path),
-        {"table": path.name, **dict(metadata or {}), **provenance()},
-    )
+    _write_sidecar(path, "table", metadata)
     return write_csv_atomic(path, rows, columns)
 
 
@@ -253,11 +255,7 @@ def write_arrays(
     metadata: Mapping[str, Any] | None = None,
 ) -> Path:
     """A results ``.npz`` with a JSON sidecar, as :func:`write_table` writes a CSV."""
-    path = Path(path)
-    write_json_atomic(
-        sidecar_path(path),
-        {"arrays": path.name, **dict(metadata or {}), **provenance()},
-    )
+    _write_sidecar(path, "arrays", metadata)
     return write_npz_atomic(path, arrays)
 
 

@@ -321,9 +321,9 @@ class Runner:
         self.dirs = dirs
         self.results = Path(dirs.results).resolve()
         self.figures = Path(dirs.figures).resolve()
-        self.executed = (out / "notebooks") if out else root / "build" / "notebooks"
-        if not out:
-            self.executed = self.executed / self.profile
+        self.executed = (
+            out / "notebooks" if out else root / "build" / "notebooks" / self.profile
+        )
         self.executed.mkdir(parents=True, exist_ok=True)
         self.environ = dict(environ)
         self.jobs = options.jobs or default_jobs(self.profile, os.cpu_count() or 1)
@@ -383,9 +383,9 @@ class Runner:
         (self.executed / f"{name}.stamp").write_text("\n".join(lines) + "\n")
         running.log.unlink(missing_ok=True)
 
-    def run(self, notebooks: Sequence[Path]) -> int:
-        """Run ``notebooks`` (in start order); 0, or 1 after a failure."""
-        plan = _Schedule({n.stem: needs_of(n) for n in notebooks})
+    def run(self, notebooks: Sequence[Path], needs: dict[str, list[str]]) -> int:
+        """Run ``notebooks`` in start order, after their ``needs``: 0, or 1."""
+        plan = _Schedule(needs)
         print(
             f"nar_gap: running {len(notebooks)} notebooks with PROFILE={self.profile}, "
             f"up to {self.jobs} at once; tables to {_shown(self.results, self.root)}, "
@@ -538,9 +538,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         only = numbers_asked(options)
         notebooks = select(root / NOTEBOOKS_DIR, only, bool(options.results_from))
+        needs = {n.stem: needs_of(n) for n in notebooks}
         runner = Runner(options, root, environ)
-        for notebook in notebooks:
-            needs_of(notebook)
         if options.results_from:
             from nar_gap.paper.tools import job
 
@@ -555,7 +554,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"nar_gap: {error}", file=sys.stderr)
         return EXIT_USAGE
     before = fingerprint((runner.results, runner.figures))
-    code = runner.run(notebooks)
+    code = runner.run(notebooks, needs)
     if code == 0 and runner.results == (root / "results").resolve():
         # docs/results.md's section and README.md's headline, from results/
         from nar_gap.paper.report import readme_results

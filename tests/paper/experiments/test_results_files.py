@@ -90,7 +90,7 @@ def test_the_writers_figure_stems_are_committed_figures():
 def _sidecar(path: Path) -> Path:
     """A table's or array's sidecar is ``<name>.json``; a figure's ``<stem>.json``."""
     if path.parent.name == "figures":
-        return path.with_suffix(".json")
+        return files.sidecar_path(path.with_suffix(""))
     return files.sidecar_path(path)
 
 
