@@ -85,11 +85,12 @@ def tables(profile: Profile, root: Path | None = None) -> dict[str, str]:
     for a in _algorithms("06", root):
         made["06"] += [landscape_study.landscape_file(a), landscape_study.grids_file(a)]
     for a in _algorithms("07", root):
-        made["07"] += [
-            closing_gap.results_file(a),
-            closing_gap.validation_file(a),
-            closing_gap.over_time_file(a),
-        ]
+        if a in profile.closing_gap_algorithms:
+            made["07"] += [
+                closing_gap.results_file(a),
+                closing_gap.validation_file(a),
+                closing_gap.over_time_file(a),
+            ]
         if a in profile.studies.recipe_algorithms:
             made["07"] += [
                 recipes.recipes_file(a),

@@ -29,11 +29,14 @@ rule no horizon of its measured history reaches, so that row says what it
 would take (``decidable_at``) instead of a verdict. The ablations
 run at hidden 32 over 4 seeds for 70 steps, training on from compiled over 3
 data orders, landscapes on a 9 × 9 grid; notebook 07 trains the first
-``closing_gap_seeds`` BFS and Bellman-Ford baseline seeds again with each of
-its recipes (``long``: twice the steps). The whole profile is sized to end
-within an hour on 2 cores, two notebooks side by side (docs/notebooks.md's profile
-table gives the measured time per notebook): BFS's seeds and steps and
-Bellman-Ford's seeds were cut to pay for Bellman-Ford's 400 steps. ``paper`` is
+``closing_gap_seeds`` BFS baseline seeds again with each of its variants
+(``long``: twice the steps; Bellman-Ford's in the ``studies`` profile). The
+whole profile is sized to end within an hour on the slower kind of 2-core
+host, two notebooks side by side (docs/notebooks.md's profile table gives
+the measured time per notebook): BFS's seeds and steps and Bellman-Ford's
+seeds were cut to pay for Bellman-Ford's 400 steps, and the notebooks whose
+rows the cpu sizes cannot decide (08's TransNAR, 07's Bellman-Ford) run
+smaller or in the ``studies`` profile. ``paper`` is
 the paper's setting (128 seeds, 10 000 steps, hidden 128, 1024 minimal seeds,
 50 000 extended steps) and is meant for a GPU.
 
@@ -187,6 +190,8 @@ class Profile:
       closing_gap_seeds: how many of the baseline seeds notebook 07 trains
         again with each recipe (the first ones; its ``plain`` row is the
         baselines' run restricted to them).
+      closing_gap_algorithms: the algorithms notebook 07's four variants
+        (its section 2) train on, of those its parameters cell lists.
       closing_gap_long_factor: the ``long`` recipe trains this many times
         the baseline's steps.
       supervision_weight: the weight of the attention and state terms.
@@ -250,6 +255,7 @@ class Profile:
         ("sgd", LEARNING_RATE),  # the paper's step size, without Adam
     )
     closing_gap_seeds: int = 2
+    closing_gap_algorithms: tuple[str, ...] = ("bfs", "bellman_ford")
     closing_gap_long_factor: int = 2
     supervision_weight: float = 1.0
     generalisation_sizes: tuple[int, ...] = (4, 8)
@@ -366,9 +372,12 @@ CPU = Profile(
     faithfulness_graphs=32,
     exactness_sizes=(16, 64, 256),
     sequential_lengths=(4, 7),
-    # 2 seeds: notebook 07 trains Bellman-Ford at its baseline steps (400,
-    # not 60), with each recipe.
+    # 2 seeds of BFS.  Bellman-Ford's variants train at its baseline's 400
+    # steps (800 for `long`): in the fresh-clone run at b60dd38 they took
+    # about 400 s of notebook 07's 985, which the hour (on the slower 2-core
+    # hosts too) cannot pay; the studies profile trains them.
     closing_gap_seeds=2,
+    closing_gap_algorithms=("bfs",),
     generalisation_sizes=(16, 64, 256),
     baselines=(
         # 16 seeds x 150 steps: validation is at its ceiling from the first
@@ -389,15 +398,15 @@ CPU = Profile(
     ),
     # The studies at the size the hour affords: BFS's recipes plain and
     # attention_w10 on 2 seeds (the same steps as the baseline), drifted for
-    # 50 steps; the sweep to 256 nodes; Bellman-Ford's plateau read off
-    # notebook 02's own runs.  In the fresh-clone run at 75fe3fa (2-core AMD
-    # EPYC, another notebook beside each) the sweep's cell took 172 s, the
-    # recipes with their drift 163 s, generalisation 93 s; the 0.1 sweep's
-    # rows to 4096 nodes add up to about 40 min.  The ``studies`` profile
-    # runs each at its full size.
+    # 50 steps; the sweep to 64 nodes; Bellman-Ford's plateau read off
+    # notebook 02's own runs.  In the fresh-clone run at b60dd38 (2-core AMD
+    # EPYC, another notebook beside each) the sweep's cell took 142 s to 256
+    # nodes, the recipes with their drift 152 s, generalisation 103 s; the
+    # 0.1 sweep's rows to 4096 nodes add up to about 40 min.  The
+    # ``studies`` profile runs each at its full size.
     studies=Studies(
         drift_steps=50,
-        size_sweep_sizes=(16, 64, 256),
+        size_sweep_sizes=(16, 64),
         plateaus=(("bellman_ford", False, 0), ("bellman_ford", True, 0)),
     ),
 )
@@ -418,6 +427,7 @@ PAPER = dataclasses.replace(
     exactness_sizes=(16, 64, 256, 1024),
     sequential_lengths=TRAIN_LENGTHS,
     closing_gap_seeds=32,
+    closing_gap_algorithms=("bfs", "bellman_ford"),
     closing_gap_long_factor=5,  # the paper profile's 50 000 extended steps
     baselines=(),  # every baseline at the paper's 128 seeds, hidden 128, 10 000 steps
 )
@@ -481,7 +491,11 @@ FULL_STUDIES = Studies(
 # The cpu profile with its studies at full size: the notebooks that hold
 # them (01's size sweep, 02's plateau, 07's recipes), hours on 2 cores.
 STUDIES = dataclasses.replace(
-    CPU, name="studies", notebooks=("01", "02", "07"), studies=FULL_STUDIES
+    CPU,
+    name="studies",
+    notebooks=("01", "02", "07"),
+    studies=FULL_STUDIES,
+    closing_gap_algorithms=("bfs", "bellman_ford"),
 )
 PAPER = dataclasses.replace(
     PAPER,

@@ -471,7 +471,11 @@ def _over_time(path: Path, measure: str, label: str, fmt: str) -> str:
 def _closing_gap(results: Path) -> str:
     parts = []
     for algorithm in CLOSING_GAP_ALGORITHMS:
-        table = _closing_gap_table(results / closing_gap.results_file(algorithm))
+        path = results / closing_gap.results_file(algorithm)
+        if not path.is_file():  # Profile.closing_gap_algorithms left it out
+            parts.append(f"*{algorithm}*: not trained at this profile.")
+            continue
+        table = _closing_gap_table(path)
         curves = results / closing_gap.over_time_file(algorithm)
         external = _over_time(
             curves, "external", "external, at this point of the trace", ".2f"
