@@ -2,7 +2,7 @@
 
 Each rule is a small pure function on numbers or arrays that returns a
 :class:`Judgement`: one of four verdicts and the evidence behind it (the
-test, n, and the p-value or interval).  :mod:`nar_gap.paper.report.paper`
+test, n, and the p-value or interval).  :mod:`nar_gap.paper.report.rules`
 reads the results files and calls these; nothing here reads a file.
 
 The verdicts:

@@ -110,7 +110,7 @@ def seed_rows(result: TrainResult) -> list[dict[str, Any]]:
     validation saturates early keeps an early step's parameters, so the
     selected step, not the model, can decide a claim about the trained
     network.  The final-step parameters are the control; the paper-vs-ours
-    rows judge both (:mod:`nar_gap.paper.report.paper`).
+    rows judge both (:mod:`nar_gap.paper.report.rules`).
     """
     config = result.config
     final_scores = final_test_scores(result)

@@ -58,7 +58,7 @@ from nar_gap.paper.experiments import ablations, catalogue, closing_gap, stabili
 from nar_gap.paper.experiments import profiles as profile_sizes
 from nar_gap.paper.experiments.profiles import Profile
 from nar_gap.paper.experiments.runs import baseline_config, run_dir
-from nar_gap.paper.report import paper
+from nar_gap.paper.report import claims, paper
 from nar_gap.system.files import read_table
 from nar_gap.tasks.batch import Batch, pad_batch
 from nar_gap.tasks.buckets import bucket_shape
@@ -797,13 +797,13 @@ def row_needs(profile: Profile, results: Path | None = None) -> list[RowNeed]:
     """
     folder = results or profile_sizes.output_dirs(profile_sizes.DEFAULT_PROFILE).results
     runs = set(profile.notebooks)  # a profile that runs some notebooks: theirs
-    claims = {
-        (c.notebook, c.claim): c for c in paper.CLAIMS if not runs or c.notebook in runs
+    judged = {
+        (c.notebook, c.claim): c for c in claims.CLAIMS if not runs or c.notebook in runs
     }
     found = []
     for path in sorted(folder.glob("paper_vs_ours_*.csv")):
         for row in read_table(path):
-            claim = claims.get((path.stem.rsplit("_", 1)[-1], row["claim"]))
+            claim = judged.get((path.stem.rsplit("_", 1)[-1], row["claim"]))
             asked = row.get("decidable_at", "")
             if not asked or claim is None or claim.trained is None:
                 continue

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from nar_gap.paper.report import paper
+from nar_gap.paper.report import claims, paper, rules
 from nar_gap.system import files
 
 NOTEBOOKS = ("01", "02", "03", "04", "05", "06", "08")  # 07 has no paper claims
@@ -709,15 +711,15 @@ def test_an_unknown_notebook_is_refused(tmp_path):
 
 
 def test_every_claim_names_where_the_paper_makes_it():
-    for claim in paper.CLAIMS:
+    for claim in claims.CLAIMS:
         assert claim.where and claim.claim and claim.paper
         assert claim.notebook in NOTEBOOKS
-    text = {c.claim: c for c in paper.CLAIMS}
+    text = {c.claim: c for c in claims.CLAIMS}
     assert (
         text["trained Bellman-Ford predicts shortest paths with 87 % accuracy"].where
         == "§1"
     )
-    assert "> 99 %" not in " ".join(c.paper for c in paper.CLAIMS)
+    assert "> 99 %" not in " ".join(c.paper for c in claims.CLAIMS)
 
 
 def test_steps_no_sample_reaches_raise_no_warning(tmp_path):
@@ -864,3 +866,19 @@ def test_transnar_rows_compare_only_models_competent_in_distribution(tmp_path):
     rows = {r["claim"]: r for r in paper.comparison("08", tmp_path)}
     assert rows[fails]["verdict"] == rows[holds]["verdict"] == paper.NOT_TESTABLE
     assert rows[fails]["decidable_at"].startswith("models competent")
+
+
+def test_every_claim_is_a_rule_and_parameters_it_takes():
+    """Claims are data: each names a public rule and exactly the arguments it
+    takes (a misspelt or missing parameter fails here, not in a notebook)."""
+    for claim in claims.CLAIMS:
+        assert claim.rule.__module__ == rules.__name__, claim.claim
+        assert not claim.rule.__name__.startswith("_"), claim.claim
+        inspect.signature(claim.rule).bind(Path("results"), **claim.params)
+
+
+def test_a_claim_with_a_parameter_its_rule_lacks_is_refused():
+    claim = next(c for c in claims.CLAIMS if c.params)
+    wrong = {**claim.params, "algoritm": "bfs"}
+    with pytest.raises(TypeError, match="algoritm"):
+        inspect.signature(claim.rule).bind(Path("results"), **wrong)
