@@ -798,7 +798,9 @@ def row_needs(profile: Profile, results: Path | None = None) -> list[RowNeed]:
     folder = results or profile_sizes.output_dirs(profile_sizes.DEFAULT_PROFILE).results
     runs = set(profile.notebooks)  # a profile that runs some notebooks: theirs
     judged = {
-        (c.notebook, c.claim): c for c in claims.CLAIMS if not runs or c.notebook in runs
+        (c.notebook, c.claim): c
+        for c in claims.CLAIMS
+        if not runs or c.notebook in runs
     }
     found = []
     for path in sorted(folder.glob("paper_vs_ours_*.csv")):
