@@ -58,6 +58,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from nar_gap.model.activations import teacher_forced
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.network import Network
 from nar_gap.model.scores import output_scores
@@ -97,7 +98,6 @@ __all__ = [
     "pairwise_internal_distances",
     "receiver_l1",
     "step_matches",
-    "teacher_forced",
     "forward_pass",
     "uniform_bins",
     "uniform_timescale",
@@ -515,16 +515,6 @@ def self_attention(batch: Batch, num_steps: int) -> np.ndarray:
     return np.array(eye)
 
 
-def teacher_forced(config: NetworkConfig) -> NetworkConfig:
-    """``config`` fed the ground-truth hints at every step, without dropout.
-
-    Run with ``repred=False``.  A model then attends on the true trace's
-    state at every step, so its attention shows the mechanism without the
-    compounding of its own earlier mistakes (the rollout that Eq. 24 uses).
-    """
-    return dataclasses.replace(config, hint_teacher_forcing=1.0, dropout_prob=0.0)
-
-
 def forward_pass(
     config: NetworkConfig, params: Any, batch: Batch, forced: bool = False
 ) -> Any:
@@ -554,8 +544,9 @@ def measure_one(
     and jits it over seeds.
     ``reference_attention`` is the compiled model's head-averaged attention on
     the same batch (``[S, B, N, N]``), run the same way; None skips the
-    internal measure.  ``forced``: teacher-forced (:func:`teacher_forced`), so
-    the attention is read on the true trace; accuracy is then the output
+    internal measure.  ``forced``: teacher-forced
+    (:func:`~nar_gap.model.activations.teacher_forced`), so the attention is
+    read on the true trace; accuracy is then the output
     score given the true hints.
     """
     out = forward_pass(config, params, batch, forced)

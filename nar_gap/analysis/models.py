@@ -24,10 +24,10 @@ from nar_gap.analysis.faithfulness import (
     external_steps,
     head_averaged,
     measure_one,
-    teacher_forced,
     uniform_bins,
     uniform_timescale,
 )
+from nar_gap.model.activations import teacher_forced
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import (
@@ -259,8 +259,8 @@ class SeedEvaluation:
 def reference_attention(model: Model, batch: Batch, forced: bool = False) -> np.ndarray:
     """The head-averaged attention ``[S, B, N, N]`` of one model on ``batch``.
 
-    ``forced``: teacher-forced on the true trace (:func:`~nar_gap.analysis.
-    faithfulness.teacher_forced`), for the teacher-forced variant of Eq. 24.
+    ``forced``: teacher-forced on the true trace (:func:`~nar_gap.model.
+    activations.teacher_forced`), for the teacher-forced variant of Eq. 24.
     """
     if not forced:
         return np.asarray(head_averaged(model.apply(batch).attention))

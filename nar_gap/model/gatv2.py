@@ -75,7 +75,8 @@ import jax
 import jax.numpy as jnp
 
 from nar_gap.model.layers import require_num_nodes
-from nar_gap.model.pair_ops import attention_logits
+from nar_gap.model.pair_ops import attention_logits, pre_activation
+from nar_gap.model.sites import Edits, collecting, site
 
 LAYER_NORM_EPSILON = 1e-5  # Haiku's LayerNorm default, used by dm-clrs.
 ADJACENCY_MASK = 1e9  # dm-clrs's additive mask for non-edges.
@@ -191,6 +192,8 @@ class GATv2(nn.Module):
       fork_num_nodes: ``N`` of ``edge_map="fork"``'s sender weights: the
         only graph size (padding included) it runs at.
       kernel_init: initialiser of every weight matrix.
+      edits: functions applied to named sites in the loop
+        (:mod:`nar_gap.model.sites`; empty: none).
     """
 
     hidden_size: int
@@ -202,6 +205,7 @@ class GATv2(nn.Module):
     pre_att_bias_nodes: int = 16
     fork_num_nodes: int = 16
     kernel_init: nn.initializers.Initializer = nn.initializers.lecun_normal()
+    edits: Edits = ()
 
     @classmethod
     def from_config(cls, config: Any, **others: Any) -> GATv2:
@@ -273,27 +277,36 @@ class GATv2(nn.Module):
         """One message-passing step: new hidden state and the attention used."""
         batch, num_nodes, _ = node_fts.shape
         heads, width = self.num_heads, self.hidden_size // self.num_heads
-        z = jnp.concatenate([node_fts, hidden], axis=-1)  # [B, N, 2D]
+        at = lambda name, value: site(self, name, value, self.edits)  # noqa: E731
+        z = at("z", jnp.concatenate([node_fts, hidden], axis=-1))  # [B, N, 2D]
 
-        values = self.value(z).reshape(batch, num_nodes, heads, width)
+        values = at("values", self.value(z).reshape(batch, num_nodes, heads, width))
         edge_kernel, edge_bias = self.edge.projected(edge_fts)
         offset = (self.graph(graph_fts) + edge_bias)[:, None, None, :]  # [B,1,1,D]
         if self.use_pre_att_bias:
             offset = offset + self._bias_block(num_nodes)[None, :, :, None]
         head_weights = [self.heads[h].weights(width) for h in range(heads)]
-        logits = (
+        sender = at("pre_sender", self.sender(z))  # sender j varies along axis 2
+        receiver = at("pre_receiver", self.receiver(z))  # receiver i along axis 1
+        if collecting(self):  # [B, N, N, D]: formed only when asked for
+            at(
+                "pre_attention",
+                pre_activation(sender, receiver, edge_fts.scalars, edge_kernel, offset),
+            )
+        logits = at(
+            "logits",
             attention_logits(
-                self.sender(z),  # sender j varies along axis 2
-                self.receiver(z),  # receiver i along axis 1
+                sender,
+                receiver,
                 edge_fts.scalars,
                 edge_kernel,
                 offset,
                 jnp.stack([vector for vector, _ in head_weights]),
             )
-            + jnp.stack([bias for _, bias in head_weights])[None, :, None, None]
+            + jnp.stack([bias for _, bias in head_weights])[None, :, None, None],
         )
         mask = (adjacency - 1.0) * ADJACENCY_MASK  # [B, N, N]
-        attention = jax.nn.softmax(logits + mask[:, None], axis=-1)  # [B, H, N, N]
+        attention = at("attention", jax.nn.softmax(logits + mask[:, None], axis=-1))
 
         selected = jnp.einsum("bhij,bjhf->bihf", attention, values)  # [B, N, H, F]
         if self.use_edge_info and self.edge_map == "eqs_11_13":
@@ -303,11 +316,12 @@ class GATv2(nn.Module):
         elif self.use_edge_info:
             edge_value = jnp.einsum("bhij,bij->bih", attention, edge_fts.channel(0))
             selected = selected.at[..., 0].add(edge_value)
+        selected = at("aggregated", selected)
         out = selected.reshape(batch, num_nodes, self.hidden_size)
         out = jax.nn.relu(out + self.skip(z))
         if self.use_ln:
             out = self.layer_norm(out)
-        return ProcessorOutput(hidden=out, attention=attention)
+        return ProcessorOutput(hidden=at("hidden", out), attention=attention)
 
     def _edge_map_values(self, weights: jax.Array, edge_fts: EdgeFeatures) -> jax.Array:
         """``Σ_j β^h_ij ε^h_ij``, ``ε = W_ε e + b_ε``: ``[B, N, H, F]``.

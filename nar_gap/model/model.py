@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import jax
 import numpy as np
 
+from nar_gap.model.activations import Cache, Patch, run_with_cache
 from nar_gap.model.config import NetOutput, NetworkConfig
 from nar_gap.model.seeds import forward
 from nar_gap.tasks.batch import Batch
@@ -83,3 +85,11 @@ class Model:
     def apply(self, batch: Batch, repred: bool = True) -> NetOutput:
         """The forward pass (evaluation mode unless ``repred=False``)."""
         return forward(self.config, repred, self.precision)(self.params, batch)
+
+    def run_with_cache(
+        self, batch: Batch, patches: Sequence[Patch] = (), teacher_forced: bool = False
+    ) -> tuple[NetOutput, Cache]:
+        """:func:`~nar_gap.model.activations.run_with_cache` of this model."""
+        return run_with_cache(
+            self.config, self.params, batch, patches, teacher_forced, self.precision
+        )

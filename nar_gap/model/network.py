@@ -49,6 +49,7 @@ from nar_gap.model.decoders import decode, placeholder_preds, to_dense
 from nar_gap.model.encoders import encode, hints_to_encode
 from nar_gap.model.gatv2 import EdgeFeatures, GATv2
 from nar_gap.model.layers import haiku_linear_init
+from nar_gap.model.sites import ACTIVATIONS, PATCHES, Edits, site
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.vocabulary import Stage, Type
 
@@ -69,10 +70,14 @@ class _Constants:
 
 
 class Step(nn.Module):
-    """One hint step: feed back, encode, process, decode.  Scanned over time."""
+    """One hint step: feed back, encode, process, decode.  Scanned over time.
+
+    ``edits``: functions applied at named sites (:mod:`nar_gap.model.sites`).
+    """
 
     config: NetworkConfig
     repred: bool
+    edits: Edits = ()
 
     def _teacher_coins(self, batch: int) -> jax.Array | None:
         """Per-sample teacher-forcing draws, only where they are used."""
@@ -84,7 +89,7 @@ class Step(nn.Module):
     def _process(self, encoded, hidden: jax.Array):
         cfg = self.config
         processor = GATv2.from_config(
-            cfg, kernel_init=haiku_linear_init, name="processor"
+            cfg, kernel_init=haiku_linear_init, edits=self.edits, name="processor"
         )
         new_hidden = hidden
         for _ in range(cfg.msg_passing_steps):
@@ -120,6 +125,12 @@ class Step(nn.Module):
             cfg, spec, step, hints_now, previous_preds, self.repred, coins
         )
         encoded = encode(cfg, spec, consts.inputs, fed, consts.node_mask)
+        encoded = dataclasses.replace(
+            encoded,
+            node_fts=site(self, "node_fts", encoded.node_fts, self.edits),
+            graph_fts=site(self, "graph_fts", encoded.graph_fts, self.edits),
+        )
+        hidden = site(self, "hidden_in", hidden, self.edits)
         new_hidden, attention = self._process(encoded, hidden)
         inputs = DecoderInputs(
             jnp.concatenate([encoded.node_fts, hidden, new_hidden], -1),
@@ -219,9 +230,15 @@ class Network(nn.Module):
     ``repred=True`` its evaluation mode (own predictions fed back).  RNG
     streams: ``teacher`` (teacher-forcing coins) and ``dropout``, only needed
     in training mode with the corresponding option on.
+
+    Every step's named intermediates (:mod:`nar_gap.model.sites`) come back
+    in the ``activations`` collection when it is mutable, with a leading
+    step axis; a ``patches`` collection (each leaf ``[S, ...]``) and
+    ``edits`` replace them in the loop (:mod:`nar_gap.model.activations`).
     """
 
     config: NetworkConfig
+    edits: Edits = ()
 
     @nn.compact
     def __call__(self, batch: Batch, repred: bool = True) -> NetOutput:
@@ -263,10 +280,11 @@ class Network(nn.Module):
         scanned = nn.scan(
             Step,
             variable_broadcast="params",
+            variable_axes={ACTIVATIONS: 0, PATCHES: 0},
             split_rngs={"params": False, "dropout": True, "teacher": True},
             in_axes=(0, nn.broadcast),
             length=num_steps,
-        )(cfg, bool(repred), name="net")
+        )(cfg, bool(repred), self.edits, name="net")
         xs = (jnp.arange(num_steps), hints_dense if cfg.encode_hints else {})
         _, (hint_preds, attention, hiddens, inputs) = scanned(carry, xs, consts)
         chosen = inputs.at_steps(output_steps(batch.lengths, num_steps))

@@ -51,8 +51,18 @@ def _head_dot(x: jax.Array, heads: jax.Array) -> jax.Array:
 # --------------------------------------------------------------------------
 
 
-def _pre_activation(sender, receiver, scalars, kernel, offset):
-    """``s_j + r_i + E_ij + offset_ij``: ``[B, i, j, D]``."""
+def pre_activation(
+    sender: jax.Array,
+    receiver: jax.Array,
+    scalars: jax.Array,
+    kernel: jax.Array,
+    offset: jax.Array,
+) -> jax.Array:
+    """``s_j + r_i + E_ij + offset_ij``: ``[B, i, j, D]``, pre-attention per channel.
+
+    What the logits' LeakyReLU reads; :func:`attention_logits` forms it
+    inside its own fused program, this is for reading it out.
+    """
     return (
         sender[:, None, :, :]
         + receiver[:, :, None, :]
@@ -85,7 +95,7 @@ def attention_logits(
       ``[B, H, N, N]`` logits (rows receivers, columns senders), before the
       heads' biases and the adjacency mask.
     """
-    pre = _pre_activation(sender, receiver, scalars, kernel, offset)
+    pre = pre_activation(sender, receiver, scalars, kernel, offset)
     return _head_dot(jax.nn.leaky_relu(pre, LEAKY_RELU_SLOPE), heads)
 
 
@@ -96,7 +106,7 @@ def _attention_fwd(sender, receiver, scalars, kernel, offset, heads):
 
 def _attention_bwd(residuals, cotangent):
     sender, receiver, scalars, kernel, offset, heads = residuals
-    pre = _pre_activation(sender, receiver, scalars, kernel, offset)
+    pre = pre_activation(sender, receiver, scalars, kernel, offset)
     slope = jnp.where(pre > 0, 1.0, LEAKY_RELU_SLOPE)
     b, n, m, d = pre.shape
     h, f = heads.shape

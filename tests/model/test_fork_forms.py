@@ -239,7 +239,7 @@ def test_the_processor_takes_every_option_from_the_network_config():
     config lacks)."""
     import dataclasses
 
-    own = {"kernel_init", "parent", "name"}
+    own = {"kernel_init", "parent", "name", "edits"}  # edits: one run's interventions
     options = {f.name for f in dataclasses.fields(GATv2)} - own
     assert options <= {f.name for f in dataclasses.fields(NetworkConfig)}
     config = NetworkConfig(
