@@ -1,0 +1,97 @@
+"""Probes read what is there and nothing else: known answers on built inputs,
+the compiled BFS's own state, and held-out graphs for a probe that memorises."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+import nar_gap
+from nar_gap.analysis import probes
+from nar_gap.analysis.probes import ProbeRows, fit_probe, probe_rows, score_probe
+from nar_gap.model.network import init_params
+from nar_gap.model.seeds import forward
+
+
+def _rng(seed: int = 0) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def test_a_linear_scalar_is_read_linearly_and_a_nonlinear_one_needs_the_mlp():
+    x = _rng().normal(size=(600, 4)).astype(np.float32)
+    fit, test = slice(0, 400), slice(400, None)
+    linear = ProbeRows("scalar", x, (x @ [1.0, -2.0, 0.5, 0.0]).astype(np.float32))
+    rows = lambda part, r: ProbeRows("scalar", r.features[part], r.targets[part])  # noqa: E731
+    assert score_probe(fit_probe(rows(fit, linear)), rows(test, linear)) > 0.99
+    square = ProbeRows("scalar", x, (x[:, 0] ** 2).astype(np.float32))
+    assert score_probe(fit_probe(rows(fit, square)), rows(test, square)) < 0.2
+    mlp = fit_probe(rows(fit, square), form="mlp", width=32, steps=1500)
+    assert score_probe(mlp, rows(test, square)) > 0.8
+
+
+def test_a_pointer_is_read_by_the_bilinear_probe():
+    """Node i's state is its parent's id, each candidate's is its own id."""
+    n, rows_count = 6, 500
+    ids = np.eye(n, dtype=np.float32)
+    parents = _rng(1).integers(0, n, rows_count)
+    rows = ProbeRows(
+        "pointer",
+        ids[parents],
+        parents,
+        np.broadcast_to(ids, (rows_count, n, n)).copy(),
+        np.ones((rows_count, n), bool),
+    )
+    assert score_probe(fit_probe(rows, steps=800), rows) > 0.99
+
+
+def test_a_probe_that_memorises_its_rows_scores_at_chance_on_new_ones():
+    x = _rng(2).normal(size=(400, 64)).astype(np.float32)
+    y = (_rng(3).random(400) < 0.5).astype(np.float32)  # unrelated to x
+    fitted = fit_probe(ProbeRows("mask", x[:200], y[:200]), form="mlp", steps=1500)
+    assert score_probe(fitted, ProbeRows("mask", x[:200], y[:200])) > 0.95
+    assert score_probe(fitted, ProbeRows("mask", x[200:], y[200:])) < 0.65
+
+
+@functools.cache
+def _bfs_states(seed: int):
+    batch = nar_gap.data.sample_batch("bfs", num_nodes=8, batch_size=16, seed=seed)
+    compiled = nar_gap.compile("bfs", hidden_size=None)
+    config = nar_gap.NetworkConfig("bfs", hidden_size=compiled.config.hidden_size)
+    random = forward(config)(init_params(config, batch, seed=0), batch).hiddens
+    return batch, compiled.apply(batch).hiddens, random
+
+
+def test_the_compiled_bfs_holds_reach_but_the_source_s_on_held_out_graphs():
+    """The compiled program keeps ``reached_not_source`` in h (the source is an
+    input, read from the node features by the decoder): a linear probe of h
+    reads ``reach_h`` everywhere but at the source, one node of each graph's 8,
+    and the same probe on a random network's h reads less."""
+    fit_batch, fit_compiled, fit_random = _bfs_states(0)
+    test_batch, test_compiled, test_random = _bfs_states(1)
+    compiled = fit_probe(probe_rows(fit_compiled, fit_batch, "reach_h"))
+    floor = fit_probe(probe_rows(fit_random, fit_batch, "reach_h"))
+    read = score_probe(compiled, probe_rows(test_compiled, test_batch, "reach_h"))
+    chance = score_probe(floor, probe_rows(test_random, test_batch, "reach_h"))
+    assert read == pytest.approx(1 - 1 / 8)
+    assert chance < read
+
+
+def test_probe_rows_count_the_steps_that_predict_a_real_hint_and_real_nodes():
+    batch, hiddens, _ = _bfs_states(0)
+    rows = probe_rows(hiddens, batch, "pi_h")
+    lengths = np.asarray(batch.lengths)
+    steps = np.asarray(hiddens).shape[0]
+    counted = sum(min(int(length) - 1, steps) for length in lengths) * 8
+    assert rows.features.shape == (counted, np.asarray(hiddens).shape[-1])
+    assert rows.candidates.shape == (counted, 8, np.asarray(hiddens).shape[-1])
+
+
+def test_bad_probe_requests_are_refused_in_one_line():
+    batch, hiddens, _ = _bfs_states(0)
+    with pytest.raises(ValueError, match="no node hint 'd'"):
+        probe_rows(hiddens, batch, "d")
+    with pytest.raises(ValueError, match="unknown probe form"):
+        fit_probe(probe_rows(hiddens, batch, "reach_h"), form="tree")
+    assert probes.probed_variables("bfs") == ("reach_h", "pi_h")
