@@ -11,9 +11,10 @@ lowered programs); this benchmark measures the steady-state time of:
 * ``patched``: the same with the attention of every step replaced (another
   array of the same shape, as when patching one model's cache into another).
 
-Each is compiled first (its compile time printed apart), then timed over
-``--repeats`` calls.  Printed as ratios to ``forward`` measured in the same
-run, with the cache's size in bytes.  From the repository root:
+Each is compiled first (its first call printed apart), then the three take
+turns for ``--repeats`` rounds after a warm-up, and each one's median is
+printed, as a ratio to ``forward``'s measured in the same run, with the
+cache's size.  From the repository root:
 
     .venv/bin/python benchmarks/activation_cache.py            # BFS, hidden 128, N = 16
     .venv/bin/python benchmarks/activation_cache.py --nodes 64 --batch 8
@@ -35,15 +36,33 @@ from nar_gap.model.network import init_params
 from nar_gap.model.seeds import forward
 
 
-def _timed(call: Callable[[], object], repeats: int) -> tuple[float, float]:
-    """(first call, mean of the next ``repeats``) in seconds, results waited for."""
+def _first_call(call: Callable[[], object]) -> float:
+    """Seconds of the first call (its compile included), result waited for."""
     start = time.perf_counter()
     jax.block_until_ready(call())
-    first = time.perf_counter() - start
-    start = time.perf_counter()
-    for _ in range(repeats):
-        jax.block_until_ready(call())
-    return first, (time.perf_counter() - start) / repeats
+    return time.perf_counter() - start
+
+
+def _interleaved(
+    passes: dict[str, Callable[[], object]], rounds: int, warmup: int = 3
+) -> dict[str, float]:
+    """Median seconds per call of each pass, the passes taking turns.
+
+    Taking turns round by round (after ``warmup`` calls of each) spreads the
+    machine's drift (allocator growth, frequency, other work) over every
+    pass alike, where timing one pass after another charged it to whichever
+    ran first.
+    """
+    for call in passes.values():
+        for _ in range(warmup):
+            jax.block_until_ready(call())
+    times: dict[str, list[float]] = {name: [] for name in passes}
+    for _ in range(rounds):
+        for name, call in passes.items():
+            start = time.perf_counter()
+            jax.block_until_ready(call())
+            times[name].append(time.perf_counter() - start)
+    return {name: float(np.median(t)) for name, t in times.items()}
 
 
 def main() -> None:
@@ -53,7 +72,7 @@ def main() -> None:
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--nodes", type=int, default=16)
     parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=30)
     args = parser.parse_args()
 
     config = NetworkConfig(args.algorithm, hidden_size=args.hidden)
@@ -73,13 +92,13 @@ def main() -> None:
         f"{args.algorithm}, hidden {args.hidden}, N = {args.nodes}, batch "
         f"{args.batch}, {attention.shape[0]} steps, on {jax.devices()[0].platform}"
     )
-    reference = None
-    for name, call in passes.items():
-        first, steady = _timed(call, args.repeats)  # first: with its compile
-        reference = reference or steady
+    first = {name: _first_call(call) for name, call in passes.items()}
+    steady = _interleaved(passes, args.repeats)
+    for name in passes:
         print(
-            f"{name:8s} first call {first:6.2f} s, steady {steady * 1e3:8.1f} ms, "
-            f"x{steady / reference:.2f} of forward"
+            f"{name:8s} first call {first[name]:6.2f} s, median "
+            f"{steady[name] * 1e3:8.1f} ms, x{steady[name] / steady['forward']:.2f} "
+            "of forward"
         )
     _, cache = run_with_cache(config, params, batch)
     size = sum(np.asarray(v).nbytes for v in cache.values())
