@@ -36,7 +36,7 @@ import optax
 
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.specs import get_spec
-from nar_gap.tasks.vocabulary import Location, Type
+from nar_gap.tasks.vocabulary import Location, Stage, Type
 
 PROBE_FORMS = ("linear", "mlp")
 PROBED_TYPES = (Type.MASK, Type.MASK_ONE, Type.SCALAR, Type.CATEGORICAL, Type.POINTER)
@@ -67,7 +67,7 @@ def probed_variables(algorithm: str) -> tuple[str, ...]:
     return tuple(
         name
         for name, (stage, loc, typ) in get_spec(algorithm).items()
-        if stage == "hint" and loc == Location.NODE and typ in PROBED_TYPES
+        if stage == Stage.HINT and loc == Location.NODE and typ in PROBED_TYPES
     )
 
 

@@ -173,13 +173,13 @@ def _patch_tree(
     flat = {}
     for patch in patches:
         shape = shapes[patch.site]
-        mask = jnp.asarray(patch.mask(shape))
-        if callable(patch.value):
+        flat[patch.site] = {"mask": jnp.asarray(patch.mask(shape))}
+        if callable(patch.value):  # applied in the loop: the patch holds its mask
             edits.append((patch.site, patch.value))
-            value = jnp.zeros(shape, jnp.float32)
         else:
-            value = jnp.broadcast_to(jnp.asarray(patch.value), shape)
-        flat[patch.site] = {"value": value, "mask": mask}
+            flat[patch.site]["value"] = jnp.broadcast_to(
+                jnp.asarray(patch.value), shape
+            )
     return _nest(flat), tuple(edits)
 
 

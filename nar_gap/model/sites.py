@@ -179,23 +179,22 @@ def site(
 ) -> jax.Array:
     """``value`` at site ``name``: patched if asked, stored if collecting.
 
-    A patch in :data:`PATCHES` (``{"value": v, "mask": m}``, both this step's
-    slice) gives ``where(m, v, value)``; an edit ``(name, f)`` gives
-    ``where(m, f(value), value)`` (``m`` all true without a patch).  The
-    stored value is the one the step goes on with.
+    The replacement is an edit's ``f(value)`` (an edit ``(name, f)``) or a
+    patch's value (:data:`PATCHES`: ``{"value": v, "mask": m}``, this step's
+    slice; an edit's patch carries its mask alone), put in where the patch's
+    mask is true (everywhere without a patch).  The stored value is the one
+    the step goes on with.
     """
     patch = (
-        module.get_variable(PATCHES, name)
-        if module.has_variable(PATCHES, name)
-        else None
+        module.get_variable(PATCHES, name) if module.has_variable(PATCHES, name) else {}
     )
+    replacement = patch.get("value")
     for edited, fn in edits:
         if edited == name:
-            mask = True if patch is None else patch["mask"]
-            value = jnp.where(mask, fn(value).astype(value.dtype), value)
-            patch = None  # the mask served the edit
-    if patch is not None:
-        value = jnp.where(patch["mask"], patch["value"].astype(value.dtype), value)
+            replacement = fn(value)
+    if replacement is not None:
+        mask = patch.get("mask", True)
+        value = jnp.where(mask, jnp.asarray(replacement).astype(value.dtype), value)
     if collecting(module):
         module.sow(ACTIVATIONS, name, value, reduce_fn=_keep_last, init_fn=tuple)
     return value
