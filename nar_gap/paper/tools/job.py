@@ -24,7 +24,7 @@ none of this (``benchmarks/results/gpu_h200_job_2026-11-26``).  At the end
 the job writes ``job.json`` beside the tables (the device, the versions,
 the precision, the seconds of each notebook, the peak device memory) and,
 with ``--archive``, one ``.tar.gz`` of the results folder (tables,
-sidecars, the arrays the figures are drawn from) and the figures' PNGs,
+sidecars, the arrays the figures are drawn from) and the figures' PNGs and sidecars,
 refused above :data:`ARCHIVE_LIMIT_BYTES`.  Trained parameters stay on the node
 (``build/runs/<profile>``).  ``./run_all.sh --results-from`` renders the
 archive on any machine.
@@ -334,13 +334,21 @@ def _all_numbers(root: Path | None) -> list[str]:
 
 
 def archive_members(dirs: profiles.OutputDirs) -> list[tuple[Path, str]]:
-    """What the archive holds: every results file, and the figures' PNGs."""
+    """What the archive holds: every results file, the figures' PNGs and sidecars.
+
+    A figure's sidecar names the notebook that drew it, the device and the
+    versions, as a table's does; without it a committed GPU figure would say
+    nothing of where it came from.  The PDFs stay behind (the PNGs show the
+    same figure, and the archive must fit 16 MiB).
+    """
     results, figures = Path(dirs.results), Path(dirs.figures)
     members = [
         (p, f"results/{p.relative_to(results)}") for p in sorted(results.rglob("*"))
     ]
     if figures.is_dir():
-        members += [(p, f"figures/{p.name}") for p in sorted(figures.glob("*.png"))]
+        drawn = sorted(figures.glob("*.png"))
+        drawn += [p.with_suffix(".json") for p in drawn]
+        members += [(p, f"figures/{p.name}") for p in drawn]
     return [(p, name) for p, name in members if p.is_file()]
 
 

@@ -17,7 +17,6 @@ from nar_gap.paper.experiments import (
     compilation,
     generalisation,
     outputs,
-    plateau,
     profiles,
     recipes,
     size_sweep,
@@ -28,7 +27,6 @@ from nar_gap.system import files
 
 ROOT = Path(__file__).resolve().parents[3]
 BFS_BF = ("bfs", "bellman_ford")
-PLATEAUS = profiles.GPU.studies.plateaus
 FAITHFULNESS_ARMS = ("bfs", "bellman_ford", "dfs", "bellman_ford_edge_info")
 VALIDATION_ARMS = FAITHFULNESS_ARMS  # the baselines and the edge-information arm
 
@@ -42,25 +40,22 @@ def test_the_writers_name_exactly_the_committed_tables():
     assert set(outputs.tables(profiles.CPU)) == committed
 
 
-def test_the_gpu_profile_s_committed_tables_are_notebook_02_s_from_a_gpu():
-    """results/gpu/ holds what ran on a GPU, each table with its sidecar.
+def test_the_gpu_profile_s_committed_tables_are_its_job_s_from_a_gpu():
+    """results/gpu/ holds the gpu job's tables, each naming its notebook and a GPU.
 
-    Only notebook 02 finished there (benchmarks/results/gpu_h200_job_*); a
-    table from another notebook, or one written on a CPU, fails.
+    The job (benchmarks/results/gpu_h200_job_*) runs the profile's notebooks,
+    02 and 03; a table nobody writes at that profile, one written on a CPU,
+    or a sidecar naming another notebook (or none) fails.
     """
     folder = ROOT / profiles.committed_dirs("gpu").results
     tables = {p.name for p in folder.iterdir() if not p.name.endswith(".json")}
-    of_02 = {
-        name
-        for name, notebook in outputs.tables(profiles.GPU).items()
-        if notebook == "02_baselines"
-    }
-    # the plateau section came after that run (0.2.0): not there yet
-    assert tables == of_02 - {plateau.plateau_file(a, e) for a, e, _ in PLATEAUS}
+    writers = outputs.tables(profiles.GPU)
+    assert tables == set(writers)
     for name in tables:
         sidecar = files.read_json(folder / f"{name}.json")
         assert sidecar["profile"] == "gpu", name
         assert sidecar["backend"]["platform"] == "gpu", name
+        assert sidecar["notebook"] == writers[name], name
 
 
 def test_the_writers_figure_stems_are_committed_figures():

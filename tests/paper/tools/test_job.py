@@ -35,6 +35,7 @@ _FIGURE = """
 pathlib.Path(FIGURES_DIR).mkdir(parents=True, exist_ok=True)
 (pathlib.Path(FIGURES_DIR) / "fig.png").write_bytes(b"png")
 (pathlib.Path(FIGURES_DIR) / "fig.pdf").write_bytes(b"pdf")
+(pathlib.Path(FIGURES_DIR) / "fig.json").write_text('{"notebook": "02_baselines"}')
 """
 
 
@@ -172,7 +173,7 @@ def test_the_cli_archives_what_finished_when_the_job_is_cut(tmp_path, monkeypatc
         assert tar.getnames() == ["results/job.json"]
 
 
-def test_the_archive_holds_results_and_pngs_and_refuses_to_grow_past_its_limit(
+def test_the_archive_holds_results_pngs_and_their_sidecars_within_its_limit(
     tmp_path,
 ):
     root, dirs = _checkout(tmp_path), _dirs(tmp_path)
@@ -185,6 +186,7 @@ def test_the_archive_holds_results_and_pngs_and_refuses_to_grow_past_its_limit(
         "results/steps.csv.json",
         f"results/{job.JOB_FILE}",
         "figures/fig.png",
+        "figures/fig.json",
     }
     with pytest.raises(job.JobError, match="over the 0 MiB limit"):
         job.write_archive(dirs, tmp_path / "b.tar.gz", limit=10)
@@ -194,6 +196,7 @@ def test_the_archive_holds_results_and_pngs_and_refuses_to_grow_past_its_limit(
     assert {p.relative_to(tmp_path).as_posix() for p in unpacked} >= {
         "r2/steps.csv",
         "f2/fig.png",
+        "f2/fig.json",
     }
     assert (elsewhere.results / "steps.csv").read_bytes() == (
         dirs.results / "steps.csv"
