@@ -27,6 +27,8 @@ predict a real hint of their graph (``t < L_b - 1``), real nodes only.
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Mapping
 from typing import Any
 
 import jax
@@ -50,9 +52,17 @@ class ProbeRows:
       kind: the variable's CLRS type (``mask``, ``scalar``, ...).
       features: ``[M, D]`` hidden states of the counted nodes.
       targets: ``[M]`` (a mask, scalar or pointer index) or ``[M, C]``.
-      candidates: for a pointer, ``[M, N, D]`` the hidden states of the
-        row's graph's nodes at the same step, and ``candidate_mask``
-        ``[M, N]`` its real ones; None otherwise.
+      candidates: for a pointer, ``[K, N, D]`` the hidden states of every
+        node of each (step, graph) the rows come from, ``candidate_mask``
+        ``[K, N]`` its real ones, and ``group`` ``[M]`` each row's index
+        into them (a row's candidates are its graph's nodes at its step;
+        kept once per graph and step, not once per row: ``N`` times less
+        memory); None otherwise.
+      steps: ``[M]`` the hint step of each row (scores per step select on it).
+      edges: for a pointer, ``[M, N, C]`` the graph's edge inputs between the
+        row's node and each candidate, both ways (dm-clrs's pointer decoders
+        read the edge features beside the node states; a probe without them
+        cannot tell a neighbour from a stranger); None otherwise.
     """
 
     kind: str
@@ -60,6 +70,26 @@ class ProbeRows:
     targets: np.ndarray
     candidates: np.ndarray | None = None
     candidate_mask: np.ndarray | None = None
+    steps: np.ndarray | None = None
+    group: np.ndarray | None = None
+    edges: np.ndarray | None = None
+
+    def at_step(self, step: int) -> ProbeRows:
+        """The rows of hint step ``step`` alone (none where no graph counts it)."""
+        if self.steps is None:
+            raise ValueError("these rows carry no steps")
+        keep = self.steps == step
+
+        return ProbeRows(
+            self.kind,
+            self.features[keep],
+            self.targets[keep],
+            self.candidates,
+            self.candidate_mask,
+            self.steps[keep],
+            None if self.group is None else self.group[keep],
+            None if self.edges is None else self.edges[keep],
+        )
 
 
 def probed_variables(algorithm: str) -> tuple[str, ...]:
@@ -69,6 +99,32 @@ def probed_variables(algorithm: str) -> tuple[str, ...]:
         for name, (stage, loc, typ) in get_spec(algorithm).items()
         if stage == Stage.HINT and loc == Location.NODE and typ in PROBED_TYPES
     )
+
+
+DECODER_SITES = ("node_fts", "hidden_in", "hidden")
+"""The cached sites a hint decoder reads, concatenated in this order."""
+
+
+def decoder_features(cache: Mapping[str, Any]) -> np.ndarray:
+    """What a step's hint decoders read, ``[S, B, N, 3D]``, from a model's cache.
+
+    dm-clrs's decoders read the encoded node features, the hidden state
+    before the step and the one after it, side by side; a probe given the
+    same reads what the decoder could (the compiled BFS keeps the source in
+    the node features alone, not in ``h``).
+    """
+    return np.concatenate([np.asarray(cache[name]) for name in DECODER_SITES], -1)
+
+
+def _counted(batch: Batch, steps: int) -> np.ndarray:
+    """``[S, B, N]``: the (step, graph, node) triples a probe is fitted and scored on.
+
+    A step ``t`` counts while hint ``t + 1`` exists (``t < L_b - 1``), a node
+    where it is real.
+    """
+    lengths = np.asarray(batch.lengths)
+    counted = (np.arange(steps)[:, None] < (lengths - 1)[None, :])[:, :, None]
+    return counted & np.asarray(batch.node_mask, bool)[None]
 
 
 def probe_rows(hiddens: Any, batch: Batch, variable: str) -> ProbeRows:
@@ -87,33 +143,65 @@ def probe_rows(hiddens: Any, batch: Batch, variable: str) -> ProbeRows:
     hiddens = np.asarray(hiddens)
     steps = hiddens.shape[0]
     hint = np.asarray(batch.hints[variable])[1 : steps + 1]  # [S, B, N(, C)]
-    lengths = np.asarray(batch.lengths)
     node_mask = np.asarray(batch.node_mask, bool)
-    counted = (np.arange(steps)[:, None] < (lengths - 1)[None, :])[:, :, None]
-    rows = counted & node_mask[None]  # [S, B, N]
-    candidates = candidate_mask = None
+    rows = _counted(batch, steps)
+    candidates = candidate_mask = group = edges = None
+    step, graph, node = np.nonzero(rows)
     if kind == Type.POINTER:
-        step, graph, _ = np.nonzero(rows)
-        candidates = hiddens[step, graph]  # [M, N, D]
-        candidate_mask = node_mask[graph]
+        edges = _edge_inputs(batch)[graph, node]  # [M, N, C]
+        pairs, group = np.unique(
+            np.stack([step, graph], 1), axis=0, return_inverse=True
+        )
+        candidates = hiddens[pairs[:, 0], pairs[:, 1]]  # [K, N, D]
+        candidate_mask = node_mask[pairs[:, 1]]
+        group = group.reshape(-1)
     return ProbeRows(
         kind,
         hiddens[rows],
         hint[rows],
         candidates,
         candidate_mask,
+        step,
+        group,
+        edges,
     )
+
+
+def _edge_inputs(batch: Batch) -> np.ndarray:
+    """``[B, N, N, 2C]``: each edge-located input, from i to j and from j to i."""
+    spec = get_spec(batch.algorithm)
+    found = [
+        np.asarray(batch.inputs[name], np.float32)
+        for name, (stage, loc, _) in spec.items()
+        if stage == Stage.INPUT and loc == Location.EDGE and name in batch.inputs
+    ]
+    if not found:
+        b, n = np.asarray(batch.node_mask).shape
+        return np.zeros((b, n, n, 0), np.float32)
+    both = [*found, *(np.swapaxes(e, 1, 2) for e in found)]
+    return np.stack(both, -1)
 
 
 @dataclasses.dataclass(frozen=True)
 class ProbeFit:
-    """A fitted probe: its form, parameters and the scalar target's scale."""
+    """A fitted probe: its parameters, and how its inputs and target were scaled.
+
+    ``centre``, ``scale``: a scalar target's; ``feature_mean``,
+    ``feature_scale``: each feature's on the rows it was fitted on.  A probe
+    standardises its features first: the compiled BFS's states are sparse
+    (each of ``node_fts``, ``hidden_in`` and ``hidden`` at most 1 in
+    magnitude, their means below 0.01 on CLRS's test graphs), a trained
+    network's are not, and an unscaled fit of a fixed number of Adam steps
+    would measure the optimiser's conditioning, not what the state holds.
+    """
 
     form: str
     kind: str
     params: Any
     centre: float = 0.0
     scale: float = 1.0
+    feature_mean: np.ndarray | float = 0.0
+    feature_scale: np.ndarray | float = 1.0
 
 
 def _init(form: str, kind: str, rows: ProbeRows, width: int, key: jax.Array) -> Any:
@@ -128,10 +216,12 @@ def _init(form: str, kind: str, rows: ProbeRows, width: int, key: jax.Array) -> 
     body = {"hidden": dense(keys[0], features, width)} if form == "mlp" else {}
     size = width if form == "mlp" else features
     if kind == Type.POINTER:
+        edges = 0 if rows.edges is None else rows.edges.shape[-1]
         return {
             **body,
             "query": dense(keys[1], size, width),
             "key": dense(keys[2], size, width),
+            **({"edge": dense(keys[3], edges, 1)} if edges else {}),
         }
     return {**body, "out": dense(keys[3], size, out)}
 
@@ -142,20 +232,23 @@ def _embed(params: Any, x: jax.Array) -> jax.Array:
     return x
 
 
-def _logits(params: Any, kind: str, x: jax.Array, cand: Any, cmask: Any) -> jax.Array:
+def _logits(params: Any, kind: str, data: Mapping[str, Any]) -> jax.Array:
     """Per row: ``[M]`` (mask, scalar), ``[M, C]`` or ``[M, N]`` (pointer)."""
-    h = _embed(params, x)
+    h = _embed(params, data["x"])
     if kind == Type.POINTER:
         q = h @ params["query"]["w"] + params["query"]["b"]
-        k = _embed(params, cand) @ params["key"]["w"] + params["key"]["b"]
-        scores = jnp.einsum("mf,mnf->mn", q, k)
-        return jnp.where(cmask, scores, -1e9)
+        keys = _embed(params, data["cand"]) @ params["key"]["w"] + params["key"]["b"]
+        scores = jnp.einsum("mf,mnf->mn", q, keys[data["group"]])
+        if "edge" in params:
+            edge = params["edge"]
+            scores = scores + (data["edges"] @ edge["w"] + edge["b"])[..., 0]
+        return jnp.where(data["cmask"][data["group"]], scores, -1e9)
     out = h @ params["out"]["w"] + params["out"]["b"]
     return out if kind == Type.CATEGORICAL else out[:, 0]
 
 
 def _loss(params: Any, kind: str, rows: dict[str, jax.Array]) -> jax.Array:
-    logits = _logits(params, kind, rows["x"], rows["cand"], rows["cmask"])
+    logits = _logits(params, kind, rows)
     y = rows["y"]
     if kind in (Type.MASK, Type.MASK_ONE):
         return optax.sigmoid_binary_cross_entropy(logits, y).mean()
@@ -168,17 +261,24 @@ def _loss(params: Any, kind: str, rows: dict[str, jax.Array]) -> jax.Array:
     return jnp.mean((logits - y) ** 2)
 
 
-def _device_rows(rows: ProbeRows, target: np.ndarray) -> dict[str, Any]:
+def _device_rows(
+    rows: ProbeRows, target: np.ndarray, mean: Any = 0.0, scale: Any = 1.0
+) -> dict[str, Any]:
     empty = np.zeros((len(target), 1, 1), np.float32)
+    cand = empty if rows.candidates is None else (rows.candidates - mean) / scale
     return {
-        "x": jnp.asarray(rows.features, jnp.float32),
+        "x": jnp.asarray((rows.features - mean) / scale, jnp.float32),
         "y": jnp.asarray(target, jnp.float32),
-        "cand": jnp.asarray(empty if rows.candidates is None else rows.candidates),
+        "cand": jnp.asarray(cand, jnp.float32),
         "cmask": jnp.asarray(
             np.ones((len(target), 1), bool)
             if rows.candidate_mask is None
             else rows.candidate_mask
         ),
+        "group": jnp.asarray(
+            np.arange(len(target)) if rows.group is None else rows.group, jnp.int32
+        ),
+        "edges": jnp.asarray(empty if rows.edges is None else rows.edges),
     }
 
 
@@ -202,41 +302,87 @@ def fit_probe(
     if rows.kind == Type.SCALAR:
         centre, scale = float(target.mean()), float(target.std()) or 1.0
         target = (target - centre) / scale
-    data = _device_rows(rows, target)
+    mean = rows.features.mean(0)
+    spread = rows.features.std(0)
+    spread = np.where(spread > 1e-6 * max(1.0, float(np.abs(mean).max())), spread, 1.0)
+    data = _device_rows(rows, target, mean, spread)
     params = _init(form, rows.kind, rows, width, jax.random.PRNGKey(seed))
+    fitted = _train(params, data, rows.kind, steps, learning_rate)
+    return ProbeFit(
+        form, rows.kind, jax.device_get(fitted), centre, scale, mean, spread
+    )
+
+
+@functools.partial(jax.jit, static_argnames=("kind", "steps", "learning_rate"))
+def _train(
+    params: Any, data: dict[str, Any], kind: str, steps: int, learning_rate: float
+) -> Any:
+    """Adam on the full batch; one program per (kind, shapes, steps, rate).
+
+    Module-level, so a study fitting a probe per model and variable compiles
+    once per variable, not once per fit (the rows' shapes are the batch's).
+    """
     optimizer = optax.adam(learning_rate)
 
-    @jax.jit
-    def train(params: Any) -> Any:
-        def step(carry: tuple, _: None) -> tuple:
-            p, state = carry
-            grads = jax.grad(_loss)(p, rows.kind, data)
-            updates, state = optimizer.update(grads, state, p)
-            return (optax.apply_updates(p, updates), state), None
+    def step(carry: tuple, _: None) -> tuple:
+        p, state = carry
+        grads = jax.grad(_loss)(p, kind, data)
+        updates, state = optimizer.update(grads, state, p)
+        return (optax.apply_updates(p, updates), state), None
 
-        (fitted, _), _ = jax.lax.scan(
-            step, (params, optimizer.init(params)), None, steps
-        )
-        return fitted
+    (fitted, _), _ = jax.lax.scan(step, (params, optimizer.init(params)), None, steps)
+    return fitted
 
-    return ProbeFit(form, rows.kind, jax.device_get(train(params)), centre, scale)
+
+def probe_hits(fit: ProbeFit, rows: ProbeRows) -> np.ndarray:
+    """Per row, whether the probe reads it right (masks, categorical, pointers).
+
+    ``[M]`` booleans, in ``rows``' order: the per-step and per-variable
+    accuracies of a study are means over a selection of them.  Scalars have
+    no hit (:func:`score_probe` gives their R²).
+    """
+    if fit.kind != rows.kind:
+        raise ValueError(f"a {fit.kind} probe cannot score {rows.kind} rows")
+    if fit.kind == Type.SCALAR:
+        raise ValueError("a scalar probe has no per-row hits; score_probe gives R²")
+    data = _device_rows(rows, rows.targets, fit.feature_mean, fit.feature_scale)
+    logits = np.asarray(_logits(fit.params, fit.kind, data))
+    return _hits(fit.kind, logits, rows.targets)
+
+
+def _hits(kind: str, logits: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    if kind in (Type.MASK, Type.MASK_ONE):
+        return (logits > 0) == (targets > 0.5)
+    if kind == Type.CATEGORICAL:
+        return logits.argmax(-1) == targets.argmax(-1)
+    return logits.argmax(-1) == targets
 
 
 def score_probe(fit: ProbeFit, rows: ProbeRows) -> float:
     """Accuracy (masks, categorical, pointers) or R² (scalars) on ``rows``."""
     if fit.kind != rows.kind:
         raise ValueError(f"a {fit.kind} probe cannot score {rows.kind} rows")
-    data = _device_rows(rows, rows.targets)
-    logits = np.asarray(
-        _logits(fit.params, fit.kind, data["x"], data["cand"], data["cmask"])
-    )
+    if fit.kind != Type.SCALAR:
+        return float(np.mean(probe_hits(fit, rows)))
+    data = _device_rows(rows, rows.targets, fit.feature_mean, fit.feature_scale)
+    predicted = np.asarray(_logits(fit.params, fit.kind, data)) * fit.scale + fit.centre
     y = rows.targets
-    if fit.kind in (Type.MASK, Type.MASK_ONE):
-        return float(np.mean((logits > 0) == (y > 0.5)))
-    if fit.kind == Type.CATEGORICAL:
-        return float(np.mean(logits.argmax(-1) == y.argmax(-1)))
-    if fit.kind == Type.POINTER:
-        return float(np.mean(logits.argmax(-1) == y))
-    predicted = logits * fit.scale + fit.centre
     total = float(np.sum((y - y.mean()) ** 2))
     return 1.0 - float(np.sum((y - predicted) ** 2)) / total if total else float("nan")
+
+
+def decoder_hits(logits: Any, batch: Batch, variable: str) -> np.ndarray:
+    """Per counted row of :func:`probe_rows`, whether the model's decoder is right.
+
+    ``logits``: the model's decoder output for hint ``variable``
+    (``run_with_cache``'s ``hint.<variable>``, ``[S, B, N(, N or C)]``), step
+    ``t`` predicting hint ``t + 1``: the probe's rows, in its order, so a
+    probe and the decoder it stands beside are scored on the same nodes.
+    """
+    kind = get_spec(batch.algorithm)[variable][2]
+    if kind == Type.SCALAR:
+        raise ValueError(f"{variable} is a scalar: no per-row hits")
+    logits = np.asarray(logits)
+    rows = _counted(batch, logits.shape[0])
+    hint = np.asarray(batch.hints[variable])[1 : logits.shape[0] + 1]
+    return _hits(kind, logits[rows], hint[rows])

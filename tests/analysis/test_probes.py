@@ -83,9 +83,15 @@ def test_probe_rows_count_the_steps_that_predict_a_real_hint_and_real_nodes():
     rows = probe_rows(hiddens, batch, "pi_h")
     lengths = np.asarray(batch.lengths)
     steps = np.asarray(hiddens).shape[0]
-    counted = sum(min(int(length) - 1, steps) for length in lengths) * 8
-    assert rows.features.shape == (counted, np.asarray(hiddens).shape[-1])
-    assert rows.candidates.shape == (counted, 8, np.asarray(hiddens).shape[-1])
+    pairs = sum(min(int(length) - 1, steps) for length in lengths)
+    assert rows.features.shape == (pairs * 8, np.asarray(hiddens).shape[-1])
+    # a pointer's candidates: once per (step, graph), each row pointing at its own
+    assert rows.candidates.shape == (pairs, 8, np.asarray(hiddens).shape[-1])
+    assert rows.group.shape == (pairs * 8,)
+    np.testing.assert_array_equal(rows.group[::8], np.arange(pairs))
+    per_step = [rows.at_step(t) for t in range(steps)]
+    assert sum(len(r.targets) for r in per_step) == pairs * 8
+    assert all((r.steps == t).all() for t, r in enumerate(per_step))
 
 
 def test_bad_probe_requests_are_refused_in_one_line():
@@ -95,3 +101,37 @@ def test_bad_probe_requests_are_refused_in_one_line():
     with pytest.raises(ValueError, match="unknown probe form"):
         fit_probe(probe_rows(hiddens, batch, "reach_h"), form="tree")
     assert probes.probed_variables("bfs") == ("reach_h", "pi_h")
+
+
+def test_a_pointer_probe_reads_the_edges_between_a_node_and_its_candidates():
+    """Node states that say nothing: the parent is the one neighbour (an edge
+    input), which only the probe's edge term can see."""
+    n, rows_count = 5, 400
+    rng = _rng(4)
+    parents = rng.integers(0, n, rows_count)
+    adjacency = np.zeros((rows_count, n, 1), np.float32)
+    adjacency[np.arange(rows_count), parents, 0] = 1.0
+    blank = np.zeros((rows_count, n, 3), np.float32)
+    rows = ProbeRows(
+        "pointer",
+        np.zeros((rows_count, 3), np.float32),
+        parents,
+        blank,
+        np.ones((rows_count, n), bool),
+        edges=adjacency,
+    )
+    assert score_probe(fit_probe(rows, steps=300), rows) == 1.0
+    without = ProbeRows("pointer", rows.features, parents, blank, rows.candidate_mask)
+    assert score_probe(fit_probe(without, steps=300), without) < 0.5
+
+
+def test_the_probe_and_the_decoder_hits_are_per_row_and_agree_with_the_score():
+    batch, hiddens, _ = _bfs_states(0)
+    rows = probe_rows(hiddens, batch, "reach_h")
+    fitted = fit_probe(rows)
+    hits = probes.probe_hits(fitted, rows)
+    assert hits.shape == (len(rows.targets),)
+    assert hits.mean() == pytest.approx(score_probe(fitted, rows))
+    assert rows.edges is None  # a mask has no candidates
+    pointer = probe_rows(hiddens, batch, "pi_h")
+    assert pointer.edges.shape[:2] == (len(pointer.targets), 8)

@@ -136,11 +136,15 @@ def _size_batch(algorithm: str, num_nodes: int) -> Batch:
     return sample_batch(algorithm, num_nodes, graphs_at(num_nodes), _test_seed())
 
 
-def _family_batch(algorithm: str, family: str, count: int) -> Batch:
-    """``count`` graphs of ``family`` at :data:`FAMILY_NODES`, sources drawn."""
+def family_batch(algorithm: str, family: str, count: int, first: int = 0) -> Batch:
+    """``count`` graphs of ``family`` at :data:`FAMILY_NODES`, sources drawn.
+
+    Graph ``k`` (from ``first``) is drawn from seed ``k``: ``first`` past
+    another batch's count gives graphs that batch does not hold.
+    """
     weighted = algorithm == "bellman_ford"
     graphs = []
-    for k in range(count):
+    for k in range(first, first + count):
         weights = make_graph(family, FAMILY_NODES, seed=k, weighted=weighted)
         source = int(np.random.default_rng([k, FAMILY_NODES]).integers(FAMILY_NODES))
         graphs.append(batch_from_graph(algorithm, weights, source))
@@ -170,7 +174,7 @@ def conditions(
     """Every condition's graphs (``scales`` only for Bellman-Ford)."""
     out = [Condition("size", str(n), _size_batch(algorithm, n)) for n in sizes]
     out += [
-        Condition("family", f, _family_batch(algorithm, f, family_graphs))
+        Condition("family", f, family_batch(algorithm, f, family_graphs))
         for f in families
     ]
     if algorithm == "bellman_ford":

@@ -16,6 +16,7 @@ from nar_gap.paper.experiments import (
     ablations,
     baselines,
     catalogue,
+    causal_gap,
     closing_gap,
     compilation,
     faithfulness_study,
@@ -78,6 +79,8 @@ def tables(profile: Profile, root: Path | None = None) -> dict[str, str]:
             faithfulness_study.reference_points_file(arm),
             faithfulness_study.arrays_file(arm),
         ]
+    for a in profile.causal_gap_algorithms:
+        made["03"] += causal_gap.files_of(a)
     for name in ablations.experiments(profile):
         made["04"] += [ablations.table_file(name), ablations.seeds_file(name)]
     for a in _algorithms("05", root):
@@ -100,6 +103,8 @@ def tables(profile: Profile, root: Path | None = None) -> dict[str, str]:
             ]
             if profile.studies.drift_steps:
                 made["07"].append(recipes.drift_file(a))
+            if causal_gap.has_path_case(profile, a):
+                made["07"] += causal_gap.files_of(a, causal_gap.PATHS)
     made["08"].append(transnar.QUESTION_FILE)
     for a in _algorithms("08", root):
         made["08"] += [

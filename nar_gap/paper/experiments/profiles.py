@@ -215,6 +215,12 @@ class Profile:
         long traces and on their training distribution besides the test
         split.  ``smoke`` keeps BFS alone: three more compiles per
         algorithm (about 7 s on CI's two cores), the same code for each.
+      causal_gap_algorithms: the algorithms notebook 03's causal-gap
+        section swaps attention and probes states for
+        (:mod:`~nar_gap.paper.experiments.causal_gap`), on their baseline
+        seeds.
+      causal_probe_seeds: how many of those seeds it probes (every seed
+        gets the swaps; a probe per seed and variable is the cost).
       ablation_algorithms: the algorithms of the tables that repeat one
         ablation per algorithm (Tables 14 and 15, D.1).  ``smoke`` keeps BFS
         alone: the other rows are the same code with another algorithm name,
@@ -265,6 +271,8 @@ class Profile:
     # Paths and grids of 64 nodes: BFS traces of 63 and 14 counted steps.
     long_traces: LongTraces = LongTraces(num_nodes=64)
     trace_graph_algorithms: tuple[str, ...] = ("bfs", "bellman_ford", "dfs")
+    causal_gap_algorithms: tuple[str, ...] = ("bfs",)
+    causal_probe_seeds: int = 8
     studies: Studies = Studies()
 
     def baseline_sizes(self, algorithm: str) -> Sizes:
@@ -331,6 +339,7 @@ SMOKE = Profile(  # one graph size and one padded trace length: few compiles
     # nodes for 10), and BFS alone measured on them.
     long_traces=LongTraces(num_nodes=12, families=("path",), graphs=2),
     trace_graph_algorithms=("bfs",),
+    causal_probe_seeds=1,  # CI's budget: one trained and one random network probed
     stability_controls=(),
     landscape_points=3,
     faithfulness_graphs=8,
@@ -429,6 +438,8 @@ PAPER = dataclasses.replace(
     closing_gap_seeds=32,
     closing_gap_algorithms=("bfs", "bellman_ford"),
     closing_gap_long_factor=5,  # the paper profile's 50 000 extended steps
+    causal_gap_algorithms=("bfs", "bellman_ford"),
+    causal_probe_seeds=32,
     baselines=(),  # every baseline at the paper's 128 seeds, hidden 128, 10 000 steps
 )
 
@@ -451,6 +462,10 @@ GPU = dataclasses.replace(
     # Notebook 04's tables come next in value (Table 11 at hidden 128:
     # 2 x 58 seeds asked) and do not fit with them.
     notebooks=("02", "03"),
+    # The causal-gap section came after the job at 39c2445: its gpu rows are
+    # computed when the profile next runs (every seed swapped, 32 probed).
+    causal_gap_algorithms=("bfs", "bellman_ford"),
+    causal_probe_seeds=32,
     node_buckets=(16,),
     shape_buckets=((16, 16),),
     eval_every=100,  # 13 validations over Bellman-Ford's 1 200 for the slope rule

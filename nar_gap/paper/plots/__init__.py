@@ -3,10 +3,11 @@
 Nothing here computes a number: statistics (Table 1's correlations, fitted
 bands, means over seeds) come from :mod:`nar_gap.analysis` and are passed in.
 One module per subject (``compilation``: Figures 6-7; ``faithfulness``:
-Section 4; ``training``; ``landscapes``; ``size_sweep``; ``closing_gap``;
-``transnar``), and one look for all, set by the style sheet
-``nar_gap.mplstyle`` and :mod:`nar_gap.paper.plots.style`.  Figures are drawn with
-the Agg backend: files, not windows; notebooks display the saved files.
+Section 4; ``causal_gap``: notebook 03's interventions; ``training``;
+``landscapes``; ``size_sweep``; ``closing_gap``; ``transnar``), and one
+look for all, set by the style sheet ``nar_gap.mplstyle`` and
+:mod:`nar_gap.paper.plots.style`.  Figures are drawn with the Agg backend:
+files, not windows; notebooks display the saved files.
 """
 
 import matplotlib
@@ -15,6 +16,7 @@ matplotlib.use("Agg")  # before any submodule imports pyplot
 
 from matplotlib.figure import Figure  # noqa: E402
 
+from nar_gap.paper.plots.causal_gap import plot_causal_gap  # noqa: E402
 from nar_gap.paper.plots.closing_gap import plot_closing_gap, plot_generalisation  # noqa: E402
 from nar_gap.paper.plots.compilation import (  # noqa: E402
     BIAS,
@@ -62,6 +64,7 @@ __all__ = [
     "log_loss_range",
     "plot_attention_comparison",
     "plot_attention_steps",
+    "plot_causal_gap",
     "plot_closing_gap",
     "plot_cluster_sensitivity",
     "plot_compiled_encoders_decoders",

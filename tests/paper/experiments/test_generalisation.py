@@ -109,7 +109,7 @@ def test_the_study_measures_every_contender_and_compiled_is_exact(tmp_path):
         "smoke", str(tmp_path / "runs"), str(tmp_path / "out"), str(tmp_path / "f")
     )
     measured = [g.Condition("size", "8", g._size_batch("bfs", 8))] + [
-        g.Condition("family", f, g._family_batch("bfs", f, 2))
+        g.Condition("family", f, g.family_batch("bfs", f, 2))
         for f in ("grid", "path", "tree")
     ]
     with pytest.raises(FileNotFoundError, match="recipe study for bfs runs first"):

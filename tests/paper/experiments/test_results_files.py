@@ -13,6 +13,7 @@ from pathlib import Path
 from nar_gap.paper.experiments import (
     baselines,
     catalogue,
+    causal_gap,
     closing_gap,
     compilation,
     generalisation,
@@ -45,12 +46,19 @@ def test_the_gpu_profile_s_committed_tables_are_its_job_s_from_a_gpu():
 
     The job (benchmarks/results/gpu_h200_job_*) runs the profile's notebooks,
     02 and 03; a table nobody writes at that profile, one written on a CPU,
-    or a sidecar naming another notebook (or none) fails.
+    or a sidecar naming another notebook (or none) fails.  The causal-gap
+    section came after the job at 39c2445: its tables are the only ones
+    that may be missing until the profile runs again.
     """
     folder = ROOT / profiles.committed_dirs("gpu").results
     tables = {p.name for p in folder.iterdir() if not p.name.endswith(".json")}
     writers = outputs.tables(profiles.GPU)
-    assert tables == set(writers)
+    later = {
+        name
+        for algorithm in profiles.GPU.causal_gap_algorithms
+        for name in causal_gap.files_of(algorithm)
+    }
+    assert set(writers) - later <= tables <= set(writers)
     for name in tables:
         sidecar = files.read_json(folder / f"{name}.json")
         assert sidecar["profile"] == "gpu", name

@@ -1,0 +1,102 @@
+"""The causal-gap figure (notebook 03): what swapping attention does, and probes.
+
+Three panels: each seed's output score as trained, with the compiled
+attention, with uniform and with self-only attention, and the compiled
+network with each seed's attention; the same swaps one hint step at a time
+(mean over seeds); and the probes' accuracy per variable for trained,
+random-init and compiled models, beside the trained decoders'.  The numbers
+come from :mod:`nar_gap.paper.experiments.causal_gap`'s tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+
+from nar_gap.paper.plots.style import integer_ticks, styled
+
+Rows = Sequence[Mapping[str, Any]]
+
+SWAPS = (
+    ("score", "trained"),
+    ("with_compiled_attention", "+ compiled attention"),
+    ("with_uniform_attention", "+ uniform attention"),
+    ("with_self_attention", "+ self-only attention"),
+    ("compiled_with_seed_attention", "compiled + seed's attention"),
+)
+
+
+def _swaps(ax, seeds: Rows) -> None:
+    rng = np.random.default_rng(0)  # jitter only: the points are the seeds
+    for k, (key, _) in enumerate(SWAPS):
+        values = np.array([float(r[key]) for r in seeds])
+        ax.scatter(k + rng.uniform(-0.15, 0.15, len(values)), values, s=10, alpha=0.7)
+        ax.plot([k - 0.3, k + 0.3], [values.mean()] * 2, color="k", lw=1.5)
+    ax.set_xticks(range(len(SWAPS)), [label for _, label in SWAPS], rotation=30)
+    ax.set_ylabel("output score (test graphs)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title("attention swapped at every step")
+
+
+def _steps(ax, steps: Rows) -> None:
+    for key, label in (
+        ("with_compiled_attention", "trained + compiled attention"),
+        ("compiled_with_seed_attention", "compiled + seed's attention"),
+    ):
+        by_step: dict[int, list[float]] = {}
+        for r in steps:
+            by_step.setdefault(int(r["step"]), []).append(float(r[key]))
+        xs = sorted(by_step)
+        ax.plot(xs, [np.mean(by_step[x]) for x in xs], marker="o", label=label)
+    integer_ticks(ax.xaxis)
+    ax.set_xlabel("hint step swapped (alone)")
+    ax.set_ylabel("output score, mean over seeds")
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend()
+    ax.set_title("one step at a time")
+
+
+def _probes(ax, probe_rows: Rows) -> None:
+    pooled = [r for r in probe_rows if str(r["step"]) == "all"]
+    variables = sorted({r["variable"] for r in pooled})
+    bars = (
+        ("trained", "probe_state", "trained: probe of h"),
+        ("random init", "probe_state", "random init: probe of h"),
+        ("compiled", "probe_state", "compiled: probe of h"),
+        ("trained", "probe_inputs", "trained: probe of the decoder's inputs"),
+        ("trained", "decoder", "trained: its decoder"),
+    )
+    width = 0.8 / len(bars)
+    for j, (kind, column, label) in enumerate(bars):
+        means = []
+        for v in variables:
+            values = [
+                float(r[column])
+                for r in pooled
+                if r["model"] == kind and r["variable"] == v
+            ]
+            means.append(np.mean(values) if values else np.nan)
+        offset = (j - (len(bars) - 1) / 2) * width
+        ax.bar(np.arange(len(variables)) + offset, means, width, label=label)
+    ax.set_xticks(range(len(variables)), variables)
+    ax.set_ylabel("accuracy on held-out graphs")
+    ax.set_ylim(0, 1.3)
+    ax.set_yticks(np.linspace(0, 1, 6))
+    ax.legend(fontsize="x-small", loc="upper center", ncol=2)
+    ax.set_title("what the decoders' inputs hold")
+
+
+@styled()
+def plot_causal_gap(seeds: Rows, steps: Rows, probe_rows: Rows, title: str) -> Figure:
+    """The three panels (module docstring) under ``title`` (algorithm, case)."""
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    _swaps(axes[0], seeds)
+    _steps(axes[1], steps)
+    _probes(axes[2], probe_rows)
+    fig.suptitle(f"{title}: which part of the gap changes the output (ours)")
+    fig.tight_layout()
+    return fig
