@@ -1,10 +1,11 @@
 """The causal-gap figure (notebook 03): what swapping attention does, and probes.
 
-Three panels: each seed's output score as trained, with the compiled
+Four panels: each seed's output score as trained, with the compiled
 attention, with uniform and with self-only attention, and the compiled
 network with each seed's attention; the same swaps one hint step at a time
-(mean over seeds); and the probes' accuracy per variable for trained,
-random-init and compiled models, beside the trained decoders'.  The numbers
+(mean over seeds); the probes' accuracy per variable for trained,
+random-init and compiled models, beside the trained decoders'; and, along
+the trace, the trained decoders against a probe of their state.  The numbers
 come from :mod:`nar_gap.paper.experiments.causal_gap`'s tables.
 """
 
@@ -90,13 +91,46 @@ def _probes(ax, probe_rows: Rows) -> None:
     ax.set_title("what the decoders' inputs hold")
 
 
+def _probe_steps(ax, probe_rows: Rows) -> None:
+    """Along the trace: the trained decoders against a probe of h, per variable."""
+    trained = [
+        r for r in probe_rows if r["model"] == "trained" and str(r["step"]) != "all"
+    ]
+    for k, variable in enumerate(sorted({r["variable"] for r in trained})):
+        for column, style, label in (
+            ("decoder", "-", "its decoder"),
+            ("probe_state", "--", "probe of h"),
+        ):
+            by_step: dict[int, list[float]] = {}
+            for r in trained:
+                if r["variable"] == variable:
+                    by_step.setdefault(int(r["step"]), []).append(float(r[column]))
+            xs = sorted(by_step)
+            ax.plot(
+                xs,
+                [np.mean(by_step[x]) for x in xs],
+                style,
+                color=f"C{k}",
+                marker="o",
+                ms=3,
+                label=f"{variable}: {label}",
+            )
+    integer_ticks(ax.xaxis)
+    ax.set_xlabel("hint step")
+    ax.set_ylabel("accuracy, mean over trained seeds")
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(fontsize="x-small")
+    ax.set_title("along the trace")
+
+
 @styled()
 def plot_causal_gap(seeds: Rows, steps: Rows, probe_rows: Rows, title: str) -> Figure:
     """The three panels (module docstring) under ``title`` (algorithm, case)."""
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    fig, axes = plt.subplots(1, 4, figsize=(17, 4))
     _swaps(axes[0], seeds)
     _steps(axes[1], steps)
     _probes(axes[2], probe_rows)
+    _probe_steps(axes[3], probe_rows)
     fig.suptitle(f"{title}: which part of the gap changes the output (ours)")
     fig.tight_layout()
     return fig
