@@ -504,11 +504,16 @@ def sentence(algorithm: str, answers: Sequence[Mapping[str, Any]]) -> str:
 def has_path_case(profile: Profile, algorithm: str) -> bool:
     """Whether notebook 07 measures ``algorithm``'s path-graph case at ``profile``.
 
-    It needs the recipe study's seeds and path graphs in its generalisation
-    conditions.
+    It needs the causal-gap study for ``algorithm`` (one knob for both
+    sections), the recipe study's seeds and path graphs in its
+    generalisation conditions.
     """
     families = profile.studies.ood_families or generalisation.SWEEP_FAMILIES
-    return algorithm in profile.studies.recipe_algorithms and "path" in families
+    return (
+        algorithm in profile.causal_gap_algorithms
+        and algorithm in profile.studies.recipe_algorithms
+        and "path" in families
+    )
 
 
 def step_sentence(probe_rows: Sequence[Mapping[str, Any]]) -> str:

@@ -344,8 +344,9 @@ def steady_seconds_per_step(log: str) -> dict[str, float]:
 
 
 def _profile_that_ran() -> profiles.Profile:
-    """The gpu profile's sizes as they were when the job ran (its sidecars)."""
-    sidecar = json.loads((ROOT / "results/gpu/table10_baselines.csv.json").read_text())
+    """The gpu profile's sizes as they were when the job ran (its sidecar, kept
+    beside its logs: results/gpu holds a later run's since)."""
+    sidecar = json.loads((JOB / "table10_baselines.csv.json").read_text())
     sizes = sidecar["profile_sizes"]
     return dataclasses.replace(
         profiles.GPU,
