@@ -185,6 +185,18 @@ class Models:
     def __len__(self) -> int:
         return len(self.seeds)
 
+    def model(self, index: int) -> Model:
+        """The ``index``-th parameter set as a :class:`Model` of ``config``.
+
+        A plain :class:`Model`: the default matmul precision, also for a stack
+        that holds a compiled network (its own object keeps ``highest``).
+        """
+        return Model(self.config, unstack_tree(self.params, index))
+
+    def each(self) -> list[Model]:
+        """Every parameter set as a :class:`Model`, in ``seeds``' order."""
+        return [self.model(i) for i in range(len(self.seeds))]
+
 
 def relative_drift(stacked: Any, centre: Any) -> np.ndarray:
     """``[K]``: ``‖θ_k − θ_c‖₂ / ‖θ_c‖₂`` over all parameters of each seed.

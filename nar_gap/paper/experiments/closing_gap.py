@@ -73,7 +73,6 @@ from nar_gap.analysis.verdicts import (  # the bar; closing_gap.FAITHFUL_* still
 )
 from nar_gap.compiler import compile_algorithm
 from nar_gap.model.model import Model
-from nar_gap.model.seeds import unstack_tree
 from nar_gap.paper import plots
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
 from nar_gap.paper.experiments.runs import (
@@ -327,10 +326,7 @@ def measure_variant(name: str, models: Models, graphs: Graphs) -> VariantResult:
             measure_models(models, batch).scalars["accuracy"]
         )
     rises = [
-        model_sharpness(
-            Model(models.config, unstack_tree(models.params, k)), graphs.loss, k
-        )
-        for k in range(len(models))
+        model_sharpness(models.model(k), graphs.loss, k) for k in range(len(models))
     ]
     row["sharpness"] = _mean(rises)
     return VariantResult(row, time_rows(name, evaluation))

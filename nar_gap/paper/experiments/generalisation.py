@@ -71,8 +71,6 @@ from nar_gap.analysis.verdicts import (
 )
 from nar_gap.compiler import compile_algorithm
 from nar_gap.compiler.compiled_model import CompiledModel
-from nar_gap.model.model import Model
-from nar_gap.model.seeds import unstack_tree
 from nar_gap.paper import plots
 from nar_gap.paper.experiments import recipes
 from nar_gap.paper.experiments.closing_gap import model_sharpness
@@ -325,7 +323,7 @@ def seed_rows(
                 )
     models = contender.models
     for k, seed in enumerate(models.seeds):
-        model = Model(models.config, unstack_tree(models.params, k))
+        model = models.model(k)
         rows.append(
             {
                 "contender": contender.name,

@@ -31,7 +31,6 @@ from nar_gap.analysis.stats import finite_summary
 from nar_gap.compiler import DEFAULT_HIDDEN_SIZE
 from nar_gap.compiler.compiling import compile as compile_algorithm
 from nar_gap.model.model import Model
-from nar_gap.model.seeds import unstack_tree
 from nar_gap.paper import plots
 from nar_gap.paper.experiments.profiles import DRY_SUFFIX, OutputDirs, Profile
 from nar_gap.paper.experiments.runs import baseline_config, metadata, train_once
@@ -157,11 +156,7 @@ def sizes_for(profile: Profile) -> TransNARSizes:
 def trained_nars(profile: Profile, dirs: OutputDirs, algorithm: str) -> list[Model]:
     """Notebook 02's baseline seeds of ``algorithm`` (trained here if absent)."""
     run = train_once(baseline_config(profile, algorithm), dirs.runs, progress=False)
-    models = Models.from_run(run)
-    return [
-        Model(models.config, unstack_tree(models.params, i))
-        for i in range(len(models.seeds))
-    ]
+    return Models.from_run(run).each()
 
 
 def nar_for(
