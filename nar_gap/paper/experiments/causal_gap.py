@@ -49,12 +49,13 @@ import numpy as np
 from tqdm import tqdm
 
 from nar_gap.analysis import interventions, probes
+from nar_gap.analysis.curves import step_means
 from nar_gap.analysis.models import Models
 from nar_gap.analysis.stats import finite_summary
 from nar_gap.analysis.verdicts import t_interval
 from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile_algorithm
 from nar_gap.model.model import Model
-from nar_gap.model.seeds import init_stacked, unstack_tree
+from nar_gap.model.seeds import init_stacked
 from nar_gap.paper import plots
 from nar_gap.paper.experiments import generalisation, recipes
 from nar_gap.paper.experiments.faithfulness_study import RANDOM_INIT_SEEDS
@@ -150,13 +151,6 @@ def paired_answer(
         raise ValueError(f"unknown rule {rule!r}; one of {CHANGES}, {EXCEEDS}")
     answer = YES if yes else NO if no else INCONCLUSIVE
     return answer, summary.mean, low, high
-
-
-def _seed_models(models: Models) -> list[Model]:
-    return [
-        Model(models.config, unstack_tree(models.params, i))
-        for i in range(len(models.seeds))
-    ]
 
 
 def swap_rows(
@@ -440,16 +434,13 @@ def measure(
     The floor is the architecture at :data:`RANDOM_INIT_SEEDS` (at most
     ``probe_seeds`` of them), the reference the compiled network.
     """
-    seeds = list(zip(models.seeds, _seed_models(models), strict=True))
+    seeds = list(zip(models.seeds, models.each(), strict=True))
     seed_rows, step_rows = swap_rows(seeds, compiled, batch, progress)
     floor = RANDOM_INIT_SEEDS[:probe_seeds]
     initial = Models(models.config, init_stacked(models.config, batch, floor), floor)
     labelled = [
         *(("trained", s, m) for s, m in seeds[:probe_seeds]),
-        *(
-            ("random init", s, m)
-            for s, m in zip(floor, _seed_models(initial), strict=True)
-        ),
+        *(("random init", s, m) for s, m in zip(floor, initial.each(), strict=True)),
         ("compiled", -1, compiled),
     ]
     probe_rows = probe_table(labelled, fit_batch, batch, progress)
@@ -473,7 +464,8 @@ def write(
     ):
         files.write_table(results / name, rows, meta)
     title = f"{algorithm}{', ' + case if case else ''}"
-    fig = plots.plot_causal_gap(measured.seeds, measured.steps, measured.probes, title)
+    means = figure_means(measured.seeds, measured.steps, measured.probes)
+    fig = plots.plot_causal_gap(measured.seeds, means, title)
     files.save_figure(fig, Path(dirs.figures) / figure_stem(algorithm, case))
     plots.close(fig)
 
@@ -516,6 +508,61 @@ def has_path_case(profile: Profile, algorithm: str) -> bool:
     )
 
 
+PROBE_COLUMNS = ("decoder", "probe_state", "probe_inputs")
+
+
+def along_the_trace(
+    probe_rows: Sequence[Mapping[str, Any]],
+) -> dict[str, dict[str, dict[int, float]]]:
+    """Per variable and probe column, the trained seeds' mean at each hint step."""
+    trained = [
+        r for r in probe_rows if r["model"] == "trained" and str(r["step"]) != "all"
+    ]
+    return {
+        variable: {
+            column: step_means(
+                (r for r in trained if r["variable"] == variable), column
+            )
+            for column in PROBE_COLUMNS
+        }
+        for variable in sorted({r["variable"] for r in trained})
+    }
+
+
+def pooled_means(
+    probe_rows: Sequence[Mapping[str, Any]],
+) -> dict[str, dict[tuple[str, str], float]]:
+    """Per variable, ``(model kind, column)``: the mean over that kind's models."""
+    pooled = [r for r in probe_rows if str(r["step"]) == "all"]
+    found: dict[str, dict[tuple[str, str], list[float]]] = {}
+    for r in pooled:
+        by_kind = found.setdefault(r["variable"], {})
+        for column in PROBE_COLUMNS:
+            by_kind.setdefault((r["model"], column), []).append(float(r[column]))
+    return {
+        variable: {key: float(np.mean(values)) for key, values in by_kind.items()}
+        for variable, by_kind in sorted(found.items())
+    }
+
+
+def figure_means(
+    seed_rows: Sequence[Mapping[str, Any]],
+    step_rows: Sequence[Mapping[str, Any]],
+    probe_rows: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """The means over seeds the figure draws bold (the plot only draws)."""
+    columns = [k for k in seed_rows[0] if k != "seed"] if seed_rows else []
+    return {
+        "swaps": {k: float(np.mean([float(r[k]) for r in seed_rows])) for k in columns},
+        "steps": {
+            k: step_means(step_rows, k)
+            for k in ("with_compiled_attention", "compiled_with_seed_attention")
+        },
+        "probes": pooled_means(probe_rows),
+        "along": along_the_trace(probe_rows),
+    }
+
+
 def step_sentence(probe_rows: Sequence[Mapping[str, Any]]) -> str:
     """Where the trained decoders miss, step by step, and what the probes read there.
 
@@ -525,32 +572,23 @@ def step_sentence(probe_rows: Sequence[Mapping[str, Any]]) -> str:
     probe reads it within the bound of perfect, the state's where the probe
     of ``h`` misses it too, and unassigned otherwise.
     """
-    trained = [r for r in probe_rows if r["model"] == "trained" and r["step"] != "all"]
     parts = []
-    for variable in sorted({r["variable"] for r in trained}):
-        by_step: dict[int, list[Mapping[str, Any]]] = {}
-        for r in trained:
-            if r["variable"] == variable:
-                by_step.setdefault(int(r["step"]), []).append(r)
+    for variable, means in along_the_trace(probe_rows).items():
         missed = []
-        for step in sorted(by_step):
-            mean = {
-                k: float(np.mean([float(r[k]) for r in by_step[step]]))
-                for k in ("decoder", "probe_state", "probe_inputs")
-            }
-            if mean["decoder"] >= 1 - OUTPUT_BOUND:
+        for step, decoder in means["decoder"].items():
+            if decoder >= 1 - OUTPUT_BOUND:
                 continue
+            state, inputs = means["probe_state"][step], means["probe_inputs"][step]
             whose = (
                 "decoder"
-                if mean["probe_inputs"] >= 1 - OUTPUT_BOUND
+                if inputs >= 1 - OUTPUT_BOUND
                 else "state"
-                if mean["probe_state"] < 1 - OUTPUT_BOUND
+                if state < 1 - OUTPUT_BOUND
                 else "unassigned"
             )
             missed.append(
-                f"step {step}: decoder {mean['decoder']:.3f}, probe of h "
-                f"{mean['probe_state']:.3f}, of its inputs "
-                f"{mean['probe_inputs']:.3f} ({whose})"
+                f"step {step}: decoder {decoder:.3f}, probe of h {state:.3f}, "
+                f"of its inputs {inputs:.3f} ({whose})"
             )
         found = "; ".join(missed) if missed else "no step below the bound"
         parts.append(f"{variable}: {found}")

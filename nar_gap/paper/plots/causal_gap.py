@@ -31,28 +31,24 @@ SWAPS = (
 )
 
 
-def _swaps(ax, seeds: Rows) -> None:
+def _swaps(ax, seeds: Rows, means: Mapping[str, float]) -> None:
     rng = np.random.default_rng(0)  # jitter only: the points are the seeds
     for k, (key, _) in enumerate(SWAPS):
         values = np.array([float(r[key]) for r in seeds])
         ax.scatter(k + rng.uniform(-0.15, 0.15, len(values)), values, s=10, alpha=0.7)
-        ax.plot([k - 0.3, k + 0.3], [values.mean()] * 2, color="k", lw=1.5)
+        ax.plot([k - 0.3, k + 0.3], [means[key]] * 2, color="k", lw=1.5)
     ax.set_xticks(range(len(SWAPS)), [label for _, label in SWAPS], rotation=30)
     ax.set_ylabel("output score (test graphs)")
     ax.set_ylim(-0.02, 1.02)
     ax.set_title("attention swapped at every step")
 
 
-def _steps(ax, steps: Rows) -> None:
+def _steps(ax, means: Mapping[str, Mapping[int, float]]) -> None:
     for key, label in (
         ("with_compiled_attention", "trained + compiled attention"),
         ("compiled_with_seed_attention", "compiled + seed's attention"),
     ):
-        by_step: dict[int, list[float]] = {}
-        for r in steps:
-            by_step.setdefault(int(r["step"]), []).append(float(r[key]))
-        xs = sorted(by_step)
-        ax.plot(xs, [np.mean(by_step[x]) for x in xs], marker="o", label=label)
+        ax.plot(list(means[key]), list(means[key].values()), marker="o", label=label)
     integer_ticks(ax.xaxis)
     ax.set_xlabel("hint step swapped (alone)")
     ax.set_ylabel("output score, mean over seeds")
@@ -61,9 +57,8 @@ def _steps(ax, steps: Rows) -> None:
     ax.set_title("one step at a time")
 
 
-def _probes(ax, probe_rows: Rows) -> None:
-    pooled = [r for r in probe_rows if str(r["step"]) == "all"]
-    variables = sorted({r["variable"] for r in pooled})
+def _probes(ax, pooled: Mapping[str, Mapping[tuple[str, str], float]]) -> None:
+    variables = sorted(pooled)
     bars = (
         ("trained", "probe_state", "trained: probe of h"),
         ("random init", "probe_state", "random init: probe of h"),
@@ -73,16 +68,9 @@ def _probes(ax, probe_rows: Rows) -> None:
     )
     width = 0.8 / len(bars)
     for j, (kind, column, label) in enumerate(bars):
-        means = []
-        for v in variables:
-            values = [
-                float(r[column])
-                for r in pooled
-                if r["model"] == kind and r["variable"] == v
-            ]
-            means.append(np.mean(values) if values else np.nan)
+        heights = [pooled[v].get((kind, column), np.nan) for v in variables]
         offset = (j - (len(bars) - 1) / 2) * width
-        ax.bar(np.arange(len(variables)) + offset, means, width, label=label)
+        ax.bar(np.arange(len(variables)) + offset, heights, width, label=label)
     ax.set_xticks(range(len(variables)), variables)
     ax.set_ylabel("accuracy on held-out graphs")
     ax.set_ylim(0, 1.3)
@@ -91,24 +79,16 @@ def _probes(ax, probe_rows: Rows) -> None:
     ax.set_title("what the decoders' inputs hold")
 
 
-def _probe_steps(ax, probe_rows: Rows) -> None:
+def _probe_steps(ax, along: Mapping[str, Mapping[str, Mapping[int, float]]]) -> None:
     """Along the trace: the trained decoders against a probe of h, per variable."""
-    trained = [
-        r for r in probe_rows if r["model"] == "trained" and str(r["step"]) != "all"
-    ]
-    for k, variable in enumerate(sorted({r["variable"] for r in trained})):
+    for k, (variable, means) in enumerate(along.items()):
         for column, style, label in (
             ("decoder", "-", "its decoder"),
             ("probe_state", "--", "probe of h"),
         ):
-            by_step: dict[int, list[float]] = {}
-            for r in trained:
-                if r["variable"] == variable:
-                    by_step.setdefault(int(r["step"]), []).append(float(r[column]))
-            xs = sorted(by_step)
             ax.plot(
-                xs,
-                [np.mean(by_step[x]) for x in xs],
+                list(means[column]),
+                list(means[column].values()),
                 style,
                 color=f"C{k}",
                 marker="o",
@@ -124,13 +104,18 @@ def _probe_steps(ax, probe_rows: Rows) -> None:
 
 
 @styled()
-def plot_causal_gap(seeds: Rows, steps: Rows, probe_rows: Rows, title: str) -> Figure:
-    """The three panels (module docstring) under ``title`` (algorithm, case)."""
+def plot_causal_gap(seeds: Rows, means: Mapping[str, Any], title: str) -> Figure:
+    """The four panels (module docstring) under ``title`` (algorithm, case).
+
+    ``seeds``: the per-seed swap rows, drawn as points; ``means``: the means
+    over seeds the study computed
+    (:func:`~nar_gap.paper.experiments.causal_gap.figure_means`).
+    """
     fig, axes = plt.subplots(1, 4, figsize=(17, 4))
-    _swaps(axes[0], seeds)
-    _steps(axes[1], steps)
-    _probes(axes[2], probe_rows)
-    _probe_steps(axes[3], probe_rows)
+    _swaps(axes[0], seeds, means["swaps"])
+    _steps(axes[1], means["steps"])
+    _probes(axes[2], means["probes"])
+    _probe_steps(axes[3], means["along"])
     fig.suptitle(f"{title}: which part of the gap changes the output (ours)")
     fig.tight_layout()
     return fig

@@ -24,10 +24,10 @@ none of this (``benchmarks/results/gpu_h200_job_2026-11-26``).  At the end
 the job writes ``job.json`` beside the tables (the device, the versions,
 the precision, the seconds of each notebook, the peak device memory) and,
 with ``--archive``, one ``.tar.gz`` of the results folder (tables,
-sidecars, the arrays the figures are drawn from) and the figures' PNGs and sidecars,
-refused above :data:`ARCHIVE_LIMIT_BYTES`.  Trained parameters stay on the node
-(``build/runs/<profile>``).  ``./run_all.sh --results-from`` renders the
-archive on any machine.
+sidecars, the arrays the figures are drawn from) and the figures' PNGs and
+sidecars, refused above :data:`ARCHIVE_LIMIT_BYTES`.  Trained parameters
+stay on the node (``build/runs/<profile>``).  ``./run_all.sh --results-from``
+renders the archive on any machine.
 """
 
 from __future__ import annotations
@@ -347,7 +347,7 @@ def archive_members(dirs: profiles.OutputDirs) -> list[tuple[Path, str]]:
     ]
     if figures.is_dir():
         drawn = sorted(figures.glob("*.png"))
-        drawn += [p.with_suffix(".json") for p in drawn]
+        drawn += [files.sidecar_path(p.with_suffix("")) for p in drawn]
         members += [(p, f"figures/{p.name}") for p in drawn]
     return [(p, name) for p, name in members if p.is_file()]
 
