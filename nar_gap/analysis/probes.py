@@ -344,7 +344,9 @@ def probe_hits(fit: ProbeFit, rows: ProbeRows) -> np.ndarray:
     if fit.kind != rows.kind:
         raise ValueError(f"a {fit.kind} probe cannot score {rows.kind} rows")
     if fit.kind == Type.SCALAR:
-        raise ValueError("a scalar probe has no per-row hits; score_probe gives R²")
+        raise ValueError(
+            "a scalar probe has no per-row hits; probe_values gives its values"
+        )
     data = _device_rows(rows, rows.targets, fit.feature_mean, fit.feature_scale)
     logits = np.asarray(_logits(fit.params, fit.kind, data))
     return _hits(fit.kind, logits, rows.targets)
@@ -358,17 +360,43 @@ def _hits(kind: str, logits: np.ndarray, targets: np.ndarray) -> np.ndarray:
     return logits.argmax(-1) == targets
 
 
-def score_probe(fit: ProbeFit, rows: ProbeRows) -> float:
-    """Accuracy (masks, categorical, pointers) or R² (scalars) on ``rows``."""
+def probe_values(fit: ProbeFit, rows: ProbeRows) -> np.ndarray:
+    """Per row, a scalar probe's prediction, in the target's units.
+
+    ``[M]``, in ``rows``' order: the scalar's counterpart of
+    :func:`probe_hits` (a study's R² per step is :func:`r_squared` of a
+    selection of them).
+    """
     if fit.kind != rows.kind:
         raise ValueError(f"a {fit.kind} probe cannot score {rows.kind} rows")
     if fit.kind != Type.SCALAR:
-        return float(np.mean(probe_hits(fit, rows)))
+        raise ValueError(f"a {fit.kind} probe predicts classes; probe_hits scores it")
     data = _device_rows(rows, rows.targets, fit.feature_mean, fit.feature_scale)
-    predicted = np.asarray(_logits(fit.params, fit.kind, data)) * fit.scale + fit.centre
-    y = rows.targets
-    total = float(np.sum((y - y.mean()) ** 2))
-    return 1.0 - float(np.sum((y - predicted) ** 2)) / total if total else float("nan")
+    return np.asarray(_logits(fit.params, fit.kind, data)) * fit.scale + fit.centre
+
+
+def r_squared(predicted: np.ndarray, targets: np.ndarray) -> float:
+    """The coefficient of determination; NaN where the targets do not vary."""
+    total = float(np.sum((targets - targets.mean()) ** 2)) if len(targets) else 0.0
+    if not total:
+        return float("nan")
+    return 1.0 - float(np.sum((targets - predicted) ** 2)) / total
+
+
+def score_probe(fit: ProbeFit, rows: ProbeRows) -> float:
+    """Accuracy (masks, categorical, pointers) or R² (scalars) on ``rows``."""
+    if fit.kind == Type.SCALAR:
+        return r_squared(probe_values(fit, rows), rows.targets)
+    return float(np.mean(probe_hits(fit, rows)))
+
+
+def _decoded(logits: Any, batch: Batch, variable: str) -> tuple[str, Any, Any]:
+    """The variable's kind, the decoder's output and the hint, on the counted rows."""
+    kind = get_spec(batch.algorithm)[variable][2]
+    logits = np.asarray(logits)
+    rows = _counted(batch, logits.shape[0])
+    hint = np.asarray(batch.hints[variable])[1 : logits.shape[0] + 1]
+    return kind, logits[rows], hint[rows]
 
 
 def decoder_hits(logits: Any, batch: Batch, variable: str) -> np.ndarray:
@@ -379,10 +407,107 @@ def decoder_hits(logits: Any, batch: Batch, variable: str) -> np.ndarray:
     ``t`` predicting hint ``t + 1``: the probe's rows, in its order, so a
     probe and the decoder it stands beside are scored on the same nodes.
     """
-    kind = get_spec(batch.algorithm)[variable][2]
+    kind, decoded, hint = _decoded(logits, batch, variable)
     if kind == Type.SCALAR:
-        raise ValueError(f"{variable} is a scalar: no per-row hits")
-    logits = np.asarray(logits)
-    rows = _counted(batch, logits.shape[0])
-    hint = np.asarray(batch.hints[variable])[1 : logits.shape[0] + 1]
-    return _hits(kind, logits[rows], hint[rows])
+        raise ValueError(f"{variable} is a scalar: decoder_values gives its values")
+    return _hits(kind, decoded, hint)
+
+
+def decoder_values(logits: Any, batch: Batch, variable: str) -> np.ndarray:
+    """Per counted row, a scalar decoder's prediction (:func:`decoder_hits`' rows)."""
+    kind, decoded, _ = _decoded(logits, batch, variable)
+    if kind != Type.SCALAR:
+        raise ValueError(f"{variable} is a {kind}: decoder_hits scores it")
+    return decoded
+
+
+SITES = {
+    "hidden": lambda cache: np.asarray(cache["hidden"]),
+    "inputs": decoder_features,
+}
+"""What a probe can read from a model's cache: the step's hidden state ``h``,
+or everything a hint decoder reads (:func:`decoder_features`)."""
+
+STUDY_READS = {
+    "probe_state": ("hidden", "linear"),
+    "probe_state_mlp": ("hidden", "mlp"),
+    "probe_inputs": ("inputs", "linear"),
+}
+"""Column: (site, form).  ``h`` linearly and with one hidden layer (a
+variable a linear probe misses may still be there, as the compiled BFS's
+own ``pi_h`` on paths is), and the decoder's inputs linearly, as the
+decoder itself reads them."""
+
+
+def metric_of(algorithm: str, variable: str) -> str:
+    """How a variable is scored: ``accuracy``, or ``r2`` for a scalar (``d``)."""
+    return "r2" if get_spec(algorithm)[variable][2] == Type.SCALAR else "accuracy"
+
+
+def _reads(
+    model: Any,
+    fit_batch: Batch,
+    score_batch: Batch,
+    variable: str,
+    reads: Mapping[str, tuple[str, str]],
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Scored rows' steps and targets, and per column each row's read.
+
+    A read is a hit or, for a scalar, the predicted value: each of ``reads``
+    fitted on ``fit_batch`` and scored on ``score_batch``, and the model's
+    own decoder (``decoder``) on the same rows.
+    """
+    _, fit_cache = model.run_with_cache(fit_batch)
+    _, cache = model.run_with_cache(score_batch)
+    scalar = metric_of(score_batch.algorithm, variable) == "r2"
+    found, scored = {}, None
+    for column, (site, form) in reads.items():
+        fit_rows = probe_rows(SITES[site](fit_cache), fit_batch, variable)
+        scored = probe_rows(SITES[site](cache), score_batch, variable)
+        fit = fit_probe(fit_rows, form)
+        found[column] = (probe_values if scalar else probe_hits)(fit, scored)
+    decoded = decoder_values if scalar else decoder_hits
+    found["decoder"] = decoded(cache[f"hint.{variable}"], score_batch, variable)
+    if scored is None:
+        raise ValueError("no probe to read: give at least one column")
+    return scored.steps, scored.targets, found
+
+
+def probe_scores(
+    model: Any,
+    fit_batch: Batch,
+    score_batch: Batch,
+    reads: Mapping[str, tuple[str, str]] = STUDY_READS,
+) -> list[dict[str, Any]]:
+    """A model's probes of every node variable, pooled and per hint step.
+
+    ``model``: anything with ``run_with_cache`` (compiled, trained, random).
+    Per variable of :func:`probed_variables`, each probe of ``reads``
+    (column: (site of :data:`SITES`, form)) fitted on ``fit_batch``'s graphs
+    and scored on ``score_batch``'s, and the model's own decoder on the same
+    rows (column ``decoder``), by ``metric`` (:func:`metric_of`).  One row
+    per variable and step, ``step`` ``"all"`` the pooled one.
+    """
+    algorithm = score_batch.algorithm
+    rows = []
+    for variable in probed_variables(algorithm):
+        metric = metric_of(algorithm, variable)
+        steps, targets, found = _reads(model, fit_batch, score_batch, variable, reads)
+        for step in ["all", *sorted(set(steps.tolist()))]:
+            keep = np.full(steps.shape, True) if step == "all" else steps == step
+            scores = {
+                column: r_squared(read[keep], targets[keep])
+                if metric == "r2"
+                else float(read[keep].mean())
+                for column, read in found.items()
+            }
+            rows.append(
+                {
+                    "variable": variable,
+                    "metric": metric,
+                    "step": step,
+                    "rows": int(keep.sum()),
+                    **scores,
+                }
+            )
+    return rows

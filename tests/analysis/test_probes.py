@@ -135,3 +135,47 @@ def test_the_probe_and_the_decoder_hits_are_per_row_and_agree_with_the_score():
     assert rows.edges is None  # a mask has no candidates
     pointer = probe_rows(hiddens, batch, "pi_h")
     assert pointer.edges.shape[:2] == (len(pointer.targets), 8)
+
+
+def test_a_scalar_probe_s_values_give_its_r2_and_a_constant_target_has_none():
+    x = _rng(4).normal(size=(300, 3)).astype(np.float32)
+    rows = ProbeRows("scalar", x, (x @ [1.0, 0.5, -1.0] + 3).astype(np.float32))
+    fitted = fit_probe(rows)
+    values = probes.probe_values(fitted, rows)
+    assert values.shape == (300,)
+    assert probes.r_squared(values, rows.targets) == score_probe(fitted, rows)
+    assert probes.r_squared(rows.targets, rows.targets) == 1.0
+    assert probes.r_squared(np.zeros(300), rows.targets) < 0  # worse than the mean
+    assert np.isnan(probes.r_squared(values, np.full(300, 2.0)))
+    mask = ProbeRows("mask", x, (x[:, 0] > 0).astype(np.float32))
+    with pytest.raises(ValueError, match="probe_hits scores it"):
+        probes.probe_values(fit_probe(mask), mask)
+
+
+def test_the_compiled_bellman_ford_decodes_its_distances_exactly_on_probe_rows():
+    """The scalar decoder's values on the counted rows are the hint's own: R² 1.
+    The same values one row off (a broken row order) are not."""
+    batch = nar_gap.data.sample_batch("bellman_ford", num_nodes=6, batch_size=8, seed=0)
+    compiled = nar_gap.compile("bellman_ford", hidden_size=None)
+    _, cache = compiled.run_with_cache(batch)
+    values = probes.decoder_values(cache["hint.d"], batch, "d")
+    targets = probe_rows(np.asarray(cache["hidden"]), batch, "d").targets
+    assert values.shape == targets.shape
+    assert probes.r_squared(values, targets) == pytest.approx(1.0, abs=1e-6)
+    assert probes.r_squared(np.roll(values, 1), targets) < 0.9
+    with pytest.raises(ValueError, match="decoder_values gives its values"):
+        probes.decoder_hits(cache["hint.d"], batch, "d")
+
+
+def test_a_scalar_is_probed_and_scored_by_r2_beside_its_decoder():
+    """The compiled Bellman-Ford: every node hint is probed, its distance ``d``
+    by R², and its decoder reads every one exactly."""
+    model = nar_gap.compile("bellman_ford", hidden_size=None)
+    batch = nar_gap.data.sample_batch("bellman_ford", num_nodes=5, batch_size=4, seed=0)
+    rows = probes.probe_scores(model, batch, batch)
+    pooled = {r["variable"]: r for r in rows if r["step"] == "all"}
+    assert set(pooled) == {"d", "msk", "pi_h"}
+    assert pooled["d"]["metric"] == "r2" and pooled["msk"]["metric"] == "accuracy"
+    assert pooled["d"]["decoder"] == pytest.approx(1.0, abs=1e-6)
+    assert pooled["msk"]["decoder"] == pooled["pi_h"]["decoder"] == 1.0
+    assert set(probes.STUDY_READS) <= set(pooled["d"])

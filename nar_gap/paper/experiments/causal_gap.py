@@ -14,14 +14,17 @@ faithfulness graphs:
 - **attention, in the compiled mechanism**: the compiled network's score
   with each seed's attention patched in;
 - **the values attention carries**: whether the seed's hidden state holds
-  the algorithm's discrete node variables at the next step (BFS: reached,
-  parent; Bellman-Ford: its mask and parent, not the scalar distance: see
-  :func:`discrete_variables`), read by a linear probe fitted on other
-  graphs, against the same probe on randomly initialised networks (the
-  floor);
+  the algorithm's node variables at the next step (BFS: reached, parent;
+  Bellman-Ford: distance, mask and parent; every node hint of
+  :func:`~nar_gap.analysis.probes.probed_variables`), read by a linear and,
+  separately, a one-hidden-layer probe fitted on other graphs, against the
+  same probe on randomly initialised networks (the floor);
 - **the decoder**: a linear probe of everything the hint decoder reads,
   against the seed's own decoder on the same rows: a decoder that reads
   less than a linear probe finds loses what its inputs hold.
+
+Discrete variables are scored by accuracy, scalars (Bellman-Ford's ``d``)
+by R² (column ``metric``); both are 1 at perfect, so one bound serves.
 
 Each question's answer is a paired effect over seeds with its 95 %
 t-interval, judged against :data:`OUTPUT_BOUND` (:func:`paired_answer`):
@@ -70,8 +73,6 @@ from nar_gap.paper.experiments.runs import (
 from nar_gap.system import files
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.sampling import eval_batch
-from nar_gap.tasks.specs import get_spec
-from nar_gap.tasks.vocabulary import Type
 from nar_gap.training import train
 
 OUTPUT_BOUND = 0.02
@@ -80,7 +81,6 @@ OUTPUT_BOUND = 0.02
 About one node of a 64-node test graph (1/64 = 0.016): a swap that moves
 the score by less leaves the output as it was."""
 
-PROBE_FORM = "linear"
 YES, NO, INCONCLUSIVE, NOT_TESTABLE = "yes", "no", "inconclusive", "not testable"
 CHANGES, EXCEEDS = "changes", "exceeds"
 """The two rules: an effect that *changes* something (either sign), and one
@@ -205,42 +205,8 @@ def swap_rows(
     return rows, step_rows
 
 
-def discrete_variables(algorithm: str) -> tuple[str, ...]:
-    """The probed variables scored by accuracy, row by row (not the scalars).
-
-    Accuracy compares with the decoder's own, row by row; a scalar (Bellman-
-    Ford's ``d``) has an R² instead (:func:`~nar_gap.analysis.probes.score_probe`),
-    left out here.
-    """
-    spec = get_spec(algorithm)
-    return tuple(
-        v for v in probes.probed_variables(algorithm) if spec[v][2] != Type.SCALAR
-    )
-
-
-PROBED = {
-    "state": lambda cache: np.asarray(cache["hidden"]),
-    "inputs": probes.decoder_features,
-}
-"""What the probes read: the step's hidden state ``h`` (where the values
-attention carried end up), and everything a hint decoder reads (the encoded
-node features, which hold the fed-back hint, and ``h`` before and after)."""
-
-
-def _hits(
-    model: Model, fit_batch: Batch, score_batch: Batch, variable: str
-) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
-    """Scored rows' steps, each probe's hits on them, and the decoder's."""
-    _, fit_cache = model.run_with_cache(fit_batch)
-    _, cache = model.run_with_cache(score_batch)
-    hits, steps = {}, np.zeros(0)
-    for name, read in PROBED.items():
-        fit_rows = probes.probe_rows(read(fit_cache), fit_batch, variable)
-        scored = probes.probe_rows(read(cache), score_batch, variable)
-        hits[name] = probes.probe_hits(probes.fit_probe(fit_rows, PROBE_FORM), scored)
-        steps = scored.steps
-    decoder = probes.decoder_hits(cache[f"hint.{variable}"], score_batch, variable)
-    return steps, hits, decoder
+PROBES = probes.STUDY_READS
+"""The probe columns of the study's tables."""
 
 
 def probe_table(
@@ -249,33 +215,17 @@ def probe_table(
     score_batch: Batch,
     progress: bool = True,
 ) -> list[dict[str, Any]]:
-    """Each model's probe accuracy per variable, pooled and per step.
+    """Each model's rows of :func:`~nar_gap.analysis.probes.probe_scores`.
 
     ``labelled``: (kind, seed, model), kind ``trained``, ``random init`` or
-    ``compiled``.  Per model and variable, a linear probe of each of
-    :data:`PROBED`, fitted on ``fit_batch``'s graphs and scored on
-    ``score_batch``'s (other graphs; columns ``probe_state``,
-    ``probe_inputs``), and the model's own decoder on the same scored rows.
+    ``compiled``; every node variable, each of :data:`PROBES` and the
+    model's own decoder.
     """
-    rows = []
-    for kind, seed, model in tqdm(labelled, desc="probes", disable=not progress):
-        for variable in discrete_variables(score_batch.algorithm):
-            steps, hits, decoder = _hits(model, fit_batch, score_batch, variable)
-            for step in ["all", *sorted(set(steps.tolist()))]:
-                keep = np.full(steps.shape, True) if step == "all" else steps == step
-                read = {f"probe_{k}": float(h[keep].mean()) for k, h in hits.items()}
-                rows.append(
-                    {
-                        "model": kind,
-                        "seed": seed,
-                        "variable": variable,
-                        "step": step,
-                        "rows": int(keep.sum()),
-                        **read,
-                        "decoder": float(decoder[keep].mean()),
-                    }
-                )
-    return rows
+    return [
+        {"model": kind, "seed": seed, **row}
+        for kind, seed, model in tqdm(labelled, desc="probes", disable=not progress)
+        for row in probes.probe_scores(model, fit_batch, score_batch, PROBES)
+    ]
 
 
 def _probe_limit(reference: Sequence[float]) -> str:
@@ -339,17 +289,31 @@ def _questions(
         ),
     ]
     for variable in sorted({r["variable"] for r in probe_rows}):
-        floor = pooled("random init", variable, "probe_state")
+        questions += _value_questions(variable, pooled)
+    return questions
+
+
+FORMS = {"probe_state": "linear", "probe_state_mlp": "one-hidden-layer"}
+"""The probes of ``h`` a question is asked of, and how a question names them."""
+
+
+def _value_questions(
+    variable: str, pooled: Any
+) -> list[tuple[str, str, str, list[float], str, str]]:
+    """One variable's questions: the values, per probe of ``h``; the decoder.
+
+    ``pooled(kind, variable, column)``: the per-model pooled scores.
+    """
+    questions = []
+    for column, form in FORMS.items():
+        floor = pooled("random init", variable, column)
         base = float(np.mean(floor)) if floor else math.nan
-        reference = pooled("compiled", variable, "probe_state")
-        trained = pooled("trained", variable, "probe_state")
-        inputs = pooled("trained", variable, "probe_inputs")
-        decoders = pooled("trained", variable, "decoder")
-        questions += [
+        trained = pooled("trained", variable, column)
+        questions.append(
             (
-                f"the values ({variable})",
+                f"the values ({variable}{', MLP' if column.endswith('mlp') else ''})",
                 f"does a trained seed's hidden state hold {variable} better than "
-                "a random network's (linear probes on other graphs)?",
+                f"a random network's ({form} probes on other graphs)?",
                 EXCEEDS,
                 [p - base for p in trained],
                 (
@@ -357,18 +321,22 @@ def _questions(
                     if base >= 1 - OUTPUT_BOUND
                     else ""
                 ),
-                _probe_limit(reference),
-            ),
-            (
-                f"the decoder ({variable})",
-                f"does a linear probe read {variable} better than the seed's own "
-                "decoder, from the same inputs (does the decoder lose it)?",
-                EXCEEDS,
-                [p - d for p, d in zip(inputs, decoders, strict=True)],
-                "",
-                _probe_limit(pooled("compiled", variable, "probe_inputs")),
-            ),
-        ]
+                _probe_limit(pooled("compiled", variable, column)),
+            )
+        )
+    inputs = pooled("trained", variable, "probe_inputs")
+    decoders = pooled("trained", variable, "decoder")
+    questions.append(
+        (
+            f"the decoder ({variable})",
+            f"does a linear probe read {variable} better than the seed's own "
+            "decoder, from the same inputs (does the decoder lose it)?",
+            EXCEEDS,
+            [p - d for p, d in zip(inputs, decoders, strict=True)],
+            "",
+            _probe_limit(pooled("compiled", variable, "probe_inputs")),
+        )
+    )
     return questions
 
 
@@ -476,7 +444,7 @@ def _meta(profile: Profile, config: Any, **more: Any) -> dict[str, Any]:
         config=config.to_dict(),
         compiled_hidden_size=DEFAULT_HIDDEN_SIZE,
         output_bound=OUTPUT_BOUND,
-        probe_form=PROBE_FORM,
+        probes={c: list(v) for c, v in PROBES.items()},
         random_init_seeds=list(RANDOM_INIT_SEEDS),
         **more,
     )
@@ -508,7 +476,7 @@ def has_path_case(profile: Profile, algorithm: str) -> bool:
     )
 
 
-PROBE_COLUMNS = ("decoder", "probe_state", "probe_inputs")
+PROBE_COLUMNS = ("decoder", *PROBES)
 
 
 def along_the_trace(
@@ -566,11 +534,11 @@ def figure_means(
 def step_sentence(probe_rows: Sequence[Mapping[str, Any]]) -> str:
     """Where the trained decoders miss, step by step, and what the probes read there.
 
-    Per variable, the steps whose mean decoder accuracy over the trained
-    seeds is below ``1 - OUTPUT_BOUND``; at each, the mean probe of ``h``
-    and of the decoder's inputs.  A step is the decoder's where the inputs'
-    probe reads it within the bound of perfect, the state's where the probe
-    of ``h`` misses it too, and unassigned otherwise.
+    Per variable, the steps whose mean decoder score over the trained seeds
+    is below ``1 - OUTPUT_BOUND``; at each, the mean of each probe.  A step
+    is the decoder's where the inputs' probe reads it within the bound of
+    perfect, the state's where both probes of ``h`` (linear and MLP) miss
+    it too, and unassigned otherwise.
     """
     parts = []
     for variable, means in along_the_trace(probe_rows).items():
@@ -578,17 +546,18 @@ def step_sentence(probe_rows: Sequence[Mapping[str, Any]]) -> str:
         for step, decoder in means["decoder"].items():
             if decoder >= 1 - OUTPUT_BOUND:
                 continue
-            state, inputs = means["probe_state"][step], means["probe_inputs"][step]
+            linear, mlp = means["probe_state"][step], means["probe_state_mlp"][step]
+            inputs = means["probe_inputs"][step]
             whose = (
                 "decoder"
                 if inputs >= 1 - OUTPUT_BOUND
                 else "state"
-                if state < 1 - OUTPUT_BOUND
+                if max(linear, mlp) < 1 - OUTPUT_BOUND
                 else "unassigned"
             )
             missed.append(
-                f"step {step}: decoder {decoder:.3f}, probe of h {state:.3f}, "
-                f"of its inputs {inputs:.3f} ({whose})"
+                f"step {step}: decoder {decoder:.3f}, probe of h {linear:.3f} "
+                f"(MLP {mlp:.3f}), of its inputs {inputs:.3f} ({whose})"
             )
         found = "; ".join(missed) if missed else "no step below the bound"
         parts.append(f"{variable}: {found}")

@@ -3,9 +3,9 @@
 Four panels: each seed's output score as trained, with the compiled
 attention, with uniform and with self-only attention, and the compiled
 network with each seed's attention; the same swaps one hint step at a time
-(mean over seeds); the probes' accuracy per variable for trained,
-random-init and compiled models, beside the trained decoders'; and, along
-the trace, the trained decoders against a probe of their state.  The numbers
+(mean over seeds); the probes' score per variable (linear and MLP) for
+trained, random-init and compiled models, beside the trained decoders';
+and, along the trace, the trained decoders against a probe of their state.  The numbers
 come from :mod:`nar_gap.paper.experiments.causal_gap`'s tables.
 """
 
@@ -61,7 +61,9 @@ def _probes(ax, pooled: Mapping[str, Mapping[tuple[str, str], float]]) -> None:
     variables = sorted(pooled)
     bars = (
         ("trained", "probe_state", "trained: probe of h"),
+        ("trained", "probe_state_mlp", "trained: MLP probe of h"),
         ("random init", "probe_state", "random init: probe of h"),
+        ("random init", "probe_state_mlp", "random init: MLP probe of h"),
         ("compiled", "probe_state", "compiled: probe of h"),
         ("trained", "probe_inputs", "trained: probe of the decoder's inputs"),
         ("trained", "decoder", "trained: its decoder"),
@@ -72,7 +74,7 @@ def _probes(ax, pooled: Mapping[str, Mapping[tuple[str, str], float]]) -> None:
         offset = (j - (len(bars) - 1) / 2) * width
         ax.bar(np.arange(len(variables)) + offset, heights, width, label=label)
     ax.set_xticks(range(len(variables)), variables)
-    ax.set_ylabel("accuracy on held-out graphs")
+    ax.set_ylabel("accuracy (R² for a scalar), held-out graphs")
     ax.set_ylim(0, 1.3)
     ax.set_yticks(np.linspace(0, 1, 6))
     ax.legend(fontsize="x-small", loc="upper center", ncol=2)
@@ -85,6 +87,7 @@ def _probe_steps(ax, along: Mapping[str, Mapping[str, Mapping[int, float]]]) -> 
         for column, style, label in (
             ("decoder", "-", "its decoder"),
             ("probe_state", "--", "probe of h"),
+            ("probe_state_mlp", ":", "MLP probe of h"),
         ):
             ax.plot(
                 list(means[column]),
@@ -97,7 +100,7 @@ def _probe_steps(ax, along: Mapping[str, Mapping[str, Mapping[int, float]]]) -> 
             )
     integer_ticks(ax.xaxis)
     ax.set_xlabel("hint step")
-    ax.set_ylabel("accuracy, mean over trained seeds")
+    ax.set_ylabel("score, mean over trained seeds")
     ax.set_ylim(-0.02, 1.02)
     ax.legend(fontsize="x-small")
     ax.set_title("along the trace")

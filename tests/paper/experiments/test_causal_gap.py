@@ -60,12 +60,13 @@ def _seed_row(score, compiled_att, uniform, compiled_with):
     }
 
 
-def _probe_row(model, variable, state, inputs, decoder):
+def _probe_row(model, variable, state, inputs, decoder, mlp=None):
     return {
         "model": model,
         "variable": variable,
         "step": "all",
         "probe_state": state,
+        "probe_state_mlp": state if mlp is None else mlp,
         "probe_inputs": inputs,
         "decoder": decoder,
     }
@@ -155,3 +156,25 @@ def test_a_probe_that_misses_the_compiled_network_s_variable_says_so():
     assert "compiled network's at 0.850" in by_part["the decoder (pi_h)"]["evidence"]
     assert by_part["the values (pi_h)"]["answer"] == YES
     assert by_part["the decoder (pi_h)"]["answer"] == NO
+
+
+def test_the_mlp_probe_is_asked_apart_and_can_find_what_the_linear_one_misses():
+    """A state the linear probe reads at its floor but the MLP beyond it: the
+    linear question says no, the MLP's yes; with the MLP at its floor too,
+    both say no."""
+    seeds = [_seed_row(0.99, 0.99 + j, 0.3, 0.1) for j in (0.0, 0.001, 0.002)]
+
+    def answers(mlp_gain):
+        probe = [
+            _probe_row("random init", "pi_h", 0.6, 0.6, 0.2, mlp=0.6),
+            *(
+                _probe_row("trained", "pi_h", 0.5 + j, 0.9, 0.9, mlp=0.6 + mlp_gain + j)
+                for j in (0, 0.01, 0.02)
+            ),
+        ]
+        return {r["part"]: r["answer"] for r in causal_gap.answer_rows(seeds, probe)}
+
+    nonlinear = answers(0.3)
+    assert nonlinear["the values (pi_h)"] == NO
+    assert nonlinear["the values (pi_h, MLP)"] == YES
+    assert answers(-0.1)["the values (pi_h, MLP)"] == NO
