@@ -243,3 +243,14 @@ def sharpness(
     coefficients = np.concatenate([np.zeros((1, 2)), _circles(radii, angles)])
     losses = losses_at(config, centre, *directions, batch, coefficients, chunk)
     return _rises(losses[1:], float(losses[0]), radii, angles)
+
+
+def model_sharpness(model: Any, batch: Batch, seed: int, radius: float) -> float:
+    """Loss rise at ``radius`` around ``model``, in its own filter-normalised plane.
+
+    ``model``: a :class:`~nar_gap.model.model.Model` (config and params);
+    the plane's directions are drawn from ``seed``.
+    """
+    directions = plane_directions(jax.random.PRNGKey(seed), model.params)
+    rises = sharpness(model.config, model.params, directions, batch, radii=(radius,))
+    return float(rises[radius])

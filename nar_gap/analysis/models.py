@@ -20,10 +20,14 @@ import numpy as np
 
 from nar_gap.analysis.faithfulness import (
     DEFAULT_MARGINS,
+    GAP_MEASURES,
     Margins,
+    calibrated_measures,
     external_steps,
     head_averaged,
     measure_one,
+    self_attention,
+    uniform_attention,
     uniform_bins,
     uniform_timescale,
 )
@@ -33,6 +37,7 @@ from nar_gap.model.model import Model
 from nar_gap.model.seeds import (
     forward,
     in_seed_chunks,
+    init_stacked,
     over_seeds,
     seed_strategy_for,
     stack_trees,
@@ -331,3 +336,104 @@ def measure_models(
         attention=attention,
         lengths=np.asarray(batch.lengths),
     )
+
+
+RANDOM_INIT_SEEDS = (10_000, 10_001, 10_002, 10_003)
+"""Seeds of the random-init reference point and probe floors: not training seeds."""
+
+
+def reference_points(
+    models: Models, ref_att: np.ndarray, batch: Batch, chunk: int = 8
+) -> list[dict[str, Any]]:
+    """Each gap measure for attention nobody trained, on the same graphs.
+
+    Without them a reader cannot tell what a distance of 0.75 means.  Rows:
+    ``compiled`` (the reference against itself: 0 and agreement 1),
+    ``uniform neighbourhood`` (every receiver spreads its attention evenly
+    over its neighbours and itself), ``self only``, and ``random init`` (the
+    trained architecture at initialisation, mean over
+    :data:`RANDOM_INIT_SEEDS`).  The compiled model after further training is
+    the stability study's (notebook 05).
+    """
+    num_steps = ref_att.shape[0]
+    fixed = {
+        "compiled": ref_att,
+        "uniform neighbourhood": uniform_attention(batch, num_steps),
+        "self only": self_attention(batch, num_steps),
+    }
+    rows = []
+    for name, att in fixed.items():
+        values = calibrated_measures(att, ref_att, batch.lengths, batch.node_mask)
+        rows.append(
+            {"point": name, "seeds": 0, **{k: float(values[k]) for k in GAP_MEASURES}}
+        )
+    initial = Models(
+        models.config,
+        init_stacked(models.config, batch, RANDOM_INIT_SEEDS),
+        RANDOM_INIT_SEEDS,
+        source="init",
+    )
+    at_init = measure_models(initial, batch, ref_att, chunk=chunk).scalars
+    rows.append(
+        {
+            "point": "random init",
+            "seeds": len(RANDOM_INIT_SEEDS),
+            **{k: float(np.mean(at_init[k])) for k in GAP_MEASURES},
+        }
+    )
+    return rows
+
+
+# Measured again with every model teacher-forced on the true trace (the
+# compiled reference too): mechanism without compounding errors.
+FORCED_MEASURES = tuple(
+    f"{name}_forced" for name in ("internal", "internal_argmax", "argmax_agreement")
+)
+
+
+def measure_with_forced(
+    models: Models,
+    reference: Model,
+    batch: Batch,
+    ref_att: np.ndarray,
+    margins: Margins,
+    chunk: int,
+) -> SeedEvaluation:
+    """``models`` measured against ``ref_att``, with the :data:`FORCED_MEASURES`.
+
+    Those come from a second pass, every model and the reference
+    teacher-forced on the true trace: mechanism without compounding errors.
+    """
+    evaluation = measure_models(models, batch, ref_att, margins, chunk=chunk)
+    forced = measure_models(
+        models,
+        batch,
+        reference_attention(reference, batch, forced=True),
+        margins,
+        chunk=chunk,
+        forced=True,
+    ).scalars
+    return dataclasses.replace(
+        evaluation,
+        scalars={
+            **evaluation.scalars,
+            **{name: forced[name.removesuffix("_forced")] for name in FORCED_MEASURES},
+        },
+    )
+
+
+def check_comparable(
+    models: Models, reference: Model, final_models: Models | None
+) -> None:
+    """Refuse a reference of another algorithm, final models of other seeds."""
+    if reference.config.algorithm != models.config.algorithm:
+        raise ValueError(
+            f"reference is a {reference.config.algorithm!r} model, the learned "
+            f"ones {models.config.algorithm!r}"
+        )
+    if final_models is not None and (
+        final_models.seeds != models.seeds or final_models.config != models.config
+    ):
+        raise ValueError(
+            "final_models must be the same seeds of the same architecture as models"
+        )

@@ -48,6 +48,7 @@ from nar_gap.analysis.stats import (
     CONFIDENCE_LEVEL,
     MIN_SEEDS_FOR_P,
     Summary,
+    finite_summary,
     nan_mean,
 )
 
@@ -261,6 +262,25 @@ def t_interval(
         summary.sample_std / math.sqrt(summary.n)
     )
     return summary.mean - half, summary.mean + half
+
+
+def spread_summary(values: Sequence[float] | np.ndarray) -> dict[str, float]:
+    """Mean with its :func:`t_interval` and the five-number summary.
+
+    For a distribution over seeds shown whole, not as a count on one side
+    of a threshold: ``mean``, ``low``, ``high``, ``min``, ``q1``,
+    ``median``, ``q3``, ``max``.
+    """
+    array = np.asarray(values, np.float64)
+    summary = Summary.of(array)
+    low, high = t_interval(summary)
+    q = np.quantile(array, [0.0, 0.25, 0.5, 0.75, 1.0])
+    return {
+        "mean": summary.mean,
+        "low": float(low),
+        "high": float(high),
+        **dict(zip(("min", "q1", "median", "q3", "max"), map(float, q), strict=True)),
+    }
 
 
 def _too_few(summary: Summary) -> Judgement | None:
@@ -600,6 +620,29 @@ def paired_no_difference(
     mean, spread = float(d.mean()), float(d.std(ddof=1))
     edge = 0.0 if abs(mean) > bound else math.copysign(bound, mean)
     return _sized(judged, power.seeds_for_mean_vs_bound(mean, spread, edge))
+
+
+def paired_side(
+    differences: np.ndarray, level: float, band: float
+) -> tuple[str, int | None]:
+    """Which side per-seed paired differences lie on, and the seeds to decide.
+
+    On the t-interval at ``level``: ``better`` (above 0), ``worse`` (below),
+    ``the same`` (inside ``±band``) or ``undecided``; and, for the last, the
+    seeds at which the interval would exclude 0 with :data:`~nar_gap.analysis.
+    power.POWER` were the measured effect the true one (None where decided,
+    with no effect, or below two seeds).
+    """
+    d = np.asarray(differences, np.float64)
+    low, high = paired_interval(d, level)
+    if low > 0 or high < 0:
+        return ("better" if low > 0 else "worse"), None
+    if -band <= low and high <= band:
+        return "the same", None
+    if d.size < 2:
+        return "undecided", None
+    mean, spread = float(d.mean()), float(d.std(ddof=1))
+    return "undecided", power.seeds_for_mean_vs_bound(mean, spread, 0.0, level)
 
 
 def paired_higher(differences: Sequence[float]) -> Judgement:
@@ -1008,3 +1051,38 @@ def sharper(
 def checked(ok: bool, what: str) -> Judgement:
     """A deterministic check (no seeds, no test): agree or disagree."""
     return Judgement(AGREE if ok else DISAGREE, what)
+
+
+# --------------------------------------------------------------------------- #
+# Yes-or-no questions about an effect over seeds (beyond the paper's rows).
+# --------------------------------------------------------------------------- #
+
+YES, NO = "yes", "no"
+CHANGES, EXCEEDS = "changes", "exceeds"
+"""The two rules of :func:`effect_answer`: an effect that *changes* something
+(either sign), and one that *exceeds* the bound in the question's direction."""
+
+
+def effect_answer(
+    effects: Sequence[float], rule: str, bound: float
+) -> tuple[str, float, float, float]:
+    """The answer for per-seed effects: (answer, mean, low, high).
+
+    On the t-interval of the mean effect over seeds (at
+    :data:`CONFIDENCE_LEVEL`).  ``changes``: yes where the interval lies
+    wholly beyond ``±bound`` (above ``bound`` or below ``-bound``), no where
+    it lies inside ``(-bound, bound)``.  ``exceeds``: yes where it lies above
+    ``bound``, no where it lies below.  Inconclusive otherwise, and below two
+    seeds (no interval).
+    """
+    summary = finite_summary(effects)
+    low, high = t_interval(summary)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return INCONCLUSIVE, summary.mean, low, high
+    if rule == CHANGES:
+        yes, no = low > bound or high < -bound, -bound < low and high < bound
+    elif rule == EXCEEDS:
+        yes, no = low > bound, high < bound
+    else:
+        raise ValueError(f"unknown rule {rule!r}; one of {CHANGES}, {EXCEEDS}")
+    return (YES if yes else NO if no else INCONCLUSIVE), summary.mean, low, high

@@ -82,6 +82,13 @@ class Batch:
         return self.node_mask.shape[-1]
 
     @property
+    def sources(self) -> np.ndarray:
+        """``[B]`` each sample's source node (input ``s``), -1 without one."""
+        if "s" not in self.inputs:
+            return np.full(self.batch_size, -1)
+        return np.asarray(self.inputs["s"]).argmax(-1)
+
+    @property
     def num_steps(self) -> int:
         """T, the (padded) number of hint steps."""
         first_hint = next(iter(self.hints.values()))

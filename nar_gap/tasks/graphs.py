@@ -45,7 +45,8 @@ import numpy as np
 
 from nar_gap.tasks._clrs import clrs, clrs_probing
 from nar_gap.tasks.algorithms import reference_algorithm
-from nar_gap.tasks.batch import UNWEIGHTED, Batch
+from nar_gap.tasks.batch import UNWEIGHTED, Batch, concat_batches
+from nar_gap.tasks.families import make_graph
 from nar_gap.tasks.feedback import from_clrs_feedback
 from nar_gap.tasks.specs import (
     check_algorithm,
@@ -409,3 +410,22 @@ def batch_from_graph(
         outputs=[_restore_batch_shape(point, num_nodes) for point in outputs],
     )
     return from_clrs_feedback(feedback, algorithm, float_dtype)
+
+
+def family_batch(
+    algorithm: str, family: str, num_nodes: int, count: int, first: int = 0
+) -> Batch:
+    """``count`` graphs of ``family`` with ``num_nodes`` nodes, sources drawn.
+
+    Graph ``k`` (from ``first``) is :func:`~nar_gap.tasks.families.make_graph`'s
+    for seed ``k``, weighted for Bellman-Ford, its source drawn from
+    ``[k, num_nodes]``: ``first`` past another batch's count gives graphs
+    that batch does not hold.  Each trace is dm-clrs's.
+    """
+    weighted = algorithm == "bellman_ford"
+    graphs = []
+    for k in range(first, first + count):
+        weights = make_graph(family, num_nodes, seed=k, weighted=weighted)
+        source = int(np.random.default_rng([k, num_nodes]).integers(num_nodes))
+        graphs.append(batch_from_graph(algorithm, weights, source))
+    return concat_batches(graphs)

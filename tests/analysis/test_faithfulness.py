@@ -660,7 +660,7 @@ def test_the_chain_runs_end_to_end_and_writes_its_files(smoke_report, tmp_path):
     table = read_table(tmp_path / "results" / "table1_correlations_bfs.csv")
     assert [r["measure"] for r in table if r["selection"] == "first_best"] == [
         *fs.GAP_MEASURES,
-        *fs.FORCED_MEASURES,
+        *models_lib.FORCED_MEASURES,
         "external",
         "external_pre_output",
     ]

@@ -10,11 +10,16 @@ import pytest
 from nar_gap.analysis import verdicts as v
 from nar_gap.analysis.verdicts import (
     AGREE,
+    CHANGES,
     DISAGREE,
+    EXCEEDS,
     INCONCLUSIVE,
+    NO,
     NOT_TESTABLE,
+    YES,
     Judgement,
     Summary,
+    effect_answer,
 )
 
 
@@ -414,3 +419,60 @@ def test_pairing_by_seed_sees_what_two_summaries_cannot():
     a, b = seed_luck + 0.01 + rng.normal(0, 0.001, 8), seed_luck
     assert v.higher(a, b).verdict == INCONCLUSIVE
     assert v.paired_higher(a - b).verdict == AGREE
+
+
+@pytest.mark.parametrize(
+    ("effects", "rule", "answer"),
+    [
+        ([-0.30, -0.31, -0.29, -0.30], CHANGES, YES),  # a drop beyond the bound
+        ([0.30, 0.31, 0.29, 0.30], CHANGES, YES),  # a rise counts as a change
+        ([0.001, -0.002, 0.0, 0.001], CHANGES, NO),  # inside ±0.02
+        ([0.3, -0.3, 0.25, -0.2], CHANGES, INCONCLUSIVE),  # straddles the bound
+        ([0.30, 0.31, 0.29, 0.30], EXCEEDS, YES),
+        ([-0.30, -0.31, -0.29, -0.30], EXCEEDS, NO),  # the other direction: no
+        ([0.001, -0.002, 0.0, 0.001], EXCEEDS, NO),
+        ([0.3, -0.3, 0.25, -0.2], EXCEEDS, INCONCLUSIVE),
+        ([-0.5], CHANGES, INCONCLUSIVE),  # one seed: no interval
+    ],
+)
+def test_an_effect_s_answer_follows_its_interval_against_the_bound(
+    effects, rule, answer
+):
+    found, mean, low, high = effect_answer(effects, rule, 0.02)
+    assert found == answer
+    assert mean == pytest.approx(np.mean(effects))
+    if len(effects) > 1:
+        assert low <= mean <= high
+
+
+def test_an_unknown_effect_rule_is_refused():
+    with pytest.raises(ValueError, match="unknown rule"):
+        effect_answer([0.1, 0.2], "bigger", 0.02)
+
+
+@pytest.mark.parametrize(
+    ("differences", "side"),
+    [
+        ([0.3, 0.31, 0.29, 0.3], "better"),
+        ([-0.3, -0.31, -0.29, -0.3], "worse"),
+        ([0.001, 0.0, -0.001, 0.0], "the same"),  # inside the band of 0.01
+        ([0.05, -0.01, 0.04, 0.0], "undecided"),
+    ],
+)
+def test_a_paired_side_is_each_of_four_and_only_undecided_asks_for_seeds(
+    differences, side
+):
+    found, needed = v.paired_side(np.array(differences), 0.95, 0.01)
+    assert found == side
+    if side == "undecided":
+        assert needed is not None and needed > len(differences)
+    else:
+        assert needed is None
+
+
+def test_a_paired_side_of_one_seed_or_no_effect_gives_no_count():
+    assert v.paired_side(np.array([0.3]), 0.95, 0.01) == ("undecided", None)
+    assert v.paired_side(np.array([0.3, -0.3, 0.3, -0.3]), 0.95, 0.01) == (
+        "undecided",
+        None,
+    )

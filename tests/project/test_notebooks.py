@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from blocked_imports import children_without_tensorflow
 
+from nar_gap.analysis.models import FORCED_MEASURES
 from nar_gap.analysis.verdicts import VERDICTS
 from nar_gap.paper.experiments import ablations, catalogue, profiles
 from nar_gap.paper.experiments.faithfulness_study import (
-    FORCED_MEASURES,
     GAP_MEASURES,
     GRAPH_SET_HEADLINE,
     LONG_FIGURES,

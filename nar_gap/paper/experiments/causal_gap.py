@@ -27,7 +27,8 @@ Discrete variables are scored by accuracy, scalars (Bellman-Ford's ``d``)
 by R² (column ``metric``); both are 1 at perfect, so one bound serves.
 
 Each question's answer is a paired effect over seeds with its 95 %
-t-interval, judged against :data:`OUTPUT_BOUND` (:func:`paired_answer`):
+t-interval, judged against :data:`OUTPUT_BOUND`
+(:func:`~nar_gap.analysis.verdicts.effect_answer`):
 for a swap, "yes" where the interval lies beyond the bound on either side
 (the swap changes the score), "no" where it lies inside it; for a probe,
 "yes" where it lies above the bound, "no" where below; "inconclusive"
@@ -53,15 +54,13 @@ from tqdm import tqdm
 
 from nar_gap.analysis import interventions, probes
 from nar_gap.analysis.curves import step_means
-from nar_gap.analysis.models import Models
-from nar_gap.analysis.stats import finite_summary
-from nar_gap.analysis.verdicts import t_interval
+from nar_gap.analysis.models import RANDOM_INIT_SEEDS, Models
+from nar_gap.analysis.verdicts import CHANGES, EXCEEDS, effect_answer
 from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile_algorithm
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import init_stacked
 from nar_gap.paper import plots
 from nar_gap.paper.experiments import generalisation, recipes
-from nar_gap.paper.experiments.faithfulness_study import RANDOM_INIT_SEEDS
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
 from nar_gap.paper.experiments.runs import (
     baseline_config,
@@ -72,6 +71,7 @@ from nar_gap.paper.experiments.runs import (
 )
 from nar_gap.system import files
 from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.graphs import family_batch
 from nar_gap.tasks.sampling import eval_batch
 from nar_gap.training import train
 
@@ -81,10 +81,7 @@ OUTPUT_BOUND = 0.02
 About one node of a 64-node test graph (1/64 = 0.016): a swap that moves
 the score by less leaves the output as it was."""
 
-YES, NO, INCONCLUSIVE, NOT_TESTABLE = "yes", "no", "inconclusive", "not testable"
-CHANGES, EXCEEDS = "changes", "exceeds"
-"""The two rules: an effect that *changes* something (either sign), and one
-that *exceeds* the bound in the question's direction."""
+NOT_TESTABLE = "not testable"
 PROBE_GRAPHS = 16  # the probes' training graphs (the val recipe at the test size)
 
 
@@ -126,31 +123,6 @@ def files_of(algorithm: str, case: str = "") -> list[str]:
     return [
         f(algorithm, case) for f in (seeds_file, steps_file, probes_file, answers_file)
     ]
-
-
-def paired_answer(
-    effects: Sequence[float], rule: str = CHANGES, bound: float = OUTPUT_BOUND
-) -> tuple[str, float, float, float]:
-    """The answer for per-seed effects: (answer, mean, low, high).
-
-    On the 95 % t-interval of the mean effect over seeds.  ``changes``:
-    yes where the interval lies wholly beyond ``±bound`` (above ``bound`` or
-    below ``-bound``), no where it lies inside ``(-bound, bound)``.
-    ``exceeds``: yes where it lies above ``bound``, no where it lies below.
-    Inconclusive otherwise, and below two seeds (no interval).
-    """
-    summary = finite_summary(effects)
-    low, high = t_interval(summary)
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return INCONCLUSIVE, summary.mean, low, high
-    if rule == CHANGES:
-        yes, no = low > bound or high < -bound, -bound < low and high < bound
-    elif rule == EXCEEDS:
-        yes, no = low > bound, high < bound
-    else:
-        raise ValueError(f"unknown rule {rule!r}; one of {CHANGES}, {EXCEEDS}")
-    answer = YES if yes else NO if no else INCONCLUSIVE
-    return answer, summary.mean, low, high
 
 
 def swap_rows(
@@ -348,7 +320,7 @@ def answer_rows(
     for part, question, rule, effects, untestable, caveat in _questions(
         seed_rows, probe_rows
     ):
-        answer, mean, low, high = paired_answer(effects, rule)
+        answer, mean, low, high = effect_answer(effects, rule, OUTPUT_BOUND)
         answer = NOT_TESTABLE if untestable else answer
         side = f"±{OUTPUT_BOUND:.2f}" if rule == CHANGES else f"+{OUTPUT_BOUND:.2f}"
         rows.append(
@@ -614,10 +586,9 @@ def run_path_case(
     seeds = profile.studies.recipe_seeds
     config = recipes.recipe_config(profile, algorithm, recipe, seeds)
     result = train(config, run_dir(config, dirs.runs), progress=progress)
-    batch = generalisation.family_batch(algorithm, "path", generalisation.FAMILY_GRAPHS)
-    fit_batch = generalisation.family_batch(
-        algorithm, "path", PROBE_GRAPHS, first=generalisation.FAMILY_GRAPHS
-    )
+    nodes, count = generalisation.FAMILY_NODES, generalisation.FAMILY_GRAPHS
+    batch = family_batch(algorithm, "path", nodes, count)
+    fit_batch = family_batch(algorithm, "path", nodes, PROBE_GRAPHS, first=count)
     compiled = compile_algorithm(
         algorithm, hidden_size=DEFAULT_HIDDEN_SIZE, num_nodes=batch.num_nodes
     )

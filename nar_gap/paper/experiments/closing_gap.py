@@ -55,7 +55,7 @@ import numpy as np
 from tqdm import tqdm
 
 from nar_gap.analysis.curves import step_means
-from nar_gap.analysis.landscape import plane_directions, sharpness
+from nar_gap.analysis.landscape import model_sharpness
 from nar_gap.analysis.models import (
     Models,
     SeedEvaluation,
@@ -222,15 +222,6 @@ def _mean(values: Any) -> float:
     return float(np.mean(np.asarray(values, np.float64)))
 
 
-def model_sharpness(model: Model, batch: Batch, seed: int) -> float:
-    """Loss rise at :data:`SHARPNESS_RADIUS` around ``model`` (own directions)."""
-    directions = plane_directions(jax.random.PRNGKey(seed), model.params)
-    rises = sharpness(
-        model.config, model.params, directions, batch, radii=(SHARPNESS_RADIUS,)
-    )
-    return float(rises[SHARPNESS_RADIUS])
-
-
 @dataclasses.dataclass(frozen=True)
 class Graphs:
     """What every row is measured on, the same for every variant.
@@ -326,7 +317,8 @@ def measure_variant(name: str, models: Models, graphs: Graphs) -> VariantResult:
             measure_models(models, batch).scalars["accuracy"]
         )
     rises = [
-        model_sharpness(models.model(k), graphs.loss, k) for k in range(len(models))
+        model_sharpness(models.model(k), graphs.loss, k, SHARPNESS_RADIUS)
+        for k in range(len(models))
     ]
     row["sharpness"] = _mean(rises)
     return VariantResult(row, time_rows(name, evaluation))

@@ -35,17 +35,18 @@ from nar_gap.analysis.faithfulness import (
     DEFAULT_MARGINS,
     GAP_MEASURES,
     Margins,
-    calibrated_measures,
     internal_step_count,
     pairwise_internal_distances,
-    self_attention,
-    uniform_attention,
 )
 from nar_gap.analysis.models import (
+    FORCED_MEASURES,
     Models,
     SeedEvaluation,
+    check_comparable,
     measure_models,
+    measure_with_forced,
     reference_attention,
+    reference_points,
 )
 from nar_gap.analysis.stats import (
     Clusters,
@@ -58,7 +59,6 @@ from nar_gap.analysis.stats import (
 )
 from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile_algorithm
 from nar_gap.model.model import Model
-from nar_gap.model.seeds import init_stacked
 from nar_gap.paper import plots
 from nar_gap.paper.experiments.naming import figure_stem
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
@@ -113,7 +113,8 @@ class FaithfulnessReport:
       reference_attention: ``[S, B, N, N]`` the compiled attention.
       num_nodes: ``[B]`` real nodes per sample.
       reference_points: what each gap measure gives for attention nobody
-        trained (:func:`reference_points`), one row per point.
+        trained (:func:`~nar_gap.analysis.models.reference_points`), one
+        row per point.
       sources: ``[B]`` each sample's source node (CLRS input ``s``; -1 where
         the algorithm has none), marked on Fig. 3.
       selected_steps: ``[K]`` the training step each seed's parameters come
@@ -183,13 +184,6 @@ class FaithfulnessReport:
         """Index of the seed whose attention is closest to the compiled one."""
         return int(np.argmin(self.evaluation.scalars["internal"]))
 
-
-# Measured again with every model teacher-forced on the true trace (the
-# compiled reference too): mechanism without compounding errors.
-FORCED_MEASURES = tuple(
-    f"{name}_forced" for name in ("internal", "internal_argmax", "argmax_agreement")
-)
-RANDOM_INIT_SEEDS = (10_000, 10_001, 10_002, 10_003)  # not training seeds
 
 # Table 1's measures, in its order; the final-step rows leave the forced ones
 # out (they would need a second, teacher-forced pass of the final parameters).
@@ -271,96 +265,6 @@ def table1(
     return rows
 
 
-def reference_points(
-    models: Models, ref_att: np.ndarray, batch: Batch, chunk: int = 8
-) -> list[dict[str, Any]]:
-    """Each gap measure for attention nobody trained, on the same graphs.
-
-    Without them a reader cannot tell what a distance of 0.75 means.  Rows:
-    ``compiled`` (the reference against itself: 0 and agreement 1),
-    ``uniform neighbourhood`` (every receiver spreads its attention evenly
-    over its neighbours and itself), ``self only``, and ``random init`` (the
-    trained architecture at initialisation, mean over
-    :data:`RANDOM_INIT_SEEDS`).  The compiled model after further training is
-    the stability study's (notebook 05).
-    """
-    num_steps = ref_att.shape[0]
-    fixed = {
-        "compiled": ref_att,
-        "uniform neighbourhood": uniform_attention(batch, num_steps),
-        "self only": self_attention(batch, num_steps),
-    }
-    rows = []
-    for name, att in fixed.items():
-        values = calibrated_measures(att, ref_att, batch.lengths, batch.node_mask)
-        rows.append(
-            {"point": name, "seeds": 0, **{k: float(values[k]) for k in GAP_MEASURES}}
-        )
-    initial = Models(
-        models.config,
-        init_stacked(models.config, batch, RANDOM_INIT_SEEDS),
-        RANDOM_INIT_SEEDS,
-        source="init",
-    )
-    at_init = measure_models(initial, batch, ref_att, chunk=chunk).scalars
-    rows.append(
-        {
-            "point": "random init",
-            "seeds": len(RANDOM_INIT_SEEDS),
-            **{k: float(np.mean(at_init[k])) for k in GAP_MEASURES},
-        }
-    )
-    return rows
-
-
-def _check_comparable(
-    models: Models, reference: Model, final_models: Models | None
-) -> None:
-    """Refuse a reference of another algorithm, final models of other seeds."""
-    if reference.config.algorithm != models.config.algorithm:
-        raise ValueError(
-            f"reference is a {reference.config.algorithm!r} model, the learned "
-            f"ones {models.config.algorithm!r}"
-        )
-    if final_models is not None and (
-        final_models.seeds != models.seeds or final_models.config != models.config
-    ):
-        raise ValueError(
-            "final_models must be the same seeds of the same architecture as models"
-        )
-
-
-def _measured_with_forced(
-    models: Models,
-    reference: Model,
-    batch: Batch,
-    ref_att: np.ndarray,
-    margins: Margins,
-    chunk: int,
-) -> SeedEvaluation:
-    """``models`` measured against ``ref_att``, with the :data:`FORCED_MEASURES`.
-
-    Those come from a second pass, every model and the reference
-    teacher-forced on the true trace: mechanism without compounding errors.
-    """
-    evaluation = measure_models(models, batch, ref_att, margins, chunk=chunk)
-    forced = measure_models(
-        models,
-        batch,
-        reference_attention(reference, batch, forced=True),
-        margins,
-        chunk=chunk,
-        forced=True,
-    ).scalars
-    return dataclasses.replace(
-        evaluation,
-        scalars={
-            **evaluation.scalars,
-            **{name: forced[name.removesuffix("_forced")] for name in FORCED_MEASURES},
-        },
-    )
-
-
 def _headline(
     batch: Batch,
     models: Models,
@@ -431,15 +335,13 @@ def faithfulness_study(
       selection: the rule that selected ``models``' parameters (Table 1's
         label of its main rows).
     """
-    _check_comparable(models, reference, final_models)
+    check_comparable(models, reference, final_models)
     stages = tqdm(total=5, desc=f"faithfulness {batch.algorithm}", disable=not progress)
     ref_att = reference_attention(reference, batch)
     own = Models.from_models([reference], seeds=[-1], source="compiled")
     ref_eval = measure_models(own, batch, ref_att, margins, chunk=1)
     stages.update(1)
-    evaluation = _measured_with_forced(
-        models, reference, batch, ref_att, margins, chunk
-    )
+    evaluation = measure_with_forced(models, reference, batch, ref_att, margins, chunk)
     final = (
         None
         if final_models is None
@@ -474,7 +376,7 @@ def faithfulness_study(
         reference_attention=ref_att,
         num_nodes=np.asarray(batch.node_mask).sum(-1),
         reference_points=points,
-        sources=_sources(batch),
+        sources=batch.sources,
         selected_steps=models.selected_steps,
         final_evaluation=final,
     )
@@ -556,7 +458,7 @@ def long_trace_study(
     (DFS's program is built for one).  The compiled model's own pass skips
     Eq. 24 (0 against itself): one compile fewer, CI's budget.
     """
-    _check_comparable(models, reference, None)
+    check_comparable(models, reference, None)
     batch = graphs.batch
     ref_att = reference_attention(reference, batch)
     own = Models.from_models([reference], seeds=[-1], source="compiled")
@@ -656,13 +558,6 @@ def with_graph_sets(
         training_set=training_set,
         summary={**report.summary, **graph_set_summary(long_traces, training_set)},
     )
-
-
-def _sources(batch: Batch) -> np.ndarray:
-    """``[B]`` the source node of each sample (``s`` one-hot), -1 without one."""
-    if "s" not in batch.inputs:
-        return np.full(batch.batch_size, -1)
-    return np.asarray(batch.inputs["s"]).argmax(-1)
 
 
 def hint_names(report: FaithfulnessReport) -> list[str]:

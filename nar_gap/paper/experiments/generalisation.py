@@ -48,7 +48,14 @@ distribution, does the supervised model generalise further than the plain
 one?  Both recipes train the same seeds from the same initialisations on
 the same data, so each seed gives a paired difference; its t-interval is
 taken at a Bonferroni-adjusted level over the out-of-distribution
-conditions, so that "better somewhere" is not an artefact of testing many.
+conditions it tests, so that "better somewhere" is not an artefact of
+testing many.  It tests only conditions where plain is below its ceiling
+(:func:`at_ceiling`): where plain already scores within
+:data:`EQUAL_ACCURACY` of perfect on every seed, no gain that counts is
+left to show, and such a condition could only ever say "no".  Each tested
+condition's row gives the seeds a decision would need
+(:func:`~nar_gap.analysis.verdicts.paired_side`, from the power analysis
+of :mod:`nar_gap.analysis.power`).
 """
 
 from __future__ import annotations
@@ -62,26 +69,27 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from nar_gap.analysis.landscape import model_sharpness
 from nar_gap.analysis.models import Models, measure_models, reference_attention
 from nar_gap.analysis.verdicts import (
     CONFIDENCE_LEVEL,
     Summary,
     bonferroni_level,
+    paired_side,
     t_interval,
 )
 from nar_gap.compiler import compile_algorithm
 from nar_gap.compiler.compiled_model import CompiledModel
 from nar_gap.paper import plots
 from nar_gap.paper.experiments import recipes
-from nar_gap.paper.experiments.closing_gap import model_sharpness
+from nar_gap.paper.experiments.closing_gap import SHARPNESS_RADIUS
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
 from nar_gap.paper.experiments.runs import metadata, run_dir
 from nar_gap.paper.experiments.size_sweep import SWEEP_FAMILIES
 from nar_gap.system import files
 from nar_gap.tasks._clrs import clrs
 from nar_gap.tasks.batch import Batch, concat_batches
-from nar_gap.tasks.families import make_graph
-from nar_gap.tasks.graphs import batch_from_graph
+from nar_gap.tasks.graphs import batch_from_graph, family_batch
 from nar_gap.tasks.sampling import sample_batch
 from nar_gap.training import train
 
@@ -106,14 +114,20 @@ def seeds_file(algorithm: str) -> str:
     return f"generalisation_seeds_{algorithm}.csv"
 
 
-def graphs_at(num_nodes: int) -> int:
-    """How many test graphs of ``num_nodes`` nodes: 32 up to 128, then fewer.
+GRAPHS = 32
+"""Test graphs per size condition, at every size.
 
-    The cost of a graph grows as N^2 per step (dm-clrs's probing and the
-    network's edge tensors alike), so the node-pairs measured per size stay
-    within a factor of 4 of each other from N = 128 on.
-    """
-    return max(2, min(32, 4096 // num_nodes))
+Once fewer from N = 128 on (4 at N = 1 024, so that the node pairs per size
+stayed within a factor of 4): the one condition where plain training falls
+short, N = 1 024, then had too few graphs for any paired interval to
+decide.  The cost grows as N^2 per graph; :func:`measures` keeps memory
+flat by measuring in parts."""
+
+
+def graphs_at(num_nodes: int) -> int:
+    """How many test graphs of ``num_nodes`` nodes (:data:`GRAPHS` at every size)."""
+    del num_nodes
+    return GRAPHS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,26 +148,11 @@ def _size_batch(algorithm: str, num_nodes: int) -> Batch:
     return sample_batch(algorithm, num_nodes, graphs_at(num_nodes), _test_seed())
 
 
-def family_batch(algorithm: str, family: str, count: int, first: int = 0) -> Batch:
-    """``count`` graphs of ``family`` at :data:`FAMILY_NODES`, sources drawn.
-
-    Graph ``k`` (from ``first``) is drawn from seed ``k``: ``first`` past
-    another batch's count gives graphs that batch does not hold.
-    """
-    weighted = algorithm == "bellman_ford"
-    graphs = []
-    for k in range(first, first + count):
-        weights = make_graph(family, FAMILY_NODES, seed=k, weighted=weighted)
-        source = int(np.random.default_rng([k, FAMILY_NODES]).integers(FAMILY_NODES))
-        graphs.append(batch_from_graph(algorithm, weights, source))
-    return concat_batches(graphs)
-
-
 def _scaled_batch(algorithm: str, scale: float) -> Batch:
     """The N = 16 test graphs, every weight times ``scale``, traces recomputed."""
     base = _size_batch(algorithm, FAMILY_NODES)
     weights = np.asarray(base.inputs["A"], np.float64)
-    sources = np.argmax(np.asarray(base.inputs["s"]), axis=-1)
+    sources = base.sources
     return concat_batches(
         [
             batch_from_graph(algorithm, w * scale, int(s))
@@ -172,7 +171,7 @@ def conditions(
     """Every condition's graphs (``scales`` only for Bellman-Ford)."""
     out = [Condition("size", str(n), _size_batch(algorithm, n)) for n in sizes]
     out += [
-        Condition("family", f, family_batch(algorithm, f, family_graphs))
+        Condition("family", f, family_batch(algorithm, f, FAMILY_NODES, family_graphs))
         for f in families
     ]
     if algorithm == "bellman_ford":
@@ -202,11 +201,10 @@ def measures(
     compiled mechanism there.  ``refit``: ``models`` is the compiled model
     itself, fitted to each part's range like the reference.  Large graphs
     are measured in parts (the edge tensors of 1024 nodes are half a
-    gigabyte per graph and feature; by default a part holds 4096 nodes,
-    which is every condition's whole batch at :func:`graphs_at`'s counts):
-    the mean over parts is weighted by their graphs, exact for accuracy
-    (every part has the batch's N) and for the other two where the batch is
-    one part.
+    gigabyte per graph and feature; by default a part holds 4096 nodes: the
+    whole batch up to N = 128, 4 graphs of N = 1 024): the mean over parts
+    is weighted by their graphs, exact for accuracy (every part has the
+    batch's N) and for the other two where the batch is one part.
     """
     per_part = graphs_per_part or max(1, 4096 // batch.num_nodes)
     total = {m: np.zeros(len(models)) for m in MEASURED}
@@ -334,7 +332,7 @@ def seed_rows(
                 "value": "radius 0.1",
                 "num_nodes": loss_batch.num_nodes,
                 "graphs": loss_batch.batch_size,
-                "result": model_sharpness(model, loss_batch, k),
+                "result": model_sharpness(model, loss_batch, k, SHARPNESS_RADIUS),
             }
         )
     return rows
@@ -354,9 +352,27 @@ def ood_keys(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, str]]:
     return [k for k in keys if k[1:] != IN_DISTRIBUTION]
 
 
+def at_ceiling(rows: Sequence[Mapping[str, Any]], key: tuple[str, str, str]) -> bool:
+    """Whether plain already scores within :data:`EQUAL_ACCURACY` of perfect there.
+
+    On every seed: no gain that counts (one larger than the equal-accuracy
+    band) is left for supervision to show, so the condition cannot answer
+    "does faithfulness buy generalisation" either way.
+    """
+    plain = [
+        float(r["result"]) for r in rows if r["contender"] == "plain" and _key(r) == key
+    ]
+    return bool(plain) and min(plain) >= 1 - EQUAL_ACCURACY
+
+
+def tested_keys(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, str]]:
+    """The out-of-distribution conditions the verdict tests: plain below ceiling."""
+    return [k for k in ood_keys(rows) if not at_ceiling(rows, k)]
+
+
 def adjusted_level(rows: Sequence[Mapping[str, Any]]) -> float:
-    """Bonferroni over the out-of-distribution conditions: 1 - 0.05 / m."""
-    return bonferroni_level(len(ood_keys(rows)), CONFIDENCE_LEVEL)
+    """Bonferroni over the tested conditions: 1 - 0.05 / m (m at least 1)."""
+    return bonferroni_level(max(1, len(tested_keys(rows))), CONFIDENCE_LEVEL)
 
 
 def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -394,29 +410,52 @@ def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                     "level": CONFIDENCE_LEVEL,
                 }
             )
-    outside = set(ood_keys(rows))
+    table += _difference_rows(rows, keys, adjusted)
+    return table
+
+
+def _difference_rows(
+    rows: Sequence[Mapping[str, Any]],
+    keys: Sequence[tuple[str, str, str]],
+    adjusted: float,
+) -> list[dict[str, Any]]:
+    """Per condition, ``supervised - plain`` paired; tested or at ceiling; power.
+
+    ``tested``: the verdict tests this condition (an out-of-distribution
+    accuracy with plain below ceiling); ``plain_at_ceiling``: plain is within
+    :data:`EQUAL_ACCURACY` of perfect on every seed; ``seeds_needed``: for
+    a tested condition, the seeds at which its interval would exclude 0
+    with 80 % power were the measured effect the true one.
+    """
+    outside, tested = set(ood_keys(rows)), set(tested_keys(rows))
+    table = []
     for key in keys:
         diff = paired_difference(rows, key)
-        if diff.size:
-            # Adjusted where the verdict tests many conditions; the verdict's
-            # own level elsewhere (in distribution, sharpness, attention).
-            level = adjusted if key in outside else CONFIDENCE_LEVEL
-            low, high = _interval(diff, level)
-            table.append(
-                {
-                    "contender": "supervised - plain",
-                    "recipe": "",
-                    "measure": key[0],
-                    "condition": key[1],
-                    "value": key[2],
-                    "seeds": len(diff),
-                    "mean": float(diff.mean()),
-                    "low": low,
-                    "high": high,
-                    "worst": float(diff.min()),
-                    "level": level,
-                }
-            )
+        if not diff.size:
+            continue
+        # Adjusted where the verdict tests many conditions; the verdict's
+        # own level elsewhere (in distribution, sharpness, attention).
+        level = adjusted if key in tested else CONFIDENCE_LEVEL
+        low, high = _interval(diff, level)
+        needed = paired_side(diff, level, EQUAL_ACCURACY)[1] if key in tested else None
+        table.append(
+            {
+                "contender": "supervised - plain",
+                "recipe": "",
+                "measure": key[0],
+                "condition": key[1],
+                "value": key[2],
+                "seeds": len(diff),
+                "mean": float(diff.mean()),
+                "low": low,
+                "high": high,
+                "worst": float(diff.min()),
+                "level": level,
+                "tested": key in tested,
+                "plain_at_ceiling": key in outside and at_ceiling(rows, key),
+                "seeds_needed": "" if needed is None else needed,
+            }
+        )
     return table
 
 
@@ -437,15 +476,43 @@ def paired_difference(
     return np.asarray([supervised[s] - plain[s] for s in shared])
 
 
+def _sides(
+    rows: Sequence[Mapping[str, Any]],
+    tested: Sequence[tuple[str, str, str]],
+    level: float,
+) -> dict[str, list[str]]:
+    """Each tested condition, said with its interval, under the side it is on."""
+    found: dict[str, list[str]] = {
+        side: [] for side in ("better", "worse", "the same", "undecided")
+    }
+    for key in tested:
+        diff = paired_difference(rows, key)
+        if diff.size < 2:
+            continue
+        low, high = _interval(diff, level)
+        where = f"{key[1]} {key[2]} ({diff.mean():+.3f} [{low:+.3f}, {high:+.3f}]"
+        side, needed = paired_side(diff, level, EQUAL_ACCURACY)
+        if side == "undecided":
+            where += f"; {needed or 'no number of'} seeds would decide it"
+        found[side].append(where + ")")
+    return found
+
+
 def verdict(rows: Sequence[Mapping[str, Any]]) -> str:
     """Does the supervised model generalise further than the plain one?
 
     Asked only at equal accuracy in distribution: the N = 16 paired
     difference's 95 % interval must lie inside +-:data:`EQUAL_ACCURACY`.
-    Then every out-of-distribution condition's paired interval (at the
-    Bonferroni-adjusted level) says better (all above 0), worse (all below)
-    or no difference.  Yes: better somewhere and worse nowhere; no: better
-    nowhere; mixed: both.
+    Then every out-of-distribution condition where plain is below its
+    ceiling (:func:`tested_keys`; at ceiling no gain that counts is left to
+    show, and such a condition is listed, not tested) has its paired
+    interval, at the Bonferroni-adjusted level over those, say better (all
+    above 0), worse (all below), the same (inside +-:data:`EQUAL_ACCURACY`)
+    or undecided, the last with the seeds a decision would need
+    (:func:`~nar_gap.analysis.verdicts.paired_side`).  Yes: better somewhere
+    and worse nowhere; mixed: both; no: better nowhere and nothing
+    undecided; inconclusive: better nowhere and something undecided; not
+    testable: every condition at ceiling.
     """
     in_key = ("accuracy", *IN_DISTRIBUTION)
     inside = paired_difference(rows, in_key)
@@ -461,30 +528,32 @@ def verdict(rows: Sequence[Mapping[str, Any]]) -> str:
             f"Not at equal accuracy: {said_in} is not inside +-{EQUAL_ACCURACY:g}, "
             "so out-of-distribution differences cannot be credited to the mechanism."
         )
+    tested = tested_keys(rows)
+    ceiling = len(ood_keys(rows)) - len(tested)
+    at_ceiling_said = (
+        f"{ceiling} of {len(ood_keys(rows))} out-of-distribution conditions "
+        f"have plain within {EQUAL_ACCURACY:g} of perfect on every seed and "
+        "are not tested"
+    )
+    if not tested:
+        return f"Not testable: {at_ceiling_said}, so none is left. {said_in}."
     level = adjusted_level(rows)
-    better, worse = [], []
-    for key in ood_keys(rows):
-        diff = paired_difference(rows, key)
-        if diff.size < 2:
-            continue
-        d_low, d_high = _interval(diff, level)
-        where = f"{key[1]} {key[2]} ({diff.mean():+.3f} [{d_low:+.3f}, {d_high:+.3f}])"
-        if d_low > 0:
-            better.append(where)
-        elif d_high < 0:
-            worse.append(where)
-    answer = "yes" if better and not worse else "no" if not better else "mixed"
-    tested = len(ood_keys(rows))
+    found = _sides(rows, tested, level)
+    better, worse = found["better"], found["worse"]
+    if better:
+        answer = "mixed" if worse else "yes"
+    else:
+        answer = "inconclusive" if found["undecided"] else "no"
     parts = [
         f"{answer.capitalize()}: at equal accuracy {said_in}, the supervised model "
-        f"is more accurate in {len(better)} of {tested} out-of-distribution "
-        f"conditions and less accurate in {len(worse)} (paired t-intervals at "
-        f"{100 * level:.2f} %, Bonferroni over {tested})."
+        f"is more accurate in {len(better)} of {len(tested)} tested "
+        f"out-of-distribution conditions and less accurate in {len(worse)} "
+        f"(paired t-intervals at {100 * level:.2f} %, Bonferroni over "
+        f"{len(tested)}); {at_ceiling_said}."
     ]
-    if better:
-        parts.append(f"Better: {'; '.join(better)}.")
-    if worse:
-        parts.append(f"Worse: {'; '.join(worse)}.")
+    for side, said in found.items():
+        if said:
+            parts.append(f"{side.capitalize()}: {'; '.join(said)}.")
     return " ".join(parts)
 
 

@@ -43,12 +43,18 @@ from nar_gap.analysis.models import (
     reference_attention,
 )
 from nar_gap.analysis.verdicts import (
+    AGREE,
+    DISAGREE,
     FAITHFUL_ACCURACY,
+    FAITHFUL_AGREEMENT,
     FAITHFUL_ATTENTION,
+    FAITHFUL_INTERNAL,
     Summary,
     is_faithful,
+    paired_higher,
     plateau,
     seed_means,
+    spread_summary,
     t_interval,
 )
 from nar_gap.compiler import compile_algorithm
@@ -62,7 +68,8 @@ from nar_gap.paper.experiments.runs import (
     run_dir,
 )
 from nar_gap.system import files
-from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.batch import Batch, concat_batches
+from nar_gap.tasks.graphs import family_batch
 from nar_gap.training import TrainConfig, read_validation, train
 from nar_gap.training.run_dir import continue_from
 from nar_gap.training.supervision import with_state_probe
@@ -215,23 +222,63 @@ def meets_bar(accuracy: float, internal: float, agreement: float) -> bool:
     )
 
 
+HELD_OUT_FAMILIES = ("path", "grid", "tree", "power_law")
+"""Graph families no recipe trains on (CLRS trains on Erdos-Renyi graphs)."""
+HELD_OUT_NODES = 16  # the largest training size: only the structure is new
+HELD_OUT_GRAPHS = 8  # per family
+HELD_OUT_MODES = {"": "free-running", "_forced": "teacher-forced"}
+"""Column suffix: how the held-out attention was run."""
+HELD_OUT_MEASURES = tuple(
+    f"held_out_{m}{suffix}"
+    for suffix in HELD_OUT_MODES
+    for m in ("internal", "argmax_agreement")
+)
+
+
+def meets_held_out_bar(row: Mapping[str, Any]) -> bool:
+    """The bar's attention half on the held-out graphs, run both ways.
+
+    The recipes' supervision pulls the attention toward the compiled one on
+    training graphs, with a loss close to the distance the bar reads; this
+    asks the same of graphs and rollouts it never saw: internal distance and
+    argmax agreement on :data:`HELD_OUT_FAMILIES`, free-running and
+    teacher-forced.
+    """
+    return all(
+        float(row[f"held_out_internal{s}"]) <= FAITHFUL_INTERNAL
+        and float(row[f"held_out_argmax_agreement{s}"]) >= FAITHFUL_AGREEMENT
+        for s in HELD_OUT_MODES
+    )
+
+
 def seed_rows(
-    recipe: Recipe, seeds: Sequence[int], scalars: Mapping[str, np.ndarray]
+    recipe: Recipe,
+    seeds: Sequence[int],
+    scalars: Mapping[str, np.ndarray],
+    held_out: Mapping[str, Mapping[str, np.ndarray]] | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per seed: its three measures and whether it meets the bar."""
+    """One row per seed: its three measures and whether it meets the bar.
+
+    ``held_out``: per mode suffix of :data:`HELD_OUT_MODES`, the scalars on
+    the held-out graphs; their columns and :func:`meets_held_out_bar`.
+    """
     rows = []
     for k, seed in enumerate(seeds):
         values = {m: float(np.asarray(scalars[m])[k]) for m in MEASURES}
-        rows.append(
-            {
-                "recipe": recipe.name,
-                "seed": int(seed),
-                **values,
-                "meets_bar": meets_bar(
-                    values["accuracy"], values["internal"], values["argmax_agreement"]
-                ),
-            }
-        )
+        row = {
+            "recipe": recipe.name,
+            "seed": int(seed),
+            **values,
+            "meets_bar": meets_bar(
+                values["accuracy"], values["internal"], values["argmax_agreement"]
+            ),
+        }
+        if held_out is not None:
+            for suffix, held in held_out.items():
+                for m in ("internal", "argmax_agreement"):
+                    row[f"held_out_{m}{suffix}"] = float(np.asarray(held[m])[k])
+            row["meets_held_out_bar"] = meets_held_out_bar(row)
+        rows.append(row)
     return rows
 
 
@@ -261,28 +308,66 @@ def recipe_row(
     meeting = sum(bool(r["meets_bar"]) for r in per_seed)
     row["seeds_meeting_bar"] = meeting
     row["meets_bar"] = meeting == len(per_seed)
+    if per_seed and "meets_held_out_bar" in per_seed[0]:
+        for measure in HELD_OUT_MEASURES:
+            values = np.asarray([r[measure] for r in per_seed], np.float64)
+            low, high = t_interval(Summary.of(values))
+            row |= {
+                measure: float(values.mean()),
+                f"{measure}_low": low,
+                f"{measure}_high": high,
+            }
+        row["seeds_meeting_held_out_bar"] = sum(
+            bool(r["meets_held_out_bar"]) for r in per_seed
+        )
     return row
 
 
 def verdict(rows: Sequence[Mapping[str, Any]], needed_seeds: int) -> str:
-    """Which recipe meets the bar on every one of at least ``needed_seeds`` seeds."""
+    """Which recipe meets the bar on every one of at least ``needed_seeds`` seeds.
+
+    Then, beside it, the same recipe (or the closest) on the held-out graphs
+    (:func:`held_out_sentence`), where the supervision did not look.
+    """
     bar = f"{FAITHFUL_ATTENTION}, accuracy >= {FAITHFUL_ACCURACY:g} on every seed"
     good = [r for r in rows if r["meets_bar"] and r["seeds"] >= needed_seeds]
     if good:
         cheapest = min(good, key=lambda r: r["seed_steps"])
         verb = "meets" if len(good) == 1 else "meet"
-        return (
+        said = (
             f"{', '.join(r['recipe'] for r in good)} {verb} the bar ({bar}, "
             f">= {needed_seeds} seeds); the cheapest is {cheapest['recipe']} "
             f"({cheapest['seed_steps']} seed-steps)."
         )
+        return f"{said} {held_out_sentence(good)}".rstrip()
     closest = max(rows, key=lambda r: (r["seeds_meeting_bar"], -r["internal"]))
-    return (
+    said = (
         f"No recipe meets the bar ({bar}, >= {needed_seeds} seeds). Closest: "
         f"{closest['recipe']}, {closest['seeds_meeting_bar']} of "
         f"{closest['seeds']} seeds, mean internal {closest['internal']:.3f}, "
         f"agreement {closest['argmax_agreement']:.3f}, accuracy "
         f"{closest['accuracy']:.3f}."
+    )
+    return f"{said} {held_out_sentence([closest])}".rstrip()
+
+
+def held_out_sentence(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The recipes' attention bar on graphs and rollouts they never trained on."""
+    measured = [r for r in rows if "seeds_meeting_held_out_bar" in r]
+    if not measured:
+        return ""
+    parts = [
+        f"{r['recipe']} {r['seeds_meeting_held_out_bar']} of {r['seeds']} seeds "
+        f"(internal {float(r['held_out_internal']):.3f} free-running, "
+        f"{float(r['held_out_internal_forced']):.3f} teacher-forced; agreement "
+        f"{float(r['held_out_argmax_agreement']):.3f}, "
+        f"{float(r['held_out_argmax_agreement_forced']):.3f})"
+        for r in measured
+    ]
+    return (
+        f"Where the supervision did not look ({', '.join(HELD_OUT_FAMILIES)} "
+        f"graphs of {HELD_OUT_NODES} nodes, free-running and teacher-forced), "
+        f"at the attention bar: {'; '.join(parts)}."
     )
 
 
@@ -362,16 +447,35 @@ def annealed_against_constant(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 @dataclasses.dataclass(frozen=True)
 class _TestGraphs:
-    """Notebook 03's test graphs and the compiled model's attention on them."""
+    """Notebook 03's test graphs and the compiled model's attention on them.
+
+    ``held_out``: the held-out graphs (:data:`HELD_OUT_FAMILIES`) and the
+    compiled attention on them per mode of :data:`HELD_OUT_MODES`; None
+    where not measured (the drift's many steps).
+    """
 
     batch: Batch
     reference: np.ndarray
+    held_out: Batch | None = None
+    held_out_references: Mapping[str, np.ndarray] | None = None
 
     @classmethod
-    def of(cls, profile: Profile, algorithm: str) -> _TestGraphs:
+    def of(cls, profile: Profile, algorithm: str, held_out: bool = True) -> _TestGraphs:
         batch = faithfulness_batch(profile, algorithm)
         compiled = compile_algorithm(algorithm, hidden_size=None)
-        return cls(batch, reference_attention(compiled, batch))
+        if not held_out:
+            return cls(batch, reference_attention(compiled, batch))
+        others = concat_batches(
+            [
+                family_batch(algorithm, f, HELD_OUT_NODES, HELD_OUT_GRAPHS)
+                for f in HELD_OUT_FAMILIES
+            ]
+        )
+        references = {
+            s: reference_attention(compiled, others, forced=s == "_forced")
+            for s in HELD_OUT_MODES
+        }
+        return cls(batch, reference_attention(compiled, batch), others, references)
 
 
 def _trained_seed_rows(
@@ -389,9 +493,17 @@ def _trained_seed_rows(
 def _measured_rows(
     recipe: Recipe, models: Models, graphs: _TestGraphs
 ) -> list[dict[str, Any]]:
-    """:func:`seed_rows` of ``models`` measured on the test graphs."""
+    """:func:`seed_rows` of ``models`` on the test graphs (and the held-out ones)."""
     scalars = measure_models(models, graphs.batch, graphs.reference).scalars
-    return seed_rows(recipe, models.seeds, scalars)
+    held = None
+    if graphs.held_out is not None and graphs.held_out_references is not None:
+        held = {
+            s: measure_models(
+                models, graphs.held_out, ref, forced=s == "_forced"
+            ).scalars
+            for s, ref in graphs.held_out_references.items()
+        }
+    return seed_rows(recipe, models.seeds, scalars, held)
 
 
 def plateau_columns(out: Path) -> dict[str, Any]:
@@ -601,7 +713,7 @@ def run_drift(
     the control (how far does a model move that was never pulled toward the
     compiled mechanism?).  Written after every recipe.
     """
-    graphs = _TestGraphs.of(profile, algorithm)
+    graphs = _TestGraphs.of(profile, algorithm, held_out=False)
     meta = metadata(
         profile,
         recipes=[r.name for r in chosen],
@@ -613,7 +725,7 @@ def run_drift(
             profile, algorithm, recipe, dirs, seeds, extra_steps, every, graphs
         )
         files.write_table(dirs.results / drift_file(algorithm), rows, meta)
-    write_drift_figure(dirs.results, dirs.figures, algorithm)
+    write_drift_outputs(dirs.results, dirs.figures, algorithm, meta)
     return rows
 
 
@@ -654,13 +766,17 @@ def drift_beside_compiled(
     return rows
 
 
-def write_drift_figure(
-    results: str | os.PathLike, figures: str | os.PathLike, algorithm: str
-) -> list[Path]:
-    """Each drifting recipe beside the compiled model trained on (notebook 05).
+def write_drift_outputs(
+    results: str | os.PathLike,
+    figures: str | os.PathLike,
+    algorithm: str,
+    meta: Mapping[str, Any],
+) -> str:
+    """The drift figure and :func:`drift_distribution`'s table; the sentence.
 
-    The compiled rows come from ``results/stability_<a>.csv`` where notebook
-    05 has run; without it the figure shows the recipes alone.
+    Each drifting recipe beside the compiled model trained on (notebook 05:
+    ``results/stability_<a>.csv``, where it has run; without it the recipes
+    stand alone); the sentence is stored as the table's verdict.
     """
     results = Path(results)
     drift = files.read_table(results / drift_file(algorithm))
@@ -671,9 +787,13 @@ def write_drift_figure(
         f"{algorithm}: trained on without supervision, from each recipe "
         "and from compiled",
     )
-    written = files.save_figure(fig, Path(figures) / drift_figure_stem(algorithm))
+    files.save_figure(fig, Path(figures) / drift_figure_stem(algorithm))
     plots.close(fig)
-    return written
+    table = drift_distribution(drift, trained_on)
+    sentence = drift_distribution_sentence(table)
+    path = results / drift_distribution_file(algorithm)
+    files.write_table(path, table, {**meta, "verdict": sentence})
+    return sentence
 
 
 def drift_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -731,6 +851,100 @@ def drift_summary(rows: Sequence[Mapping[str, Any]]) -> str:
             f"{last['seeds']}."
         )
     return " ".join(said)
+
+
+def drift_distribution_file(algorithm: str) -> str:
+    """The drift's distribution table (one row per start and unsupervised step)."""
+    return f"closing_gap_drift_distribution_{algorithm}.csv"
+
+
+def drift_distribution(
+    drift: Sequence[Mapping[str, Any]], stability: Sequence[Mapping[str, Any]] = ()
+) -> list[dict[str, Any]]:
+    """The internal distance over seeds per start and unsupervised step.
+
+    Its distribution, not a count under the bar's threshold (a count moves
+    on whichever side of 0.05 a seed lands): per recipe drifted, and for
+    the compiled model trained on in notebook 05 (``stability``), the mean
+    with its t-interval and the five-number summary.  Then, per step, the
+    question the count stood for, paired by seed: is the supervised recipe
+    still closer to the compiled attention than its plain twin
+    (``paired_higher`` on twin minus supervised; the seeds a decision
+    would need where it is undecided)?
+    """
+    rows = drift_beside_compiled(drift, stability)
+    out = []
+    for start in dict.fromkeys(r["start"] for r in rows):
+        own = [r for r in rows if r["start"] == start]
+        for step in sorted({r["step"] for r in own}):
+            values = np.asarray([r["internal"] for r in own if r["step"] == step])
+            out.append(
+                {"start": start, "step": step, "seeds": len(values)}
+                | spread_summary(values)
+            )
+    return out + _closer_than_twin(drift)
+
+
+ANSWERS = {AGREE: "yes", DISAGREE: "no"}
+"""A paired test's verdict as the answer to "still closer than the twin?"."""
+
+
+def _closer_than_twin(drift: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per step: twin minus supervised internal distance, paired by seed."""
+    drifted = named(list(dict.fromkeys(str(r["recipe"]) for r in drift)))
+    supervised = [r.name for r in drifted if r.attention_weight + r.state_weight]
+    plain = [r.name for r in drifted if r.name not in supervised]
+    if len(supervised) != 1 or len(plain) != 1:
+        return []
+
+    def at(name: str, step: int) -> dict[int, float]:
+        return {
+            int(r["seed"]): float(r["internal"])
+            for r in drift
+            if r["recipe"] == name and int(r["steps_unsupervised"]) == step
+        }
+
+    out = []
+    for step in sorted({int(r["steps_unsupervised"]) for r in drift}):
+        mine, twin = at(supervised[0], step), at(plain[0], step)
+        shared = sorted(set(mine) & set(twin))
+        diff = np.asarray([twin[s] - mine[s] for s in shared])
+        judged = paired_higher(diff)
+        out.append(
+            {
+                "start": f"{plain[0]} - {supervised[0]}",
+                "step": step,
+                "seeds": len(diff),
+                **(spread_summary(diff) if diff.size > 1 else {}),
+                "closer_than_twin": ANSWERS.get(judged.verdict, judged.verdict),
+                "seeds_needed": judged.seeds_needed or "",
+                "evidence": judged.evidence,
+            }
+        )
+    return out
+
+
+def drift_distribution_sentence(table: Sequence[Mapping[str, Any]]) -> str:
+    """The paired answer at the first and last step, from the table."""
+    paired = [r for r in table if "closer_than_twin" in r and r["closer_than_twin"]]
+    if not paired:
+        return "No supervised recipe and plain twin drifted together: no paired answer."
+    first, last = paired[0], paired[-1]
+
+    def said(r: Mapping[str, Any]) -> str:
+        needed = (
+            f"; {r['seeds_needed']} seeds would decide" if r["seeds_needed"] else ""
+        )
+        return (
+            f"after {r['step']} unsupervised steps, {r['start']} internal "
+            f"{float(r['mean']):+.3f} [{float(r['low']):+.3f}, "
+            f"{float(r['high']):+.3f}]: {r['closer_than_twin']}{needed}"
+        )
+
+    return (
+        "Does the supervised recipe stay closer to the compiled attention than "
+        f"its plain twin? {said(first)}; {said(last)} (paired by seed)."
+    )
 
 
 def stored_verdict(table: str | os.PathLike) -> str:

@@ -507,6 +507,7 @@ def _recipes(results: Path, algorithm: str = "bfs") -> str:
             "argmax agreement [95 % CI]",
             "worst seed's internal",
             "seeds at the bar",
+            "held out: seeds at the attention bar",
             "validation at its plateau (slope rule)",
         ),
         [
@@ -524,6 +525,9 @@ def _recipes(results: Path, algorithm: str = "bfs") -> str:
                 interval(r, "argmax_agreement"),
                 _fmt(r["internal_worst"]),
                 f"{r['seeds_meeting_bar']} of {r['seeds']}",
+                f"{r['seeds_meeting_held_out_bar']} of {r['seeds']}"
+                if r.get("seeds_meeting_held_out_bar")
+                else "–",
                 {"True": "yes", "False": "no"}.get(r.get("at_plateau", ""), "–"),
             )
             for r in rows
@@ -563,7 +567,9 @@ def _drift(results: Path, algorithm: str = "bfs") -> str:
             for r in recipes.drift_table(rows)
         ],
     )
-    return f"{table}\n\n{recipes.drift_summary(rows)}"
+    spread = results / recipes.drift_distribution_file(algorithm)
+    paired = recipes.stored_verdict(spread) if spread.exists() else ""
+    return f"{table}\n\n{recipes.drift_summary(rows)} {paired}".rstrip()
 
 
 def _generalisation(results: Path, algorithm: str) -> str:
@@ -590,7 +596,11 @@ def _generalisation(results: Path, algorithm: str) -> str:
         if row is None:
             return "–"
         level = float(row["level"])
-        return f"{cell('supervised - plain', 'accuracy', where)} at {level:.3f}"
+        said = f"{cell('supervised - plain', 'accuracy', where)} at {level:.3f}"
+        if row.get("plain_at_ceiling") == "True":
+            return f"{said} (plain at ceiling: not tested)"
+        needed = row.get("seeds_needed", "")
+        return f"{said}; {needed} seeds would decide" if needed else said
 
     conditions = list(
         dict.fromkeys(

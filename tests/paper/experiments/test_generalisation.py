@@ -7,6 +7,7 @@ import pytest
 
 from nar_gap.paper.experiments import generalisation as g
 from nar_gap.paper.experiments import profiles
+from nar_gap.tasks.graphs import family_batch
 
 
 def _rows(plain, supervised, conditions=(("size", "16"), ("size", "64"))):
@@ -40,7 +41,10 @@ def test_the_verdict_says_yes_no_mixed_and_not_equal_when_it_must():
     worse = _rows([SAME, [0.9, 0.91, 0.92, 0.9]], [SAME, [0.7, 0.71, 0.69, 0.7]])
     assert g.verdict(worse).startswith("No:")
     noisy = _rows([SAME, [0.7, 0.9, 0.7, 0.9]], [SAME, [0.9, 0.7, 0.9, 0.7]])
-    assert g.verdict(noisy).startswith("No:")  # no difference the interval can see
+    assert g.verdict(noisy).startswith("Inconclusive:")  # the interval sees nothing
+    assert "seeds would decide it" in g.verdict(noisy)
+    same = _rows([SAME, [0.8, 0.801, 0.8, 0.8]], [SAME, [0.8, 0.8, 0.801, 0.8]])
+    assert g.verdict(same).startswith("No:")  # inside the equal-accuracy band
     conditions = (("size", "16"), ("size", "64"), ("family", "grid"))
     mixed = _rows(
         [SAME, [0.7, 0.71, 0.69, 0.7], [0.9, 0.91, 0.92, 0.9]],
@@ -54,7 +58,8 @@ def test_the_verdict_says_yes_no_mixed_and_not_equal_when_it_must():
 
 def test_the_ood_intervals_are_bonferroni_adjusted_over_the_conditions():
     conditions = (("size", "16"), ("size", "64"), ("family", "grid"), ("family", "x"))
-    rows = _rows([SAME] * 4, [SAME] * 4, conditions)
+    short = [0.9, 0.92, 0.91, 0.9]  # plain below its ceiling: every condition tested
+    rows = _rows([SAME, *[short] * 3], [SAME, *[short] * 3], conditions)
     assert g.adjusted_level(rows) == pytest.approx(1 - 0.05 / 3)
     table = g.summary_rows(rows)
     diffs = [r for r in table if r["contender"] == "supervised - plain"]
@@ -109,7 +114,7 @@ def test_the_study_measures_every_contender_and_compiled_is_exact(tmp_path):
         "smoke", str(tmp_path / "runs"), str(tmp_path / "out"), str(tmp_path / "f")
     )
     measured = [g.Condition("size", "8", g._size_batch("bfs", 8))] + [
-        g.Condition("family", f, g.family_batch("bfs", f, 2))
+        g.Condition("family", f, family_batch("bfs", f, g.FAMILY_NODES, 2))
         for f in ("grid", "path", "tree")
     ]
     with pytest.raises(FileNotFoundError, match="recipe study for bfs runs first"):
@@ -168,3 +173,33 @@ def test_without_the_recipe_study_the_notebook_section_says_so_in_one_line(tmp_p
         g.run_profile_generalisation(profiles.get("smoke"), "bfs", dirs, False)
     message = str(error.value)
     assert "\n" not in message and "notebook 07's recipe study" in message
+
+
+def test_a_condition_where_plain_is_at_its_ceiling_is_listed_not_tested():
+    """Plain within EQUAL_ACCURACY of perfect on every seed leaves no gain to
+    show: the condition leaves the test and the Bonferroni count; a condition
+    just below the ceiling on one seed stays in."""
+    conditions = (("size", "16"), ("size", "64"), ("family", "grid"))
+    perfect = [1.0, 1.0, 0.995, 1.0]
+    rows = _rows(
+        [SAME, perfect, [0.7, 0.71, 0.69, 0.7]],
+        [SAME, perfect, [0.9, 0.91, 0.92, 0.9]],
+        conditions,
+    )
+    assert g.tested_keys(rows) == [("accuracy", "family", "grid")]
+    assert g.adjusted_level(rows) == pytest.approx(0.95)
+    said = g.verdict(rows)
+    assert said.startswith("Yes:") and "1 of 2 out-of-distribution" in said
+    diffs = {r["value"]: r for r in g.summary_rows(rows) if r["contender"] != "plain"}
+    assert diffs["64"]["plain_at_ceiling"] and not diffs["64"]["tested"]
+    assert diffs["grid"]["tested"] and not diffs["grid"]["plain_at_ceiling"]
+    all_perfect = _rows([SAME, perfect, perfect], [SAME, perfect, perfect], conditions)
+    assert g.verdict(all_perfect).startswith("Not testable:")
+    dipped = _rows(
+        [SAME, [1.0, 1.0, 0.98, 1.0], perfect], [SAME, perfect, perfect], conditions
+    )
+    assert g.tested_keys(dipped) == [("accuracy", "size", "64")]
+
+
+def test_every_size_has_enough_graphs_for_a_paired_interval():
+    assert {g.graphs_at(n) for n in g.SIZES} == {32}

@@ -7,6 +7,9 @@ import dataclasses
 import numpy as np
 import pytest
 
+from nar_gap.analysis.models import Models
+from nar_gap.compiler import compile_algorithm
+from nar_gap.model.seeds import init_stacked
 from nar_gap.paper.experiments import profiles, recipes
 from nar_gap.paper.experiments.recipes import Recipe
 
@@ -228,3 +231,124 @@ def test_a_drift_run_may_continue_its_recipe_only_where_their_schedules_agree():
         profile, "bfs", recipes.named(["attention_w10_annealed"])[0], seeds=2
     )
     assert _same_schedule_so_far(annealed, drift) is drift
+
+
+def _drift_rows(supervised, plain):
+    """Per (step, seed) internal distances: ``supervised[step][seed]``."""
+    rows = []
+    for recipe, table in (("attention_w10", supervised), ("plain", plain)):
+        for step, values in enumerate(table):
+            for seed, internal in enumerate(values):
+                rows.append(
+                    {
+                        "recipe": recipe,
+                        "seed": seed,
+                        "steps_unsupervised": step * 10,
+                        "accuracy": 1.0,
+                        "internal": internal,
+                        "param_drift": 0.01 * step,
+                    }
+                )
+    return rows
+
+
+def test_the_drift_distribution_answers_closer_than_the_twin_both_ways():
+    """Supervised stays far below its plain twin: yes at every step.  Drifting
+    past it: no at the last step.  Straddling it: inconclusive, with a count."""
+    plain = [[0.6, 0.62, 0.58, 0.6]] * 2
+    stays = _drift_rows([[0.02, 0.03, 0.02, 0.025], [0.1, 0.12, 0.09, 0.1]], plain)
+    table = recipes.drift_distribution(stays)
+    paired = [r for r in table if r.get("closer_than_twin")]
+    assert [r["closer_than_twin"] for r in paired] == ["yes", "yes"]
+    spread = [r for r in table if r["start"] == "attention_w10"][1]
+    assert spread["min"] == 0.09 and spread["max"] == 0.12
+    assert spread["median"] == pytest.approx(0.1)
+    assert spread["low"] < spread["mean"] < spread["high"]
+    past = _drift_rows([[0.02, 0.03, 0.02, 0.025], [0.8, 0.82, 0.79, 0.8]], plain)
+    last = [r for r in recipes.drift_distribution(past) if r.get("closer_than_twin")]
+    assert last[-1]["closer_than_twin"] == "no"
+    noisy = _drift_rows(
+        [[0.02, 0.03, 0.02, 0.025], [0.2, 0.9, 0.3, 0.8]], [[0.6, 0.6, 0.6, 0.6]] * 2
+    )
+    last = [r for r in recipes.drift_distribution(noisy) if r.get("closer_than_twin")]
+    assert last[-1]["closer_than_twin"] == "inconclusive"
+    assert int(last[-1]["seeds_needed"]) > 4
+    sentence = recipes.drift_distribution_sentence(recipes.drift_distribution(stays))
+    assert "after 10 unsupervised steps" in sentence and ": yes" in sentence
+
+
+def test_the_drift_distribution_puts_the_compiled_model_trained_on_beside_it():
+    plain = [[0.6, 0.62]] * 1
+    stability = [
+        {
+            "start": "compiled",
+            "seed": s,
+            "step": 5,
+            "accuracy": 1.0,
+            "internal": v,
+            "param_drift": 0.1,
+        }
+        for s, v in enumerate((0.2, 0.3))
+    ] + [
+        {
+            "start": "random",
+            "seed": 0,
+            "step": 5,
+            "accuracy": 0.5,
+            "internal": 0.9,
+            "param_drift": 0.1,
+        }
+    ]
+    table = recipes.drift_distribution(_drift_rows([[0.02, 0.03]], plain), stability)
+    compiled = [r for r in table if r["start"].startswith("compiled")]
+    assert len(compiled) == 1 and compiled[0]["mean"] == pytest.approx(0.25)
+
+
+def _held(internal, agreement):
+    return {"internal": np.array(internal), "argmax_agreement": np.array(agreement)}
+
+
+def test_the_held_out_bar_needs_both_rollouts_and_says_so_beside_the_verdict():
+    """A seed faithful teacher-forced but not free-running misses the held-out
+    bar; one faithful both ways meets it; the verdict reports both."""
+    recipe = Recipe("r", attention_weight=1.0)
+    config = recipes.recipe_config(profiles.get("cpu"), "bfs", recipe, seeds=2)
+    held_out = {
+        "": _held([0.01, 0.30], [1.0, 0.80]),  # seed 1 leaves the mechanism
+        "_forced": _held([0.01, 0.02], [1.0, 0.995]),
+    }
+    per_seed = recipes.seed_rows(
+        recipe, range(2), _seeds((1.0, 0.02, 0.995), (1.0, 0.02, 0.995)), held_out
+    )
+    assert [r["meets_bar"] for r in per_seed] == [True, True]
+    assert [r["meets_held_out_bar"] for r in per_seed] == [True, False]
+    row = recipes.recipe_row(recipe, config, per_seed)
+    assert row["seeds_meeting_held_out_bar"] == 1
+    assert row["held_out_internal"] == pytest.approx(0.155)
+    says = recipes.verdict([row], needed_seeds=2)
+    assert says.startswith("r meets the bar")
+    assert "did not look" in says and "r 1 of 2 seeds" in says
+    assert "held_out_internal" not in recipes.recipe_row(
+        recipe, config, recipes.seed_rows(recipe, range(1), _seeds((1.0, 0.0, 1.0)))
+    )
+
+
+def test_the_compiled_network_meets_the_held_out_bar_and_a_random_one_does_not():
+    """Measured for real on the held-out families, both rollouts: the compiled
+    BFS is the mechanism (distance 0, agreement 1); an untrained GATv2 is not."""
+    graphs = recipes._TestGraphs.of(profiles.get("smoke"), "bfs")
+    assert graphs.held_out.batch_size == len(recipes.HELD_OUT_FAMILIES) * 8
+    compiled = compile_algorithm("bfs", hidden_size=None)
+    own = Models.from_models([compiled], seeds=[-1], source="compiled")
+    row = recipes._measured_rows(Recipe("compiled"), own, graphs)[0]
+    for suffix in recipes.HELD_OUT_MODES:
+        assert row[f"held_out_internal{suffix}"] == pytest.approx(0.0, abs=1e-6)
+        assert row[f"held_out_argmax_agreement{suffix}"] == pytest.approx(1.0)
+    assert row["meets_held_out_bar"]
+    config = recipes.recipe_config(profiles.get("smoke"), "bfs", Recipe("plain"), 1)
+    random = Models(
+        config.network, init_stacked(config.network, graphs.batch, [0]), [0]
+    )
+    assert not recipes._measured_rows(Recipe("plain"), random, graphs)[0][
+        "meets_held_out_bar"
+    ]
