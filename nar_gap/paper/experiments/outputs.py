@@ -102,7 +102,10 @@ def tables(profile: Profile, root: Path | None = None) -> dict[str, str]:
                 generalisation.seeds_file(a),
             ]
             if profile.studies.drift_steps:
-                made["07"].append(recipes.drift_file(a))
+                made["07"] += [
+                    recipes.drift_file(a),
+                    recipes.drift_distribution_file(a),
+                ]
             if causal_gap.has_path_case(profile, a):
                 made["07"] += causal_gap.files_of(a, causal_gap.PATHS)
     made["08"].append(transnar.QUESTION_FILE)
