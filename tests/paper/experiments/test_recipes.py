@@ -210,7 +210,10 @@ def test_drift_starts_from_the_recipes_own_model_and_trains_on_unsupervised(tmp_
     rendered = readme_results._drift(tmp_path / "out")
     assert rendered.count("\n| ") == 4  # a row per step (the header opens it)
     assert "| attention_w10_x2 | 4 |" in rendered
-    assert rendered.endswith(recipes.drift_summary(rows))
+    spread = tmp_path / "out" / recipes.drift_distribution_file("bfs")
+    paired = recipes.stored_verdict(spread)  # one recipe drifted: no twin
+    assert "no paired answer" in paired
+    assert rendered.endswith(f"{recipes.drift_summary(rows)} {paired}")
     with pytest.raises(ValueError, match="annealed"):
         recipes.drift_config(
             profile, "bfs", recipes.named(["attention_w10_annealed"])[0], 2, 4
