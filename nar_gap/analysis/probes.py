@@ -445,7 +445,7 @@ def metric_of(algorithm: str, variable: str) -> str:
 
 
 def _reads(
-    model: Any,
+    caches: tuple[Mapping[str, Any], Mapping[str, Any]],
     fit_batch: Batch,
     score_batch: Batch,
     variable: str,
@@ -455,10 +455,10 @@ def _reads(
 
     A read is a hit or, for a scalar, the predicted value: each of ``reads``
     fitted on ``fit_batch`` and scored on ``score_batch``, and the model's
-    own decoder (``decoder``) on the same rows.
+    own decoder (``decoder``) on the same rows.  ``caches``: the model's
+    caches on the two batches, run once for every variable.
     """
-    _, fit_cache = model.run_with_cache(fit_batch)
-    _, cache = model.run_with_cache(score_batch)
+    fit_cache, cache = caches
     scalar = metric_of(score_batch.algorithm, variable) == "r2"
     found, scored = {}, None
     for column, (site, form) in reads.items():
@@ -489,10 +489,11 @@ def probe_scores(
     per variable and step, ``step`` ``"all"`` the pooled one.
     """
     algorithm = score_batch.algorithm
+    caches = (model.run_with_cache(fit_batch)[1], model.run_with_cache(score_batch)[1])
     rows = []
     for variable in probed_variables(algorithm):
         metric = metric_of(algorithm, variable)
-        steps, targets, found = _reads(model, fit_batch, score_batch, variable, reads)
+        steps, targets, found = _reads(caches, fit_batch, score_batch, variable, reads)
         for step in ["all", *sorted(set(steps.tolist()))]:
             keep = np.full(steps.shape, True) if step == "all" else steps == step
             scores = {
