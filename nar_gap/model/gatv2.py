@@ -68,11 +68,13 @@ The two modifications of the paper (author's fork of dm-clrs):
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from nar_gap.model.layers import require_num_nodes
 from nar_gap.model.pair_ops import attention_logits, pre_activation
@@ -359,3 +361,40 @@ class GATv2(nn.Module):
                 "it was built for (set pre_att_bias_nodes)"
             )
         return self.pre_att_bias[:num_nodes, :num_nodes]
+
+
+# The processor's layers whose biases are added to every pair's pre-activation.
+PRE_ATTENTION_OFFSETS = ("sender", "receiver", "graph", "edge")
+BIAS_MOVEMENT_COLUMNS = ("bias_max_abs", "bias_rms", "bias_logit_bound", "offset_rms")
+
+
+def bias_movement(processor: Mapping[str, Any], num_nodes: int) -> dict[str, float]:
+    """How far one seed's pre-attention bias ``B`` moved from its zero start.
+
+    Two arms that differ only in ``B`` are the same network while ``B`` stays
+    near 0, and a comparison of their scores then says nothing about the
+    bias.  ``B_ij`` is added to every channel of pair ``(i, j)``'s
+    pre-activation, and the LeakyReLU is 1-Lipschitz, so ``max |B|`` times a
+    head vector's L1 norm bounds what ``B`` does to any attention logit.
+    ``processor``: one seed's processor parameters (``params["net"]
+    ["processor"]``); ``num_nodes``: the graphs' size (only ``B``'s top-left
+    block of that side is ever read for them).  The keys are
+    :data:`BIAS_MOVEMENT_COLUMNS` (notebook 04's ablation table explains each).
+    """
+    bias = np.asarray(processor["pre_att_bias"], np.float64)[:num_nodes, :num_nodes]
+    head_l1 = max(
+        float(np.abs(np.asarray(layer["kernel"], np.float64)).sum())
+        for name, layer in processor.items()
+        if name.startswith("head_")
+    )
+    offset = sum(
+        np.asarray(processor[name]["bias"], np.float64)
+        for name in PRE_ATTENTION_OFFSETS
+    )
+    peak = float(np.abs(bias).max())
+    return {
+        "bias_max_abs": peak,
+        "bias_rms": float(np.sqrt(np.mean(bias**2))),
+        "bias_logit_bound": peak * head_l1,
+        "offset_rms": float(np.sqrt(np.mean(offset**2))),
+    }

@@ -7,7 +7,8 @@ seeds are never retrained) and reported as the paper reports them, the test
 score's ``mean ± std (max)`` over seeds, one row per variant.  Beside each
 table, :func:`seeds_file` holds every arm's test score seed by seed (the arms
 of a table share their seeds, so they compare paired), with how far the
-pre-attention bias moved in the arms that have one (:func:`bias_movement`).
+pre-attention bias moved in the arms that have one
+(:func:`~nar_gap.model.gatv2.bias_movement`).
 
 - ``table11_edge_info`` (Table 11): Bellman-Ford with / without edge information;
   nar_gap's rows (the fork's parameter-free form, our reading of Eqs. 11-13)
@@ -55,6 +56,7 @@ import numpy as np
 
 from nar_gap.analysis.stats import score_summary
 from nar_gap.model.config import NetworkConfig
+from nar_gap.model.gatv2 import BIAS_MOVEMENT_COLUMNS, bias_movement
 from nar_gap.model.seeds import unstack_tree
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
 from nar_gap.paper.experiments.runs import final_test_scores, metadata, run_dir
@@ -102,9 +104,6 @@ SEED_COLUMNS = {
     "other zero-initialised pre-attention offsets (sender, receiver, graph and "
     "edge biases): how far offsets that start at 0 moved in the same training",
 }
-BIAS_COLUMNS = ("bias_max_abs", "bias_rms", "bias_logit_bound", "offset_rms")
-# The processor's layers whose biases are added to every pair's pre-activation.
-PRE_ATTENTION_OFFSETS = ("sender", "receiver", "graph", "edge")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -391,38 +390,6 @@ def experiments(profile: Profile) -> dict[str, Experiment]:
     return {experiment.name: experiment for experiment in built}
 
 
-def bias_movement(params: Any, num_nodes: int) -> dict[str, float]:
-    """How far one seed's pre-attention bias ``B`` moved from its zero start.
-
-    Two arms that differ only in ``B`` are the same network while ``B`` stays
-    near 0, and a comparison of their scores then says nothing about the
-    bias.  ``B_ij`` is added to every channel of pair ``(i, j)``'s
-    pre-activation, and the LeakyReLU is 1-Lipschitz, so ``max |B|`` times a
-    head vector's L1 norm bounds what ``B`` does to any attention logit.
-    ``params``: one seed's parameter tree; ``num_nodes``: the test graphs'
-    size (only ``B``'s top-left block of that side is ever read for them).
-    The columns are :data:`BIAS_COLUMNS`, explained in :data:`SEED_COLUMNS`.
-    """
-    processor = params["net"]["processor"]
-    bias = np.asarray(processor["pre_att_bias"], np.float64)[:num_nodes, :num_nodes]
-    head_l1 = max(
-        float(np.abs(np.asarray(layer["kernel"], np.float64)).sum())
-        for name, layer in processor.items()
-        if name.startswith("head_")
-    )
-    offset = sum(
-        np.asarray(processor[name]["bias"], np.float64)
-        for name in PRE_ATTENTION_OFFSETS
-    )
-    peak = float(np.abs(bias).max())
-    return {
-        "bias_max_abs": peak,
-        "bias_rms": float(np.sqrt(np.mean(bias**2))),
-        "bias_logit_bound": peak * head_l1,
-        "offset_rms": float(np.sqrt(np.mean(offset**2))),
-    }
-
-
 def summary_row(
     experiment: Experiment, variant: Variant, result: TrainResult
 ) -> dict[str, Any]:
@@ -450,9 +417,12 @@ def seed_rows(variant: Variant, result: TrainResult) -> list[dict[str, Any]]:
     rows = []
     for index, metrics in enumerate(result.metrics):
         moved = (
-            bias_movement(unstack_tree(result.params, index), config.test_num_nodes)
+            bias_movement(
+                unstack_tree(result.params, index)["net"]["processor"],
+                config.test_num_nodes,
+            )
             if config.network.use_pre_att_bias
-            else dict.fromkeys(BIAS_COLUMNS)
+            else dict.fromkeys(BIAS_MOVEMENT_COLUMNS)
         )
         rows.append(
             {

@@ -15,6 +15,7 @@ import pytest
 
 import nar_gap
 from nar_gap.model.config import NetworkConfig
+from nar_gap.model.gatv2 import BIAS_MOVEMENT_COLUMNS, bias_movement
 from nar_gap.model.network import param_shapes
 from nar_gap.model.seeds import unstack_tree
 from nar_gap.paper import experiments
@@ -237,7 +238,7 @@ def test_the_per_seed_file_pairs_the_arms_seed_by_seed(tmp_path):
     # an untrained result in memory kept no final-step parameters
     assert {r["final_test_score"] for r in seeds} == {""}  # NaN is written empty
     for row in seeds:
-        bias = [row[c] for c in ablations.BIAS_COLUMNS]
+        bias = [row[c] for c in BIAS_MOVEMENT_COLUMNS]
         if row["variant"] == "no bias":
             assert bias == [""] * len(bias), row
         else:
@@ -258,8 +259,8 @@ def test_bias_movement_reads_zero_at_the_start_and_a_bias_that_moved():
         "bfs", hidden_size=4, use_pre_att_bias=True, pre_att_bias_nodes=16
     )
     params = unstack_tree(_initial_like(config, 1), 0)
-    start = ablations.bias_movement(params, 4)
-    assert start == dict.fromkeys(ablations.BIAS_COLUMNS, 0.0)
+    start = bias_movement(params["net"]["processor"], 4)
+    assert start == dict.fromkeys(BIAS_MOVEMENT_COLUMNS, 0.0)
     processor = params["net"]["processor"]
     bias = np.zeros((16, 16), np.float32)
     bias[1, 2] = -0.5
@@ -268,7 +269,7 @@ def test_bias_movement_reads_zero_at_the_start_and_a_bias_that_moved():
     processor["head_0"]["kernel"] = np.array([[1.0], [-2.0], [0.0], [0.5]])
     processor["sender"]["bias"] = np.array([0.0, 0.0, 3.0, 0.0])
     processor["edge"]["bias"] = np.array([0.0, 0.0, 1.0, 0.0])
-    moved = ablations.bias_movement(params, 4)
+    moved = bias_movement(processor, 4)
     assert moved["bias_max_abs"] == 0.5
     assert moved["bias_rms"] == pytest.approx(0.5 / 4)
     assert moved["bias_logit_bound"] == pytest.approx(0.5 * 3.5)
