@@ -396,6 +396,38 @@ def plateau(
     )
 
 
+def plateau_horizons(history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per evaluation step T: would a run of T steps be at its plateau?
+
+    ``history``: a run's validation rows (``step``, ``val_score``, one per
+    seed and evaluation); :func:`plateau` on the seed-mean curve up to T.
+    The last row is the whole run's answer.
+    """
+    steps, means = seed_means((r["step"], r["val_score"]) for r in history)
+    rows = []
+    for k, step in enumerate(steps):
+        reached, evidence = plateau(steps[: k + 1], means[: k + 1])
+        rows.append(
+            {
+                "steps": step,
+                "seed_mean_val": means[k],
+                "at_plateau": reached,
+                "evidence": evidence,
+            }
+        )
+    return rows
+
+
+def first_plateau(rows: Sequence[dict[str, Any]]) -> int | None:
+    """The shortest horizon from which every longer one is at its plateau."""
+    found = None
+    for row in reversed(rows):
+        if not row["at_plateau"]:
+            break
+        found = int(row["steps"])
+    return found
+
+
 def _slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """Least-squares slope and its standard error.
 
@@ -587,6 +619,17 @@ def _paired(differences: Sequence[float]) -> tuple[np.ndarray, Judgement | None]
     if d.size < 2:
         return d, Judgement(NOT_TESTABLE, f"n = {d.size} paired seeds: need 2")
     return d, None
+
+
+def paired_by_seed(a: Mapping[int, float], b: Mapping[int, float]) -> np.ndarray:
+    """``a - b`` on every seed both arms have, in seed order.
+
+    ``a``, ``b``: one arm's score per seed.  Two arms trained from the same
+    seeds share initialisation and data order, so their per-seed difference
+    is what :func:`paired_higher` and :func:`paired_side` test.
+    """
+    shared = sorted(set(a) & set(b))
+    return np.asarray([a[s] - b[s] for s in shared], np.float64)
 
 
 def paired_interval(

@@ -459,6 +459,25 @@ def selection_reset_step(out_dir: str | os.PathLike, seed: int) -> int:
     return int(files.read_json(path)["step"]) if path.exists() else 0
 
 
+def shorter_run(
+    config: TrainConfig, trained: Sequence[tuple[TrainConfig, Path]]
+) -> Path | None:
+    """The longest run already trained that differs from ``config`` only in steps.
+
+    ``weight 10, 300 steps`` is ``weight 10, 150 steps`` trained on: training
+    resumes exactly from a checkpoint, so the longer run continues the
+    shorter one (:func:`continue_from`) instead of computing its first steps
+    again.  ``trained``: the configurations trained so far, with their runs.
+    """
+    twins = [
+        (c.steps, out)
+        for c, out in trained
+        if c.steps < config.steps
+        and dataclasses.replace(c, steps=config.steps) == config
+    ]
+    return max(twins)[1] if twins else None
+
+
 def continue_from(
     shorter: str | os.PathLike,
     config: TrainConfig,

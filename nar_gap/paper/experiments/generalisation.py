@@ -75,6 +75,7 @@ from nar_gap.analysis.verdicts import (
     CONFIDENCE_LEVEL,
     Summary,
     bonferroni_level,
+    paired_by_seed,
     paired_side,
     t_interval,
 )
@@ -471,9 +472,7 @@ def paired_difference(
             if r["contender"] == name and _key(r) == key
         }
 
-    plain, supervised = by_seed("plain"), by_seed("supervised")
-    shared = sorted(set(plain) & set(supervised))
-    return np.asarray([supervised[s] - plain[s] for s in shared])
+    return paired_by_seed(by_seed("supervised"), by_seed("plain"))
 
 
 def _sides(

@@ -21,11 +21,9 @@ Notebook 02 measures it for the arms ``Profile.studies.plateaus`` names: at
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from nar_gap.analysis.verdicts import plateau, seed_means
+from nar_gap.analysis.verdicts import first_plateau, plateau_horizons
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
 from nar_gap.paper.experiments.runs import baseline_config, metadata, run_dir
 from nar_gap.system import files
@@ -36,33 +34,6 @@ from nar_gap.training.run_dir import CONFIG_FILE, continue_from
 def plateau_file(algorithm: str, edge_info: bool = False) -> str:
     """The horizons of ``algorithm``'s baseline (or its edge-information arm)."""
     return f"plateau_{algorithm}{'_edge_info' if edge_info else ''}.csv"
-
-
-def horizon_rows(history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per evaluation step T: would a run of T steps be at its plateau?"""
-    steps, means = seed_means((r["step"], r["val_score"]) for r in history)
-    rows = []
-    for k, step in enumerate(steps):
-        reached, evidence = plateau(steps[: k + 1], means[: k + 1])
-        rows.append(
-            {
-                "steps": step,
-                "seed_mean_val": means[k],
-                "at_plateau": reached,
-                "evidence": evidence,
-            }
-        )
-    return rows
-
-
-def first_plateau(rows: Sequence[dict[str, Any]]) -> int | None:
-    """The shortest horizon from which every longer one is at its plateau."""
-    found = None
-    for row in reversed(rows):
-        if not row["at_plateau"]:
-            break
-        found = int(row["steps"])
-    return found
 
 
 def plateau_config(
@@ -97,7 +68,7 @@ def measure_plateau(
     if out != baseline and (baseline / CONFIG_FILE).is_file():
         continue_from(baseline, config, out)
     run = train(config, out, progress=progress)
-    rows = horizon_rows(read_validation(run.out_dir))
+    rows = plateau_horizons(read_validation(run.out_dir))
     return files.write_table(
         Path(dirs.results) / plateau_file(algorithm, edge_info),
         rows,

@@ -417,6 +417,13 @@ CPU = Profile(
     # 0.1 sweep's rows to 4096 nodes add up to about 40 min.  The
     # ``studies`` profile runs each at its full size.
     studies=Studies(
+        recipe_algorithms=("bfs", "bellman_ford"),
+        recipes=(
+            "plain",
+            "attention_w10",
+            "plain_edge_info",
+            "attention_w10_edge_info",
+        ),
         drift_steps=50,
         size_sweep_sizes=(16, 64),
         plateaus=(("bellman_ford", False, 0), ("bellman_ford", True, 0)),

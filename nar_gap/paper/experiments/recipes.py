@@ -51,9 +51,10 @@ from nar_gap.analysis.verdicts import (
     FAITHFUL_INTERNAL,
     Summary,
     is_faithful,
+    paired_by_seed,
     paired_higher,
-    plateau,
-    seed_means,
+    paired_interval,
+    plateau_horizons,
     spread_summary,
     t_interval,
 )
@@ -71,7 +72,7 @@ from nar_gap.system import files
 from nar_gap.tasks.batch import Batch, concat_batches
 from nar_gap.tasks.graphs import family_batch
 from nar_gap.training import TrainConfig, read_validation, train
-from nar_gap.training.run_dir import continue_from
+from nar_gap.training.run_dir import continue_from, shorter_run
 from nar_gap.training.supervision import with_state_probe
 
 MEASURES = ("accuracy", "internal", "argmax_agreement")
@@ -107,6 +108,9 @@ class Recipe:
         join one at a time, smallest first (0: all from the start).
       steps_factor: the baseline's steps times this.
       selection: ``TrainConfig.selection``.
+      edge_info: train the paper's edge-information network
+        (``NetworkConfig.use_edge_info``), the architecture of a compiled
+        program that reads edge weights (Bellman-Ford's): like for like.
     """
 
     name: str
@@ -117,6 +121,7 @@ class Recipe:
     curriculum: float = 0.0
     steps_factor: float = 1.0
     selection: str = "final"
+    edge_info: bool = False
 
     def knobs(self) -> dict[str, Any]:
         """The recipe's columns in the table."""
@@ -152,15 +157,27 @@ RECIPES = (
     Recipe("attention_w10_curriculum", attention_weight=10.0, curriculum=0.5),
     Recipe("plain_x4", steps_factor=4.0),
     Recipe("attention_w10_x4", attention_weight=10.0, steps_factor=4.0),
+    Recipe("plain_edge_info", edge_info=True),
+    Recipe("attention_w10_edge_info", attention_weight=10.0, edge_info=True),
+    Recipe("plain_x4_edge_info", steps_factor=4.0, edge_info=True),
+    Recipe(
+        "attention_w10_x4_edge_info",
+        attention_weight=10.0,
+        steps_factor=4.0,
+        edge_info=True,
+    ),
 )
 RECIPE_NAMES = tuple(r.name for r in RECIPES)
 # What the study runs per algorithm unless told (--recipes).  Bellman-Ford's
 # baseline steps are where notebook 02's 75 % rule first qualifies, but its
 # plain run still gains from 400 to 800 steps, so its recipes go on to 4x
 # (each continuing the shorter one's run); its other single changes were
-# settled on BFS or cost more than they showed there.
+# settled on BFS or cost more than they showed there.  The compiled
+# Bellman-Ford reads edge weights through the edge-information network, so
+# its plain and weight-10 recipes run on that architecture too (``_edge_info``:
+# like for like); BFS's compiled network has none, and no such row.
 STUDIED = {
-    "bfs": tuple(n for n in RECIPE_NAMES if not n.endswith("_x4")),
+    "bfs": tuple(n for n in RECIPE_NAMES if "_x4" not in n and "edge" not in n),
     "bellman_ford": (
         "plain",
         "plain_x2",
@@ -169,6 +186,10 @@ STUDIED = {
         "attention_w10",
         "attention_w10_x2",
         "attention_w10_x4",
+        "plain_edge_info",
+        "attention_w10_edge_info",
+        "plain_x4_edge_info",
+        "attention_w10_x4_edge_info",
     ),
 }
 
@@ -176,6 +197,21 @@ STUDIED = {
 def studied(algorithm: str) -> tuple[str, ...]:
     """The recipes the study runs on ``algorithm`` by default (all, elsewhere)."""
     return STUDIED.get(algorithm, RECIPE_NAMES)
+
+
+def chosen(algorithm: str, asked: Sequence[str]) -> tuple[str, ...]:
+    """Of the ``asked`` recipes, those :func:`studied` on ``algorithm`` (none: all).
+
+    One list serves every algorithm of a profile: BFS skips the
+    edge-information recipes a Bellman-Ford list asks for.  An unknown name
+    is an error (:func:`named`), not a skip.
+    """
+    named(asked)
+    return (
+        tuple(n for n in asked if n in studied(algorithm))
+        if asked
+        else studied(algorithm)
+    )
 
 
 def named(names: Sequence[str]) -> list[Recipe]:
@@ -193,7 +229,7 @@ def recipe_config(
     profile: Profile, algorithm: str, recipe: Recipe, seeds: int
 ) -> TrainConfig:
     """The baseline's configuration at its first ``seeds`` seeds, as ``recipe`` says."""
-    plain = baseline_config(profile, algorithm)
+    plain = baseline_config(profile, algorithm, recipe.edge_info)
     network = dataclasses.replace(
         plain.network, hint_teacher_forcing=recipe.teacher_forcing
     )
@@ -293,42 +329,37 @@ def recipe_row(
         "seeds": len(per_seed),
         "seed_steps": config.steps * len(per_seed),
     }
-    for measure in MEASURES:
+    held_out = bool(per_seed) and "meets_held_out_bar" in per_seed[0]
+    for measure in MEASURES + (HELD_OUT_MEASURES if held_out else ()):
         values = np.asarray([r[measure] for r in per_seed], np.float64)
-        summary = Summary.of(values)
-        low, high = t_interval(summary)
-        row |= {
-            measure: summary.mean,
-            f"{measure}_low": low,
-            f"{measure}_high": high,
-            f"{measure}_worst": float(
-                values.max() if measure == "internal" else values.min()
-            ),
-        }
-    meeting = sum(bool(r["meets_bar"]) for r in per_seed)
-    row["seeds_meeting_bar"] = meeting
-    row["meets_bar"] = meeting == len(per_seed)
-    if per_seed and "meets_held_out_bar" in per_seed[0]:
-        for measure in HELD_OUT_MEASURES:
-            values = np.asarray([r[measure] for r in per_seed], np.float64)
-            low, high = t_interval(Summary.of(values))
-            row |= {
-                measure: float(values.mean()),
-                f"{measure}_low": low,
-                f"{measure}_high": high,
-            }
-        row["seeds_meeting_held_out_bar"] = sum(
-            bool(r["meets_held_out_bar"]) for r in per_seed
-        )
+        low, high = t_interval(Summary.of(values))
+        row |= {measure: float(values.mean()), f"{measure}_low": low}
+        row[f"{measure}_high"] = high
+        if measure in MEASURES:
+            worst = values.max() if measure == "internal" else values.min()
+            row[f"{measure}_worst"] = float(worst)
+    for bar in ("bar", "held_out_bar") if held_out else ("bar",):
+        row[f"seeds_meeting_{bar}"] = sum(bool(r[f"meets_{bar}"]) for r in per_seed)
+    row["meets_bar"] = row["seeds_meeting_bar"] == len(per_seed)
     return row
 
 
-def verdict(rows: Sequence[Mapping[str, Any]], needed_seeds: int) -> str:
+def verdict(
+    rows: Sequence[Mapping[str, Any]],
+    needed_seeds: int,
+    per_seed: Sequence[Mapping[str, Any]] = (),
+) -> str:
     """Which recipe meets the bar on every one of at least ``needed_seeds`` seeds.
 
     Then, beside it, the same recipe (or the closest) on the held-out graphs
-    (:func:`held_out_sentence`), where the supervision did not look.
+    (:func:`held_out_sentence`), where the supervision did not look; and
+    each edge-information recipe against its twin without
+    (:func:`like_for_like`, from the ``per_seed`` rows).
     """
+    return " ".join([_bar_sentence(rows, needed_seeds), *like_for_like(per_seed)])
+
+
+def _bar_sentence(rows: Sequence[Mapping[str, Any]], needed_seeds: int) -> str:
     bar = f"{FAITHFUL_ATTENTION}, accuracy >= {FAITHFUL_ACCURACY:g} on every seed"
     good = [r for r in rows if r["meets_bar"] and r["seeds"] >= needed_seeds]
     if good:
@@ -349,6 +380,49 @@ def verdict(rows: Sequence[Mapping[str, Any]], needed_seeds: int) -> str:
         f"{closest['accuracy']:.3f}."
     )
     return f"{said} {held_out_sentence([closest])}".rstrip()
+
+
+def like_for_like(per_seed: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Does the compiled network's own architecture bring a recipe closer?
+
+    For each recipe trained with edge information (the architecture of the
+    compiled Bellman-Ford) and its twin, the same recipe without: the twin's
+    internal distance minus the recipe's, paired by seed (the same seeds and
+    data order), by a one-sided paired t-test (:func:`paired_higher`).
+    Yes: the edge-information network ends closer to the compiled
+    attention; no: further; inconclusive otherwise, with the seeds a
+    decision would need.  Beside it, each arm's seeds at the bar.
+    """
+    recipes = named(list(dict.fromkeys(str(r["recipe"]) for r in per_seed)))
+    said = []
+    for recipe in (r for r in recipes if r.edge_info):
+        alike = dataclasses.replace(recipe, name="", edge_info=False)
+        twins = [r.name for r in recipes if dataclasses.replace(r, name="") == alike]
+        if not twins:
+            continue
+        arms = {n: [r for r in per_seed if r["recipe"] == n] for n in twins}
+        arms[recipe.name] = [r for r in per_seed if r["recipe"] == recipe.name]
+        internal = {
+            n: {int(r["seed"]): float(r["internal"]) for r in arm}
+            for n, arm in arms.items()
+        }
+        diff = paired_by_seed(internal[twins[0]], internal[recipe.name])
+        judged = paired_higher(diff)
+        low, high = paired_interval(diff) if diff.size > 1 else (np.nan, np.nan)
+        needed = judged.seeds_needed
+        arm_said = "; ".join(
+            f"{n} internal {np.mean(list(internal[n].values())):.3f}, "
+            f"{sum(bool(r['meets_bar']) for r in arm)} of {len(arm)} seeds at the bar"
+            for n, arm in arms.items()
+        )
+        said.append(
+            f"Like for like ({arm_said}): is {recipe.name} closer to the compiled "
+            f"attention than {twins[0]}? {ANSWERS.get(judged.verdict, judged.verdict)}"
+            f"; {twins[0]} - {recipe.name} internal {diff.mean():+.3f} "
+            f"[{low:+.3f}, {high:+.3f}], paired by seed ({judged.evidence}"
+            f"{f'; {needed} seeds would decide' if needed else ''})."
+        )
+    return said
 
 
 def held_out_sentence(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -377,7 +451,8 @@ def closest_pair(rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     Supervised: among the recipes with a supervision weight held to the end,
     the one with the most seeds at the bar, then the lowest mean internal
     distance.  Plain: the unsupervised recipe with the same steps, teacher
-    forcing and curriculum, so that the two differ in the supervision alone.
+    forcing, curriculum and architecture (edge information or not), so that
+    the two differ in the supervision alone.
     Chosen from the table by rule, before anything out of distribution is
     measured, so the comparison cannot be picked after the fact.
 
@@ -396,6 +471,7 @@ def closest_pair(rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
                 float(x["teacher_forcing"]),
                 float(x["curriculum"]),
                 str(x["selection"]),
+                str(x["edge_info"]),
             )
 
         for other in rows:
@@ -408,7 +484,7 @@ def closest_pair(rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     if not paired:
         raise ValueError(
             "no supervised recipe with an unsupervised twin (same steps, teacher "
-            "forcing, curriculum and selection) in the recipe table"
+            "forcing, curriculum, selection and edge information) in the table"
         )
     best = max(
         paired, key=lambda r: (int(r["seeds_meeting_bar"]), -float(r["internal"]))
@@ -513,27 +589,8 @@ def plateau_columns(out: Path) -> dict[str, Any]:
     over the last half of the run's evaluations); ``plateau_evidence``: its
     numbers.
     """
-    steps, means = seed_means((r["step"], r["val_score"]) for r in read_validation(out))
-    reached, evidence = plateau(steps, means)
-    return {"at_plateau": reached, "plateau_evidence": evidence}
-
-
-def _shorter_twin(
-    config: TrainConfig, trained: Sequence[tuple[TrainConfig, Path]]
-) -> Path | None:
-    """The longest run already trained that differs from ``config`` only in steps.
-
-    ``weight 10, 300 steps`` is ``weight 10, 150 steps`` trained on: training
-    resumes exactly from a checkpoint, so the longer recipe continues the
-    shorter one's run instead of computing its first steps again.
-    """
-    twins = [
-        (c.steps, out)
-        for c, out in trained
-        if c.steps < config.steps
-        and dataclasses.replace(c, steps=config.steps) == config
-    ]
-    return max(twins)[1] if twins else None
+    whole = plateau_horizons(read_validation(out))[-1]
+    return {"at_plateau": whole["at_plateau"], "plateau_evidence": whole["evidence"]}
 
 
 def run_recipes(
@@ -556,7 +613,7 @@ def run_recipes(
     for recipe in tqdm(recipes, desc=f"recipes {algorithm}", disable=not progress):
         config = recipe_config(profile, algorithm, recipe, seeds)
         out = run_dir(config, dirs.runs)
-        shorter = _shorter_twin(config, trained)
+        shorter = shorter_run(config, trained)
         if shorter is not None:  # a straight run, resumed: the same numbers
             continue_from(shorter, config, out)
         per_seed = _trained_seed_rows(recipe, config, out, graphs, progress)
@@ -580,7 +637,9 @@ def _write(
     An interrupted study keeps what it finished.
     """
     meta = metadata(
-        profile, test_num_nodes=profile.test_num_nodes, verdict=verdict(rows, seeds)
+        profile,
+        test_num_nodes=profile.test_num_nodes,
+        verdict=verdict(rows, seeds, per_seed),
     )
     files.write_table(dirs.results / recipes_file(algorithm), rows, meta)
     files.write_table(dirs.results / recipe_seeds_file(algorithm), per_seed, meta)
@@ -906,9 +965,7 @@ def _closer_than_twin(drift: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]
 
     out = []
     for step in sorted({int(r["steps_unsupervised"]) for r in drift}):
-        mine, twin = at(supervised[0], step), at(plain[0], step)
-        shared = sorted(set(mine) & set(twin))
-        diff = np.asarray([twin[s] - mine[s] for s in shared])
+        diff = paired_by_seed(at(plain[0], step), at(supervised[0], step))
         judged = paired_higher(diff)
         out.append(
             {
@@ -969,8 +1026,8 @@ def run_profile_recipes(
         return dirs.read_back(recipes_file(algorithm), typed=True)
     studies = profile.studies
     seeds = len(baseline_config(profile, algorithm).seeds[: studies.recipe_seeds])
-    chosen = named(studies.recipes or studied(algorithm))
-    rows = run_recipes(profile, algorithm, chosen, dirs, seeds, progress)
+    asked = named(chosen(algorithm, studies.recipes))
+    rows = run_recipes(profile, algorithm, asked, dirs, seeds, progress)
     if studies.drift_steps > 0:
         run_drift(
             profile,

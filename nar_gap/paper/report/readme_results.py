@@ -497,6 +497,7 @@ def _recipes(results: Path, algorithm: str = "bfs") -> str:
     table = markdown_table(
         (
             "recipe",
+            "edge information",
             "attention, state weight",
             "annealed by",
             "teacher forcing, curriculum",
@@ -513,6 +514,7 @@ def _recipes(results: Path, algorithm: str = "bfs") -> str:
         [
             (
                 r["recipe"],
+                "yes" if r["edge_info"] == "True" else "–",
                 f"{float(r['attention_weight']):g}, {float(r['state_weight']):g}",
                 "–"
                 if float(r["anneal"]) == 0
@@ -799,7 +801,7 @@ def _study_parts(results: Path) -> tuple[tuple[str, Callable[[Path], str]], ...]
     """Notebook 07's recipe, drift and generalisation parts, per algorithm studied.
 
     A profile studies the recipes on the algorithms its ``studies`` name
-    (``cpu``: BFS; the ``studies`` profile: both), so an algorithm without a
+    (``cpu`` and ``studies``: both; ``smoke``: BFS), so an algorithm without a
     recipe table gets one line saying so, not three missing-file notes.
     """
     parts: tuple[tuple[str, Callable[[Path], str]], ...] = ()

@@ -822,7 +822,8 @@ def not_worse(results: Path, table: str, modified: str, unmodified: str) -> Verd
 
 BIAS_MOVED_LOGIT = 0.05
 """The seed-mean ``bias_logit_bound`` (the most the trained pre-attention
-bias can change any attention logit, :func:`nar_gap.model.gatv2.bias_movement`) from which a bias arm is a different model from its control.
+bias can change any attention logit, :func:`nar_gap.model.gatv2.bias_movement`)
+from which a bias arm is a different model from its control.
 Below it the bias changes no attention weight by more than a factor
 ``exp(2 * 0.05)``, about 10 %: the two arms are nearly one network trained
 twice from the same seed, and "the bias makes no difference" would hold by

@@ -80,7 +80,8 @@ NOT_COUNTED = {
     "05": "the measures at each evaluation step: not counted",
     "06": "the loss grids ({grid} points per centre): not counted",
     "07": "the measures of each variant (test, sizes, sharpness): not counted; "
-    "the recipe study and drift (python -m ...recipes) are outside the notebooks",
+    "the recipe study's runs, their drift and generalisation "
+    "(recipes.run_profile_recipes) are not counted either",
     "08": "TransNAR's text models (three per seed, trained on CLRS-Text) and "
     "their scoring: not counted; it reads notebook 02's baselines",
 }

@@ -132,7 +132,7 @@ def test_the_study_writes_both_tables_and_reruns_to_the_same_numbers(tmp_path):
     from nar_gap.paper.report import readme_results
 
     rendered = readme_results._recipes(tmp_path / "out")
-    assert "| attention_w10_annealed | 10, 0 | 0.5 of the steps |" in rendered
+    assert "| attention_w10_annealed | – | 10, 0 | 0.5 of the steps |" in rendered
     assert recipes.stored_verdict(tmp_path / "out" / "closing_gap_recipes_bfs.csv") in (
         rendered
     )
@@ -355,3 +355,76 @@ def test_the_compiled_network_meets_the_held_out_bar_and_a_random_one_does_not()
     assert not recipes._measured_rows(Recipe("plain"), random, graphs)[0][
         "meets_held_out_bar"
     ]
+
+
+def test_the_edge_information_recipes_train_the_compiled_architecture():
+    """Bellman-Ford's like-for-like recipes train the network that reads edge
+    weights; BFS, whose compiled network has none, skips them in a shared list."""
+    cpu = profiles.get("cpu")
+    for name, edge_info in (("plain", False), ("attention_w10_edge_info", True)):
+        (recipe,) = recipes.named([name])
+        config = recipes.recipe_config(cpu, "bellman_ford", recipe, seeds=2)
+        assert config.network.use_edge_info is edge_info
+    asked = cpu.studies.recipes
+    assert "attention_w10_edge_info" in recipes.chosen("bellman_ford", asked)
+    assert recipes.chosen("bfs", asked) == ("plain", "attention_w10")
+    assert recipes.chosen("bfs", ()) == recipes.studied("bfs")
+
+
+def _rows(internals: dict[str, float]) -> list[dict]:
+    config = recipes.recipe_config(profiles.get("cpu"), "bellman_ford", Recipe("x"), 2)
+    rows = []
+    for recipe in recipes.named(list(internals)):
+        triples = [(1.0, internals[recipe.name], 1.0)] * 2
+        per_seed = recipes.seed_rows(recipe, range(2), _seeds(*triples))
+        rows.append(recipes.recipe_row(recipe, config, per_seed))
+    return rows
+
+
+def test_the_closest_pair_keeps_the_supervised_recipe_and_its_twin_in_one_network():
+    both = {
+        "plain": 0.5,
+        "attention_w10": 0.2,
+        "plain_edge_info": 0.4,
+        "attention_w10_edge_info": 0.03,
+    }
+    assert recipes.closest_pair(_rows(both)) == (
+        "attention_w10_edge_info",
+        "plain_edge_info",
+    )
+    del both["plain_edge_info"]  # no control of the same architecture left
+    assert recipes.closest_pair(_rows(both)) == ("attention_w10", "plain")
+
+
+def _paired(without: list[float], with_edges: list[float]) -> list[dict]:
+    seeds = range(len(without))
+    return [
+        *recipes.seed_rows(
+            recipes.named(["attention_w10"])[0],
+            seeds,
+            _seeds(*[(1.0, v, 1.0) for v in without]),
+        ),
+        *recipes.seed_rows(
+            recipes.named(["attention_w10_edge_info"])[0],
+            seeds,
+            _seeds(*[(1.0, v, 1.0) for v in with_edges]),
+        ),
+    ]
+
+
+def test_like_for_like_says_whether_the_compiled_architecture_ends_closer_both_ways():
+    far, near = [0.30, 0.32, 0.28, 0.31], [0.03, 0.04, 0.02, 0.035]
+    (closer,) = recipes.like_for_like(_paired(far, near))
+    assert "closer to the compiled attention than attention_w10? yes;" in closer
+    assert "attention_w10_edge_info internal 0.031, 4 of 4 seeds at the bar" in closer
+    assert "attention_w10 internal 0.302, 0 of 4 seeds at the bar" in closer
+    (further,) = recipes.like_for_like(_paired(near, far))
+    assert "attention_w10? no;" in further
+    (straddles,) = recipes.like_for_like(_paired(far, [0.1, 0.6, 0.05, 0.5]))
+    assert "attention_w10? inconclusive;" in straddles
+    assert "seeds would decide" in straddles
+    assert recipes.like_for_like(_paired(far, near)[:4]) == []  # no edge recipe
+    rows = _rows({"attention_w10": 0.3, "attention_w10_edge_info": 0.03})
+    said = recipes.verdict(rows, 2, _paired(far, near))
+    assert said.startswith("attention_w10_edge_info meets the bar")
+    assert said.endswith(closer)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from nar_gap.analysis import verdicts
 from nar_gap.paper.experiments import plateau, profiles, settings
 from nar_gap.system import files
 
@@ -60,17 +61,17 @@ def _history(means_by_step):
     ],
 )
 def test_the_plateau_is_where_every_longer_horizon_is_flat(curve, expected):
-    rows = plateau.horizon_rows(_history(curve))
+    rows = verdicts.plateau_horizons(_history(curve))
     assert [r["steps"] for r in rows] == sorted(curve)
     assert rows[0]["at_plateau"] is False  # one evaluation says nothing
-    assert plateau.first_plateau(rows) == expected
+    assert verdicts.first_plateau(rows) == expected
 
 
 def test_a_dip_after_the_plateau_moves_it_later():
     curve = {0: 0.1, 100: 0.9, 200: 0.9, 300: 0.9, 400: 0.9, 500: 0.9, 600: 0.9}
     curve |= {700: 0.8, 800: 0.8, 900: 0.8, 1000: 0.8, 1100: 0.8, 1200: 0.8}
     curve |= {s: 0.8 for s in range(1300, 2100, 100)}
-    found = plateau.first_plateau(plateau.horizon_rows(_history(curve)))
+    found = verdicts.first_plateau(verdicts.plateau_horizons(_history(curve)))
     assert found is not None and found > 1200
 
 
