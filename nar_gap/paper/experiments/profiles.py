@@ -415,7 +415,12 @@ CPU = Profile(
     # EPYC, another notebook beside each) the sweep's cell took 142 s to 256
     # nodes, the recipes with their drift 152 s, generalisation 103 s; the
     # 0.1 sweep's rows to 4096 nodes add up to about 40 min.  The
-    # ``studies`` profile runs each at its full size.
+    # ``studies`` profile runs each at its full size.  Bellman-Ford's
+    # plain and weight-10 recipes, without and with edge information (like
+    # for like, issue 51), came at e09e17a: in that fresh-clone run on a
+    # 2-core AMD EPYC with AVX2 notebook 07 took 2693 s, its recipes (BFS
+    # and Bellman-Ford) done after about 1 750 s; that host kind takes about
+    # twice as long as the AVX-512 one, and the whole run 90 min.
     studies=Studies(
         recipe_algorithms=("bfs", "bellman_ford"),
         recipes=(
