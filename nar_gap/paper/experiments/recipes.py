@@ -54,7 +54,8 @@ from nar_gap.analysis.verdicts import (
     paired_by_seed,
     paired_higher,
     paired_interval,
-    plateau_horizons,
+    plateau,
+    seed_means,
     spread_summary,
     t_interval,
 )
@@ -397,16 +398,19 @@ def like_for_like(per_seed: Sequence[Mapping[str, Any]]) -> list[str]:
     said = []
     for recipe in (r for r in recipes if r.edge_info):
         alike = dataclasses.replace(recipe, name="", edge_info=False)
-        twins = [r.name for r in recipes if dataclasses.replace(r, name="") == alike]
-        if not twins:
+        twin = next(
+            (r.name for r in recipes if dataclasses.replace(r, name="") == alike), None
+        )
+        if twin is None:
             continue
-        arms = {n: [r for r in per_seed if r["recipe"] == n] for n in twins}
-        arms[recipe.name] = [r for r in per_seed if r["recipe"] == recipe.name]
+        arms = {
+            n: [r for r in per_seed if r["recipe"] == n] for n in (twin, recipe.name)
+        }
         internal = {
             n: {int(r["seed"]): float(r["internal"]) for r in arm}
             for n, arm in arms.items()
         }
-        diff = paired_by_seed(internal[twins[0]], internal[recipe.name])
+        diff = paired_by_seed(internal[twin], internal[recipe.name])
         judged = paired_higher(diff)
         low, high = paired_interval(diff) if diff.size > 1 else (np.nan, np.nan)
         needed = judged.seeds_needed
@@ -417,8 +421,8 @@ def like_for_like(per_seed: Sequence[Mapping[str, Any]]) -> list[str]:
         )
         said.append(
             f"Like for like ({arm_said}): is {recipe.name} closer to the compiled "
-            f"attention than {twins[0]}? {ANSWERS.get(judged.verdict, judged.verdict)}"
-            f"; {twins[0]} - {recipe.name} internal {diff.mean():+.3f} "
+            f"attention than {twin}? {ANSWERS.get(judged.verdict, judged.verdict)}"
+            f"; {twin} - {recipe.name} internal {diff.mean():+.3f} "
             f"[{low:+.3f}, {high:+.3f}], paired by seed ({judged.evidence}"
             f"{f'; {needed} seeds would decide' if needed else ''})."
         )
@@ -589,8 +593,9 @@ def plateau_columns(out: Path) -> dict[str, Any]:
     over the last half of the run's evaluations); ``plateau_evidence``: its
     numbers.
     """
-    whole = plateau_horizons(read_validation(out))[-1]
-    return {"at_plateau": whole["at_plateau"], "plateau_evidence": whole["evidence"]}
+    steps, means = seed_means((r["step"], r["val_score"]) for r in read_validation(out))
+    reached, evidence = plateau(steps, means)
+    return {"at_plateau": reached, "plateau_evidence": evidence}
 
 
 def run_recipes(
