@@ -459,23 +459,54 @@ def selection_reset_step(out_dir: str | os.PathLike, seed: int) -> int:
     return int(files.read_json(path)["step"]) if path.exists() else 0
 
 
+@dataclasses.dataclass(frozen=True)
+class Start:
+    """A trained run another configuration continues (:func:`continue_from`).
+
+    ``reselect``: the two select by different rules, so the copied seeds'
+    selection starts again at the copied step.
+    """
+
+    run: Path
+    reselect: bool
+
+
 def shorter_run(
     config: TrainConfig, trained: Sequence[tuple[TrainConfig, Path]]
-) -> Path | None:
-    """The longest run already trained that differs from ``config`` only in steps.
+) -> Start | None:
+    """The longest run already trained that ``config`` continues, if any.
 
     ``weight 10, 300 steps`` is ``weight 10, 150 steps`` trained on: training
     resumes exactly from a checkpoint, so the longer run continues the
     shorter one (:func:`continue_from`) instead of computing its first steps
-    again.  ``trained``: the configurations trained so far, with their runs.
+    again.  A run may also hold more seeds (notebook 02's baseline, of which
+    a study trains the first), and select by another rule: its selection is
+    then reset at the copied step, so a ``final`` study of the baseline's
+    own steps is the baseline's last parameters, trained once, not twice.
+    Of two as long, one that selects by ``config``'s rule (an exact straight
+    run) comes first.  ``trained``: the configurations trained so far, with
+    their runs.
     """
-    twins = [
-        (c.steps, out)
-        for c, out in trained
-        if c.steps < config.steps
-        and dataclasses.replace(c, steps=config.steps) == config
-    ]
-    return max(twins)[1] if twins else None
+    found = []
+    for previous, out in trained:
+        fewer_seeds = set(config.seeds) <= set(previous.seeds)
+        if previous.steps > config.steps or not fewer_seeds:
+            continue
+        reselect = previous.selection != config.selection
+        same = dataclasses.replace(
+            previous,
+            steps=config.steps,
+            seeds=config.seeds,
+            seed_strategy=config.seed_strategy,
+            selection=config.selection,
+        )
+        if same != config or previous == config:
+            continue
+        found.append((previous.steps, not reselect, str(out), reselect))
+    if not found:
+        return None
+    *_, out, reselect = max(found)
+    return Start(Path(out), reselect)
 
 
 def continue_from(
@@ -511,7 +542,10 @@ def continue_from(
     history, and as a candidate under ``first_best`` it would win every tie
     and keep the long run where it started.  The step is recorded in the
     seed's ``selection_reset.json`` and its metrics'
-    ``selection_reset_step``.
+    ``selection_reset_step``.  Since nothing of the shorter run's selection
+    is kept, ``config`` may select by another rule (its ``selection``): a
+    ``final`` run of the same steps started from a ``first_best`` one has
+    that run's last parameters, with no step trained again.
 
     Returns the seeds copied.
     """
@@ -519,7 +553,10 @@ def continue_from(
     if not (source / CONFIG_FILE).exists():
         raise CheckpointError(f"{source} holds no run to continue")
     previous = TrainConfig.from_dict(files.read_json(source / CONFIG_FILE))
-    check_run_dir(source, _same_schedule_so_far(previous, config))
+    expected = _same_schedule_so_far(previous, config)
+    if reselect:  # the copied selection is reset: its rule decides nothing here
+        expected = dataclasses.replace(expected, selection=previous.selection)
+    check_run_dir(source, expected)
     check_initial(source, "")
     if previous.steps > config.steps:
         raise CheckpointError(

@@ -183,3 +183,70 @@ def test_continue_from_with_reselect_lets_a_later_step_win(tmp_path):
     assert [(r["step"], r["seed"]) for r in history] == [
         (step, seed) for step in (0, 10, 20) for seed in CONFIG.seeds
     ]
+
+
+def test_shorter_run_finds_what_a_configuration_continues(tmp_path):
+    """Fewer or as many steps, a subset of the seeds, any selection rule.
+
+    Of two as long, the run selecting by the same rule (an exact straight run)
+    wins; another rule asks for the selection reset; anything else that
+    differs (the width), a seed the run lacks, more steps or the very same
+    configuration gives none.
+    """
+    from nar_gap.training.run_dir import Start, shorter_run
+
+    asked = dataclasses.replace(CONFIG, seeds=(4, 5), selection="final")
+    baseline = dataclasses.replace(CONFIG, steps=20)  # first_best, seeds 4-7
+    short = dataclasses.replace(asked, steps=10)
+    assert shorter_run(asked, [(baseline, tmp_path / "b")]) == Start(
+        tmp_path / "b", reselect=True
+    )
+    assert shorter_run(
+        asked, [(baseline, tmp_path / "b"), (short, tmp_path / "s")]
+    ) == (Start(tmp_path / "b", reselect=True))
+    same_rule = dataclasses.replace(baseline, selection="final")
+    both = [(baseline, tmp_path / "b"), (same_rule, tmp_path / "f")]
+    assert shorter_run(asked, both) == Start(tmp_path / "f", reselect=False)
+    wider = dataclasses.replace(
+        baseline, network=dataclasses.replace(baseline.network, hidden_size=16)
+    )
+    for other in (
+        wider,
+        dataclasses.replace(baseline, seeds=(5, 6)),
+        dataclasses.replace(baseline, steps=30),
+        asked,
+    ):
+        assert shorter_run(asked, [(other, tmp_path / "o")]) is None, other
+
+
+def test_a_final_run_started_from_a_first_best_run_trains_nothing(
+    tmp_path, monkeypatch
+):
+    """Notebook 07's ``plain`` recipe: the baseline's first seeds, last step.
+
+    Started from a first_best run of the same steps (its selection reset),
+    the final-rule run keeps each seed's last parameters and trains no step;
+    without the reset the two rules may not share a run.
+    """
+    from nar_gap.training.run_dir import load_run
+
+    baseline = train(CONFIG, tmp_path / "baseline", progress=False)
+    asked = dataclasses.replace(CONFIG, seeds=(4, 5), selection="final")
+    with pytest.raises(CheckpointError, match="selection"):
+        continue_from(tmp_path / "baseline", asked, tmp_path / "no")
+    assert continue_from(
+        tmp_path / "baseline", asked, tmp_path / "plain", reselect=True
+    ) == [4, 5]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a finished step was trained again")
+
+    monkeypatch.setattr(loop, "train_group", refuse)
+    plain = train(asked, tmp_path / "plain", progress=False)
+    last = load_run(baseline.out_dir, "final").params
+    assert _leaves_equal(plain.params, _seed(last, slice(0, 2)))
+    assert [m["selected_step"] for m in plain.metrics] == [20, 20]
+    history = read_validation(tmp_path / "plain")
+    assert [(r["step"], r["seed"]) for r in history] == [
+        (step, seed) for step in (0, 10, 20) for seed in (4, 5)
+    ]

@@ -23,6 +23,11 @@ unless a recipe says otherwise.  Under CLRS's ``first_best`` a seed whose
 validation saturates at its first evaluations keeps those early parameters
 (notebook 07's table lists each seed's selected step), and the recipe would
 be judged on a model it had barely begun to shape.
+
+Where notebook 02 has trained the baseline, ``plain`` is its run, not a
+second one: the baseline's first seeds with their selection reset to the
+last step (``run_dir.shorter_run``), and the longer unsupervised recipes
+train on from there.
 """
 
 from __future__ import annotations
@@ -73,7 +78,12 @@ from nar_gap.system import files
 from nar_gap.tasks.batch import Batch, concat_batches
 from nar_gap.tasks.graphs import family_batch
 from nar_gap.training import TrainConfig, read_validation, train
-from nar_gap.training.run_dir import continue_from, shorter_run
+from nar_gap.training.run_dir import (
+    METRICS_FILE,
+    continue_from,
+    seed_dir,
+    shorter_run,
+)
 from nar_gap.training.supervision import with_state_probe
 
 MEASURES = ("accuracy", "internal", "argmax_agreement")
@@ -614,19 +624,39 @@ def run_recipes(
     """
     graphs = _TestGraphs.of(profile, algorithm)
     rows, per_seed_all = [], []
-    trained: list[tuple[TrainConfig, Path]] = []
+    trained = _baseline_runs(profile, algorithm, dirs.runs)
     for recipe in tqdm(recipes, desc=f"recipes {algorithm}", disable=not progress):
         config = recipe_config(profile, algorithm, recipe, seeds)
         out = run_dir(config, dirs.runs)
-        shorter = shorter_run(config, trained)
-        if shorter is not None:  # a straight run, resumed: the same numbers
-            continue_from(shorter, config, out)
+        start = shorter_run(config, trained)
+        if start is not None:  # a run it continues: its steps are not trained again
+            continue_from(start.run, config, out, reselect=start.reselect)
         per_seed = _trained_seed_rows(recipe, config, out, graphs, progress)
         trained.append((config, out))
         rows.append(recipe_row(recipe, config, per_seed) | plateau_columns(out))
         per_seed_all += per_seed
         _write(profile, algorithm, dirs, seeds, rows, per_seed_all)
     return rows
+
+
+def _baseline_runs(
+    profile: Profile, algorithm: str, runs: Path
+) -> list[tuple[TrainConfig, Path]]:
+    """Notebook 02's finished baseline runs of ``algorithm`` (both architectures).
+
+    ``plain`` is the baseline's network, data and steps on its first seeds,
+    selecting its last step: it starts from the baseline's run
+    (:func:`~nar_gap.training.run_dir.shorter_run`) and trains nothing, and
+    ``plain_x2`` trains on from there.  A baseline not trained yet (the study
+    on its own, before notebook 02) is left out: the recipes train from scratch.
+    """
+    found = []
+    for edge_info in (False, True):
+        config = baseline_config(profile, algorithm, edge_info)
+        out = run_dir(config, runs)
+        if all((seed_dir(out, seed) / METRICS_FILE).is_file() for seed in config.seeds):
+            found.append((config, out))
+    return found
 
 
 def _write(

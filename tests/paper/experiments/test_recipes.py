@@ -138,6 +138,38 @@ def test_the_study_writes_both_tables_and_reruns_to_the_same_numbers(tmp_path):
     )
 
 
+def test_plain_is_notebook_02_s_baseline_on_its_first_seeds_trained_once(
+    tmp_path, monkeypatch
+):
+    """With the baseline trained, ``plain`` trains nothing: its parameters are
+    the baseline's last ones (it selects its final step), seed for seed.
+    Seen failing with the baseline runs left out of the study's start list."""
+    import jax
+
+    import nar_gap.training.loop as loop
+    from nar_gap.paper.experiments.runs import baseline_config, run_dir, train_once
+    from nar_gap.training.run_dir import load_run
+
+    smoke = profiles.get("smoke")
+    baseline = train_once(baseline_config(smoke, "bfs"), tmp_path / "runs", False)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("plain trained the baseline's steps again")
+
+    monkeypatch.setattr(loop, "train_group", refuse)
+    (row,) = _study(tmp_path, "runs", "out", ["plain"])
+    assert row["recipe"] == "plain"
+    config = recipes.recipe_config(smoke, "bfs", recipes.named(["plain"])[0], 1)
+    plain = load_run(run_dir(config, tmp_path / "runs"))
+    last = load_run(baseline.out_dir, "final").params
+    for a, b in zip(
+        jax.tree_util.tree_leaves(plain.params),
+        jax.tree_util.tree_leaves(last),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b)[:1])
+
+
 def test_an_annealed_recipe_is_compared_with_its_constant_twin_only():
     config = recipes.recipe_config(profiles.get("cpu"), "bfs", Recipe("x"), seeds=2)
     made = {}
@@ -365,10 +397,13 @@ def test_the_edge_information_recipes_train_the_compiled_architecture():
         (recipe,) = recipes.named([name])
         config = recipes.recipe_config(cpu, "bellman_ford", recipe, seeds=2)
         assert config.network.use_edge_info is edge_info
-    asked = cpu.studies.recipes
+    asked = ("plain", "attention_w10", "attention_w10_edge_info")
     assert "attention_w10_edge_info" in recipes.chosen("bellman_ford", asked)
     assert recipes.chosen("bfs", asked) == ("plain", "attention_w10")
     assert recipes.chosen("bfs", ()) == recipes.studied("bfs")
+    studies = profiles.get("studies").studies
+    assert "bellman_ford" in studies.recipe_algorithms
+    assert "attention_w10_edge_info" in recipes.chosen("bellman_ford", studies.recipes)
 
 
 def _rows(internals: dict[str, float]) -> list[dict]:
