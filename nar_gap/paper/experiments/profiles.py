@@ -31,12 +31,14 @@ run at hidden 32 over 4 seeds for 70 steps, training on from compiled over 3
 data orders, landscapes on a 7 × 7 grid; notebook 07 trains the first
 ``closing_gap_seeds`` BFS baseline seeds again with each of its variants
 (``long``: twice the steps; Bellman-Ford's in the ``studies`` profile). The
-whole profile is sized to end within an hour on the slower kind of 2-core
-host, two notebooks side by side (docs/notebooks.md's profile table gives
-the measured time per notebook): BFS's seeds and steps and Bellman-Ford's
+whole profile is sized for an hour on the slower kind of 2-core host, two
+notebooks side by side (docs/notebooks.md's profile table gives the
+measured time per notebook): BFS's seeds and steps and Bellman-Ford's
 seeds were cut to pay for Bellman-Ford's 400 steps, and the notebooks whose
 rows the cpu sizes cannot decide (08's TransNAR, 07's Bellman-Ford) run
-smaller or in the ``studies`` profile. ``paper`` is
+smaller or in the ``studies`` profile.  Measured on that kind of host from a
+fresh clone at 615de92 (a 2-core AMD EPYC with AVX2): 62 min 54 s, 3
+minutes over the hour. ``paper`` is
 the paper's setting (128 seeds, 10 000 steps, hidden 128, 1024 minimal seeds,
 50 000 extended steps) and is meant for a GPU.
 
@@ -380,9 +382,8 @@ CPU = Profile(
     long_steps=300,
     stability_orders=3,
     stability_points=4,
-    # 7 x 7: notebook 06's rows are "not testable here" at this profile (the
-    # same-class network does not solve the task in 70 steps), so the grid
-    # is sized for its figures, not for a verdict; 9 x 9 cost 40 % more.
+    # 7 x 7: notebook 06's rows are not testable at this profile (the same-
+    # class network does not solve the task), so the grid is for the figures.
     landscape_points=7,
     faithfulness_graphs=32,
     exactness_sizes=(16, 64, 256),
@@ -408,31 +409,19 @@ CPU = Profile(
         # rose, and longer runs do not fit the hour.  Notebook 02's row
         # checks the rule on the run itself and says what a verdict would
         # take.
-        # 3 seeds since the slower host kind (below): no Bellman-Ford row
-        # of the cpu run was decided by its seeds (Table 10's is not
-        # testable before a plateau; like for like asked 33).
+        # 3 seeds since the slower host kind: no Bellman-Ford row was
+        # decided by its seeds (Table 10's needs a plateau; like for like 33).
         ("bellman_ford", Sizes(seeds=3, hidden_size=HIDDEN_SIZE, steps=400)),
         # 3 seeds: DFS's row agrees far from its threshold (accuracy's
         # 95 % interval [0.011, 0.130] over 4 seeds, the ceiling 0.50).
         ("dfs", Sizes(seeds=3, hidden_size=HIDDEN_SIZE, steps=100)),
     ),
     # The studies at the size the hour affords: BFS's recipes plain and
-    # attention_w10 on 2 seeds (the same steps as the baseline), drifted for
-    # 50 steps; the sweep to 64 nodes; Bellman-Ford's plateau read off
-    # notebook 02's own runs.  In the fresh-clone run at b60dd38 (2-core AMD
-    # EPYC, another notebook beside each) the sweep's cell took 142 s to 256
-    # nodes, the recipes with their drift 152 s, generalisation 103 s; the
-    # 0.1 sweep's rows to 4096 nodes add up to about 40 min.  The
-    # ``studies`` profile runs each at its full size.  Bellman-Ford's
-    # plain and weight-10 recipes, without and with edge information (like
-    # for like, issue 51), ran here at e09e17a: on a 2-core AMD EPYC with
-    # AVX2 (the slower host kind, about half the AVX-512 one's speed) they
-    # took 1 390 s of notebook 07's 2 693 (recipes 875 s, drift 77 s,
-    # generalisation 437 s) and the whole run 90 min.  Their answers were
-    # decided by seeds and steps (no run at its plateau, 0 of 2 seeds at the
-    # bar in either architecture, like for like about 30 seeds from a
-    # decision), so they went back to the ``studies`` profile, which trains
-    # the four and their x4 on the baseline's 3 seeds.
+    # attention_w10 on 2 seeds, drifted 50 steps; the sweep to 64 nodes;
+    # Bellman-Ford's plateau read off notebook 02's runs (the ``studies``
+    # profile runs each at full size).  Bellman-Ford's recipes (like for
+    # like, issue 51) cost 1 390 s of notebook 07 on the slower host kind
+    # at e09e17a, every answer decided by seeds and steps: ``studies`` only.
     studies=Studies(
         recipe_algorithms=("bfs",),
         recipes=("plain", "attention_w10"),

@@ -24,10 +24,8 @@ validation saturates at its first evaluations keeps those early parameters
 (notebook 07's table lists each seed's selected step), and the recipe would
 be judged on a model it had barely begun to shape.
 
-Where notebook 02 has trained the baseline, ``plain`` is its run, not a
-second one: the baseline's first seeds with their selection reset to the
-last step (``run_dir.shorter_run``), and the longer unsupervised recipes
-train on from there.
+Where notebook 02 has trained the baseline, ``plain`` is its run (its first
+seeds, selection reset to the last step), and longer plain recipes go on.
 """
 
 from __future__ import annotations
@@ -642,13 +640,10 @@ def run_recipes(
 def _baseline_runs(
     profile: Profile, algorithm: str, runs: Path
 ) -> list[tuple[TrainConfig, Path]]:
-    """Notebook 02's finished baseline runs of ``algorithm`` (both architectures).
+    """Notebook 02's finished baseline runs of ``algorithm``, both architectures.
 
-    ``plain`` is the baseline's network, data and steps on its first seeds,
-    selecting its last step: it starts from the baseline's run
-    (:func:`~nar_gap.training.run_dir.shorter_run`) and trains nothing, and
-    ``plain_x2`` trains on from there.  A baseline not trained yet (the study
-    on its own, before notebook 02) is left out: the recipes train from scratch.
+    ``plain`` starts from one (``run_dir.shorter_run``) and trains nothing; a
+    baseline not trained yet is left out (the recipes train from scratch).
     """
     found = []
     for edge_info in (False, True):

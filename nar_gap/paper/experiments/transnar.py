@@ -105,11 +105,8 @@ class TransNARSizes:
 # longest notebook) no model was competent in distribution and every row of
 # the comparison was "not testable here"; 250 steps and 16 graphs per size
 # keep every code path and the walkthrough at about a third of the time, and
-# a competent TransNAR needs a larger profile than this one.  125 steps, not
-# 250, since the slower 2-core host kind (the notebook took 783 s of its
-# hour at e09e17a): every row stays "not testable here" at either length
-# (no model is competent in distribution), so the cpu run shows the
-# pipeline and what stands in the way, over the 3 seeds every profile keeps.
+# a competent TransNAR needs a larger profile than this one.  125 steps since
+# the slower host kind (783 s at e09e17a): every row is not testable either way.
 _CPU_SIZES = TransNARSizes(
     seeds=3,
     steps=125,
