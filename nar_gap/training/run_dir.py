@@ -492,7 +492,6 @@ def shorter_run(
         fewer_seeds = set(config.seeds) <= set(previous.seeds)
         if previous.steps > config.steps or not fewer_seeds:
             continue
-        reselect = previous.selection != config.selection
         same = dataclasses.replace(
             previous,
             steps=config.steps,
@@ -502,11 +501,12 @@ def shorter_run(
         )
         if same != config or previous == config:
             continue
-        found.append((previous.steps, not reselect, str(out), reselect))
+        found.append(
+            (previous.steps, Start(Path(out), previous.selection != config.selection))
+        )
     if not found:
         return None
-    *_, out, reselect = max(found)
-    return Start(Path(out), reselect)
+    return max(found, key=lambda f: (f[0], not f[1].reselect))[1]
 
 
 def continue_from(

@@ -76,12 +76,7 @@ from nar_gap.system import files
 from nar_gap.tasks.batch import Batch, concat_batches
 from nar_gap.tasks.graphs import family_batch
 from nar_gap.training import TrainConfig, read_validation, train
-from nar_gap.training.run_dir import (
-    METRICS_FILE,
-    continue_from,
-    seed_dir,
-    shorter_run,
-)
+from nar_gap.training.run_dir import continue_from, resume_plan, shorter_run
 from nar_gap.training.supervision import with_state_probe
 
 MEASURES = ("accuracy", "internal", "argmax_agreement")
@@ -649,7 +644,7 @@ def _baseline_runs(
     for edge_info in (False, True):
         config = baseline_config(profile, algorithm, edge_info)
         out = run_dir(config, runs)
-        if all((seed_dir(out, seed) / METRICS_FILE).is_file() for seed in config.seeds):
+        if resume_plan(config, out).nothing_to_train:
             found.append((config, out))
     return found
 
