@@ -35,8 +35,9 @@ whole profile is sized for an hour on the slower kind of 2-core host, two
 notebooks side by side (docs/notebooks.md's profile table gives the
 measured time per notebook): BFS's seeds and steps and Bellman-Ford's
 seeds were cut to pay for Bellman-Ford's 400 steps, and the notebooks whose
-rows the cpu sizes cannot decide (08's TransNAR, 07's Bellman-Ford) run
-smaller or in the ``studies`` profile.  Measured on that kind of host from a
+rows the cpu sizes cannot decide (08's TransNAR, 07's Bellman-Ford, 04's
+arms in the authors' forms and its DFS pair) run smaller or in the
+``studies`` profile.  Measured on that kind of host from a
 fresh clone at 615de92 (a 2-core AMD EPYC with AVX2): 62 min 54 s, 3
 minutes over the hour. ``paper`` is
 the paper's setting (128 seeds, 10 000 steps, hidden 128, 1024 minimal seeds,
@@ -209,7 +210,9 @@ class Profile:
         the authors' fork's size-locked definitions (its learned edge map,
         its simplified pointer decoder), trained and tested at one size.
         ``smoke`` has none: each is an architecture of its own, a compile of
-        about 20 s on CI's two cores, and tests/model checks the forms.
+        about 20 s on CI's two cores, and tests/model checks the forms;
+        ``cpu`` has none either (its rows need more seeds than it trains),
+        ``studies`` and ``paper`` have them.
       long_traces: the long-trace graphs notebook 03 also measures on
         (:class:`LongTraces`): the test split's traces are too short for
         Figures 2 and 4 to show more than the output's step.
@@ -226,7 +229,8 @@ class Profile:
       ablation_algorithms: the algorithms of the tables that repeat one
         ablation per algorithm (Tables 14 and 15, D.1).  ``smoke`` keeps BFS
         alone: the other rows are the same code with another algorithm name,
-        and CI's budget cannot pay a compile per row.
+        and CI's budget cannot pay a compile per row.  ``cpu`` leaves out
+        DFS (Table 14's pair only: at its sizes neither arm learns).
       notebooks: the notebooks the profile runs (``"02"`` ...); empty: all.
         A profile sized for one job on an accelerator runs the notebooks
         whose rows its sizes decide; the others' results are the cpu run's.
@@ -395,6 +399,12 @@ CPU = Profile(
     closing_gap_seeds=2,
     closing_gap_algorithms=("bfs",),
     generalisation_sizes=(16, 64, 256),
+    # 04's arms whose rows no cpu size decides go to ``studies`` (about
+    # 340 s of the slower host's hour): the fork's five size-locked arms
+    # (their rows asked 3 327 and 9 seeds at 4) and Table 14's DFS pair
+    # (validation 0.21 with hints and without: two untrained networks).
+    fork_arms=False,
+    ablation_algorithms=("bfs", "bellman_ford"),
     baselines=(
         # 16 seeds x 150 steps: validation is at its ceiling from the first
         # evaluation on (results/validation_bfs.csv), and the hour pays for
@@ -451,6 +461,8 @@ PAPER = dataclasses.replace(
     closing_gap_long_factor=5,  # the paper profile's 50 000 extended steps
     causal_gap_algorithms=("bfs", "bellman_ford"),
     causal_probe_seeds=32,
+    fork_arms=True,
+    ablation_algorithms=("bfs", "dfs", "bellman_ford"),
     baselines=(),  # every baseline at the paper's 128 seeds, hidden 128, 10 000 steps
 )
 
@@ -515,13 +527,16 @@ FULL_STUDIES = Studies(
 )
 
 # The cpu profile with its studies at full size: the notebooks that hold
-# them (01's size sweep, 02's plateau, 07's recipes), hours on 2 cores.
+# them (01's size sweep, 02's plateau, 04's arms the hour leaves out, 07's
+# recipes), hours on 2 cores.
 STUDIES = dataclasses.replace(
     CPU,
     name="studies",
-    notebooks=("01", "02", "07"),
+    notebooks=("01", "02", "04", "07"),
     studies=FULL_STUDIES,
     closing_gap_algorithms=("bfs", "bellman_ford"),
+    fork_arms=True,
+    ablation_algorithms=("bfs", "dfs", "bellman_ford"),
 )
 PAPER = dataclasses.replace(
     PAPER,

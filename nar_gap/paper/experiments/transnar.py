@@ -106,10 +106,11 @@ class TransNARSizes:
 # the comparison was "not testable here"; 250 steps and 16 graphs per size
 # keep every code path and the walkthrough at about a third of the time, and
 # a competent TransNAR needs a larger profile than this one.  125 steps since
-# the slower host kind (783 s at e09e17a): every row is not testable either way.
+# the slower host kind (783 s at e09e17a, 595 s at 615de92: compiles are most
+# of it), 50 since (every row is not testable at any of these lengths).
 _CPU_SIZES = TransNARSizes(
     seeds=3,
-    steps=125,
+    steps=50,
     batch_size=16,
     train_sizes=(4, 5),
     test_sizes=(4, 5, 10, 20),
