@@ -174,11 +174,11 @@ def test_the_forks_size_locked_arms_train_and_test_at_one_size():
         assert runs.run_dir(
             variants[ablations.FORK_EDGE_INFO_CONTROL], "r"
         ) == runs.run_dir(variants["unmodified"], "r")
-    for experiments in (EXPERIMENTS, ablations.experiments(profiles.get("cpu"))):
+    for built in (EXPERIMENTS, ablations.experiments(profiles.get("cpu"))):
         labels = {
             v.label
             for table in ("table11_edge_info", "table13_length_limited")
-            for v in experiments[table].variants
+            for v in built[table].variants
         }
         assert not labels & {ablations.FORK_EDGE_INFO_ARM, ablations.FORK_BOTH_ARM}
 
