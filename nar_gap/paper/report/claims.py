@@ -36,6 +36,9 @@ class Claim:
     baseline sizes, ``"ablation"`` for the profile's common ones,
     ``"minimal"`` for Table 15's hidden-4 seeds; None for rows with no
     trained seeds): what ``decidable_at`` sizes from.
+    ``profile``: the smallest profile whose run of ``notebook`` writes the
+    rows the rule reads, where the default ``cpu`` run leaves them out (the
+    arms in the authors' forms: ``studies``); None: every profile's.
     """
 
     notebook: str
@@ -45,6 +48,7 @@ class Claim:
     rule: Callable[..., Verdict]
     params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     trained: str | None = None
+    profile: str | None = None
 
 
 BFS_CORRELATION = "Pearson -0.055 (p 0.569), Spearman -0.018 (p 0.856)"
@@ -247,6 +251,7 @@ CLAIMS: tuple[Claim, ...] = (
             "other": ablations.FORK_EDGE_INFO_CONTROL,
         },
         trained="ablation",
+        profile="studies",
     ),
     Claim(
         "04",
@@ -288,6 +293,7 @@ CLAIMS: tuple[Claim, ...] = (
             "unmodified": ablations.FORK_DECODER_CONTROL,
         },
         trained="ablation",
+        profile="studies",
     ),
     Claim(
         "04",

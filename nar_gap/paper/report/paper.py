@@ -62,6 +62,8 @@ COLUMNS = (
 def _judge(claim: Claim, results: Path) -> Verdict:
     """``claim.rule`` on ``results``; an absent file, row or column: `not testable`."""
     run = f"run notebook {claim.notebook}"
+    if claim.profile:
+        run += f" at profile {claim.profile}"
     try:
         return claim.rule(results, **claim.params)
     except FileNotFoundError as error:
@@ -73,7 +75,8 @@ def _judge(claim: Claim, results: Path) -> Verdict:
         missing,
         "",
         Judgement(NOT_TESTABLE, f"n = 0: {missing}: {run}"),
-        needs=f"the results notebook {claim.notebook} writes",
+        needs=f"the results notebook {claim.notebook} writes"
+        + (f" at profile {claim.profile}" if claim.profile else ""),
     )
 
 

@@ -322,6 +322,25 @@ def test_absent_rows_and_files_are_not_testable_and_say_which_notebook(tmp_path)
     )
 
 
+def test_a_row_whose_arms_only_another_profile_trains_names_that_profile(tmp_path):
+    """The fork's arms are not in the cpu run of notebook 04: "run notebook
+    04" alone would send a reader to the run that just left them out."""
+    files.write_table(
+        tmp_path / "table11_edge_info.csv",
+        [{"variant": "no edge information", "mean": 0.5, "std": 0.1, "seeds": 4}],
+    )
+    rows = {r["claim"]: r for r in paper.comparison("04", tmp_path)}
+    fork = rows[
+        "edge information (the authors' learned form) partially closes "
+        "Bellman-Ford's gap"
+    ]
+    assert fork["verdict"] == paper.NOT_TESTABLE
+    assert fork["evidence"].endswith("run notebook 04 at profile studies")
+    assert fork["decidable_at"] == "the results notebook 04 writes at profile studies"
+    ours = rows["edge information partially closes Bellman-Ford's gap"]
+    assert ours["evidence"].endswith(": run notebook 04"), ours["evidence"]
+
+
 def test_notebook_03_agreeing_numbers(tmp_path):
     _table1(tmp_path, {"internal": (0.0, -0.2, 0.2), "external": (0.05, -0.25, 0.25)})
     _faithfulness(tmp_path, [0.6, 0.7, 0.65] * 4, [0, 1, 2] * 4)
