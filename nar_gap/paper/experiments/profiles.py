@@ -19,8 +19,7 @@ for Bellman-Ford, ``plateau_bellman_ford.csv`` and
 horizon judged by the slope rule of :func:`nar_gap.analysis.verdicts.plateau`,
 over the baseline's own steps at ``cpu``; the ``studies`` profile trains the
 seeds on to 1 000 and 600 steps, as the measurement these sizes were chosen
-by did).
-BFS trains 16 seeds for 150 steps: its validation is at the ceiling from the
+by did). BFS trains 16 seeds for 150 steps: its validation is at the ceiling from the
 first evaluation after step 0 on, as the paper's central finding needs.
 Bellman-Ford trains 400 steps with fewer seeds to pay for them, and so does its
 edge-information arm (the like-for-like pairing with the compiled
@@ -38,8 +37,8 @@ seeds were cut to pay for Bellman-Ford's 400 steps, and the notebooks whose
 rows the cpu sizes cannot decide (08's TransNAR, 07's Bellman-Ford, 04's
 arms in the authors' forms and its DFS pair) run smaller or in the
 ``studies`` profile.  Measured on that kind of host from a
-fresh clone at 615de92 (a 2-core AMD EPYC with AVX2): 62 min 54 s, 3
-minutes over the hour. ``paper`` is
+fresh clone at f60d536 (a 2-core AMD EPYC with AVX2): 61 min 38 s, 1 min
+38 s over the hour. ``paper`` is
 the paper's setting (128 seeds, 10 000 steps, hidden 128, 1024 minimal seeds,
 50 000 extended steps) and is meant for a GPU.
 
@@ -211,8 +210,7 @@ class Profile:
         its simplified pointer decoder), trained and tested at one size.
         ``smoke`` has none: each is an architecture of its own, a compile of
         about 20 s on CI's two cores, and tests/model checks the forms;
-        ``cpu`` has none either (its rows need more seeds than it trains),
-        ``studies`` and ``paper`` have them.
+        nor has ``cpu`` (its rows ask more seeds than it trains).
       long_traces: the long-trace graphs notebook 03 also measures on
         (:class:`LongTraces`): the test split's traces are too short for
         Figures 2 and 4 to show more than the output's step.
@@ -229,8 +227,7 @@ class Profile:
       ablation_algorithms: the algorithms of the tables that repeat one
         ablation per algorithm (Tables 14 and 15, D.1).  ``smoke`` keeps BFS
         alone: the other rows are the same code with another algorithm name,
-        and CI's budget cannot pay a compile per row.  ``cpu`` leaves out
-        DFS (Table 14's pair only: at its sizes neither arm learns).
+        and CI's budget cannot pay a compile per row; ``cpu`` leaves out DFS.
       notebooks: the notebooks the profile runs (``"02"`` ...); empty: all.
         A profile sized for one job on an accelerator runs the notebooks
         whose rows its sizes decide; the others' results are the cpu run's.
@@ -399,10 +396,8 @@ CPU = Profile(
     closing_gap_seeds=2,
     closing_gap_algorithms=("bfs",),
     generalisation_sizes=(16, 64, 256),
-    # 04's arms whose rows no cpu size decides go to ``studies`` (about
-    # 340 s of the slower host's hour): the fork's five size-locked arms
-    # (their rows asked 3 327 and 9 seeds at 4) and Table 14's DFS pair
-    # (validation 0.21 with hints and without: two untrained networks).
+    # 04's arms no cpu size decides go to ``studies`` (297 s of the slower
+    # host's hour): the fork's arms and Table 14's DFS pair (neither learned).
     fork_arms=False,
     ablation_algorithms=("bfs", "bellman_ford"),
     baselines=(

@@ -105,9 +105,8 @@ class TransNARSizes:
 # longest notebook) no model was competent in distribution and every row of
 # the comparison was "not testable here"; 250 steps and 16 graphs per size
 # keep every code path and the walkthrough at about a third of the time, and
-# a competent TransNAR needs a larger profile than this one.  125 steps since
-# the slower host kind (783 s at e09e17a, 595 s at 615de92: compiles are most
-# of it), 50 since (every row is not testable at any of these lengths).
+# a competent TransNAR needs a larger profile than this one.  50 steps since
+# the slower host kind (783 s at 250, 595 at 125): no row is testable at any.
 _CPU_SIZES = TransNARSizes(
     seeds=3,
     steps=50,
