@@ -156,7 +156,9 @@ class CompiledModel(Model):
         + max_weight)``: the distance range trades against resolution under a
         fixed float budget, so no one range suits every graph.  A graph whose
         weights or shortest distances exceed the compiled range gets the
-        program compiled again (it takes milliseconds) with the range rounded
+        program compiled again (its parameter tree's shapes are traced once
+        per network, :func:`~nar_gap.compiler.parameters.empty_tree`, so that
+        is the assembly alone) with the range rounded
         up to a power of two, so graphs of similar reach share constants.  The
         range comes from the graph being run, never from its node count.  A
         program that adds no weights up as lengths (BFS, DFS) has no range to

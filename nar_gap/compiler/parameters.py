@@ -9,6 +9,7 @@ once, at the end.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax
@@ -37,9 +38,22 @@ Params = dict[str, Any]
 
 def empty_tree(config: NetworkConfig) -> Params:
     """The network's parameter tree for ``config``, as float64 numpy zeros."""
+    return jax.tree.map(lambda s: np.zeros(s.shape, np.float64), _shapes(config))
+
+
+@functools.cache
+def _shapes(config: NetworkConfig) -> Any:
+    """The tree's shapes, traced once per network configuration.
+
+    Tracing Flax's ``init`` takes about 0.45 s (2 CPU cores), and a program
+    that measures distances is compiled again for every graph whose range it
+    does not cover (``CompiledModel.fitted``, which also compiles once more
+    to check that the parameters are its program's): notebook 01's precision
+    table spent about 95 of its 97 s at the smoke profile in these traces.
+    The shapes depend on the configuration alone (the sampled batch is fixed).
+    """
     batch = sample_batch(config.algorithm, num_nodes=4, batch_size=1, seed=0)
-    shapes = param_shapes(config, batch)
-    return jax.tree.map(lambda s: np.zeros(s.shape, np.float64), shapes)
+    return param_shapes(config, batch)
 
 
 def _z_row(layout: Layout, ref: str) -> int:

@@ -277,3 +277,35 @@ def test_a_dense_graph_past_the_resolution_errs_only_by_ties():
     assert any(t.split for t in run.ties)
     truth = np.asarray(run.reference.hints["d"][:, 0], np.float64)
     assert np.max(np.abs(run.hints["d"] - truth)) < 1e-4
+
+
+def test_refitting_a_range_traces_the_parameter_tree_once_per_network(monkeypatch):
+    """A graph beyond the compiled range compiles the program again (twice:
+    once more to check the parameters are its program's).  The tree's shapes
+    come from tracing Flax's ``init`` (about 0.45 s), so they are traced once
+    per network configuration; the parameters are the same as without the
+    cache.  Seen failing with the cache removed: 4 traces."""
+    from nar_gap.compiler import parameters
+    from nar_gap.compiler.precision import near_tie_gadget
+
+    model = compile_algorithm("bellman_ford", None)
+    parameters._shapes.cache_clear()
+    traced = []
+    real = parameters.param_shapes
+    monkeypatch.setattr(
+        parameters,
+        "param_shapes",
+        lambda config, batch: traced.append(config) or real(config, batch),
+    )
+    runs = [model.run(near_tie_gadget(8.0, gap), 0) for gap in (0.01, 0.005)]
+    assert {r.compiler_config.max_distance for r in runs} == {16.0}
+    assert len(traced) == 1
+    wide = dataclasses.replace(model.compiler_config, max_distance=16.0)
+    fresh = compile_algorithm("bellman_ford", None, config=wide)
+    parameters._shapes.cache_clear()
+    monkeypatch.setattr(parameters, "param_shapes", real)
+    uncached = compile_algorithm("bellman_ford", None, config=wide)
+    for a, b in zip(
+        jax.tree.leaves(fresh.params), jax.tree.leaves(uncached.params), strict=True
+    ):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
