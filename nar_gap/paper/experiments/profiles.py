@@ -346,6 +346,7 @@ SMOKE = Profile(  # one graph size and one padded trace length: few compiles
     # cores); its functions have tests of their own (tests/paper/experiments).
     causal_gap_algorithms=(),
     causal_probe_seeds=1,
+    closing_gap_algorithms=("bfs",),  # CI's budget: as cpu (the same code)
     stability_controls=(),
     landscape_points=3,
     faithfulness_graphs=8,
