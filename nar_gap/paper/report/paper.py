@@ -61,9 +61,7 @@ COLUMNS = (
 
 def _judge(claim: Claim, results: Path) -> Verdict:
     """``claim.rule`` on ``results``; an absent file, row or column: `not testable`."""
-    run = f"run notebook {claim.notebook}"
-    if claim.profile:
-        run += f" at profile {claim.profile}"
+    at = f" at profile {claim.profile}" if claim.profile else ""
     try:
         return claim.rule(results, **claim.params)
     except FileNotFoundError as error:
@@ -74,9 +72,8 @@ def _judge(claim: Claim, results: Path) -> Verdict:
     return Verdict(
         missing,
         "",
-        Judgement(NOT_TESTABLE, f"n = 0: {missing}: {run}"),
-        needs=f"the results notebook {claim.notebook} writes"
-        + (f" at profile {claim.profile}" if claim.profile else ""),
+        Judgement(NOT_TESTABLE, f"n = 0: {missing}: run notebook {claim.notebook}{at}"),
+        needs=f"the results notebook {claim.notebook} writes{at}",
     )
 
 
