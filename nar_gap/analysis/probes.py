@@ -233,16 +233,20 @@ def _embed(params: Any, x: jax.Array) -> jax.Array:
 
 
 def _logits(params: Any, kind: str, data: Mapping[str, Any]) -> jax.Array:
-    """Per row: ``[M]`` (mask, scalar), ``[M, C]`` or ``[M, N]`` (pointer)."""
+    """``[M]`` (mask, scalar) or ``[M, C]`` per row; a pointer ``[K, R, N]``.
+
+    A pointer's rows come laid out per (step, graph) group (:func:`_laid_out`):
+    each row scores its own group's candidates by one batched matmul.
+    """
     h = _embed(params, data["x"])
     if kind == Type.POINTER:
-        q = h @ params["query"]["w"] + params["query"]["b"]
+        q = h @ params["query"]["w"] + params["query"]["b"]  # [K, R, W]
         keys = _embed(params, data["cand"]) @ params["key"]["w"] + params["key"]["b"]
-        scores = jnp.einsum("mf,mnf->mn", q, keys[data["group"]])
+        scores = jnp.einsum("krw,knw->krn", q, keys)
         if "edge" in params:
             edge = params["edge"]
             scores = scores + (data["edges"] @ edge["w"] + edge["b"])[..., 0]
-        return jnp.where(data["cmask"][data["group"]], scores, -1e9)
+        return jnp.where(data["cmask"][:, None, :], scores, -1e9)
     out = h @ params["out"]["w"] + params["out"]["b"]
     return out if kind == Type.CATEGORICAL else out[:, 0]
 
@@ -255,31 +259,81 @@ def _loss(params: Any, kind: str, rows: dict[str, jax.Array]) -> jax.Array:
     if kind == Type.CATEGORICAL:
         return optax.softmax_cross_entropy(logits, y).mean()
     if kind == Type.POINTER:
-        return optax.softmax_cross_entropy_with_integer_labels(
+        each = optax.softmax_cross_entropy_with_integer_labels(
             logits, y.astype(jnp.int32)
-        ).mean()
+        )
+        return jnp.sum(jnp.where(rows["real"], each, 0.0)) / jnp.sum(rows["real"])
     return jnp.mean((logits - y) ** 2)
+
+
+def _laid_out(rows: ProbeRows) -> tuple[np.ndarray, int]:
+    """Each pointer row's slot in a ``[K, R]`` grid: group ``k``, place in it.
+
+    ``R`` is the most rows any (step, graph) group has.  A row's candidates
+    are its group's nodes; with the rows gathered as ``candidates[group]``
+    (``[M, N, W]``) the fit spent most of its time in that gather and, in
+    the backward pass, the scatter-add into ``K`` groups, which XLA:CPU runs
+    serially.  Laid out per group, scoring is a batched matmul.  Measured on
+    2 CPU cores (a BFS pointer probe, M = 2 368, K = 37, N = 64, 500 Adam
+    steps): 1.31 s against 3.44 s, the same loss to 1e-5.
+    """
+    group = _groups(rows)
+    counts = np.bincount(group, minlength=len(rows.candidates))
+    width = max(int(counts.max(initial=0)), 1)
+    order = np.argsort(group, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    place = np.empty(len(group), np.int64)
+    place[order] = np.arange(len(order)) - starts[group[order]]
+    return group * width + place, width
+
+
+def _groups(rows: ProbeRows) -> np.ndarray:
+    """Each row's candidate group; without ``group``, row ``m`` has group ``m``."""
+    if rows.group is None:
+        return np.arange(len(rows.targets))
+    return np.asarray(rows.group)
+
+
+def _in_grid(values: np.ndarray, slots: np.ndarray, groups: int, width: int) -> Any:
+    grid = np.zeros((groups * width, *values.shape[1:]), values.dtype)
+    grid[slots] = values
+    return grid.reshape(groups, width, *values.shape[1:])
 
 
 def _device_rows(
     rows: ProbeRows, target: np.ndarray, mean: Any = 0.0, scale: Any = 1.0
 ) -> dict[str, Any]:
-    empty = np.zeros((len(target), 1, 1), np.float32)
-    cand = empty if rows.candidates is None else (rows.candidates - mean) / scale
+    """The rows as the jitted fit reads them; a pointer's laid out per group."""
+    x = ((rows.features - mean) / scale).astype(np.float32)
+    if rows.kind != Type.POINTER:
+        return {"x": jnp.asarray(x), "y": jnp.asarray(target, jnp.float32)}
+    slots, width = _laid_out(rows)
+    groups, nodes = rows.candidates.shape[:2]
+    grid = lambda values: jnp.asarray(_in_grid(values, slots, groups, width))  # noqa: E731
+    edges = rows.edges
+    if edges is None:
+        edges = np.zeros((len(target), nodes, 0), np.float32)
+    cmask = rows.candidate_mask
     return {
-        "x": jnp.asarray((rows.features - mean) / scale, jnp.float32),
-        "y": jnp.asarray(target, jnp.float32),
-        "cand": jnp.asarray(cand, jnp.float32),
+        "x": grid(x),
+        "y": grid(np.asarray(target, np.int32)),
+        "real": grid(np.ones(len(target), bool)),
+        "cand": jnp.asarray((rows.candidates - mean) / scale, jnp.float32),
         "cmask": jnp.asarray(
-            np.ones((len(target), 1), bool)
-            if rows.candidate_mask is None
-            else rows.candidate_mask
+            np.ones((groups, nodes), bool) if cmask is None else cmask
         ),
-        "group": jnp.asarray(
-            np.arange(len(target)) if rows.group is None else rows.group, jnp.int32
-        ),
-        "edges": jnp.asarray(empty if rows.edges is None else rows.edges),
+        "edges": grid(np.asarray(edges, np.float32)),
     }
+
+
+def _row_logits(fit: ProbeFit, rows: ProbeRows) -> np.ndarray:
+    """The probe's logits of each of ``rows``, in their order."""
+    data = _device_rows(rows, rows.targets, fit.feature_mean, fit.feature_scale)
+    logits = np.asarray(_logits(fit.params, fit.kind, data))
+    if fit.kind != Type.POINTER:
+        return logits
+    slots, _ = _laid_out(rows)
+    return logits.reshape(-1, logits.shape[-1])[slots]
 
 
 def fit_probe(
@@ -290,7 +344,16 @@ def fit_probe(
     learning_rate: float = 1e-2,
     seed: int = 0,
 ) -> ProbeFit:
-    """Fit a ``form`` probe on ``rows`` (full batch, Adam, ``steps`` steps)."""
+    """Fit a ``form`` probe on ``rows`` (full batch, Adam, ``steps`` steps).
+
+    ``steps`` is a budget, not convergence.  A BFS ``pi_h`` probe of a
+    trained cpu seed's state (64-node graphs) ends at loss 0.26 after 500
+    steps and 0.09 after 2 000, its held-out accuracy 0.93 against 0.97; and
+    at 500 steps a change of float rounding alone (the grid layout of
+    :func:`_laid_out` against the gathered one) moved one seed's held-out
+    accuracy by 0.014 while leaving others bit for bit.  A probe score is
+    what this budget reads, a lower bound on what the state holds.
+    """
     if form not in PROBE_FORMS:
         raise ValueError(
             f"unknown probe form {form!r}; one of {', '.join(PROBE_FORMS)}"
@@ -347,9 +410,7 @@ def probe_hits(fit: ProbeFit, rows: ProbeRows) -> np.ndarray:
         raise ValueError(
             "a scalar probe has no per-row hits; probe_values gives its values"
         )
-    data = _device_rows(rows, rows.targets, fit.feature_mean, fit.feature_scale)
-    logits = np.asarray(_logits(fit.params, fit.kind, data))
-    return _hits(fit.kind, logits, rows.targets)
+    return _hits(fit.kind, _row_logits(fit, rows), rows.targets)
 
 
 def _hits(kind: str, logits: np.ndarray, targets: np.ndarray) -> np.ndarray:
@@ -371,8 +432,7 @@ def probe_values(fit: ProbeFit, rows: ProbeRows) -> np.ndarray:
         raise ValueError(f"a {fit.kind} probe cannot score {rows.kind} rows")
     if fit.kind != Type.SCALAR:
         raise ValueError(f"a {fit.kind} probe predicts classes; probe_hits scores it")
-    data = _device_rows(rows, rows.targets, fit.feature_mean, fit.feature_scale)
-    return np.asarray(_logits(fit.params, fit.kind, data)) * fit.scale + fit.centre
+    return _row_logits(fit, rows) * fit.scale + fit.centre
 
 
 def r_squared(predicted: np.ndarray, targets: np.ndarray) -> float:

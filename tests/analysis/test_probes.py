@@ -46,6 +46,41 @@ def test_a_pointer_is_read_by_the_bilinear_probe():
     assert score_probe(fit_probe(rows, steps=800), rows) > 0.99
 
 
+def test_each_pointer_row_is_scored_against_its_own_group_s_candidates():
+    """The fit lays pointer rows out per (step, graph) group: uneven groups,
+    rows out of group order, a group with no rows and masked candidates must
+    give each row the scores of the gathered form, ``q_m . k_group(m)``."""
+    rng = _rng(5)
+    groups, n, d = 5, 4, 3
+    group = np.array([3, 0, 3, 1, 3, 0, 4, 3, 1])  # group 2 has no rows
+    cand = rng.normal(size=(groups, n, d)).astype(np.float32)
+    mask = np.ones((groups, n), bool)
+    mask[1, 3] = False
+    rows = ProbeRows(
+        "pointer",
+        rng.normal(size=(len(group), d)).astype(np.float32),
+        rng.integers(0, 3, len(group)),
+        cand,
+        mask,
+        group=group,
+        edges=rng.normal(size=(len(group), n, 2)).astype(np.float32),
+    )
+    fitted = fit_probe(rows, steps=20)
+    params = fitted.params
+    x = (rows.features - fitted.feature_mean) / fitted.feature_scale
+    c = (cand - fitted.feature_mean) / fitted.feature_scale
+    q = x @ params["query"]["w"] + params["query"]["b"]
+    keys = c @ params["key"]["w"] + params["key"]["b"]
+    expected = np.einsum("mf,mnf->mn", q, keys[group])
+    expected += (rows.edges @ params["edge"]["w"] + params["edge"]["b"])[..., 0]
+    expected = np.where(mask[group], expected, -1e9)
+    got = probes._row_logits(fitted, rows)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert (
+        probes.probe_hits(fitted, rows) == (expected.argmax(-1) == rows.targets)
+    ).all()
+
+
 def test_a_probe_that_memorises_its_rows_scores_at_chance_on_new_ones():
     x = _rng(2).normal(size=(400, 64)).astype(np.float32)
     y = (_rng(3).random(400) < 0.5).astype(np.float32)  # unrelated to x
