@@ -49,7 +49,7 @@ from nar_gap.programs.interpreter import Trace
 from nar_gap.programs.registry import PROGRAMS, get_program
 from nar_gap.system.numerics import COMPILED_PRECISION
 from nar_gap.tasks.batch import Batch
-from nar_gap.tasks.exactness import Mismatch, compare_with_clrs
+from nar_gap.tasks.exactness import Mismatch, agrees_with_clrs, compare_with_clrs
 from nar_gap.tasks.graphs import GraphInputError, batch_from_graph
 from nar_gap.tasks.specs import Type, get_spec, samples_directed
 
@@ -284,6 +284,15 @@ class CompiledModel(Model):
         """Every difference from dm-clrs's hints and outputs on ``batch``."""
         trace = self.trace(batch, params)
         return compare_with_clrs(trace.hint_preds, trace.outputs, batch)
+
+    def agrees(self, batch: Batch, params: Params | None = None) -> bool:
+        """Whether :meth:`check` finds nothing, without writing its report.
+
+        A minimality search asks this thousands of times, mostly of
+        candidates that fail everywhere; their reports were most of the time.
+        """
+        trace = self.trace(batch, params)
+        return agrees_with_clrs(trace.hint_preds, trace.outputs, batch)
 
     def _is_its_programs_compilation(self) -> bool:
         """Whether ``params`` are exactly what compiling the program gives."""

@@ -49,7 +49,7 @@ ExactCheck = Callable[[CompiledModel, Params, Sequence[Batch]], bool]
 
 def is_exact(model: CompiledModel, params: Params, batches: Sequence[Batch]) -> bool:
     """Whether ``model`` with ``params`` matches dm-clrs on every batch."""
-    return all(not model.check(batch, params) for batch in batches)
+    return all(model.agrees(batch, params) for batch in batches)
 
 
 def _axes(model: CompiledModel, batch: Batch) -> list[list[int]]:

@@ -39,7 +39,12 @@ from nar_gap.programs.dsl import (
     var,
 )
 from nar_gap.programs.registry import UnknownProgramError
-from nar_gap.tasks.exactness import compare_with_clrs, format_mismatches
+from nar_gap.tasks.batch import pad_batch
+from nar_gap.tasks.exactness import (
+    agrees_with_clrs,
+    compare_with_clrs,
+    format_mismatches,
+)
 from nar_gap.tasks.graphs import GraphInputError, batch_from_graph
 from nar_gap.tasks.sampling import sample_batch
 
@@ -570,3 +575,30 @@ def test_exactness_compares_categories_and_graph_scalars():
     ]
     assert wrong[0].nodes == (3,)
     assert np.argmax(batch.hints["color"][3, 1, 3]) == wrong[0].expected[0]
+
+
+def test_exactness_skips_padding_and_the_steps_past_a_sample_s_length():
+    """The comparison runs all samples and steps at once: a change at a padded
+    node or past a sample's last counted step is no mismatch, one at a real
+    node is, and ``agrees_with_clrs`` answers as the full report does."""
+    batch = pad_batch(sample_batch("bfs", 6, 4, seed=3), num_nodes=8, num_steps=9)
+    lengths = np.asarray(batch.lengths)
+    preds = {name: np.asarray(v)[1:].copy() for name, v in batch.hints.items()}
+    outputs = {name: np.asarray(v).copy() for name, v in batch.outputs.items()}
+    assert agrees_with_clrs(preds, outputs, batch)
+    preds["reach_h"][0, 2, 7] = 1 - preds["reach_h"][0, 2, 7]  # a padded node
+    b = int(np.argmax(lengths))  # a sample with steps to spare
+    late = int(lengths[b]) - 1  # step t predicts hint t + 1: past the last one
+    assert 2 <= late < len(preds["pi_h"])
+    preds["pi_h"][late, b, 0] = 5
+    outputs["pi"][3, 6] = 2  # a padded node's output
+    assert not compare_with_clrs(preds, outputs, batch)
+    assert agrees_with_clrs(preds, outputs, batch)
+    preds["pi_h"][late - 1, b, 0] = (preds["pi_h"][late - 1, b, 0] + 1) % 6
+    outputs["pi"][3, 5] = (outputs["pi"][3, 5] + 1) % 6
+    wrong = compare_with_clrs(preds, outputs, batch)
+    assert [(m.probe, m.step, m.sample, m.nodes) for m in wrong] == [
+        ("pi", -1, 3, (5,)),  # in the spec's order: BFS's output comes first
+        ("pi_h", late, b, (0,)),
+    ]
+    assert not agrees_with_clrs(preds, outputs, batch)
