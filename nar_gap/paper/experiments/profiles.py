@@ -37,8 +37,8 @@ seeds were cut to pay for Bellman-Ford's 400 steps, and the notebooks whose
 rows the cpu sizes cannot decide (08's TransNAR, 07's Bellman-Ford, 04's
 arms in the authors' forms and its DFS pair) run smaller or in the
 ``studies`` profile.  Measured on that kind of host from a
-fresh clone at f60d536 (a 2-core AMD EPYC with AVX2): 61 min 38 s, 1 min
-38 s over the hour. ``paper`` is
+fresh clone at 20bc097 (a 2-core AMD EPYC with AVX2): 54 min 29 s, within
+the hour (61 min 38 s at f60d536, before two speed-ups). ``paper`` is
 the paper's setting (128 seeds, 10 000 steps, hidden 128, 1024 minimal seeds,
 50 000 extended steps) and is meant for a GPU.
 
