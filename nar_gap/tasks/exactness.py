@@ -11,7 +11,8 @@ is found from the report alone.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from typing import NamedTuple
 
 import numpy as np
 
@@ -101,43 +102,55 @@ def _flagged(
     return bad.any(axis=tuple(range(lead + 1, bad.ndim)))
 
 
+class _Compared(NamedTuple):
+    """One probe compared: its aligned values and where they differ.
+
+    ``expected``, ``found``: a hint's ``[S, B, ...]`` (row ``t`` is hint
+    ``t + 1`` against step ``t``'s prediction), an output's ``[B, ...]``;
+    ``flagged`` ``[S, B]`` or ``[B]``; all three None where the predictions
+    lack the probe.
+    """
+
+    name: str
+    stage: str
+    location: str
+    typ: str
+    expected: np.ndarray | None
+    found: np.ndarray | None
+    flagged: np.ndarray | None
+
+
 def _differences(
     hint_preds: Mapping[str, np.ndarray],
     outputs: Mapping[str, np.ndarray],
     batch: Batch,
-):
-    """Per probe: ``(name, stage, location, typ, flagged)``.
+) -> Iterator[_Compared]:
+    """Every hint and output of the spec, compared for all samples at once.
 
-    ``flagged``: None where the probe is missing from the predictions; a
-    hint's ``[S, B]`` (step ``t`` against hint ``t + 1``, only steps below
-    the sample's length), an output's ``[B]``.  Vectorised: the exactness
-    checks of a minimality search ran this comparison a sample and a step at
-    a time in Python, 86 s of its 235 s at the cpu profile.
+    Only steps below a sample's length count, and real nodes.  Vectorised:
+    the exactness checks of a minimality search ran this comparison a
+    sample and a step at a time in Python, 86 s of its 235 s at the cpu
+    profile.
     """
-    spec = get_spec(batch.algorithm)
     lengths = np.asarray(batch.lengths, np.int64)
     real = np.asarray(batch.node_mask, bool)
-    for name, (stage, location, typ) in spec.items():
+    sources = {"hint": (batch.hints, hint_preds), "output": (batch.outputs, outputs)}
+    for name, (stage, location, typ) in get_spec(batch.algorithm).items():
+        if stage not in sources:
+            continue
+        truths, predicted = sources[stage]
+        if name not in predicted:
+            yield _Compared(name, stage, location, typ, None, None, None)
+            continue
+        expected, found = np.asarray(truths[name]), np.asarray(predicted[name])
         if stage == "hint":
-            if name not in hint_preds:
-                yield name, stage, location, typ, None
-                continue
-            truth = np.asarray(batch.hints[name])
-            preds = np.asarray(hint_preds[name])
-            steps = max(min(truth.shape[0] - 1, preds.shape[0]), 0)
-            flagged = _flagged(
-                truth[1 : steps + 1], preds[:steps], real, location, typ, lead=1
-            )
-            counted = np.arange(steps)[:, None] < (lengths - 1)[None, :]
-            yield name, stage, location, typ, flagged & counted
-        elif stage == "output":
-            if name not in outputs:
-                yield name, stage, location, typ, None
-                continue
-            truth = np.asarray(batch.outputs[name])
-            preds = np.asarray(outputs[name])
-            flagged = _flagged(truth, preds, real, location, typ, lead=0)
-            yield name, stage, location, typ, flagged
+            steps = max(min(expected.shape[0] - 1, found.shape[0]), 0)
+            expected, found = expected[1 : steps + 1], found[:steps]
+        lead = 1 if stage == "hint" else 0
+        flagged = _flagged(expected, found, real, location, typ, lead)
+        if stage == "hint":
+            flagged &= np.arange(len(flagged))[:, None] < (lengths - 1)[None, :]
+        yield _Compared(name, stage, location, typ, expected, found, flagged)
 
 
 def agrees_with_clrs(
@@ -147,8 +160,8 @@ def agrees_with_clrs(
 ) -> bool:
     """Whether :func:`compare_with_clrs` would find nothing, without its reports."""
     return all(
-        flagged is not None and not flagged.any()
-        for *_, flagged in _differences(hint_preds, outputs, batch)
+        c.flagged is not None and not c.flagged.any()
+        for c in _differences(hint_preds, outputs, batch)
     )
 
 
@@ -171,31 +184,28 @@ def compare_with_clrs(
       reported as mismatches too, so nothing is compared by omission.
     """
     real = np.asarray(batch.node_mask, bool)
-    found: list[Mismatch] = []
-    for name, stage, location, typ, flagged in _differences(hint_preds, outputs, batch):
-        if flagged is None:
-            found.append(Mismatch(name, 0 if stage == "hint" else -1, -1, (), (), ()))
-            continue
-        if stage == "hint":
-            truth, preds = np.asarray(batch.hints[name]), np.asarray(hint_preds[name])
-            where = [
-                (b, t)
-                for b in range(flagged.shape[1])
-                for t in np.flatnonzero(flagged[:, b])
-            ]
-            pairs = [(t + 1, b, truth[t + 1, b], preds[t, b]) for b, t in where]
-        else:
-            truth, preds = np.asarray(batch.outputs[name]), np.asarray(outputs[name])
-            pairs = [(-1, b, truth[b], preds[b]) for b in np.flatnonzero(flagged)]
-        for step, b, expected, got in pairs:
-            expected = _values(expected, real[b], location, typ)
-            got = _values(got, real[b], location, typ)
-            found.append(
-                _report(
-                    name, int(step), int(b), _differs(typ, expected, got), expected, got
-                )
+    reports: list[Mismatch] = []
+    for c in _differences(hint_preds, outputs, batch):
+        if c.flagged is None:
+            reports.append(
+                Mismatch(c.name, 0 if c.stage == "hint" else -1, -1, (), (), ())
             )
-    return found
+            continue
+        if c.stage == "hint":  # sample by sample, each one's steps in order
+            where = [
+                (t, b)
+                for b in range(c.flagged.shape[1])
+                for t in np.flatnonzero(c.flagged[:, b])
+            ]
+            pairs = [(t + 1, b, (t, b)) for t, b in where]
+        else:
+            pairs = [(-1, b, b) for b in np.flatnonzero(c.flagged)]
+        for step, b, at in pairs:
+            expected = _values(c.expected[at], real[b], c.location, c.typ)
+            found = _values(c.found[at], real[b], c.location, c.typ)
+            bad = _differs(c.typ, expected, found)
+            reports.append(_report(c.name, int(step), int(b), bad, expected, found))
+    return reports
 
 
 def format_mismatches(mismatches: list[Mismatch], limit: int = 20) -> str:
