@@ -28,7 +28,7 @@ import jax
 import numpy as np
 
 from nar_gap.model.config import NetOutput, NetworkConfig
-from nar_gap.model.network import Network, init_rngs
+from nar_gap.model.network import Network, initializer
 from nar_gap.model.scores import score_batch
 from nar_gap.tasks.batch import Batch
 
@@ -99,16 +99,6 @@ def over_seeds(fn: Callable, strategy: str = "auto") -> Callable:
     return lambda params, *shared: each_seed(lambda p: fn(p, *shared), strategy)(params)
 
 
-@functools.lru_cache(maxsize=16)
-def _initializer(config: NetworkConfig) -> Callable:
-    network = Network(config)
-
-    def init_one(key: jax.Array, batch: Batch) -> Params:
-        return network.init(init_rngs(key), batch, repred=False)["params"]
-
-    return jax.jit(init_one)
-
-
 def init_stacked(config: NetworkConfig, batch: Batch, seeds: Sequence[int]) -> Params:
     """Initial parameters of every seed, stacked on axis 0.
 
@@ -119,7 +109,7 @@ def init_stacked(config: NetworkConfig, batch: Batch, seeds: Sequence[int]) -> P
     sizes).  The numbers are the same either way: ``vmap`` of JAX's random
     functions draws what each key draws alone.
     """
-    init = _initializer(config)
+    init = initializer(config)
     return stack_trees(
         [jax.device_get(init(jax.random.PRNGKey(seed), batch)) for seed in seeds]
     )
