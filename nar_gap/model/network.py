@@ -374,12 +374,11 @@ def param_shapes(config: NetworkConfig, batch: Batch) -> Any:
     run loaded.
 
     Remembered per ``config``, the batch's shapes and dtypes and the x64 switch
-    (all that tracing reads):
-    ``eval_shape`` caches nothing, and the trace costs 0.1-0.3 s at the smoke
-    sizes (5 s for a compiled hidden-128 network).  Measured on
-    ``tests/training`` in one process: 52 traces, 18 s of its 43 s of tracing,
-    most of them the same run's template read again.  Each call returns a
-    tree of its own, so a caller that edits it changes no other's.
+    (all that tracing reads): ``eval_shape`` caches nothing, and the trace
+    costs 0.1-0.3 s at the smoke sizes (5 s for a compiled hidden-128 network).
+    Measured on ``tests/training`` in one process: 52 traces, 18 s of its 43 s
+    of tracing, most of them the same run's template read again.  Each call
+    returns a tree of its own, so a caller that edits it changes no other's.
     """
     leaves, treedef = jax.tree_util.tree_flatten(batch)
     avals = tuple((jnp.shape(x), getattr(x, "dtype", type(x))) for x in leaves)
