@@ -373,22 +373,29 @@ def param_shapes(config: NetworkConfig, batch: Batch) -> Any:
     initializer separately: about 1 s per call at the smoke sizes, paid on every
     run loaded.
 
-    Remembered per ``config``, the batch's shapes and dtypes and the x64 switch
-    (all that tracing reads): ``eval_shape`` caches nothing, and the trace
-    costs 0.1-0.3 s at the smoke sizes (5 s for a compiled hidden-128 network).
-    Measured on ``tests/training`` in one process: 52 traces, 18 s of its 43 s
-    of tracing, most of them the same run's template read again.  Each call
-    returns a tree of its own, so a caller that edits it changes no other's.
+    Traced from the batch's structure, shapes and dtypes alone, and
+    remembered per those, ``config`` and the x64 switch: ``eval_shape``
+    caches nothing, and the trace costs 0.1-0.3 s at the smoke sizes (5 s for
+    a compiled hidden-128 network).  Measured on ``tests/training`` in one
+    process: 52 traces, 18 s of its 43 s of tracing, most of them the same
+    run's template read again.  Each call returns a tree of its own, so a
+    caller that edits it changes no other's.
     """
     leaves, treedef = jax.tree_util.tree_flatten(batch)
-    avals = tuple((jnp.shape(x), getattr(x, "dtype", type(x))) for x in leaves)
-    key = (config, treedef, avals, jax.config.read("jax_enable_x64"))
-    if key not in _PARAM_SHAPES:
-        if len(_PARAM_SHAPES) >= 256:  # a bound on what a long process keeps
-            _PARAM_SHAPES.clear()
-        _PARAM_SHAPES[key] = jax.eval_shape(lambda: init_params(config, batch, 0))
-    return jax.tree_util.tree_map(lambda leaf: leaf, _PARAM_SHAPES[key])
+    avals = tuple(jax.ShapeDtypeStruct(jnp.shape(x), x.dtype) for x in leaves)
+    shapes = _traced_param_shapes(
+        config, treedef, avals, jax.config.read("jax_enable_x64")
+    )
+    return jax.tree_util.tree_map(lambda leaf: leaf, shapes)
 
 
-# param_shapes' trees, by (config, batch structure, leaf shapes and dtypes).
-_PARAM_SHAPES: dict[tuple, Any] = {}
+@functools.lru_cache(maxsize=256)
+def _traced_param_shapes(
+    config: NetworkConfig, treedef: Any, avals: tuple, x64: bool
+) -> Any:
+    """``param_shapes`` for a batch given as its structure and leaf avals.
+
+    ``x64`` is part of the key only: the trace reads it from JAX's config.
+    """
+    abstract = jax.tree_util.tree_unflatten(treedef, avals)
+    return jax.eval_shape(lambda b: init_params(config, b, 0), abstract)

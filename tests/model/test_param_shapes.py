@@ -21,7 +21,7 @@ def _traces(monkeypatch) -> list[int]:
         return real(*args, **kwargs)
 
     monkeypatch.setattr(network, "init_params", counted)
-    monkeypatch.setattr(network, "_PARAM_SHAPES", {})
+    network._traced_param_shapes.cache_clear()
     return calls
 
 
@@ -33,11 +33,11 @@ def test_a_second_call_with_the_same_config_and_shapes_is_not_traced(monkeypatch
     """Seen failing with the cache cleared on every call: two traces, not one."""
     calls = _traces(monkeypatch)
     config = NetworkConfig("bfs", hidden_size=4)
-    first = param_shapes_of(
+    first = network.param_shapes(
         config, sample_batch("bfs", num_nodes=6, batch_size=3, seed=0)
     )
     # other graphs of the same shapes: what a run's template read again is
-    again = param_shapes_of(
+    again = network.param_shapes(
         config, sample_batch("bfs", num_nodes=6, batch_size=3, seed=9)
     )
     assert len(calls) == 1
@@ -48,26 +48,26 @@ def test_another_config_or_other_shapes_are_traced_and_answered_for_themselves(
     monkeypatch,
 ):
     """Seen failing with the key reduced to the config: a batch of other
-    shapes was answered from the first's trace, not traced (4 traces, not 5)."""
+    shapes was answered from an earlier trace, not traced anew."""
     calls = _traces(monkeypatch)
     batch = sample_batch("bfs", num_nodes=6, batch_size=3, seed=0)
-    narrow = param_shapes_of(NetworkConfig("bfs", hidden_size=4), batch)
-    wide = param_shapes_of(NetworkConfig("bfs", hidden_size=8), batch)
+    narrow = network.param_shapes(NetworkConfig("bfs", hidden_size=4), batch)
+    wide = network.param_shapes(NetworkConfig("bfs", hidden_size=8), batch)
     assert _shapes(wide) != _shapes(narrow)
     # The fork's pointer decoder has one weight per node: its shapes follow
     # the config's size, and a batch of other shapes is traced anew.
     fork = NetworkConfig(
         "bfs", hidden_size=4, simplify_decoders=True, simple_pointer_decoder="fork"
     )
-    six = param_shapes_of(dataclasses.replace(fork, fork_num_nodes=6), batch)
-    seven = param_shapes_of(
+    six = network.param_shapes(dataclasses.replace(fork, fork_num_nodes=6), batch)
+    seven = network.param_shapes(
         dataclasses.replace(fork, fork_num_nodes=7),
         sample_batch("bfs", num_nodes=7, batch_size=3, seed=0),
     )
     assert _shapes(six) != _shapes(seven)
     assert len(calls) == 4
     # the same config on graphs of other shapes: traced for them, not assumed
-    param_shapes_of(
+    network.param_shapes(
         NetworkConfig("bfs", hidden_size=4),
         sample_batch("bfs", num_nodes=9, batch_size=2, seed=0),
     )
@@ -85,10 +85,6 @@ def test_editing_a_returned_tree_changes_no_later_answer():
     """Seen failing with the cached tree itself returned: an empty ``net``."""
     config = NetworkConfig("bfs", hidden_size=4)
     batch = sample_batch("bfs", num_nodes=6, batch_size=3, seed=0)
-    first = param_shapes_of(config, batch)
+    first = network.param_shapes(config, batch)
     first["net"].clear()
-    assert param_shapes_of(config, batch)["net"]
-
-
-def param_shapes_of(config, batch):
-    return network.param_shapes(config, batch)
+    assert network.param_shapes(config, batch)["net"]
