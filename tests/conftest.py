@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import nar_gap  # first: puts any XLA workaround in force before a test imports JAX
@@ -20,10 +22,20 @@ def pytest_sessionstart(session):
 
 @pytest.fixture(scope="session")
 def shared_runs(tmp_path_factory):
-    """One runs directory for the whole session.
+    """One runs directory for the whole session, every xdist worker's.
 
     Runs are content-addressed (``nar_gap.paper.experiments.runs.run_dir``), so a
     test that needs a configuration another test already trained resumes it instead of
-    training again: the ablation tests train what the notebook tests show.
+    training again: the ablation tests train what the notebook tests show.  The
+    workers share it as ``./run_all.sh``'s notebooks side by side share theirs: a
+    run's lock (``nar_gap.training.run.train``) makes a second process wait
+    for the first and read the run back.  One directory per worker trained
+    notebook 02's baselines again for notebook 04's arms that are the same
+    runs (Tables 11, 12, 13 and 14's controls).
     """
-    return tmp_path_factory.mktemp("runs")
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return tmp_path_factory.mktemp("runs")
+    # The workers' base temps are folders of one per-session folder.
+    shared = tmp_path_factory.getbasetemp().parent / "shared_runs"
+    shared.mkdir(exist_ok=True)
+    return shared

@@ -608,9 +608,9 @@ def test_a_dm_clrs_model_is_measured_like_any_other(compiled, batches):
 SMOKE_SWEEP = runs.baseline_config(profiles.get("smoke"), "bfs")
 
 
-# With the notebook and ablation tests in one pytest-xdist worker: notebooks
-# 03 and 05 trained and studied these very runs there (shared_runs resumes
-# them); on another worker they would be trained again.
+# With notebooks 03 and 05 in one pytest-xdist worker: they study these very
+# runs (shared_runs, one folder for every worker, resumes them), and their
+# programs are compiled in that worker's process already.
 SHARED_RUNS = pytest.mark.xdist_group("chain_baselines")
 
 
