@@ -38,8 +38,15 @@ print(json.dumps({"analysed": analysed, "measured": measured}))
 """
 
 
+@pytest.mark.slow
 def test_memory_from_xla_is_within_twice_the_measured_peak():
     """XLA's figure for one training step against the process's real peak.
+
+    Slow: a measurement, not a check of logic (the house keeps speed and
+    memory targets out of CI's tests), and an optimised compile of a
+    hidden-128 step in a process of its own, 23-46 s of CI's two workers.
+    ``analysed_bytes`` itself runs in CI in ``nar-gap plan``'s table (the
+    test after the next); its agreement with a measured peak does not.
 
     Like for like: the analysis counts arguments + outputs - aliased (the
     donated state) + temporaries; the measurement is the arguments' bytes
