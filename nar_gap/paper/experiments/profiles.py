@@ -455,7 +455,10 @@ PAPER = dataclasses.replace(
     closing_gap_seeds=32,
     closing_gap_algorithms=("bfs", "bellman_ford"),
     closing_gap_long_factor=5,  # the paper profile's 50 000 extended steps
-    causal_gap_algorithms=("bfs", "bellman_ford"),
+    # DFS here alone: a swap one step at a time is a rollout per step in each
+    # direction, 1 + T per seed, and DFS's traces are about 3N steps (its
+    # section at smoke, 4 nodes, one probed seed: 44 s on 2 cores).
+    causal_gap_algorithms=("bfs", "bellman_ford", "dfs"),
     causal_probe_seeds=32,
     fork_arms=True,
     ablation_algorithms=("bfs", "dfs", "bellman_ford"),

@@ -141,3 +141,15 @@ def test_the_mlp_probe_is_asked_apart_and_can_find_what_the_linear_one_misses():
     assert nonlinear["the values (pi_h)"] == NO
     assert nonlinear["the values (pi_h, MLP)"] == YES
     assert answers(-0.1)["the values (pi_h, MLP)"] == NO
+
+
+def test_the_paper_profile_asks_the_causal_gap_of_every_studied_algorithm():
+    """Issue 50 names DFS's variables (colour, parent, time) among the probes'
+    targets; its section runs in the paper profile, sized for an accelerator
+    (one rollout per step swapped, over traces of about 3N steps)."""
+    from nar_gap.paper.experiments import profiles
+
+    studied = ("bfs", "bellman_ford", "dfs")
+    assert profiles.PAPER.causal_gap_algorithms == studied
+    for profile in profiles.PROFILES.values():
+        assert set(profile.causal_gap_algorithms) <= set(studied), profile.name
