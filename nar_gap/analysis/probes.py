@@ -451,12 +451,29 @@ def score_probe(fit: ProbeFit, rows: ProbeRows) -> float:
 
 
 def _decoded(logits: Any, batch: Batch, variable: str) -> tuple[str, Any, Any]:
-    """The variable's kind, the decoder's output and the hint, on the counted rows."""
+    """The variable's kind, the decoder's output and the hint, on the counted rows.
+
+    A ``mask_one`` decoder's output becomes what CLRS decodes from it, its
+    graph's highest-scoring real node, as ``+1`` there and ``-1`` elsewhere:
+    its logits are compared with each other, not with 0 (the exact compiled
+    DFS's ``s``, ``u``, ``v`` and ``s_last`` read as signs scored 0.49-0.59).
+    A ``mask_one`` probe is fitted per node and still read by its sign, so
+    the two are read alike only where the probe is calibrated.
+    """
     kind = get_spec(batch.algorithm)[variable][2]
     logits = np.asarray(logits)
+    if kind == Type.MASK_ONE:
+        logits = _one_selected(logits, np.asarray(batch.node_mask, bool))
     rows = _counted(batch, logits.shape[0])
     hint = np.asarray(batch.hints[variable])[1 : logits.shape[0] + 1]
     return kind, logits[rows], hint[rows]
+
+
+def _one_selected(logits: np.ndarray, node_mask: np.ndarray) -> np.ndarray:
+    """``[S, B, N]`` logits as +1 at each (step, graph)'s argmax real node, else -1."""
+    chosen = np.where(node_mask[None], logits, -np.inf).argmax(-1)
+    picked = np.arange(logits.shape[-1]) == chosen[..., None]
+    return np.where(picked, 1.0, -1.0)
 
 
 def decoder_hits(logits: Any, batch: Batch, variable: str) -> np.ndarray:
