@@ -57,7 +57,8 @@ class ProbeRows:
         ``[K, N]`` its real ones, and ``group`` ``[M]`` each row's index
         into them (a row's candidates are its graph's nodes at its step;
         kept once per graph and step, not once per row: ``N`` times less
-        memory); None otherwise.
+        memory); None otherwise.  A ``mask_one`` variable's rows carry
+        ``group`` alone: one node of each group is the selected one.
       steps: ``[M]`` the hint step of each row (scores per step select on it).
       edges: for a pointer, ``[M, N, C]`` the graph's edge inputs between the
         row's node and each candidate, both ways (dm-clrs's pointer decoders
@@ -147,14 +148,15 @@ def probe_rows(hiddens: Any, batch: Batch, variable: str) -> ProbeRows:
     rows = _counted(batch, steps)
     candidates = candidate_mask = group = edges = None
     step, graph, node = np.nonzero(rows)
-    if kind == Type.POINTER:
-        edges = _edge_inputs(batch)[graph, node]  # [M, N, C]
+    if kind in (Type.POINTER, Type.MASK_ONE):
         pairs, group = np.unique(
             np.stack([step, graph], 1), axis=0, return_inverse=True
         )
+        group = group.reshape(-1)
+    if kind == Type.POINTER:
+        edges = _edge_inputs(batch)[graph, node]  # [M, N, C]
         candidates = hiddens[pairs[:, 0], pairs[:, 1]]  # [K, N, D]
         candidate_mask = node_mask[pairs[:, 1]]
-        group = group.reshape(-1)
     return ProbeRows(
         kind,
         hiddens[rows],
@@ -410,7 +412,24 @@ def probe_hits(fit: ProbeFit, rows: ProbeRows) -> np.ndarray:
         raise ValueError(
             "a scalar probe has no per-row hits; probe_values gives its values"
         )
-    return _hits(fit.kind, _row_logits(fit, rows), rows.targets)
+    logits = _row_logits(fit, rows)
+    if fit.kind == Type.MASK_ONE and rows.group is not None:
+        logits = _group_selected(logits, np.asarray(rows.group))
+    return _hits(fit.kind, logits, rows.targets)
+
+
+def _group_selected(logits: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Per row, +1 where it is its (step, graph) group's highest logit, else -1.
+
+    A ``mask_one`` probe is fitted node by node, and read as its decoder is
+    (:func:`_decoded`): one node per graph.  Ties go to the first row.
+    """
+    order = np.lexsort((-logits, group))  # by group, the highest first
+    first = np.ones(len(order), bool)
+    first[1:] = group[order][1:] != group[order][:-1]
+    picked = np.zeros(len(logits), bool)
+    picked[order[first]] = True
+    return np.where(picked, 1.0, -1.0)
 
 
 def _hits(kind: str, logits: np.ndarray, targets: np.ndarray) -> np.ndarray:
@@ -457,8 +476,7 @@ def _decoded(logits: Any, batch: Batch, variable: str) -> tuple[str, Any, Any]:
     graph's highest-scoring real node, as ``+1`` there and ``-1`` elsewhere:
     its logits are compared with each other, not with 0 (the exact compiled
     DFS's ``s``, ``u``, ``v`` and ``s_last`` read as signs scored 0.49-0.59).
-    A ``mask_one`` probe is fitted per node and still read by its sign, so
-    the two are read alike only where the probe is calibrated.
+    A ``mask_one`` probe beside it is read the same way (:func:`probe_hits`).
     """
     kind = get_spec(batch.algorithm)[variable][2]
     logits = np.asarray(logits)

@@ -236,3 +236,26 @@ def test_the_compiled_dfs_decodes_every_probed_variable_exactly_on_probe_rows():
             assert probes.r_squared(values, targets) == pytest.approx(1.0, abs=1e-6)
         else:
             assert probes.decoder_hits(logits, batch, variable).all(), variable
+
+
+def test_a_mask_one_probe_picks_one_node_per_graph_whatever_its_bias():
+    """Read as its decoder is: each (step, graph)'s highest-scoring node.  A
+    bias shifted far below zero leaves the hits as they were; read by sign,
+    every node would read 'not selected'."""
+    import dataclasses
+
+    batch = nar_gap.data.sample_batch("dfs", num_nodes=5, batch_size=4, seed=0)
+    compiled = nar_gap.compile("dfs", hidden_size=None, num_nodes=5)
+    _, cache = compiled.run_with_cache(batch)
+    rows = probe_rows(np.asarray(cache["hidden"]), batch, "s")
+    assert np.all(np.bincount(rows.group, weights=rows.targets) == 1)
+    fitted = fit_probe(rows, steps=100)
+    hits = probes.probe_hits(fitted, rows)
+    chosen = hits == (rows.targets > 0.5)
+    assert np.all(np.bincount(rows.group, weights=chosen) == 1)
+    params = {**fitted.params, "out": {**fitted.params["out"]}}
+    params["out"]["b"] = params["out"]["b"] - 100.0
+    shifted = probes.probe_hits(dataclasses.replace(fitted, params=params), rows)
+    np.testing.assert_array_equal(shifted, hits)
+    at_one = rows.at_step(int(rows.steps[0]))
+    assert np.all(np.bincount(at_one.group, weights=at_one.targets)[at_one.group] == 1)
