@@ -24,14 +24,15 @@ def pytest_sessionstart(session):
 def shared_runs(tmp_path_factory):
     """One runs directory for the whole session, every xdist worker's.
 
-    Runs are content-addressed (``nar_gap.paper.experiments.runs.run_dir``), so a
-    test that needs a configuration another test already trained resumes it instead of
-    training again: the ablation tests train what the notebook tests show.  The
-    workers share it as ``./run_all.sh``'s notebooks side by side share theirs: a
-    run's lock (``nar_gap.training.run.train``) makes a second process wait
-    for the first and read the run back.  One directory per worker trained
-    notebook 02's baselines again for notebook 04's arms that are the same
-    runs (Tables 11, 12, 13 and 14's controls).
+    Runs are content-addressed (``nar_gap.paper.experiments.runs.run_dir``),
+    so a test that needs a configuration another test already trained resumes
+    it instead of training again: notebook 04 its control arms, notebook 02's
+    baselines; notebooks 03 and 05 the BFS runs the faithfulness and stability
+    tests train.  The workers share it as ``./run_all.sh``'s notebooks side by
+    side share theirs: a run's lock (``nar_gap.training.run.train``) makes a
+    second process wait for the first and read the run back.  With one
+    directory per worker, the ablation chain trained those controls (Tables
+    11-14) a second time.
     """
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return tmp_path_factory.mktemp("runs")

@@ -28,10 +28,11 @@ from nar_gap.paper.experiments.naming import figure_stem, landscape_stem
 from nar_gap.system.files import read_table
 
 # The executed notebooks run as two chains, each in one pytest-xdist worker
-# (--dist loadgroup), so the two workers share the work: 01 and 04 beside
-# test_ablations.py (04 resumes the runs the ablation tests trained); 02 and
-# the notebooks after it beside test_faithfulness.py and test_stability.py
-# (03 and 05 train and study the runs those tests resume).  Each notebook
+# (--dist loadgroup), so the two workers share the work: 01 and 04 (which
+# trains its arms, and resumes the three that are notebook 02's baselines from
+# the workers' shared runs folder); 02 and the notebooks after it beside
+# test_faithfulness.py and test_stability.py (03 and 05 study the runs those
+# tests train, already compiled in that worker).  Each notebook
 # executes once per worker, after the notebooks it needs (metadata
 # nar_gap.needs, as ./run_all.sh orders them).  One chain held all eight
 # before, and was CI's critical path: about 800 s on one worker.
