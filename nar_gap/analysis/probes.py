@@ -36,6 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from nar_gap.model.decoders import postprocess
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.specs import get_spec
 from nar_gap.tasks.vocabulary import Location, Stage, Type
@@ -472,26 +473,20 @@ def score_probe(fit: ProbeFit, rows: ProbeRows) -> float:
 def _decoded(logits: Any, batch: Batch, variable: str) -> tuple[str, Any, Any]:
     """The variable's kind, the decoder's output and the hint, on the counted rows.
 
-    A ``mask_one`` decoder's output becomes what CLRS decodes from it, its
-    graph's highest-scoring real node, as ``+1`` there and ``-1`` elsewhere:
-    its logits are compared with each other, not with 0 (the exact compiled
-    DFS's ``s``, ``u``, ``v`` and ``s_last`` read as signs scored 0.49-0.59).
+    A ``mask_one`` decoder's output becomes what the network feeds back from
+    it (:func:`~nar_gap.model.decoders.postprocess`, hard): its graph's
+    highest-scoring node, one-hot (the decoder gave padded nodes no chance).
+    Its logits are compared with each other, not with 0: the exact compiled
+    DFS's ``s``, ``u``, ``v`` and ``s_last`` read as signs scored 0.49-0.59.
     A ``mask_one`` probe beside it is read the same way (:func:`probe_hits`).
     """
     kind = get_spec(batch.algorithm)[variable][2]
-    logits = np.asarray(logits)
     if kind == Type.MASK_ONE:
-        logits = _one_selected(logits, np.asarray(batch.node_mask, bool))
+        logits = postprocess(kind, jnp.asarray(logits), hard=True)
+    logits = np.asarray(logits)
     rows = _counted(batch, logits.shape[0])
     hint = np.asarray(batch.hints[variable])[1 : logits.shape[0] + 1]
     return kind, logits[rows], hint[rows]
-
-
-def _one_selected(logits: np.ndarray, node_mask: np.ndarray) -> np.ndarray:
-    """``[S, B, N]`` logits as +1 at each (step, graph)'s argmax real node, else -1."""
-    chosen = np.where(node_mask[None], logits, -np.inf).argmax(-1)
-    picked = np.arange(logits.shape[-1]) == chosen[..., None]
-    return np.where(picked, 1.0, -1.0)
 
 
 def decoder_hits(logits: Any, batch: Batch, variable: str) -> np.ndarray:
