@@ -27,7 +27,9 @@ trap 'rm -rf "$scratch"' EXIT
 echo "nar_gap: resolving in a fresh venv (a few minutes)"
 "$python" -m venv "$scratch/venv"
 pip=(env "PYTHONWARNINGS=ignore:Editable installation" "$scratch/venv/bin/python" -m pip)
-"${pip[@]}" install -q --upgrade pip
+# uv too: ensure_env.sh installs the lock with it (NAR_GAP_INSTALLER), so it is
+# locked like pip.
+"${pip[@]}" install -q --upgrade pip uv
 "${pip[@]}" install -q -c requirements/exclude.txt -e ".[test]"
 
 echo "nar_gap: backend self-check in the resolved environment"
@@ -50,7 +52,7 @@ version="$("$scratch/venv/bin/python" -c 'import platform; print(platform.python
     echo "# from pyproject.toml's lower bounds and requirements/exclude.txt."
     echo "# jax-cuda12-* and nvidia-* are JAX's CUDA 12 plugin, which ensure_env.sh"
     echo "# installs only for the cuda build (an NVIDIA GPU or NAR_GAP_ACCELERATOR=cuda)."
-    # pip is pinned too (ensure_env.sh installs it first); setuptools and wheel
+    # pip and uv are pinned too (ensure_env.sh installs them first); setuptools and wheel
     # are the venv's own bootstrap, not nar_gap's, and stay out.
     "${pip[@]}" freeze --all --exclude-editable \
         | grep -v -i -E '^(nar[-_]gap|setuptools|wheel)[=@ ]' | LC_ALL=C sort -f

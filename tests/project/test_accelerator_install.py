@@ -2,11 +2,11 @@
 
 ensure_env.sh installs JAX's CUDA 12 plugin when ``nvidia-smi -L`` lists a GPU
 or ``NAR_GAP_ACCELERATOR=cuda``.  No test here installs anything: the choice is
-read from ``--dry-run``, which prints the pip commands a full install runs, and
-the reinstall on a change of build is watched through a stand-in venv python
-that records its pip calls.  Stand-in ``nvidia-smi`` programs play the GPU, and
-the PATH the script sees holds only the tools it uses, so a real nvidia-smi on
-the machine running the tests changes nothing.
+read from ``--dry-run``, which prints the install commands a full install runs
+(pip's and uv's), and the reinstall on a change of build is watched through a
+stand-in venv python and uv that record their calls.  Stand-in ``nvidia-smi``
+programs play the GPU, and the PATH the script sees holds only the tools it
+uses, so a real nvidia-smi on the machine running the tests changes nothing.
 """
 
 from __future__ import annotations
@@ -92,35 +92,51 @@ def _ensure_env(
     )
 
 
+NO_VENV = "no-venv"  # _dry_run's NAR_GAP_VENV, under tmp_path
+
+
 def _dry_run(tmp_path: Path, stand_in: str, **environ: str) -> list[str]:
     """The lines ``ensure_env.sh --dry-run`` prints, with no venv to look into."""
     path = _path_with(tmp_path, STAND_INS[stand_in])
-    environ.setdefault("NAR_GAP_VENV", str(tmp_path / "no-venv"))
+    environ.setdefault("NAR_GAP_VENV", str(tmp_path / NO_VENV))
     done = _ensure_env("--dry-run", path=path, **environ)
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 
 
-def _plugin_install() -> str:
+def _uv(venv: Path) -> str:
+    """How ensure_env.sh starts a uv install into ``venv``."""
+    return f"uv pip install --python {venv}/bin/python --compile-bytecode"
+
+
+def _plugin_install(venv: Path, installer: str = "uv") -> str:
     jax = _lock()["jax"]
+    start = _uv(venv) if installer == "uv" else "pip install"
     return (
-        "pip install -q -c requirements/lock.txt "
+        f"{start} -q -c requirements/lock.txt "
         f"jax-cuda12-plugin[with-cuda]=={jax} jax-cuda12-pjrt=={jax}"
     )
 
 
-CPU_INSTALL = [
-    f"pip install -q pip=={_lock()['pip']}",
-    "pip install -q -c requirements/lock.txt -e .[test]",
-]
+def _cpu_install(venv: Path, installer: str = "uv") -> list[str]:
+    """The CPU build's install: pip (and uv, pinned) first, then the package."""
+    if installer == "pip":
+        return [
+            f"pip install -q pip=={_lock()['pip']}",
+            "pip install -q -c requirements/lock.txt -e .[test]",
+        ]
+    return [
+        f"pip install -q pip=={_lock()['pip']} uv=={_lock()['uv']}",
+        f"{_uv(venv)} -q -c requirements/lock.txt -e .[test]",
+    ]
 
 
 def test_a_gpu_listed_by_nvidia_smi_installs_the_cuda_plugin(tmp_path):
     lines = _dry_run(tmp_path, "one GPU")
     assert lines == [
         "nar_gap: JAX build: cuda (nvidia-smi -L lists 1 GPU(s))",
-        *CPU_INSTALL,
-        _plugin_install(),
+        *_cpu_install(tmp_path / NO_VENV),
+        _plugin_install(tmp_path / NO_VENV),
     ]
 
 
@@ -128,7 +144,7 @@ def test_without_nvidia_smi_the_install_is_the_cpu_one(tmp_path):
     lines = _dry_run(tmp_path, "absent")
     assert lines == [
         "nar_gap: JAX build: cpu (no nvidia-smi on the PATH)",
-        *CPU_INSTALL,
+        *_cpu_install(tmp_path / NO_VENV),
     ]
 
 
@@ -137,19 +153,40 @@ def test_an_nvidia_smi_that_lists_no_gpu_installs_the_cpu_build(tmp_path, stand_
     lines = _dry_run(tmp_path, stand_in)
     assert lines == [
         "nar_gap: JAX build: cpu (nvidia-smi -L lists 0 GPU(s))",
-        *CPU_INSTALL,
+        *_cpu_install(tmp_path / NO_VENV),
     ]
 
 
 def test_cpu_in_the_variable_overrides_a_listed_gpu(tmp_path):
     lines = _dry_run(tmp_path, "one GPU", NAR_GAP_ACCELERATOR="cpu")
-    assert lines == ["nar_gap: JAX build: cpu (NAR_GAP_ACCELERATOR=cpu)", *CPU_INSTALL]
+    assert lines == [
+        "nar_gap: JAX build: cpu (NAR_GAP_ACCELERATOR=cpu)",
+        *_cpu_install(tmp_path / NO_VENV),
+    ]
 
 
 def test_cuda_in_the_variable_installs_the_plugin_without_nvidia_smi(tmp_path):
     lines = _dry_run(tmp_path, "absent", NAR_GAP_ACCELERATOR="cuda")
     assert lines[0] == "nar_gap: JAX build: cuda (NAR_GAP_ACCELERATOR=cuda)"
-    assert lines[1:] == [*CPU_INSTALL, _plugin_install()]
+    venv = tmp_path / NO_VENV
+    assert lines[1:] == [*_cpu_install(venv), _plugin_install(venv)]
+
+
+def test_pip_as_the_installer_installs_the_same_lock_without_uv(tmp_path):
+    lines = _dry_run(tmp_path, "one GPU", NAR_GAP_INSTALLER="pip")
+    assert lines[1:] == [
+        *_cpu_install(tmp_path, "pip"),
+        _plugin_install(tmp_path, "pip"),
+    ]
+    assert not any("uv" in line.split() or "uv==" in line for line in lines)
+
+
+def test_an_unknown_installer_is_a_one_line_error(tmp_path):
+    path = _path_with(tmp_path, STAND_INS["absent"])
+    done = _ensure_env("--dry-run", path=path, NAR_GAP_INSTALLER="conda")
+    assert done.returncode == 2 and done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert "NAR_GAP_INSTALLER must be uv or pip" in line and "'conda'" in line
 
 
 def test_an_unknown_variable_value_is_a_one_line_error(tmp_path):
@@ -194,6 +231,18 @@ fi
 exec REAL_PYTHON "$@"
 """
 
+FAKE_UV = """#!/bin/sh
+# The venv's uv for ensure_env.sh: records its calls as its python records pip's.
+venv="$(cd "$(dirname "$0")/.." && pwd)"
+echo "uv $*" >>"$venv/calls"
+case "$*" in
+    *jax-cuda12-plugin*)
+        echo jax-cuda12-plugin==1 >"$venv/installed"
+        echo nvidia-cublas-cu12==1 >>"$venv/installed" ;;
+esac
+exit 0
+"""
+
 
 def _fake_venv(tmp_path: Path) -> Path:
     venv = tmp_path / "venv"
@@ -202,6 +251,9 @@ def _fake_venv(tmp_path: Path) -> Path:
     python = venv / "bin" / "python"
     python.write_text(FAKE_PYTHON.replace("REAL_PYTHON", sys.executable))
     python.chmod(0o755)
+    uv = venv / "bin" / "uv"
+    uv.write_text(FAKE_UV)
+    uv.chmod(0o755)
     return venv
 
 
@@ -218,14 +270,15 @@ def test_a_change_of_build_reinstalls_and_the_cpu_build_removes_the_plugin(tmp_p
     venv = _fake_venv(tmp_path)
     first, calls = _pip_calls(venv, "cpu")
     assert first.startswith("nar_gap: installing dependencies")
-    assert calls[:2] == CPU_INSTALL and calls[2:] == ["pip list --format=freeze"]
+    assert calls[:2] == _cpu_install(venv)
+    assert calls[2:] == ["pip list --format=freeze"]
     assert _pip_calls(venv, "cpu") == ("", [])  # current: a no-op
 
     first, calls = _pip_calls(venv, "cuda")
     assert (
         first == "nar_gap: switching JAX to the cuda build (NAR_GAP_ACCELERATOR=cuda)"
     )
-    assert calls == [*CPU_INSTALL, _plugin_install()]
+    assert calls == [*_cpu_install(venv), _plugin_install(venv)]
     assert (venv / ".nar_gap_installed").read_text().split()[1:] == ["cuda"]
     assert _pip_calls(venv, "cuda") == ("", [])
 
