@@ -72,13 +72,24 @@ def test_hand_made_cases_are_exact(algorithm, size, models):
     cases.three_way(models[(algorithm, size)], cases.hand_batch(algorithm))
 
 
+SLOW = pytest.mark.slow
+
+
 @pytest.mark.parametrize("size", SIZES, ids=["minimal", "h128"])
 @pytest.mark.parametrize("case", cases.LARGE_CASES, ids=cases.case_id)
 def test_graphs_of_128_and_256_nodes_are_exact(case, size, models):
     cases.three_way(models[(case.algorithm, size)], case.batch())
 
 
-@pytest.mark.parametrize("algorithm", cases.COMPILED_ALGORITHMS)
+# BFS per push; Bellman-Ford's two (14 s of CI, its sparse graph's trace the
+# longest) under -m slow, beside the 4 096-node graphs of test_compiled_range.
+@pytest.mark.parametrize(
+    "algorithm",
+    [
+        algorithm if algorithm == "bfs" else pytest.param(algorithm, marks=SLOW)
+        for algorithm in cases.COMPILED_ALGORITHMS
+    ],
+)
 @pytest.mark.parametrize("p", [0.5, 0.05])
 def test_graphs_of_1024_nodes_are_exact(algorithm, p, models):
     batch = cases.SampledCase(algorithm, 1024, p, seed=7, batch_size=1).batch()

@@ -260,6 +260,7 @@ def test_no_main_cell_of_a_notebook_reads_a_name_only_a_teaching_cell_sets():
             known |= stored
 
 
+@pytest.mark.slow
 def test_run_all_renders_every_notebook_from_an_archive(tmp_path):
     """``./run_all.sh --results-from``: every notebook on an archive, no training.
 
@@ -268,6 +269,11 @@ def test_run_all_renders_every_notebook_from_an_archive(tmp_path):
     empty), the tables read back are left as they were, and every cell that
     needs trained parameters says so instead of running.  Seen failing with
     ``run_baselines`` ignoring ``dirs.reading``: it trained.
+
+    Slow: eight kernels beside CI's other worker, 92 s of CI.  Per push the
+    rehearsal below renders a job's archive through the same ``run_all.sh
+    --results-from`` (notebook 02, whose cells need trained parameters), and
+    the smoke chain executes every notebook's cells.
     """
     import shutil
     import subprocess
@@ -389,7 +395,7 @@ def test_the_gpu_job_s_first_notebook_runs_without_jupyter_and_its_archive_rende
     trains them: whichever of the two comes first trains, the other resumes.
     CI's 15 minutes have no room for more (02 and 03 took 68 s in CI); the
     whole smoke job of every notebook, on runs of its own, is the slow test
-    below, and every notebook renders the cpu archive above.
+    below, and so is every notebook rendering the cpu archive (above).
     """
     assert profiles.GPU.notebooks[0] == "02"
     _rehearse(tmp_path, shared_runs, ("02",))
