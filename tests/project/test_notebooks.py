@@ -25,7 +25,7 @@ from nar_gap.paper.experiments.faithfulness_study import (
     LONG_FIGURES,
 )
 from nar_gap.paper.experiments.naming import figure_stem, landscape_stem
-from nar_gap.system.files import read_table
+from nar_gap.system.files import cell_value, read_table
 
 # The executed notebooks run as two chains, each in one pytest-xdist worker
 # (--dist loadgroup), so the two workers share the work: 01 and 04 (which
@@ -755,6 +755,44 @@ def test_07_closing_the_gap_table(executed):
     assert (figures / f"fig_closing_gap_{algorithm}.png").exists()
 
 
+@in_chain("07_closing_the_gap")
+def test_07_generalisation_tables(executed):
+    """The generalisation study as notebook 07 ran it at smoke: a row per
+    contender, seed and condition, the compiled network exact on each (a wrong
+    trace or a mislabelled source would show here), the table's contenders,
+    the sidecar's verdict recomputed from the per-seed file, the figure."""
+    from nar_gap.paper.experiments import generalisation as g
+
+    results, figures = executed.ran("07_closing_the_gap")
+    per_seed = [
+        {k: cell_value(v) for k, v in row.items()}
+        for row in read_table(results / g.seeds_file("bfs"))
+    ]
+    studies = profiles.SMOKE.studies
+    conditions = len(studies.ood_sizes) + len(studies.ood_families)
+    accuracy = [r for r in per_seed if r["measure"] == "accuracy"]
+    trained = 2 * studies.recipe_seeds  # plain and supervised, each seed
+    assert len(accuracy) == (trained + 1) * conditions
+    exact = {"accuracy": 1.0, "internal": 0.0, "argmax_agreement": 1.0}
+    compiled = [
+        r for r in per_seed if r["contender"] == "compiled" and r["measure"] in exact
+    ]
+    assert len(compiled) == len(exact) * conditions
+    for row in compiled:
+        assert row["result"] == exact[row["measure"]], row
+    assert len([r for r in per_seed if r["measure"] == "sharpness"]) == trained + 1
+    table = read_table(results / g.results_file("bfs"))
+    assert {r["contender"] for r in table} == {
+        "plain",
+        "supervised",
+        "compiled",
+        "supervised - plain",
+    }
+    sidecar = json.loads((results / (g.results_file("bfs") + ".json")).read_text())
+    assert sidecar["verdict"] == g.verdict(per_seed)
+    assert (figures / (g.figure_stem("bfs") + ".png")).stat().st_size > 0
+
+
 TRANSNAR_MODELS = ("transformer", "transnar_trained", "transnar_compiled")
 
 
@@ -816,9 +854,8 @@ BAD_ARGUMENTS = (
 def test_run_all_rejects_bad_arguments():
     """Through the script once: exit status 2 and one line, nothing before.
 
-    The runner imports every study before it reads an argument (2.7-4 s a
-    start on 2 cores), so the other refusals are asked of it in process
-    (the next test)."""
+    Each start is a Python with JAX (about a second on 2 cores), so the
+    refusals one by one are asked of the runner in process (the next test)."""
     args, words = BAD_ARGUMENTS[-1]
     done = subprocess.run(
         [str(ROOT / "run_all.sh"), *args], capture_output=True, text=True
