@@ -104,9 +104,20 @@ def test_measures_in_parts_are_the_whole_batchs(tmp_path):
     assert one["internal"][0] == 0.0 and one["internal"][1] > 0
 
 
+def test_the_recipe_study_comes_first(tmp_path):
+    dirs = profiles.output_dirs("smoke", str(tmp_path / "runs"), str(tmp_path / "o"))
+    with pytest.raises(FileNotFoundError, match="recipe study for bfs runs first"):
+        g.chosen_recipes(dirs.results, "bfs")
+
+
+@pytest.mark.slow
 def test_the_study_measures_every_contender_and_compiled_is_exact(tmp_path):
     """At smoke: the files, a row per seed and condition, compiled at 1.0 on
-    every family (a wrong trace or a mislabelled source would show here)."""
+    every family (a wrong trace or a mislabelled source would show here).
+
+    Slow (31 s of CI): per push, tests/project/test_notebooks.py checks the
+    same on the study notebook 07 ran at smoke (one size, one family); this
+    one asks three families and a pair trained for the test."""
     from nar_gap.system import files
 
     profile = profiles.get("smoke")
@@ -117,8 +128,6 @@ def test_the_study_measures_every_contender_and_compiled_is_exact(tmp_path):
         g.Condition("family", f, family_batch("bfs", f, g.FAMILY_NODES, 2))
         for f in ("grid", "path", "tree")
     ]
-    with pytest.raises(FileNotFoundError, match="recipe study for bfs runs first"):
-        g.chosen_recipes(dirs.results, "bfs")  # the recipe study comes first
     rows = g.run_generalisation(
         profile,
         "bfs",
