@@ -266,6 +266,16 @@ def _pip_calls(venv: Path, accelerator_choice: str) -> tuple[str, list[str]]:
     return first, (venv / "calls").read_text().splitlines()
 
 
+def test_a_failed_uv_install_says_how_to_use_pip_and_stamps_nothing(tmp_path):
+    venv = _fake_venv(tmp_path)
+    uv = venv / "bin" / "uv"
+    uv.write_text("#!/bin/sh\necho 'error: no index reachable' >&2\nexit 1\n")
+    done = _ensure_env(NAR_GAP_VENV=str(venv), NAR_GAP_ACCELERATOR="cpu")
+    assert done.returncode != 0
+    assert "NAR_GAP_INSTALLER=pip" in done.stderr.splitlines()[-1], done.stderr
+    assert not (venv / ".nar_gap_installed").exists()  # retried on the next run
+
+
 def test_a_change_of_build_reinstalls_and_the_cpu_build_removes_the_plugin(tmp_path):
     venv = _fake_venv(tmp_path)
     first, calls = _pip_calls(venv, "cpu")
