@@ -72,13 +72,13 @@ def test_hand_made_cases_are_exact(algorithm, size, models):
     cases.three_way(models[(algorithm, size)], cases.hand_batch(algorithm))
 
 
-SLOW = pytest.mark.slow
-
-
 @pytest.mark.parametrize("size", SIZES, ids=["minimal", "h128"])
 @pytest.mark.parametrize("case", cases.LARGE_CASES, ids=cases.case_id)
 def test_graphs_of_128_and_256_nodes_are_exact(case, size, models):
     cases.three_way(models[(case.algorithm, size)], case.batch())
+
+
+SLOW = pytest.mark.slow
 
 
 # BFS per push; Bellman-Ford's two (14 s of CI, its sparse graph's trace the
