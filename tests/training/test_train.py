@@ -29,8 +29,10 @@ from nar_gap.training.run_dir import (
 )
 from nar_gap.training.step import make_optimizer, make_train_step, step_key
 
-# The CI smoke setting: small, one node shape (16) and two trace-length shapes,
-# so the whole file compiles the train step about twice.
+# The CI smoke setting: small, one node shape (16) and one trace-length shape
+# (16), so the acceptance run compiles its train step once.  With two trace
+# shapes (8 and 16) it compiled it twice: 43.5 s against 34.0 s alone on 2
+# cores, the same test scores to the last digit (padding is masked exactly).
 SMOKE = TrainConfig(
     network=NetworkConfig("bfs", hidden_size=16),
     seeds=(0, 1, 2, 3),
@@ -39,7 +41,7 @@ SMOKE = TrainConfig(
     checkpoint_every=60,
     test_num_nodes=16,
     node_buckets=(16,),
-    time_buckets=(8, 16),
+    time_buckets=(16,),
     shape_buckets=(),
 )
 
