@@ -217,14 +217,23 @@ def test_a_scalar_is_probed_and_scored_by_r2_beside_its_decoder():
     assert set(probes.STUDY_READS) <= set(pooled["d"])
 
 
-def test_the_compiled_dfs_decodes_every_probed_variable_exactly_on_probe_rows():
+@pytest.fixture(scope="module")
+def compiled_dfs_run():
+    """The exact compiled DFS on four 5-node graphs: the batch and its cache."""
+    batch = nar_gap.data.sample_batch("dfs", num_nodes=5, batch_size=4, seed=0)
+    compiled = nar_gap.compile("dfs", hidden_size=None, num_nodes=5)
+    _, cache = compiled.run_with_cache(batch)
+    return batch, cache
+
+
+def test_the_compiled_dfs_decodes_every_probed_variable_exactly_on_probe_rows(
+    compiled_dfs_run,
+):
     """``s``, ``u``, ``v`` and ``s_last`` are ``mask_one``: one node per graph,
     the decoder's highest-scoring real node, as CLRS decodes them.  Read as a
     sign per node they scored 0.49-0.59 for the exact compiled DFS (the
     causal-gap study's decoder column at smoke)."""
-    batch = nar_gap.data.sample_batch("dfs", num_nodes=5, batch_size=4, seed=0)
-    compiled = nar_gap.compile("dfs", hidden_size=None, num_nodes=5)
-    _, cache = compiled.run_with_cache(batch)
+    batch, cache = compiled_dfs_run
     spec = get_spec("dfs")
     variables = probes.probed_variables("dfs")
     assert {"s", "u", "v", "s_last"} <= set(variables)
@@ -238,15 +247,15 @@ def test_the_compiled_dfs_decodes_every_probed_variable_exactly_on_probe_rows():
             assert probes.decoder_hits(logits, batch, variable).all(), variable
 
 
-def test_a_mask_one_probe_picks_one_node_per_graph_whatever_its_bias():
+def test_a_mask_one_probe_picks_one_node_per_graph_whatever_its_bias(
+    compiled_dfs_run,
+):
     """Read as its decoder is: each (step, graph)'s highest-scoring node.  A
     bias shifted far below zero leaves the hits as they were; read by sign,
     every node would read 'not selected'."""
     import dataclasses
 
-    batch = nar_gap.data.sample_batch("dfs", num_nodes=5, batch_size=4, seed=0)
-    compiled = nar_gap.compile("dfs", hidden_size=None, num_nodes=5)
-    _, cache = compiled.run_with_cache(batch)
+    batch, cache = compiled_dfs_run
     rows = probe_rows(np.asarray(cache["hidden"]), batch, "s")
     assert np.all(np.bincount(rows.group, weights=rows.targets) == 1)
     fitted = fit_probe(rows, steps=100)

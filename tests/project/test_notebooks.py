@@ -25,7 +25,7 @@ from nar_gap.paper.experiments.faithfulness_study import (
     LONG_FIGURES,
 )
 from nar_gap.paper.experiments.naming import figure_stem, landscape_stem
-from nar_gap.system.files import cell_value, read_table
+from nar_gap.system.files import read_table
 
 # The executed notebooks run as two chains, each in one pytest-xdist worker
 # (--dist loadgroup), so the two workers share the work: 01 and 04 (which
@@ -764,10 +764,8 @@ def test_07_generalisation_tables(executed):
     from nar_gap.paper.experiments import generalisation as g
 
     results, figures = executed.ran("07_closing_the_gap")
-    per_seed = [
-        {k: cell_value(v) for k, v in row.items()}
-        for row in read_table(results / g.seeds_file("bfs"))
-    ]
+    written = profiles.OutputDirs(executed.runs, results, figures)
+    per_seed = written.read_back(g.seeds_file("bfs"), typed=True)
     studies = profiles.SMOKE.studies
     conditions = len(studies.ood_sizes) + len(studies.ood_families)
     accuracy = [r for r in per_seed if r["measure"] == "accuracy"]
