@@ -108,6 +108,44 @@ def test_the_results_section_is_the_results_files_rendered():
     assert between.strip() == readme_results.render(ROOT / "results").strip()
 
 
+def test_each_other_profile_s_page_is_its_results_rendered():
+    """A profile with committed results of its own (``results/gpu/``) has a
+    page, docs/results-<profile>.md, whose section is exactly what the
+    renderer makes of that folder."""
+    from nar_gap.paper.experiments import profiles
+    from nar_gap.paper.report import readme_results
+
+    others = profiles.committed_results(ROOT / "results")[1:]
+    assert others  # the gpu profile's, at least
+    for profile, folder in others:
+        page = (DOCS / f"results-{profile}.md").read_text()
+        between = _between(page, readme_results.START, readme_results.END)
+        assert between.strip() == readme_results.render(folder).strip(), profile
+
+
+def test_a_profile_that_runs_some_notebooks_renders_theirs_only(tmp_path):
+    """The gpu profile runs notebooks 02 and 03: its folder renders their
+    parts, named as its own, and no missing-file line for the notebooks it
+    never runs; the same files under the cpu profile's name render them all."""
+    import shutil
+
+    from nar_gap.paper.report import readme_results
+    from nar_gap.system import files
+
+    results = tmp_path / "gpu"
+    shutil.copytree(ROOT / "results" / "gpu", results)
+    rendered = readme_results.render(results)
+    assert rendered.startswith("Rendered from `results/gpu/` (profile `gpu`)")
+    assert "**Baselines (notebook 02)**" in rendered
+    assert "**Faithfulness (notebook 03)**" in rendered
+    assert "notebook 04" not in rendered and "(no `" not in rendered
+    for sidecar in results.glob("*.json"):
+        files.write_json_atomic(sidecar, {**files.read_json(sidecar), "profile": "cpu"})
+    every = readme_results.render(results)
+    assert every.startswith("Rendered from `results/` (profile `cpu`)")
+    assert "**Ablations (notebook 04)**" in every and "(no `" in every
+
+
 def test_the_readme_headline_is_the_paper_vs_ours_files_counted():
     """The README's headline table counts the committed paper_vs_ours_NN.csv
     files' verdicts: exactly what the renderer makes of them."""

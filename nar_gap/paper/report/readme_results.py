@@ -11,7 +11,9 @@ notebook's paper claims agree, disagree or stay open, counted from the
 ``paper_vs_ours_NN.csv`` files.  Nothing in either part is typed by hand;
 tests check that ``docs/results.md`` and ``README.md`` hold exactly what this
 renders, and ``./run_all.sh`` renders both again after a run of the committed
-profile.
+profile.  Another profile's committed folder (``results/gpu/``) renders the
+parts of the notebooks that profile runs into its own page,
+``docs/results-<profile>.md``.
 """
 
 from __future__ import annotations
@@ -835,38 +837,57 @@ def _study_parts(results: Path) -> tuple[tuple[str, Callable[[Path], str]], ...]
 
 
 def render(results_dir: str | os.PathLike) -> str:
-    """The whole results section, from ``results_dir``'s files."""
+    """The whole results section, from ``results_dir``'s files.
+
+    A folder of a profile that runs some notebooks only
+    (``Profile.notebooks``: ``results/gpu/``, ``results/studies/``) renders
+    their parts only; the default profile's every part, a missing file said
+    in one line.
+    """
     results = Path(results_dir)
+    profile = _profile_of(results)
+    ran = profiles.PROFILES[profile].notebooks if profile in profiles.PROFILES else ()
+    where = profiles.committed_dirs(profile).results if ran else Path("results")
+    rendered = f"Rendered from `{where.as_posix()}/` (profile `{profile}`)"
+    sections = [f"{rendered} by `nar-gap render`.\n"]
+    for notebook, title, part in _parts(results):
+        if not ran or notebook in ran:
+            sections.append(_section(title, _or_missing(part, results)))
+    return "\n".join(sections).rstrip("\n")
+
+
+def _profile_of(results: Path) -> str:
+    """The profile that wrote ``results`` (its baselines' sidecar, else any)."""
     sidecar = files.sidecar_path(results / baselines.BASELINES_FILE)
-    profile = files.read_json(sidecar).get("profile") if sidecar.exists() else "?"
-    sections = [
-        f"Rendered from `results/` (profile `{profile}`) by `nar-gap render`.\n",
-        _section("Compiled networks (notebook 01)", _or_missing(_compiled, results)),
-        _section("Baselines (notebook 02)", _or_missing(_baselines, results)),
-        _section("Faithfulness (notebook 03)", _or_missing(_faithfulness, results)),
+    found = [sidecar] if sidecar.exists() else sorted(results.glob("*.csv.json"))
+    return str(files.read_json(found[0]).get("profile", "?")) if found else "?"
+
+
+def _parts(results: Path) -> list[tuple[str, str, Callable[[Path], str]]]:
+    """``(notebook, title, part)`` of every section, in the page's order."""
+    parts = [
+        ("01", "Compiled networks (notebook 01)", _compiled),
+        ("02", "Baselines (notebook 02)", _baselines),
+        ("03", "Faithfulness (notebook 03)", _faithfulness),
     ]
     correlations = _table1(results)
     if correlations is not None:
-        sections.append(
-            _section("Table 1: correlation with accuracy (notebook 03)", correlations)
-        )
+        title = "Table 1: correlation with accuracy (notebook 03)"
+        parts.append(("03", title, lambda _: correlations))
     points = _reference_points(results)
     if points is not None:
-        sections.append(_section("Reference points (notebook 03)", points))
-    parts = (
-        ("Ablations (notebook 04)", _ablations),
-        ("Stability, Table 16 (notebook 05)", _stability),
-        ("Loss landscapes, D.11 (notebook 06)", _landscapes),
-        ("The paper and ours (end of notebooks 01-06)", _paper),
-        ("Closing the gap (notebook 07)", _closing_gap),
-        ("TransNAR on CLRS-Text (notebook 08)", _transnar),
-    )
-    parts += _study_parts(results)
-    parts += (
-        ("The compiled models against dm-clrs by size (notebook 01)", _size_sweep),
-    )
-    sections += [_section(title, _or_missing(part, results)) for title, part in parts]
-    return "\n".join(sections).rstrip("\n")
+        parts.append(("03", "Reference points (notebook 03)", lambda _: points))
+    parts += [
+        ("04", "Ablations (notebook 04)", _ablations),
+        ("05", "Stability, Table 16 (notebook 05)", _stability),
+        ("06", "Loss landscapes, D.11 (notebook 06)", _landscapes),
+        ("", "The paper and ours (end of notebooks 01-06)", _paper),
+        ("07", "Closing the gap (notebook 07)", _closing_gap),
+        ("08", "TransNAR on CLRS-Text (notebook 08)", _transnar),
+    ]
+    parts += [("07", title, part) for title, part in _study_parts(results)]
+    title = "The compiled models against dm-clrs by size (notebook 01)"
+    return [*parts, ("01", title, _size_sweep)]
 
 
 def headline(results_dir: str | os.PathLike) -> str:
