@@ -941,6 +941,36 @@ def test_the_notebook_runner_starts_kernels_without_the_tcp_warning(tmp_path):
     assert "".join(outputs[0]["text"]).strip() == "411"  # papermill passes strings
 
 
+def test_a_kernel_that_dies_is_said_with_how_it_ended(tmp_path):
+    """A segfault in a cell (native code crashing, as XLA's once did in a
+    long study) is named as such, not guessed at: one line, exit code 1."""
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "nar-gap", "language": "python"}
+    crash = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)"
+    notebook.cells = [nbformat.v4.new_code_cell(crash)]
+    nbformat.write(notebook, tmp_path / "t.ipynb")
+    done = subprocess.run(
+        [sys.executable, "-m", "nar_gap.paper.tools.notebook_runner"]
+        + ["t.ipynb", "out.ipynb", "--cwd", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1
+    said = "KernelDied: the kernel died: killed by SIGSEGV (signal 11; a crash in"
+    assert said in done.stderr, done.stderr[-2000:]
+
+
+def test_how_a_kernel_ended_in_words():
+    from nar_gap.paper.tools.notebook_runner import kernel_end
+
+    assert kernel_end(-9) == "killed by SIGKILL (signal 9; out of memory, or killed)"
+    assert kernel_end(-15) == "killed by SIGTERM (signal 15)"
+    assert kernel_end(3) == "exited with code 3"
+
+
 def _start_two_kernels_on_the_same_ports(transport: str | None) -> list[str]:
     """Start two kernels given the same five port numbers; return their ``ip``."""
     import asyncio

@@ -25,10 +25,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import ClassVar
 
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import default
@@ -47,9 +49,27 @@ class EncryptedKernelManager(AsyncKernelManager):
     on successful runs.  Interrupts sent while a cell runs (a timeout) still go.
     """
 
+    ended_with: ClassVar[int | None] = None
+    """The exit status of the last kernel found dead (negative: its signal)."""
+
     @default("transport_encryption")
     def _transport_encryption_default(self) -> str:
         return "auto"
+
+    async def is_alive(self) -> bool:
+        """Is the kernel running?  A dead one's exit status is kept.
+
+        nbclient only says a kernel died (``DeadKernelError``); how it ended
+        (a segfault, SIGKILL from the out-of-memory killer, an exit code) is
+        the provisioner's, and gone once the manager cleans up.
+        """
+        if await super().is_alive():
+            return True
+        if self.provisioner is not None and self.provisioner.has_process:
+            ended = await self.provisioner.poll()
+            if ended is not None:
+                EncryptedKernelManager.ended_with = ended
+        return False
 
     @default("transport")
     def _transport_default(self) -> str:
@@ -75,6 +95,25 @@ class EncryptedKernelManager(AsyncKernelManager):
         await super()._async_interrupt_kernel()
 
 
+class KernelDied(RuntimeError):
+    """The kernel process ended while a cell ran, and how."""
+
+
+def kernel_end(status: int) -> str:
+    """How a process with exit status ``status`` ended, in words."""
+    if status >= 0:
+        return f"exited with code {status}"
+    try:
+        name = signal.Signals(-status).name
+    except ValueError:
+        name = "an unknown signal"
+    why = {
+        "SIGKILL": "; out of memory, or killed",
+        "SIGSEGV": "; a crash in native code",
+    }
+    return f"killed by {name} (signal {-status}{why.get(name, '')})"
+
+
 def execute(
     notebook: str | Path,
     output: str | Path,
@@ -86,20 +125,29 @@ def execute(
 
     Raises papermill's ``PapermillExecutionError`` (the failing cell's
     exception) when a cell fails; the executed copy keeps the error in place.
+    A kernel that dies raises :class:`KernelDied`, saying how it ended.
     """
     import papermill
+    from nbclient.exceptions import DeadKernelError
 
+    EncryptedKernelManager.ended_with = None
     with writing_for(Path(notebook).stem):  # the kernel inherits it
-        papermill.execute_notebook(
-            str(notebook),
-            str(output),
-            parameters=dict(parameters),
-            kernel_name=KERNEL_NAME,
-            kernel_manager_class=EncryptedKernelManager,
-            cwd=str(cwd),
-            progress_bar=progress,
-            log_output=False,
-        )
+        try:
+            papermill.execute_notebook(
+                str(notebook),
+                str(output),
+                parameters=dict(parameters),
+                kernel_name=KERNEL_NAME,
+                kernel_manager_class=EncryptedKernelManager,
+                cwd=str(cwd),
+                progress_bar=progress,
+                log_output=False,
+            )
+        except DeadKernelError as error:
+            ended = EncryptedKernelManager.ended_with
+            if ended is None:
+                raise
+            raise KernelDied(f"the kernel died: {kernel_end(ended)}") from error
 
 
 # ``-p FROM_RESULTS True``: a flag, not the string "True" (which is truthy
