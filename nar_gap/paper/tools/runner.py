@@ -266,7 +266,7 @@ def failed_cell(executed: Path) -> str:
     first = "".join(cells[started[-1]].get("source", "")).strip().splitlines() or [""]
     return (
         f"cell {started[-1]} ('{first[0][:60]}'): the kernel died while running it "
-        "(how it ended: the notebook runner's KernelDied line above)"
+        "(how it ended, where known: the notebook runner's line above)"
     )
 
 
