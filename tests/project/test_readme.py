@@ -146,6 +146,29 @@ def test_a_profile_that_runs_some_notebooks_renders_theirs_only(tmp_path):
     assert "**Ablations (notebook 04)**" in every and "(no `" in every
 
 
+def test_a_profile_folder_renders_the_notebooks_it_holds_and_names_the_rest(
+    tmp_path,
+):
+    """The studies profile's notebooks run one at a time (hours each): a
+    folder holding notebook 03's tables but not 02's renders 03 and says in
+    one line that 02 has not run, with no missing-file line for its parts."""
+    import shutil
+
+    from nar_gap.paper.report import readme_results
+    from nar_gap.system import files
+
+    results = tmp_path / "gpu"
+    shutil.copytree(ROOT / "results" / "gpu", results)
+    for sidecar in results.glob("*.json"):
+        if files.read_json(sidecar).get("notebook", "").startswith("02"):
+            sidecar.unlink()
+            sidecar.with_suffix("").unlink()
+    rendered = readme_results.render(results)
+    assert "No tables here from notebook 02 of this profile: not run." in rendered
+    assert "**Faithfulness (notebook 03)**" in rendered
+    assert "notebook 02)" not in rendered and "(no `" not in rendered
+
+
 def test_the_readme_headline_is_the_paper_vs_ours_files_counted():
     """The README's headline table counts the committed paper_vs_ours_NN.csv
     files' verdicts: exactly what the renderer makes of them."""

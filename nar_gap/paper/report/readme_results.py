@@ -841,19 +841,32 @@ def render(results_dir: str | os.PathLike) -> str:
 
     A folder of a profile that runs some notebooks only
     (``Profile.notebooks``: ``results/gpu/``, ``results/studies/``) renders
-    their parts only; the default profile's every part, a missing file said
-    in one line.
+    the parts of those it holds tables of, and names in one line those it
+    does not (a profile's notebooks can be run one at a time: ``--only``);
+    the default profile's every part, a missing file said in one line.
     """
     results = Path(results_dir)
     profile = _profile_of(results)
-    ran = profiles.PROFILES[profile].notebooks if profile in profiles.PROFILES else ()
-    where = profiles.committed_dirs(profile).results if ran else Path("results")
+    runs = profiles.PROFILES[profile].notebooks if profile in profiles.PROFILES else ()
+    where = profiles.committed_dirs(profile).results if runs else Path("results")
     rendered = f"Rendered from `{where.as_posix()}/` (profile `{profile}`)"
     sections = [f"{rendered} by `nar-gap render`.\n"]
+    held = _notebooks_held(results)
+    ran = tuple(n for n in runs if n in held)
+    if len(ran) < len(runs):
+        absent = [n for n in runs if n not in held]
+        which = f"notebook{'s' if len(absent) > 1 else ''} {', '.join(absent)}"
+        sections.append(f"No tables here from {which} of this profile: not run.\n")
     for notebook, title, part in _parts(results):
-        if not ran or notebook in ran:
+        if not runs or notebook in ran:
             sections.append(_section(title, _or_missing(part, results)))
     return "\n".join(sections).rstrip("\n")
+
+
+def _notebooks_held(results: Path) -> set[str]:
+    """The notebooks (``"02"``) whose tables are in ``results``, by their sidecars."""
+    named = (files.read_json(s).get("notebook") for s in results.glob("*.csv.json"))
+    return {str(name)[:2] for name in named if name}
 
 
 def _profile_of(results: Path) -> str:
