@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -969,6 +970,59 @@ def test_how_a_kernel_ended_in_words():
     assert kernel_end(-9) == "killed by SIGKILL (signal 9; out of memory, or killed)"
     assert kernel_end(-15) == "killed by SIGTERM (signal 15)"
     assert kernel_end(3) == "exited with code 3"
+
+
+def test_a_kernel_gets_the_runner_s_lower_priority(tmp_path):
+    """The nice value that reaches the kernel's own scheduling group is the
+    larger of the runner's and its group's; nothing is written when there is
+    nothing to lower or no group file."""
+    from nar_gap.paper.tools.notebook_runner import share_priority
+
+    proc = tmp_path / "proc"
+    (proc / "self").mkdir(parents=True)
+    (proc / "self" / "autogroup").write_text("/autogroup-3 nice 7\n")
+    (proc / "42").mkdir()
+    (proc / "42" / "autogroup").write_text("/autogroup-9 nice 0\n")
+    expected = max(os.getpriority(os.PRIO_PROCESS, 0), 7)
+    assert share_priority(42, proc) == expected
+    assert (proc / "42" / "autogroup").read_text() == f"{expected}\n"
+    assert share_priority(43, proc) is None  # no such process
+    if os.getpriority(os.PRIO_PROCESS, 0) == 0:
+        (proc / "self" / "autogroup").write_text("/autogroup-3 nice 0\n")
+        (proc / "42" / "autogroup").write_text("untouched")
+        assert share_priority(42, proc) is None
+        assert (proc / "42" / "autogroup").read_text() == "untouched"
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/autogroup").exists(),
+    reason="needs Linux's autogroup scheduling (/proc/<pid>/autogroup)",
+)
+def test_a_niced_runner_s_kernel_runs_niced_in_its_own_group(tmp_path):
+    """``nice ./run_all.sh`` reaches the kernel, which does the work: its
+    session's scheduling group is niced too, not left at 0."""
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "nar-gap", "language": "python"}
+    read = (
+        "import os\nprint(open('/proc/self/autogroup').read().split()[-1], os.nice(0))"
+    )
+    notebook.cells = [nbformat.v4.new_code_cell(read)]
+    nbformat.write(notebook, tmp_path / "t.ipynb")
+    done = subprocess.run(
+        ["nice", "-n", "5", sys.executable, "-m", "nar_gap.paper.tools.notebook_runner"]
+        + ["t.ipynb", "out.ipynb", "--cwd", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    group, own = "".join(
+        _cells(tmp_path / "out.ipynb")[-1]["outputs"][0]["text"]
+    ).split()
+    floor = min(5 + os.getpriority(os.PRIO_PROCESS, 0), 19)  # nice stops at 19
+    assert int(own) >= floor and int(group) >= floor, (group, own)
 
 
 def _start_two_kernels_on_the_same_ports(transport: str | None) -> list[str]:

@@ -71,6 +71,13 @@ class EncryptedKernelManager(AsyncKernelManager):
                 EncryptedKernelManager.ended_with = ended
         return False
 
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: object) -> None:
+        await super()._async_launch_kernel(kernel_cmd, **kw)
+        assert self.provisioner is not None
+        pid = getattr(self.provisioner, "pid", None)
+        if pid is not None:
+            share_priority(pid)
+
     @default("transport")
     def _transport_default(self) -> str:
         return "ipc" if os.name == "posix" else "tcp"
@@ -93,6 +100,40 @@ class EncryptedKernelManager(AsyncKernelManager):
         if self.shutting_down:
             return
         await super()._async_interrupt_kernel()
+
+
+def _autogroup_nice(path: Path) -> int:
+    """The nice value in a ``/proc/<pid>/autogroup`` file (``/autogroup-7 nice 5``)."""
+    try:
+        return int(path.read_text().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def share_priority(pid: int, proc: Path = Path("/proc")) -> int | None:
+    """Give kernel ``pid`` this process's lower priority; the nice value set, or None.
+
+    A kernel starts in a session of its own (jupyter_client's
+    ``start_new_session``, so that an interrupt reaches it alone).  Under
+    Linux's autogroup scheduling a new session is a new scheduling group at
+    nice 0, and CPU time is shared between groups first: the kernel, which
+    does a notebook's work, inherits ``nice ./run_all.sh``'s nice value but
+    competes with the user's other work as if it were not niced at all (a
+    studies run at nice 19 took half of the smoke chain's two cores beside
+    it).  So the kernel's group gets the larger of this process's nice value
+    and its group's.  Nothing is written where there is nothing to lower or
+    no autogroup file (not Linux, or a kernel built without it).
+    """
+    own = os.getpriority(os.PRIO_PROCESS, 0) if hasattr(os, "getpriority") else 0
+    nice = max(own, _autogroup_nice(proc / "self" / "autogroup"))
+    target = proc / str(pid) / "autogroup"
+    if nice <= 0 or not target.exists():
+        return None
+    try:
+        target.write_text(f"{nice}\n")
+    except OSError:  # not ours to change (another user's process): leave it
+        return None
+    return nice
 
 
 class KernelDied(RuntimeError):
