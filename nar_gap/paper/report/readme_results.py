@@ -812,8 +812,8 @@ def _study_parts(results: Path) -> tuple[tuple[str, Callable[[Path], str]], ...]
             parts += (
                 (
                     f"Recipes, drift and generalisation, {name} (notebook 07)",
-                    lambda _, name=name: (
-                        f"Not studied at this profile: "
+                    lambda _, name=name, algorithm=algorithm: (
+                        f"No `{recipes.recipes_file(algorithm)}` here: "
                         f"`./run_all.sh --profile studies` trains {name}'s recipes."
                     ),
                 ),

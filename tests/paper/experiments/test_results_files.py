@@ -66,6 +66,22 @@ def test_the_gpu_profile_s_committed_tables_are_its_job_s_from_a_gpu():
         assert sidecar["notebook"] == writers[name], name
 
 
+def test_the_studies_profile_s_committed_tables_are_its_notebooks():
+    """results/studies/ holds tables the studies profile's notebooks write,
+    each naming that notebook and the profile.  Its notebooks take hours on
+    2 cores and run one at a time (``--only``), so a table of a notebook
+    not yet run, or not run to its end, may be missing; none may be foreign.
+    """
+    folder = ROOT / profiles.committed_dirs("studies").results
+    tables = {p.name for p in folder.iterdir() if not p.name.endswith(".json")}
+    writers = outputs.tables(profiles.STUDIES)
+    assert tables and tables <= set(writers), sorted(tables - set(writers))
+    for name in tables:
+        sidecar = files.read_json(folder / f"{name}.json")
+        assert sidecar["profile"] == "studies", name
+        assert sidecar["notebook"] == writers[name], name
+
+
 def test_the_writers_figure_stems_are_committed_figures():
     stems = {
         stem
