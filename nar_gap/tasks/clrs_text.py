@@ -7,6 +7,19 @@ as a graph.  So every text example must come with its graph, sample for sample.
 with dm-clrs's own ``clrs_utils.format_clrs_example`` (no hints, as CLRS-Text's
 default) and translates the same feedback into our :class:`Batch`.  The answer
 text therefore spells exactly ``graphs.outputs["pi"]``.
+
+**Node labels** (``label_range``).  dm-clrs names node ``i`` by its index, so a
+model trained on graphs of 4 and 5 nodes only ever writes the tokens 0 to 4, and
+a graph of 10 or 20 nodes asks for index tokens it has never produced: its
+answers cannot have the right shape for want of vocabulary, not of reasoning.
+With ``label_range = R`` each graph's nodes carry labels drawn at random, sorted
+and distinct, from ``0 .. R-1`` (as TransNAR draws its positions at random from
+a range longer than any sequence); the prompt lists them first
+(``labels: [3 8 11 14 17], s: 8, A: ...``) and ``s`` and the answer name nodes
+by label.  Set ``R`` to the largest size scored and every label any test asks
+for is one training wrote; at ``N = R`` the labels are the indices.  This is
+our choice, not CLRS-Text's: the matrix ``A`` still lists nodes in index order,
+so the model must look a node's label up in the list.
 """
 
 from __future__ import annotations
@@ -29,6 +42,7 @@ __all__ = [
     "TEXT_ALGORITHMS",
     "TextBatch",
     "answer_values",
+    "draw_labels",
     "parse_answer",
     "text_batch",
 ]
@@ -43,6 +57,8 @@ DECIMALS = 2
 
 _MAX_SEED = 2**32  # numpy RandomState accepts seeds in [0, 2**32)
 _ANSWER = re.compile(r"\[(-?[0-9]+(?: -?[0-9]+)*)?\]\n{0,2}")
+_SOURCE = re.compile(r"\A([a-z_]+:\n)s: ([0-9]+), ")
+_LABEL_STREAM = 0x6C61626C  # "labl": the labels' draws, apart from the graphs'
 _INT64 = np.iinfo(np.int64)
 
 
@@ -55,21 +71,35 @@ class TextBatch:
         prompts: each sample's question as dm-clrs formats it (ends with ``':\n'``).
         answers: each sample's answer (ends with ``'\n\n'``).
         graphs: the same samples in our encoding, in the same order.
+        labels: ``[B, N]`` int64, each node's label in the text (the node's
+            index where the text is dm-clrs's own).
     """
 
     algorithm: str
     prompts: tuple[str, ...]
     answers: tuple[str, ...]
     graphs: Batch
+    labels: np.ndarray
 
     def __post_init__(self) -> None:
-        """Rejects texts and graphs that do not pair up one to one."""
+        """Rejects texts, graphs and labels that do not pair up one to one."""
         sizes = {len(self.prompts), len(self.answers), self.graphs.batch_size}
         if len(sizes) != 1:
             raise ValueError(
                 f"expected as many prompts, answers and graphs, found "
                 f"{len(self.prompts)}, {len(self.answers)}, {self.graphs.batch_size}"
             )
+        expected = (self.graphs.batch_size, self.graphs.num_nodes)
+        if np.shape(self.labels) != expected:
+            raise ValueError(
+                f"expected labels of shape {expected}, found {np.shape(self.labels)}"
+            )
+
+    @property
+    def truths(self) -> np.ndarray:
+        """``[B, N]`` int64: the values each true answer spells (labels of ``pi``)."""
+        pi = answer_values(self.algorithm, self.graphs)
+        return np.take_along_axis(np.asarray(self.labels, np.int64), pi, axis=1)
 
     @property
     def num_nodes(self) -> int:
@@ -128,8 +158,38 @@ def _sample_feedback(feedback: Any, index: int) -> Any:
     )
 
 
+def draw_labels(
+    num_nodes: int, label_range: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``num_nodes`` distinct labels from ``0 .. label_range-1``, sorted."""
+    return np.sort(rng.choice(label_range, size=num_nodes, replace=False))
+
+
+def _labelled(prompt: str, answer: str, labels: np.ndarray) -> tuple[str, str]:
+    """dm-clrs's prompt and answer with nodes named by ``labels``."""
+    match = _SOURCE.match(prompt)
+    if match is None:
+        raise ValueError(
+            f"expected a prompt starting 'name:\\ns: k, ', found {prompt!r:.40}"
+        )
+    listed = " ".join(str(int(label)) for label in labels)
+    head = f"{match.group(1)}labels: [{listed}], s: {labels[int(match.group(2))]}, "
+    values = parse_answer(answer)
+    if values is None:
+        raise ValueError(f"expected a dm-clrs answer, found {answer!r:.40}")
+    return (
+        head + prompt[match.end() :],
+        "[" + " ".join(str(int(labels[v])) for v in values) + "]\n\n",
+    )
+
+
 def text_batch(
-    algorithm: str, num_nodes: int, count: int, seed: int, decimals: int = DECIMALS
+    algorithm: str,
+    num_nodes: int,
+    count: int,
+    seed: int,
+    decimals: int = DECIMALS,
+    label_range: int | None = None,
 ) -> TextBatch:
     """``count`` CLRS-Text examples on ``num_nodes`` nodes, with their graphs.
 
@@ -146,6 +206,9 @@ def text_batch(
         seed: the sampler's RandomState seed, in [0, 2**32).
         decimals: decimals kept in float inputs, at least 1 (dm-clrs reads 0 as
             "do not truncate").
+        label_range: None for dm-clrs's text (nodes named by index); else R >=
+            ``num_nodes``: nodes named by sorted random labels below R (see the
+            module's docstring), drawn from ``seed`` alone.
 
     Raises:
         ValueError: on an unknown algorithm or an out-of-range argument.
@@ -167,11 +230,21 @@ def text_batch(
         )
         for i in range(count)
     ]
+    if label_range is None:
+        labels = np.tile(np.arange(num_nodes, dtype=np.int64), (count, 1))
+    else:
+        _check_int(label_range, "label_range", num_nodes)
+        rng = np.random.default_rng([seed, _LABEL_STREAM])
+        labels = np.stack([draw_labels(num_nodes, label_range, rng) for _ in texts])
+        texts = [
+            _labelled(q, a, row) for (q, a), row in zip(texts, labels, strict=True)
+        ]
     return TextBatch(
         algorithm=algorithm,
         prompts=tuple(question for question, _ in texts),
         answers=tuple(answer for _, answer in texts),
         graphs=from_clrs_feedback(feedback, algorithm),
+        labels=labels.astype(np.int64),
     )
 
 

@@ -112,3 +112,34 @@ def test_the_layout_table_names_every_module():
 def test_every_module_the_layout_table_names_exists():
     stale = sorted(set(_layout_table()) - _modules())
     assert not stale, f"docs/layout.md's table names modules that are gone: {stale}"
+
+
+def _transnar_row(name: str, sizes) -> str:
+    """The row docs/transnar.md's sizes table must hold for profile ``name``."""
+
+    def sizes_cell(values: tuple[int, ...]) -> str:
+        return ", ".join(str(v) for v in values)
+
+    layers = f"`{sizes.layers}` layer{'s' if sizes.layers > 1 else ''}"
+    cells = [
+        f"`{name}`",
+        f"`{sizes.seeds}`",
+        f"`{sizes.steps}`",
+        f"`{sizes.batch_size}`",
+        f"`{sizes_cell(sizes.train_sizes)}`",
+        f"`{sizes_cell(sizes.test_sizes)}`",
+        f"`{sizes.label_range}`",
+        f"`{sizes.eval_graphs}`",
+        f"width `{sizes.width}`, {layers}, `{sizes.heads}` heads",
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def test_the_transnar_page_s_sizes_table_is_notebook_08_s_sizes():
+    # The page once said 1000 steps at cpu while the code trained 50.
+    from nar_gap.paper.experiments.transnar import SIZES
+
+    page = (ROOT / "docs" / "transnar.md").read_text()
+    rows = [line for line in page.splitlines() if line.startswith("| `")]
+    expected = [_transnar_row(name, sizes) for name, sizes in SIZES.items()]
+    assert rows == expected

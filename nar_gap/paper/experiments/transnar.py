@@ -7,7 +7,9 @@ trained baseline of notebook 02, seed for seed) and ``transnar_compiled``
 TransNAR's shape, parse and CLRS scores at its training sizes and at larger
 ones.  The files:
 
-- ``transnar_<algorithm>.csv``: one row per model, seed and size;
+- ``transnar_<algorithm>.csv``: one row per model, seed and size: the three
+  scores, ``content`` (:func:`content_score`) and ``shaped`` (answers of the
+  right length, of ``graphs``);
 - ``transnar_summary_<algorithm>.csv``: mean, std and seeds per model and size;
 - ``transnar_reads_<algorithm>.csv``: what the cross-attention reads;
 - ``fig_transnar_<algorithm>``: CLRS score against size.
@@ -75,6 +77,10 @@ class TransNARSizes:
       width, layers, heads: the Transformer.
       max_position: randomised positions are drawn below it (above the
         longest test sequence).
+
+    Nodes are named by labels drawn below :attr:`label_range`, the largest
+    size scored, so no size asks for a label training never wrote
+    (:mod:`nar_gap.tasks.clrs_text`).
     """
 
     seeds: int
@@ -87,6 +93,11 @@ class TransNARSizes:
     layers: int = 2
     heads: int = 4
     max_position: int = 4096
+
+    @property
+    def label_range(self) -> int:
+        """Labels are drawn below the largest size scored (there: the indices)."""
+        return max(self.test_sizes)
 
     def model_config(self, nar_width: int) -> TransformerConfig:
         """The Transformer, reading a NAR of ``nar_width`` (0: none)."""
@@ -199,6 +210,7 @@ def text_train_config(
         batch_size=sizes.batch_size,
         train_sizes=sizes.train_sizes,
         checkpoint_every=max(1, min(250, sizes.steps)),
+        label_range=sizes.label_range,
     )
 
 
@@ -239,6 +251,18 @@ def trained_text_model(
     return config, params, nar
 
 
+def content_score(scores: dict[str, np.ndarray]) -> float:
+    """The CLRS score over the answers of the right shape only (NaN if none).
+
+    The CLRS score is 0 for an answer of the wrong length, so out of
+    distribution it mixes two failures: writing the wrong number of elements,
+    and writing wrong ones.  This separates the second: how many elements are
+    right where the length is.
+    """
+    shaped = scores["shape"] == 1.0
+    return float(scores["clrs"][shaped].mean()) if shaped.any() else float("nan")
+
+
 def _nar_scores(nar: Model | None, texts) -> float:
     if nar is None:
         return float("nan")
@@ -266,7 +290,8 @@ def run_algorithm(
     trained = trained_nars(profile, dirs, algorithm)
     compiled = compile_algorithm(algorithm, COMPILED_HIDDEN)
     texts = {
-        n: evaluation_texts(algorithm, n, sizes.eval_graphs) for n in sizes.test_sizes
+        n: evaluation_texts(algorithm, n, sizes.eval_graphs, sizes.label_range)
+        for n in sizes.test_sizes
     }
     rows, reads = [], []
     jobs = [(k, s) for k in NAR_KINDS for s in range(sizes.seeds)]
@@ -287,6 +312,8 @@ def run_algorithm(
                     "in_distribution": num_nodes in sizes.train_sizes,
                     "graphs": batch.batch_size,
                     **{name: float(scored.scores[name].mean()) for name in SCORES},
+                    "content": content_score(scored.scores),
+                    "shaped": int(scored.scores["shape"].sum()),
                     "nar_clrs": _nar_scores(nar, batch),
                 }
             )
@@ -311,7 +338,11 @@ def run_algorithm(
 
 
 def summarise(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Mean, std (over seeds) and seed count of each score, per model and size."""
+    """Mean, std (over seeds) and seed count of each score, per model and size.
+
+    ``content`` is averaged over the seeds that wrote any answer of the right
+    length (``content_seeds`` of them), not over every seed.
+    """
     keys = dict.fromkeys((r["model"], int(r["num_nodes"])) for r in rows)
     summary = []
     for model, num_nodes in keys:
@@ -324,10 +355,12 @@ def summarise(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "in_distribution": chosen[0]["in_distribution"],
             "seeds": len(chosen),
         }
-        for name in (*SCORES, "nar_clrs"):
+        for name in (*SCORES, "content", "nar_clrs"):
             over_seeds = finite_summary([float(r[name]) for r in chosen])
             row[f"{name}_mean"] = over_seeds.mean
             row[f"{name}_std"] = over_seeds.std
+        # seeds with at least one answer of the right length: the content's n
+        row["content_seeds"] = finite_summary([float(r["content"]) for r in chosen]).n
         summary.append(row)
     return summary
 

@@ -17,14 +17,16 @@ from nar_gap.paper.plots.style import COMPACT_TITLES, NEUTRAL, styled
 def plot_transnar_scores(
     summary: Sequence[Mapping[str, Any]], algorithm: str, largest_trained: int
 ) -> Figure:
-    """TransNAR's three scores against graph size, one line per model.
+    """TransNAR's three scores and the content score against size, per model.
 
     Mean over seeds with ± one standard deviation; the dotted line marks the
-    largest training size (sizes right of it are out of distribution).
+    largest training size (sizes right of it are out of distribution).  The
+    content panel (CLRS score among answers of the right length) has no
+    point where no seed wrote one.
     """
-    scores = ("shape", "parse", "clrs")
+    scores = ("shape", "parse", "clrs", "content")
     models = list(dict.fromkeys(r["model"] for r in summary))
-    fig, axes = plt.subplots(1, len(scores), figsize=(10.5, 3.2), squeeze=False)
+    fig, axes = plt.subplots(1, len(scores), figsize=(13.5, 3.2), squeeze=False)
     for ax, score in zip(axes[0], scores, strict=True):
         for j, model in enumerate(models):
             mine = sorted(
@@ -46,7 +48,9 @@ def plot_transnar_scores(
         ax.set_xticks(sorted({int(r["num_nodes"]) for r in summary}))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.set_xlabel("graph size N")
-        ax.set_ylabel(f"{score} score")
+        ax.set_ylabel(
+            "CLRS score, right shape" if score == "content" else f"{score} score"
+        )
         ax.set_ylim(-0.02, 1.02)
     axes[0][0].legend()
     fig.suptitle(

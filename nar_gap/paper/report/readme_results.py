@@ -708,10 +708,13 @@ def _transnar(results: Path) -> str:
             row = cells.get((model, size))
             if row is None:
                 return "–"
-            return f"{_fmt(row['clrs_mean'])} ± {_fmt(row['clrs_std'])}"
+            return (
+                f"{_fmt(row['clrs_mean'])} ± {_fmt(row['clrs_std'])} "
+                f"({_fmt(row['shape_mean'])})"
+            )
 
         header = [
-            f"{algorithm}: CLRS score, mean ± std over seeds",
+            f"{algorithm}: CLRS score, mean ± std over seeds (shape score)",
             *(
                 f"N = {n}" + ("" if cells[models[0], n]["in_distribution"] == "True"
                               else " (out)")

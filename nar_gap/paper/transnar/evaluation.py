@@ -36,9 +36,17 @@ _ATTENTION_BUDGET = 256 * 2**20
 _DIGITS = frozenset(str(d) for d in range(10))
 
 
-def evaluation_texts(algorithm: str, num_nodes: int, count: int) -> TextBatch:
+def evaluation_texts(
+    algorithm: str, num_nodes: int, count: int, label_range: int | None = None
+) -> TextBatch:
     """The evaluation graphs of one size: the same for every model and seed."""
-    return text_batch(algorithm, num_nodes, count, EVAL_SEED_BASE + num_nodes)
+    return text_batch(
+        algorithm,
+        num_nodes,
+        count,
+        EVAL_SEED_BASE + num_nodes,
+        label_range=label_range,
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,8 +116,7 @@ def score_size(
     """TransNAR's scores of one seed on ``texts`` (one graph size)."""
     rng = np.random.default_rng([seed, texts.num_nodes, _EVAL_STREAM])
     generated = generate(config, params, texts, rng, nar)
-    truths = np.asarray(texts.graphs.outputs["pi"])
-    return SizeScores(texts.num_nodes, batch_scores(generated, truths), generated)
+    return SizeScores(texts.num_nodes, batch_scores(generated, texts.truths), generated)
 
 
 def element_slots(answer_tokens: np.ndarray) -> list[int]:
@@ -174,7 +181,7 @@ def cross_attention_reads(
         taken = min(chunk, texts.batch_size - start)
         parts.append([np.asarray(w)[:taken] for w in layers])
     weights = [np.concatenate(layer) for layer in zip(*parts, strict=True)]
-    truths = np.asarray(texts.graphs.outputs["pi"])
+    parents = np.asarray(texts.graphs.outputs["pi"])  # nodes, not their labels
     rows = []
     for layer, layer_weights in enumerate(weights):
         averaged = layer_weights  # [B, L, N], head-averaged
@@ -187,7 +194,7 @@ def cross_attention_reads(
             for j, slot in enumerate(element_slots(answer)[:n]):
                 read = int(np.argmax(averaged[b, start + slot - 1]))
                 own += read == j
-                named += read == int(truths[b, j])
+                named += read == int(parents[b, j])
                 total += 1
                 chance.append(1.0 / n)
         rows.append(

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 _SPECIAL = ("<pad>", "<bos>", "<eos>")
-_WORDS = ("bfs", "bellman_ford", "s", "A", "pi")
+_WORDS = ("bfs", "bellman_ford", "labels", "s", "A", "pi")
 _CHARACTERS = (":", "\n", "[", "]", ",", " ", ".", "-")
 _DIGITS = tuple("0123456789")
 

@@ -68,6 +68,8 @@ class TextTrainConfig:
       grad_clip_norm: global-norm clipping.
       checkpoint_every: steps between checkpoints.
       token_bucket: sequences are padded to a multiple of this (few shapes).
+      label_range: None: dm-clrs's text, nodes named by index; else nodes
+        carry sorted random labels below it (:mod:`nar_gap.tasks.clrs_text`).
     """
 
     algorithm: str
@@ -82,6 +84,7 @@ class TextTrainConfig:
     grad_clip_norm: float = 1.0
     checkpoint_every: int = 100
     token_bucket: int = 32
+    label_range: int | None = None
 
     def __post_init__(self) -> None:
         if self.algorithm not in TEXT_ALGORITHMS:
@@ -96,6 +99,11 @@ class TextTrainConfig:
             )
         if min(self.steps, self.batch_size, self.checkpoint_every) < 1:
             raise ValueError("steps, batch_size and checkpoint_every must be >= 1")
+        if self.label_range is not None and self.label_range < max(self.train_sizes):
+            raise ValueError(
+                f"label_range {self.label_range} is below the largest training "
+                f"size {max(self.train_sizes)}: its graphs have more nodes than labels"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as JSON-able values (what ``config.json`` holds)."""
@@ -134,7 +142,11 @@ def step_data(config: TextTrainConfig, step: int) -> StepData:
     rng = np.random.default_rng([config.seed, step, _DATA_STREAM])
     size = int(rng.choice(config.train_sizes))
     texts = text_batch(
-        config.algorithm, size, config.batch_size, int(rng.integers(2**32))
+        config.algorithm,
+        size,
+        config.batch_size,
+        int(rng.integers(2**32)),
+        label_range=config.label_range,
     )
     sequences = encode_examples(texts.prompts, texts.answers)
     longest = sequences.tokens.shape[1]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from nar_gap.analysis.verdicts import AGREE, DISAGREE, INCONCLUSIVE, NOT_TESTABLE
@@ -41,6 +42,7 @@ def _rows(scores: dict[str, tuple[float, float]], seeds: int = 4) -> list[dict]:
                         "shape": 1.0,
                         "parse": 1.0,
                         "clrs": clrs,
+                        "content": clrs,
                         "nar_clrs": 1.0 if model == "transnar_compiled" else math.nan,
                     }
                 )
@@ -122,8 +124,9 @@ def test_the_summary_is_over_seeds_and_the_figure_draws_it():
     assert first["clrs_mean"] == pytest.approx(0.5)
     assert first["clrs_std"] == pytest.approx(0.0112, abs=1e-3)  # population std
     assert math.isnan(first["nar_clrs_mean"])  # the Transformer has no NAR
+    assert first["content_mean"] == pytest.approx(0.5) and first["content_seeds"] == 4
     fig = plots.plot_transnar_scores(summary, "bfs", 5)
-    assert len(fig.axes) == 3
+    assert len(fig.axes) == 4  # shape, parse, CLRS, content
     plots.close(fig)
 
 
@@ -156,3 +159,34 @@ def test_one_run_directory_per_configuration():
     assert config.model.nar_width == transnar.COMPILED_HIDDEN
     trained = transnar.text_train_config(profile, "bfs", "trained", 0)
     assert trained.model.nar_width == profile.baseline_sizes("bfs").hidden_size
+
+
+def test_content_is_the_clrs_score_where_the_shape_is_right():
+    scores = {
+        "shape": np.array([1.0, 1.0, 0.0]),
+        "parse": np.array([1.0, 1.0, 1.0]),
+        "clrs": np.array([1.0, 0.5, 0.0]),
+    }
+    assert transnar.content_score(scores) == pytest.approx(0.75)  # not 0.5
+    none = {name: np.zeros(3) for name in scores}
+    assert math.isnan(transnar.content_score(none))
+    # seeds without an answer of the right length leave the content's mean
+    rows = _rows({m: (0.5, 0.25) for m in MODELS})
+    for row in rows:
+        if row["seed"] == 0:
+            row["content"] = math.nan
+    first = transnar.summarise(rows)[0]
+    assert first["content_seeds"] == 3 and first["seeds"] == 4
+    assert first["content_mean"] == pytest.approx(0.5 + 0.01 * 0.5)
+
+
+def test_every_size_scored_names_nodes_by_labels_training_wrote():
+    # labels are drawn below the largest size scored: a larger graph's answer
+    # needs no number the training answers did not hold
+    for name in ("smoke", "cpu", "gpu", "paper"):
+        profile = profiles.get(name)
+        sizes = transnar.sizes_for(profile)
+        assert sizes.label_range == max(sizes.test_sizes)
+        for kind in transnar.NAR_KINDS:
+            config = transnar.text_train_config(profile, "bfs", kind, 0)
+            assert config.label_range == sizes.label_range

@@ -126,6 +126,49 @@ def test_bellman_ford_weights_are_truncated_in_text_and_graphs_alike(decimals):
         np.testing.assert_allclose(scaled, np.round(scaled), atol=1e-9)
 
 
+@pytest.mark.parametrize("algorithm", TEXT_ALGORITHMS)
+def test_labelled_text_names_nodes_by_their_labels(algorithm):
+    plain = text_batch(algorithm, 5, 12, seed=6)
+    labelled = text_batch(algorithm, 5, 12, seed=6, label_range=20)
+    # the same graphs; the labels sorted, distinct, below the range, not indices
+    np.testing.assert_array_equal(
+        labelled.graphs.outputs["pi"], plain.graphs.outputs["pi"]
+    )
+    labels = labelled.labels
+    assert labels.shape == (12, 5) and labels.min() >= 0 and labels.max() < 20
+    assert (np.diff(labels, axis=1) > 0).all()
+    assert not (labels == np.arange(5)).all()
+    pi = np.asarray(plain.graphs.outputs["pi"])
+    sources = np.argmax(plain.graphs.inputs["s"], axis=1)
+    for i in range(12):
+        listed = " ".join(str(v) for v in labels[i])
+        head = f"{algorithm}:\nlabels: [{listed}], s: {labels[i, sources[i]]}, A: [["
+        assert labelled.prompts[i].startswith(head)
+        # the rest of the prompt is dm-clrs's, word for word
+        assert (
+            labelled.prompts[i].split(", A: ", 1)[1]
+            == plain.prompts[i].split(", A: ", 1)[1]
+        )
+        np.testing.assert_array_equal(
+            parse_answer(labelled.answers[i]), labels[i, pi[i]]
+        )
+        np.testing.assert_array_equal(labelled.truths[i], labels[i, pi[i]])
+        assert decode(encode(labelled.prompts[i] + labelled.answers[i])) == (
+            labelled.prompts[i] + labelled.answers[i]
+        )
+    np.testing.assert_array_equal(plain.truths, pi)  # dm-clrs's text: labels = indices
+    again = text_batch(algorithm, 5, 12, seed=6, label_range=20)
+    np.testing.assert_array_equal(again.labels, labels)
+
+
+def test_labels_at_the_range_are_the_indices():
+    batch = text_batch("bfs", 8, 3, seed=2, label_range=8)
+    np.testing.assert_array_equal(batch.labels, np.tile(np.arange(8), (3, 1)))
+    np.testing.assert_array_equal(batch.truths, batch.graphs.outputs["pi"])
+    with pytest.raises(ValueError, match=r"label_range >= 8, found 7"):
+        text_batch("bfs", 8, 3, seed=2, label_range=7)
+
+
 def test_unknown_algorithm_and_bad_arguments_raise():
     with pytest.raises(ValueError, match=r"in \('bfs', 'bellman_ford'\), found 'dfs'"):
         text_batch("dfs", 5, 2, seed=0)
