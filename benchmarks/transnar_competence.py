@@ -1,0 +1,134 @@
+r"""How long must notebook 08's Transformer train before it is competent?
+
+TransNAR's claims compare models that first solve the task where they were
+trained; the paper-vs-ours rows of notebook 08 are "not testable" below an
+in-distribution CLRS score of 0.9 (``rules.COMPETENT_CLRS``).  This script
+trains one seed of the Transformer alone on the labelled CLRS-Text of
+notebook 08 (``label_range``: nodes named by labels drawn below the largest
+size scored) and scores it every ``--every`` steps, in distribution and at
+the larger sizes, on the evaluation graphs the notebook uses.  It prints one
+JSON line per checkpoint and writes them, with the machine, to ``--out``:
+the learning curve a profile's ``steps`` is chosen from, and the seconds per
+step that price it.
+
+The training is :func:`nar_gap.paper.transnar.training.train_text_model`
+with ``stop_at`` (resumed bit for bit), so the curve is that of one run of
+``--steps`` steps: the learning-rate schedule is the full run's throughout.
+Times are wall-clock on this machine, other work included; say what else ran.
+
+    .venv/bin/python benchmarks/transnar_competence.py   # the cpu Transformer
+    .venv/bin/python benchmarks/transnar_competence.py --width 128 --layers 4 \
+        --steps 12000 --every 1000 --out FILE.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--algorithm", default="bfs", choices=("bfs", "bellman_ford"))
+    parser.add_argument("--steps", type=int, default=4000)
+    parser.add_argument("--every", type=int, default=500)
+    parser.add_argument(
+        "--until",
+        type=int,
+        default=0,
+        help="stop measuring after this step (0: --steps)",
+    )
+    parser.add_argument("--width", type=int, default=64)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--graphs", type=int, default=32, help="graphs per size")
+    parser.add_argument("--profile", default="cpu", help="sizes and label range")
+    parser.add_argument("--runs", default="", help="run folder ('': a temporary one)")
+    parser.add_argument("--out", default="", help="JSON file to write ('': none)")
+    return parser.parse_args(argv)
+
+
+def _machine() -> dict[str, Any]:
+    import jax
+
+    return {
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "jax": jax.__version__,
+        "device": str(jax.devices()[0]),
+    }
+
+
+def measure(args: argparse.Namespace, runs: Path) -> dict[str, Any]:
+    """The learning curve of one seed: a row per checkpoint."""
+    from nar_gap.paper.experiments import profiles, transnar
+    from nar_gap.paper.transnar.evaluation import evaluation_texts, score_size
+    from nar_gap.paper.transnar.training import TextTrainConfig, train_text_model
+
+    sizes = dataclasses.replace(
+        transnar.sizes_for(profiles.get(args.profile)),
+        width=args.width,
+        layers=args.layers,
+        heads=args.heads,
+    )
+    config = TextTrainConfig(
+        algorithm=args.algorithm,
+        model=sizes.model_config(0),
+        nar="none",
+        seed=args.seed,
+        steps=args.steps,
+        batch_size=args.batch_size,
+        train_sizes=sizes.train_sizes,
+        checkpoint_every=args.every,
+        learning_rate=args.learning_rate,
+        label_range=sizes.label_range,
+    )
+    texts = {
+        n: evaluation_texts(args.algorithm, n, args.graphs, sizes.label_range)
+        for n in sizes.test_sizes
+    }
+    rows = []
+    for stop in range(args.every, (args.until or args.steps) + 1, args.every):
+        start = time.perf_counter()
+        params = train_text_model(config, runs, progress=False, stop_at=stop)
+        trained = time.perf_counter() - start
+        row: dict[str, Any] = {"step": stop, "train_s": round(trained, 1)}
+        for n, batch in texts.items():
+            scores = score_size(config.model, params, batch, args.seed).scores
+            row[str(n)] = {k: round(float(v.mean()), 3) for k, v in scores.items()}
+        row["eval_s"] = round(time.perf_counter() - start - trained, 1)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return {
+        "config": config.to_dict(),
+        "test_sizes": list(sizes.test_sizes),
+        "graphs_per_size": args.graphs,
+        "machine": _machine(),
+        "rows": rows,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Measure, then write the curve where ``--out`` says."""
+    args = _parse(argv)
+    with tempfile.TemporaryDirectory() as scratch:
+        result = measure(args, Path(args.runs or scratch) / "run")
+    if args.out:
+        from nar_gap.system import files
+
+        files.write_json_atomic(Path(args.out), result)
+
+
+if __name__ == "__main__":
+    main()
