@@ -70,11 +70,18 @@ def _machine() -> dict[str, Any]:
     }
 
 
-def measure(args: argparse.Namespace, runs: Path) -> dict[str, Any]:
-    """The learning curve of one seed: a row per checkpoint."""
+def measure(
+    args: argparse.Namespace, runs: Path, out: Path | None = None
+) -> dict[str, Any]:
+    """The learning curve of one seed: a row per checkpoint.
+
+    With ``out``, the curve so far is written there after every checkpoint,
+    so a run cut by a time limit keeps the rows it finished.
+    """
     from nar_gap.paper.experiments import profiles, transnar
     from nar_gap.paper.transnar.evaluation import evaluation_texts, score_size
     from nar_gap.paper.transnar.training import TextTrainConfig, train_text_model
+    from nar_gap.system import files
 
     sizes = dataclasses.replace(
         transnar.sizes_for(profiles.get(args.profile)),
@@ -98,7 +105,9 @@ def measure(args: argparse.Namespace, runs: Path) -> dict[str, Any]:
         n: evaluation_texts(args.algorithm, n, args.graphs, sizes.label_range)
         for n in sizes.test_sizes
     }
-    rows = []
+    rows: list[dict[str, Any]] = []
+    machine = _machine()
+    result: dict[str, Any] = {}
     for stop in range(args.every, (args.until or args.steps) + 1, args.every):
         start = time.perf_counter()
         params = train_text_model(config, runs, progress=False, stop_at=stop)
@@ -110,24 +119,27 @@ def measure(args: argparse.Namespace, runs: Path) -> dict[str, Any]:
         row["eval_s"] = round(time.perf_counter() - start - trained, 1)
         print(json.dumps(row), flush=True)
         rows.append(row)
-    return {
-        "config": config.to_dict(),
-        "test_sizes": list(sizes.test_sizes),
-        "graphs_per_size": args.graphs,
-        "machine": _machine(),
-        "rows": rows,
-    }
+        result = {
+            "config": config.to_dict(),
+            "test_sizes": list(sizes.test_sizes),
+            "graphs_per_size": args.graphs,
+            "machine": machine,
+            "rows": rows,
+        }
+        if out is not None:
+            files.write_json_atomic(out, result)
+    return result
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Measure, then write the curve where ``--out`` says."""
+    """Measure, writing the curve where ``--out`` says as it grows."""
     args = _parse(argv)
     with tempfile.TemporaryDirectory() as scratch:
-        result = measure(args, Path(args.runs or scratch) / "run")
-    if args.out:
-        from nar_gap.system import files
-
-        files.write_json_atomic(Path(args.out), result)
+        measure(
+            args,
+            Path(args.runs or scratch) / "run",
+            Path(args.out) if args.out else None,
+        )
 
 
 if __name__ == "__main__":
