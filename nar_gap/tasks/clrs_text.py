@@ -10,8 +10,8 @@ text therefore spells exactly ``graphs.outputs["pi"]``.
 
 **Node labels** (``label_range``).  dm-clrs names node ``i`` by its index, so a
 model trained on graphs of 4 and 5 nodes only ever writes the tokens 0 to 4, and
-a graph of 10 or 20 nodes asks for index tokens it has never produced: its
-answers cannot have the right shape for want of vocabulary, not of reasoning.
+a graph of 10 or 20 nodes asks for numbers it has never written: its answers
+fail for want of vocabulary, whatever it has learned of the algorithm.
 With ``label_range = R`` each graph's nodes carry labels drawn at random, sorted
 and distinct, from ``0 .. R-1`` (as TransNAR draws its positions at random from
 a range longer than any sequence); the prompt lists them first
