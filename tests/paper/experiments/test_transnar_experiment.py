@@ -210,3 +210,12 @@ def test_the_competence_curves_docs_cite_stay_below_the_bar():
         inside = [str(n) for n in result["config"]["train_sizes"]]
         best = max(np.mean([row[n]["clrs"] for n in inside]) for row in result["rows"])
         assert 0 < best < COMPETENT_CLRS, path.name
+
+
+def test_a_label_range_below_the_training_sizes_is_refused():
+    import dataclasses
+
+    config = transnar.text_train_config(profiles.get("cpu"), "bfs", "none", 0)
+    with pytest.raises(ValueError, match="label_range 4 is below the largest training"):
+        dataclasses.replace(config, label_range=4)
+    assert dataclasses.replace(config, label_range=None).label_range is None
