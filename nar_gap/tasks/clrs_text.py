@@ -42,7 +42,7 @@ __all__ = [
     "TEXT_ALGORITHMS",
     "TextBatch",
     "answer_values",
-    "draw_labels",
+    "format_answer",
     "parse_answer",
     "text_batch",
 ]
@@ -158,11 +158,25 @@ def _sample_feedback(feedback: Any, index: int) -> Any:
     )
 
 
-def draw_labels(
+def _draw_labels(
     num_nodes: int, label_range: int, rng: np.random.Generator
 ) -> np.ndarray:
     """``num_nodes`` distinct labels from ``0 .. label_range-1``, sorted."""
     return np.sort(rng.choice(label_range, size=num_nodes, replace=False))
+
+
+def _bracketed(values: Any) -> str:
+    """Integers as dm-clrs writes an array: ``[0 0 2]``."""
+    return "[" + " ".join(str(int(v)) for v in values) + "]"
+
+
+def format_answer(values: Any) -> str:
+    r"""The answer text dm-clrs writes for ``values`` (``'[0 0 2]\n\n'``).
+
+    The inverse of :func:`parse_answer`: what a model's pointer output is
+    written as to be scored like a generated answer.
+    """
+    return _bracketed(values) + "\n\n"
 
 
 def _labelled(prompt: str, answer: str, labels: np.ndarray) -> tuple[str, str]:
@@ -172,15 +186,12 @@ def _labelled(prompt: str, answer: str, labels: np.ndarray) -> tuple[str, str]:
         raise ValueError(
             f"expected a prompt starting 'name:\\ns: k, ', found {prompt!r:.40}"
         )
-    listed = " ".join(str(int(label)) for label in labels)
-    head = f"{match.group(1)}labels: [{listed}], s: {labels[int(match.group(2))]}, "
+    source = labels[int(match.group(2))]
+    head = f"{match.group(1)}labels: {_bracketed(labels)}, s: {source}, "
     values = parse_answer(answer)
     if values is None:
         raise ValueError(f"expected a dm-clrs answer, found {answer!r:.40}")
-    return (
-        head + prompt[match.end() :],
-        "[" + " ".join(str(int(labels[v])) for v in values) + "]\n\n",
-    )
+    return head + prompt[match.end() :], format_answer(labels[values])
 
 
 def text_batch(
@@ -235,7 +246,7 @@ def text_batch(
     else:
         _check_int(label_range, "label_range", num_nodes)
         rng = np.random.default_rng([seed, _LABEL_STREAM])
-        labels = np.stack([draw_labels(num_nodes, label_range, rng) for _ in texts])
+        labels = np.stack([_draw_labels(num_nodes, label_range, rng) for _ in texts])
         texts = [
             _labelled(q, a, row) for (q, a), row in zip(texts, labels, strict=True)
         ]

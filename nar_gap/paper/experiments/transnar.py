@@ -47,7 +47,7 @@ from nar_gap.paper.transnar.scores import SCORES, batch_scores
 from nar_gap.paper.transnar.tokenizer import vocabulary_size
 from nar_gap.paper.transnar.training import TextTrainConfig, train_text_model
 from nar_gap.system import files
-from nar_gap.tasks.clrs_text import TEXT_ALGORITHMS
+from nar_gap.tasks.clrs_text import TEXT_ALGORITHMS, format_answer
 
 NAR_KINDS = ("none", "trained", "compiled")
 MODEL_NAMES = {
@@ -268,7 +268,7 @@ def _nar_scores(nar: Model | None, texts) -> float:
         return float("nan")
     predicted = nar_pointers(nar, texts.graphs)
     truths = np.asarray(texts.graphs.outputs["pi"])
-    answers = ["[" + " ".join(str(int(v)) for v in row) + "]\n\n" for row in predicted]
+    answers = [format_answer(row) for row in predicted]
     return float(batch_scores(answers, truths)["clrs"].mean())
 
 

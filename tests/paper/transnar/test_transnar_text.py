@@ -14,6 +14,7 @@ from nar_gap.tasks.clrs_text import (
     DECIMALS,
     TEXT_ALGORITHMS,
     answer_values,
+    format_answer,
     parse_answer,
     text_batch,
 )
@@ -159,6 +160,14 @@ def test_labelled_text_names_nodes_by_their_labels(algorithm):
     np.testing.assert_array_equal(plain.truths, pi)  # dm-clrs's text: labels = indices
     again = text_batch(algorithm, 5, 12, seed=6, label_range=20)
     np.testing.assert_array_equal(again.labels, labels)
+
+
+@pytest.mark.parametrize("algorithm", TEXT_ALGORITHMS)
+def test_format_answer_writes_dm_clrs_s_answer(algorithm):
+    batch = text_batch(algorithm, 7, 8, seed=5)
+    for answer, pi in zip(batch.answers, batch.graphs.outputs["pi"], strict=True):
+        assert format_answer(pi) == answer
+        np.testing.assert_array_equal(parse_answer(format_answer(pi)), pi)
 
 
 def test_labels_at_the_range_are_the_indices():
