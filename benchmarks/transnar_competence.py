@@ -80,26 +80,25 @@ def measure(
     """
     from nar_gap.paper.experiments import profiles, transnar
     from nar_gap.paper.transnar.evaluation import evaluation_texts, score_size
-    from nar_gap.paper.transnar.training import TextTrainConfig, train_text_model
+    from nar_gap.paper.transnar.training import train_text_model
     from nar_gap.system import files
 
+    profile = profiles.get(args.profile)
     sizes = dataclasses.replace(
-        transnar.sizes_for(profiles.get(args.profile)),
+        transnar.sizes_for(profile),
         width=args.width,
         layers=args.layers,
         heads=args.heads,
     )
-    config = TextTrainConfig(
-        algorithm=args.algorithm,
+    # notebook 08's training of the Transformer alone (its text, sizes and
+    # labels), with this run's architecture, length and optimiser
+    config = dataclasses.replace(
+        transnar.text_train_config(profile, args.algorithm, "none", args.seed),
         model=sizes.model_config(0),
-        nar="none",
-        seed=args.seed,
         steps=args.steps,
         batch_size=args.batch_size,
-        train_sizes=sizes.train_sizes,
         checkpoint_every=args.every,
         learning_rate=args.learning_rate,
-        label_range=sizes.label_range,
     )
     texts = {
         n: evaluation_texts(args.algorithm, n, args.graphs, sizes.label_range)
