@@ -152,17 +152,19 @@ def _faithfulness(results, internal, clusters, reference=0.42, spread=0.002):
     )
 
 
-def _ablations(results, table, variants):
+def _ablations(results, table, variants, algorithm="bellman_ford", test_nodes=16):
     """``variants``: label -> (mean, std, seeds)."""
     files.write_table(
         results / table,
         [
             {
                 "variant": label,
+                "algorithm": algorithm,
                 "performance": f"{m:.3f}",
                 "mean": m,
                 "std": s,
                 "seeds": n,
+                "test_num_nodes": test_nodes,
             }
             for label, (m, s, n) in variants.items()
         ],
@@ -573,6 +575,42 @@ def test_an_ablation_row_the_final_step_parameters_contradict_is_inconclusive(
     row = _row("04", tmp_path, "a pre-attention bias makes no")
     assert row["verdict"] == paper.INCONCLUSIVE
     assert "final-step parameters say disagree" in row["evidence"]
+
+
+def test_as_capable_is_judged_only_where_the_unmodified_arm_learned(tmp_path):
+    """Two arms at chance are "as capable" by construction.  The case the
+    studies run met: the fork's simplified-decoder arms of Table 13 scored
+    0.068 and 0.064 at N = 16, where a uniform pointer guess scores 1/16;
+    at 8 seeds the non-inferiority interval alone says agree."""
+    from nar_gap.paper.experiments import ablations
+
+    claim = "length-limited Bellman-Ford with the authors' modifications and"
+    for control, expected in ((0.064, paper.NOT_TESTABLE), (0.5, paper.AGREE)):
+        _ablations(
+            tmp_path,
+            "table13_length_limited.csv",
+            {
+                ablations.FORK_BOTH_ARM: (control + 0.004, 0.010, 8),
+                ablations.FORK_DECODER_CONTROL: (control, 0.015, 8),
+            },
+        )
+        row = _row("04", tmp_path, claim)
+        assert row["verdict"] == expected, row
+        if expected == paper.NOT_TESTABLE:
+            assert "1/16 = 0.062" in row["evidence"], row
+            assert "95% Welch interval" in row["evidence"], row  # kept on record
+            assert row["decidable_at"].startswith("training until"), row
+    # the chance a uniform guess scores is per test size: 0.064 is above 1/64
+    _ablations(
+        tmp_path,
+        "table13_length_limited.csv",
+        {
+            ablations.FORK_BOTH_ARM: (0.068, 0.010, 8),
+            ablations.FORK_DECODER_CONTROL: (0.064, 0.001, 8),
+        },
+        test_nodes=64,
+    )
+    assert _row("04", tmp_path, claim)["verdict"] == paper.AGREE
 
 
 FINAL = "control: final-step parameters"
