@@ -936,11 +936,11 @@ def headline(results_dir: str | os.PathLike) -> str:
         rows.append(("all", profile, sum(total.values()), *total.values()))
     header = ("notebook", "profile", "paper claims", *paper.VERDICTS)
     others = [p for p in counted if p != profiles.DEFAULT_PROFILE]
-    where = f"`results/{pattern}`" + "".join(
-        f" and `results/{p}/{pattern}`" for p in others
+    where = _listed(
+        [f"`results/{pattern}`", *(f"`results/{p}/{pattern}`" for p in others)]
     )
     note = (
-        f"; the {', '.join(others)} rows count only the notebooks that profile ran"
+        f"; the {_listed(others)} rows count only the notebooks that profile ran"
         if others
         else ""
     )
@@ -973,3 +973,8 @@ def write_rendered(path: str | os.PathLike, results_dir: str | os.PathLike) -> N
         text = replace_section(text, part(results_dir), start, end)
     if text != original:
         files.write_text_atomic(page, text)
+
+
+def _listed(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``: a list in a sentence."""
+    return " and ".join(filter(None, [", ".join(items[:-1]), *items[-1:]]))
