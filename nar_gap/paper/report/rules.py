@@ -855,7 +855,7 @@ def uniform_guess_score(algorithm: str, num_nodes: int) -> float | None:
 
 
 def _above_chance(results: Path, table: str, arm: str) -> tuple[bool, str]:
-    """Whether ``arm``'s one-sided 95 % t lower bound is above a uniform guess.
+    """Whether ``arm``'s mean is at least a uniform guess's (:func:`verdicts.at_least`).
 
     ``(True, "")`` where the table's algorithm has no chance floor
     (:func:`uniform_guess_score`) or the arm has fewer than two seeds (the
@@ -864,14 +864,14 @@ def _above_chance(results: Path, table: str, arm: str) -> tuple[bool, str]:
     row = _pick(_rows(results / table), "variant", arm, table)
     num_nodes = int(_field(row, "test_num_nodes", table))
     chance = uniform_guess_score(_field(row, "algorithm", table), num_nodes)
-    summary = _summary(row, table)
-    if chance is None or summary.n < 2:
+    if chance is None:
         return True, ""
-    low, _ = verdicts.t_interval(summary, 1 - 2 * (1 - verdicts.CONFIDENCE_LEVEL))
-    return low > chance, (
-        f"{arm} is at chance: mean {summary.mean:.3f}, one-sided 95% lower bound "
-        f"{low:.3f}, against a uniform guess's 1/{num_nodes} = {chance:.3f} "
-        f"(every output a pointer), n = {summary.n} seeds"
+    judged = verdicts.at_least(_summary(row, table), chance)
+    if judged.verdict == NOT_TESTABLE:
+        return True, ""
+    return judged.verdict == AGREE, (
+        f"{arm} is not above chance (a uniform guess scores 1/{num_nodes} = "
+        f"{chance:.3f}, every output a pointer): {judged.evidence}"
     )
 
 
