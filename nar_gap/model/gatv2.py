@@ -76,7 +76,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from nar_gap.model.layers import require_num_nodes
+from nar_gap.model.layers import Dense, LayerNorm, ShapeChecked, require_num_nodes
 from nar_gap.model.pair_ops import attention_logits, pre_activation
 from nar_gap.model.sites import Edits, collecting, site
 
@@ -129,7 +129,7 @@ class EdgeFeatures:
         return self.scalars @ self.kernel + self.bias
 
 
-class FactorisedDense(nn.Module):
+class FactorisedDense(ShapeChecked):
     """A Dense layer applied to :class:`EdgeFeatures`; same parameters as nn.Dense."""
 
     features: int
@@ -148,7 +148,7 @@ class FactorisedDense(nn.Module):
         return edges.kernel @ kernel, edges.bias @ kernel + bias
 
 
-class VectorHead(nn.Module):
+class VectorHead(ShapeChecked):
     """``Dense(1)`` over the last axis of a pair tensor: ``[..., F] -> [...]``.
 
     Same parameters as ``nn.Dense(1)`` (``kernel [F, 1]``, ``bias [1]``),
@@ -178,7 +178,7 @@ jax.tree_util.register_dataclass(
 )
 
 
-class GATv2(nn.Module):
+class GATv2(ShapeChecked):
     """One GATv2 message-passing step with exactly dm-clrs's semantics.
 
     Attributes:
@@ -229,7 +229,7 @@ class GATv2(nn.Module):
             raise ValueError(
                 f"num_heads={self.num_heads} must divide hidden_size={self.hidden_size}"
             )
-        dense = lambda name: nn.Dense(  # noqa: E731
+        dense = lambda name: Dense(  # noqa: E731
             self.hidden_size, kernel_init=self.kernel_init, name=name
         )
         self.value = dense("value")
@@ -258,7 +258,7 @@ class GATv2(nn.Module):
             for h in range(self.num_heads)
         ]
         if self.use_ln:
-            self.layer_norm = nn.LayerNorm(
+            self.layer_norm = LayerNorm(
                 epsilon=LAYER_NORM_EPSILON, use_fast_variance=False, name="layer_norm"
             )
         if self.use_pre_att_bias:

@@ -50,7 +50,7 @@ from nar_gap.model.config import NetOutput, NetworkConfig
 from nar_gap.model.decoders import decode, placeholder_preds, to_dense
 from nar_gap.model.encoders import encode, hints_to_encode
 from nar_gap.model.gatv2 import EdgeFeatures, GATv2
-from nar_gap.model.layers import haiku_linear_init
+from nar_gap.model.layers import Dense, haiku_linear_init
 from nar_gap.model.sites import ACTIVATIONS, PATCHES, Edits, site
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.vocabulary import Stage, Type
@@ -298,7 +298,7 @@ class Network(nn.Module):
             {"params": decoders}, chosen, consts
         )
         probed = (
-            nn.Dense(cfg.state_probe_size, name="state_probe")(hiddens)
+            Dense(cfg.state_probe_size, name="state_probe")(hiddens)
             if cfg.state_probe_size
             else None
         )

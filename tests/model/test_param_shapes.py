@@ -88,3 +88,87 @@ def test_editing_a_returned_tree_changes_no_later_answer():
     first = network.param_shapes(config, batch)
     first["net"].clear()
     assert network.param_shapes(config, batch)["net"]
+
+
+# Every kind of parameter the network has: encoders and decoders (Linear), the
+# processor's nn.Dense layers, its layer norm, factorised edge layers, attention
+# heads, the pre-attention bias (GATv2's own param) and a state probe (Dense).
+EVERY_KIND = NetworkConfig(
+    "bfs",
+    hidden_size=4,
+    use_edge_info=True,
+    use_pre_att_bias=True,
+    pre_att_bias_nodes=6,
+    state_probe_size=3,
+)
+
+
+def _abstract_params(config: NetworkConfig, batch) -> dict:
+    return jax.eval_shape(
+        lambda: network.Network(config).init(jax.random.PRNGKey(0), batch)["params"]
+    )
+
+
+def _trace_apply(config: NetworkConfig, params, batch) -> None:
+    """A forward pass traced anew (not a cached jit), as a new graph size is."""
+    jax.jit(
+        lambda p, b: network.Network(config).apply({"params": p}, b, repred=True)
+    ).trace(params, batch)
+
+
+def _count_draws(monkeypatch) -> list[int]:
+    """Counts the truncated-normal draws traced: every kernel initialiser's."""
+    from jax._src import random as jax_random
+
+    draws: list[int] = []
+    real = jax_random.truncated_normal
+
+    def counted(*args, **kwargs):
+        draws.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(jax_random, "truncated_normal", counted)
+    monkeypatch.setattr(jax.random, "truncated_normal", counted)
+    return draws
+
+
+def test_a_forward_pass_traces_no_initialiser(monkeypatch):
+    """Flax checks each parameter ``apply`` is given by tracing its
+    initialiser (``jax.eval_shape``), every parameter on every trace of a
+    forward pass: a third of the trace of a compiled DFS at a new graph size.
+    The network's layers check the shape alone.  Seen failing with Flax's
+    own ``param``: 13 draws traced by one forward pass."""
+    draws = _count_draws(monkeypatch)
+    batch = sample_batch("bfs", num_nodes=6, batch_size=2, seed=0)
+    params = _abstract_params(EVERY_KIND, batch)
+    assert draws  # init draws its kernels: the counter counts
+    draws.clear()
+    _trace_apply(EVERY_KIND, params, batch)
+    assert draws == []
+
+
+def test_parameters_of_the_wrong_shape_are_refused_by_flax_s_error():
+    """The check the layers keep: a kernel one row short is Flax's
+    ``ScopeParamShapeError`` naming it, for each kind of layer.  Seen failing
+    with the existing parameter returned unchecked."""
+    import flax.errors
+    import pytest
+
+    batch = sample_batch("bfs", num_nodes=6, batch_size=2, seed=0)
+    params = _abstract_params(EVERY_KIND, batch)
+    flat = flax.traverse_util.flatten_dict(params)
+    kinds = {
+        "Linear": next(k for k in flat if k[-2].startswith("encoder_")),
+        "Dense": next(k for k in flat if k[-2] == "value"),
+        "FactorisedDense": next(k for k in flat if k[-2] == "edge"),
+        "VectorHead": next(k for k in flat if k[-2] == "head_0"),
+        "LayerNorm": next(k for k in flat if k[-2] == "layer_norm"),
+        "GATv2": next(k for k in flat if k[-1] == "pre_att_bias"),
+    }
+    for kind, path in kinds.items():
+        leaf = flat[path]
+        short = jax.ShapeDtypeStruct((leaf.shape[0] + 1, *leaf.shape[1:]), leaf.dtype)
+        broken = flax.traverse_util.unflatten_dict({**flat, path: short})
+        with pytest.raises(flax.errors.ScopeParamShapeError, match=path[-1]):
+            _trace_apply(EVERY_KIND, broken, batch)
+        assert kind  # named in the loop for a failure's traceback
