@@ -137,7 +137,7 @@ def test_a_forward_pass_traces_no_initialiser(monkeypatch):
     initialiser (``jax.eval_shape``), every parameter on every trace of a
     forward pass: a third of the trace of a compiled DFS at a new graph size.
     The network's layers check the shape alone.  Seen failing with Flax's
-    own ``param``: 13 draws traced by one forward pass."""
+    own ``param``: 42 draws traced by one forward pass."""
     draws = _count_draws(monkeypatch)
     batch = sample_batch("bfs", num_nodes=6, batch_size=2, seed=0)
     params = _abstract_params(EVERY_KIND, batch)
