@@ -61,7 +61,7 @@ def _cpu_seconds(call: Callable[[], object], clear: bool) -> float:
     return time.process_time() - start
 
 
-def _compiled_cases(algorithm: str) -> dict[str, Callable[[bool], float]]:
+def _compiled_cases(algorithm: str) -> dict[str, Callable[[], float]]:
     model = compile_algorithm(algorithm, hidden_size=None)
     step = forward(model.config, True, model.precision)
     sizes = iter(range(10, 10_000))
