@@ -47,6 +47,7 @@ from nar_gap.analysis.models import (
 )
 from nar_gap.analysis.verdicts import (
     AGREE,
+    CONFIDENCE_LEVEL,
     DISAGREE,
     FAITHFUL_ACCURACY,
     FAITHFUL_AGREEMENT,
@@ -57,6 +58,7 @@ from nar_gap.analysis.verdicts import (
     paired_by_seed,
     paired_higher,
     paired_interval,
+    paired_side,
     plateau,
     seed_means,
     spread_summary,
@@ -275,6 +277,57 @@ HELD_OUT_MEASURES = tuple(
 )
 
 
+@dataclasses.dataclass(frozen=True)
+class Control:
+    """Graphs that change one thing at a time between the bar and the held-out graphs.
+
+    The bar reads dense Erdős–Rényi graphs (the test split: p = 0.5, at
+    ``test_num_nodes``); the held-out bar reads sparse families at
+    :data:`HELD_OUT_NODES`.  Structure, size and density all change at once,
+    so a held-out reading lower than the bar's does not by itself say the
+    supervision transfers to new structure.  Each control keeps all but one
+    of them, and is read free-running, as the bar is.
+
+    Attributes:
+      name: the column prefix (``<name>_internal``, ``<name>_argmax_agreement``).
+      families: :data:`nar_gap.tasks.families.FAMILIES` keys, graphs split evenly.
+      at_bar_size: ``test_num_nodes`` nodes (else :data:`HELD_OUT_NODES`).
+      says: what the graphs are, for the sentence.
+    """
+
+    name: str
+    families: tuple[str, ...]
+    at_bar_size: bool
+    says: str
+
+    def nodes(self, profile: Profile) -> int:
+        """The graphs' size under ``profile``."""
+        return profile.test_num_nodes if self.at_bar_size else HELD_OUT_NODES
+
+    def batch(self, profile: Profile, algorithm: str) -> Batch:
+        """:data:`HELD_OUT_FAMILIES`'s graph count, split over ``families``."""
+        each = HELD_OUT_GRAPHS * len(HELD_OUT_FAMILIES) // len(self.families)
+        n = self.nodes(profile)
+        return concat_batches(
+            [family_batch(algorithm, f, n, each) for f in self.families]
+        )
+
+
+CONTROLS = (
+    Control("size_control", ("er_p0.5",), False, "dense Erdős–Rényi (p = 0.5)"),
+    Control("density_control", ("er_p0.1",), False, "sparse Erdős–Rényi (p = 0.1)"),
+    Control("structure_control", HELD_OUT_FAMILIES, True, "the held-out families"),
+)
+"""The bar's family and density at the held-out size; the training family,
+sparse, at that size; the held-out families at the bar's size."""
+CONTROL_MEASURES = tuple(
+    f"{c.name}_{m}" for c in CONTROLS for m in ("internal", "argmax_agreement")
+)
+SAME_BAND = 0.01
+"""Paired differences of internal distance within ±this count as the same
+(a fifth of the bar's 0.05): :func:`nar_gap.analysis.verdicts.paired_side`'s band."""
+
+
 def meets_held_out_bar(row: Mapping[str, Any]) -> bool:
     """The bar's attention half on the held-out graphs, run both ways.
 
@@ -296,11 +349,13 @@ def seed_rows(
     seeds: Sequence[int],
     scalars: Mapping[str, np.ndarray],
     held_out: Mapping[str, Mapping[str, np.ndarray]] | None = None,
+    controls: Mapping[str, Mapping[str, np.ndarray]] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per seed: its three measures and whether it meets the bar.
 
     ``held_out``: per mode suffix of :data:`HELD_OUT_MODES`, the scalars on
     the held-out graphs; their columns and :func:`meets_held_out_bar`.
+    ``controls``: per :data:`CONTROLS` name, the scalars on its graphs.
     """
     rows = []
     for k, seed in enumerate(seeds):
@@ -318,6 +373,9 @@ def seed_rows(
                 for m in ("internal", "argmax_agreement"):
                     row[f"held_out_{m}{suffix}"] = float(np.asarray(held[m])[k])
             row["meets_held_out_bar"] = meets_held_out_bar(row)
+        for name, measured in (controls or {}).items():
+            for m in ("internal", "argmax_agreement"):
+                row[f"{name}_{m}"] = float(np.asarray(measured[m])[k])
         rows.append(row)
     return rows
 
@@ -334,7 +392,12 @@ def recipe_row(
         "seed_steps": config.steps * len(per_seed),
     }
     held_out = bool(per_seed) and "meets_held_out_bar" in per_seed[0]
-    for measure in MEASURES + (HELD_OUT_MEASURES if held_out else ()):
+    controlled = bool(per_seed) and CONTROL_MEASURES[0] in per_seed[0]
+    for measure in (
+        MEASURES
+        + (HELD_OUT_MEASURES if held_out else ())
+        + (CONTROL_MEASURES if controlled else ())
+    ):
         values = np.asarray([r[measure] for r in per_seed], np.float64)
         low, high = t_interval(Summary.of(values))
         row |= {measure: float(values.mean()), f"{measure}_low": low}
@@ -360,10 +423,16 @@ def verdict(
     each edge-information recipe against its twin without
     (:func:`like_for_like`, from the ``per_seed`` rows).
     """
-    return " ".join([_bar_sentence(rows, needed_seeds), *like_for_like(per_seed)])
+    return " ".join(
+        [_bar_sentence(rows, needed_seeds, per_seed), *like_for_like(per_seed)]
+    )
 
 
-def _bar_sentence(rows: Sequence[Mapping[str, Any]], needed_seeds: int) -> str:
+def _bar_sentence(
+    rows: Sequence[Mapping[str, Any]],
+    needed_seeds: int,
+    per_seed: Sequence[Mapping[str, Any]] = (),
+) -> str:
     bar = f"{FAITHFUL_ATTENTION}, accuracy >= {FAITHFUL_ACCURACY:g} on every seed"
     good = [r for r in rows if r["meets_bar"] and r["seeds"] >= needed_seeds]
     if good:
@@ -374,7 +443,7 @@ def _bar_sentence(rows: Sequence[Mapping[str, Any]], needed_seeds: int) -> str:
             f">= {needed_seeds} seeds); the cheapest is {cheapest['recipe']} "
             f"({cheapest['seed_steps']} seed-steps)."
         )
-        return f"{said} {held_out_sentence(good)}".rstrip()
+        return " ".join([said, held_out_sentence(good), *_controls(good, per_seed)])
     closest = max(rows, key=lambda r: (r["seeds_meeting_bar"], -r["internal"]))
     said = (
         f"No recipe meets the bar ({bar}, >= {needed_seeds} seeds). Closest: "
@@ -383,7 +452,17 @@ def _bar_sentence(rows: Sequence[Mapping[str, Any]], needed_seeds: int) -> str:
         f"agreement {closest['argmax_agreement']:.3f}, accuracy "
         f"{closest['accuracy']:.3f}."
     )
-    return f"{said} {held_out_sentence([closest])}".rstrip()
+    return " ".join(
+        [said, held_out_sentence([closest]), *_controls([closest], per_seed)]
+    ).rstrip()
+
+
+def _controls(
+    rows: Sequence[Mapping[str, Any]], per_seed: Sequence[Mapping[str, Any]]
+) -> list[str]:
+    """:func:`controls_sentence` of each row's recipe that has control columns."""
+    said = (controls_sentence(str(r["recipe"]), per_seed) for r in rows)
+    return [s for s in said if s]
 
 
 def like_for_like(per_seed: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -449,6 +528,60 @@ def held_out_sentence(rows: Sequence[Mapping[str, Any]]) -> str:
         f"Where the supervision did not look ({', '.join(HELD_OUT_FAMILIES)} "
         f"graphs of {HELD_OUT_NODES} nodes, free-running and teacher-forced), "
         f"at the attention bar: {'; '.join(parts)}."
+    )
+
+
+_SIDES = {"better": "further than", "worse": "closer than", "the same": "the same as"}
+""":func:`paired_side`'s words for a difference of internal distances, a - b."""
+
+
+def _side(a: Mapping[int, float], b: Mapping[int, float], than: str) -> str:
+    """Is ``a`` further from the compiled attention than ``b`` (named ``than``)?
+
+    Paired by seed: :func:`paired_side` at :data:`SAME_BAND`.
+    """
+    side, needed = paired_side(paired_by_seed(a, b), CONFIDENCE_LEVEL, SAME_BAND)
+    if side in _SIDES:
+        return f"{_SIDES[side]} {than}"
+    return (
+        f"undecided against {than}{f', {needed} seeds would decide' if needed else ''}"
+    )
+
+
+def controls_sentence(recipe: str, per_seed: Sequence[Mapping[str, Any]]) -> str:
+    """What moves ``recipe``'s held-out reading: size, density or structure?
+
+    Internal distance, free-running, per seed: the bar's graphs against the
+    same family at the held-out size (size), the held-out families against
+    dense and sparse Erdős–Rényi graphs at that size (structure, density),
+    and the held-out families at the bar's size against the bar's graphs
+    (structure at the bar's size).  Each comparison is a paired
+    t-interval over seeds (:func:`paired_side`, ±:data:`SAME_BAND` the
+    same); "further" and "closer" are the first graphs' distance to the
+    compiled attention against the second's.  Empty without control columns.
+    """
+    arm = [r for r in per_seed if r["recipe"] == recipe]
+    if not arm or f"{CONTROLS[0].name}_internal" not in arm[0]:
+        return ""
+
+    def of(column: str) -> dict[int, float]:
+        return {int(r["seed"]): float(r[column]) for r in arm}
+
+    bar, held = of("internal"), of("held_out_internal")
+    size, density, structure = (of(f"{c.name}_internal") for c in CONTROLS)
+
+    def mean(values: Mapping[int, float]) -> str:
+        return f"{np.mean(list(values.values())):.3f}"
+
+    return (
+        f"Controls for {recipe} (internal distance, free-running, paired by seed, "
+        f"n = {len(arm)}, {CONFIDENCE_LEVEL:.0%} t-intervals, ±{SAME_BAND:g} the "
+        f"same): the bar's graphs read {mean(bar)}; at {HELD_OUT_NODES} nodes "
+        f"{CONTROLS[0].says} reads {mean(size)} ({_side(size, bar, 'the bar')}), "
+        f"{CONTROLS[1].says} {mean(density)}, and the held-out families "
+        f"{mean(held)} ({_side(held, size, 'dense')}; "
+        f"{_side(held, density, 'sparse')}); at the bar's size the held-out "
+        f"families read {mean(structure)} ({_side(structure, bar, 'the bar')})."
     )
 
 
@@ -534,13 +667,18 @@ class _TestGraphs:
 
     ``held_out``: the held-out graphs (:data:`HELD_OUT_FAMILIES`) and the
     compiled attention on them per mode of :data:`HELD_OUT_MODES`; None
-    where not measured (the drift's many steps).
+    where not measured (the drift's many steps).  ``controls``: per
+    :data:`CONTROLS` name, its graphs and the compiled attention on them
+    (free-running); empty with ``held_out``.
     """
 
     batch: Batch
     reference: np.ndarray
     held_out: Batch | None = None
     held_out_references: Mapping[str, np.ndarray] | None = None
+    controls: Mapping[str, tuple[Batch, np.ndarray]] = dataclasses.field(
+        default_factory=dict
+    )
 
     @classmethod
     def of(cls, profile: Profile, algorithm: str, held_out: bool = True) -> _TestGraphs:
@@ -558,7 +696,13 @@ class _TestGraphs:
             s: reference_attention(compiled, others, forced=s == "_forced")
             for s in HELD_OUT_MODES
         }
-        return cls(batch, reference_attention(compiled, batch), others, references)
+        controls = {}
+        for control in CONTROLS:
+            graphs = control.batch(profile, algorithm)
+            controls[control.name] = graphs, reference_attention(compiled, graphs)
+        return cls(
+            batch, reference_attention(compiled, batch), others, references, controls
+        )
 
 
 def _trained_seed_rows(
@@ -586,7 +730,11 @@ def _measured_rows(
             ).scalars
             for s, ref in graphs.held_out_references.items()
         }
-    return seed_rows(recipe, models.seeds, scalars, held)
+    controls = {
+        name: measure_models(models, batch, ref).scalars
+        for name, (batch, ref) in graphs.controls.items()
+    }
+    return seed_rows(recipe, models.seeds, scalars, held, controls)
 
 
 def plateau_columns(out: Path) -> dict[str, Any]:
@@ -664,6 +812,11 @@ def _write(
     meta = metadata(
         profile,
         test_num_nodes=profile.test_num_nodes,
+        held_out={"families": list(HELD_OUT_FAMILIES), "nodes": HELD_OUT_NODES},
+        controls={
+            c.name: {"families": list(c.families), "nodes": c.nodes(profile)}
+            for c in CONTROLS
+        },
         verdict=verdict(rows, seeds, per_seed),
     )
     files.write_table(dirs.results / recipes_file(algorithm), rows, meta)

@@ -375,7 +375,7 @@ def test_the_compiled_network_meets_the_held_out_bar_and_a_random_one_does_not()
     assert graphs.held_out.batch_size == len(recipes.HELD_OUT_FAMILIES) * 8
     compiled = compile_algorithm("bfs", hidden_size=None)
     own = Models.from_models([compiled], seeds=[-1], source="compiled")
-    row = recipes._measured_rows(Recipe("compiled"), own, graphs)[0]
+    row = recipes._measured_rows(Recipe("plain"), own, graphs)[0]
     for suffix in recipes.HELD_OUT_MODES:
         assert row[f"held_out_internal{suffix}"] == pytest.approx(0.0, abs=1e-6)
         assert row[f"held_out_argmax_agreement{suffix}"] == pytest.approx(1.0)
@@ -387,6 +387,79 @@ def test_the_compiled_network_meets_the_held_out_bar_and_a_random_one_does_not()
     assert not recipes._measured_rows(Recipe("plain"), random, graphs)[0][
         "meets_held_out_bar"
     ]
+
+
+def _controlled(bar, held, size, density, structure):
+    """Per-seed rows of recipe "r" with the given internal distances."""
+    rows = []
+    for seed, values in enumerate(
+        zip(bar, held, size, density, structure, strict=True)
+    ):
+        row = {"recipe": "r", "seed": seed}
+        columns = ("internal", "held_out_internal") + tuple(
+            f"{c.name}_internal" for c in recipes.CONTROLS
+        )
+        rows.append(row | dict(zip(columns, values, strict=True)))
+    return rows
+
+
+def test_the_controls_say_which_change_moves_the_held_out_reading():
+    """Constructed both ways: held-out families that read like sparse training
+    graphs of their size (density) and as the bar at its size, then ones
+    further than either density and than the bar (structure)."""
+    bar = [0.04, 0.05, 0.045, 0.055]
+    dense = [0.010, 0.012, 0.011, 0.013]
+    sparse = [0.001, 0.0012, 0.0011, 0.0013]
+    like_sparse = recipes.controls_sentence(
+        "r", _controlled(bar, sparse, dense, sparse, bar)
+    )
+    assert "(closer than the bar)" in like_sparse
+    assert "(closer than dense; the same as sparse)" in like_sparse
+    assert "read 0.048 (the same as the bar)." in like_sparse
+    far = [0.30, 0.32, 0.31, 0.33]
+    new_structure = recipes.controls_sentence(
+        "r", _controlled(bar, far, dense, sparse, [0.5, 0.52, 0.51, 0.53])
+    )
+    assert "further than dense; further than sparse" in new_structure
+    assert "(further than the bar)." in new_structure
+    two = recipes.controls_sentence(
+        "r", _controlled(bar[:2], [0.0, 0.3], dense[:2], sparse[:2], bar[:2])
+    )
+    assert "undecided against dense, " in two and "seeds would decide" in two
+    assert (
+        recipes.controls_sentence("other", _controlled(bar, far, dense, sparse, bar))
+        == ""
+    )
+    assert recipes.controls_sentence("r", [{"recipe": "r", "seed": 0}]) == ""
+
+
+def test_the_controls_change_one_thing_each_and_reach_the_verdict():
+    """Measured for real at smoke: each control's graphs are the held-out
+    count, its size the bar's or the held-out one; the compiled BFS reads 0
+    on all of them; the verdict carries the sentence."""
+    smoke = profiles.get("smoke")
+    graphs = recipes._TestGraphs.of(smoke, "bfs")
+    sizes = {}
+    for control in recipes.CONTROLS:
+        batch, _ = graphs.controls[control.name]
+        assert batch.batch_size == graphs.held_out.batch_size
+        sizes[control.name] = control.nodes(smoke)
+    assert sizes == {
+        "size_control": recipes.HELD_OUT_NODES,
+        "density_control": recipes.HELD_OUT_NODES,
+        "structure_control": smoke.test_num_nodes,
+    }
+    compiled = compile_algorithm("bfs", hidden_size=None)
+    own = Models.from_models([compiled, compiled], seeds=[0, 1], source="compiled")
+    per_seed = recipes._measured_rows(Recipe("plain"), own, graphs)
+    for column in recipes.CONTROL_MEASURES:
+        expected = 0.0 if column.endswith("internal") else 1.0
+        assert per_seed[0][column] == pytest.approx(expected, abs=1e-6), column
+    config = recipes.recipe_config(smoke, "bfs", Recipe("plain"), 2)
+    row = recipes.recipe_row(Recipe("plain"), config, per_seed)
+    assert row["structure_control_internal_high"] == pytest.approx(0.0, abs=1e-6)
+    says = recipes.verdict([row], needed_seeds=2, per_seed=per_seed)
+    assert "Controls for plain" in says and "the same as the bar" in says
 
 
 def test_the_edge_information_recipes_train_the_compiled_architecture():
