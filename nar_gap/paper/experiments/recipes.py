@@ -531,16 +531,24 @@ def held_out_sentence(rows: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
-_SIDES = {"better": "further than", "worse": "closer than", "the same": "the same as"}
+_SIDES = {"better": "further than", "worse": "closer than"}
 """:func:`paired_side`'s words for a difference of internal distances, a - b."""
 
 
 def _side(a: Mapping[int, float], b: Mapping[int, float], than: str) -> str:
     """Is ``a`` further from the compiled attention than ``b`` (named ``than``)?
 
-    Paired by seed: :func:`paired_side` at :data:`SAME_BAND`.
+    Paired by seed.  An interval inside ±:data:`SAME_BAND` is "the same"
+    first, even where it excludes 0: a difference of 0.0002 that every
+    seed shares is real but says nothing about which graphs are harder.
+    Otherwise :func:`paired_side`: further, closer, or undecided with the
+    seeds a decision would need.
     """
-    side, needed = paired_side(paired_by_seed(a, b), CONFIDENCE_LEVEL, SAME_BAND)
+    diff = paired_by_seed(a, b)
+    low, high = paired_interval(diff)
+    if -SAME_BAND <= low and high <= SAME_BAND:
+        return f"the same as {than}"
+    side, needed = paired_side(diff, CONFIDENCE_LEVEL, SAME_BAND)
     if side in _SIDES:
         return f"{_SIDES[side]} {than}"
     return (

@@ -426,6 +426,11 @@ def test_the_controls_say_which_change_moves_the_held_out_reading():
         "r", _controlled(bar[:2], [0.0, 0.3], dense[:2], sparse[:2], bar[:2])
     )
     assert "undecided against dense, " in two and "seeds would decide" in two
+    tiny = [0.0002, 0.00021, 0.00019, 0.0002]  # every seed further, by 0.0002
+    negligible = recipes.controls_sentence(
+        "r", _controlled(bar, tiny, dense, [0.0] * 4, bar)
+    )
+    assert "the same as sparse)" in negligible
     assert (
         recipes.controls_sentence("other", _controlled(bar, far, dense, sparse, bar))
         == ""
