@@ -666,7 +666,7 @@ def paired_no_difference(
 
 
 def paired_side(
-    differences: np.ndarray, level: float, band: float
+    differences: np.ndarray, level: float, band: float, negligible_first: bool = False
 ) -> tuple[str, int | None]:
     """Which side per-seed paired differences lie on, and the seeds to decide.
 
@@ -674,10 +674,14 @@ def paired_side(
     ``the same`` (inside ``±band``) or ``undecided``; and, for the last, the
     seeds at which the interval would exclude 0 with :data:`~nar_gap.analysis.
     power.POWER` were the measured effect the true one (None where decided,
-    with no effect, or below two seeds).
+    with no effect, or below two seeds).  ``negligible_first``: an interval
+    inside ``±band`` is ``the same`` even where it excludes 0 (a difference
+    every seed shares but too small to matter).
     """
     d = np.asarray(differences, np.float64)
     low, high = paired_interval(d, level)
+    if negligible_first and -band <= low and high <= band:
+        return "the same", None
     if low > 0 or high < 0:
         return ("better" if low > 0 else "worse"), None
     if -band <= low and high <= band:

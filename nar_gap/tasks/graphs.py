@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -429,3 +430,13 @@ def family_batch(
         source = int(np.random.default_rng([k, num_nodes]).integers(num_nodes))
         graphs.append(batch_from_graph(algorithm, weights, source))
     return concat_batches(graphs)
+
+
+def families_batch(
+    algorithm: str, families: Sequence[str], num_nodes: int, count: int
+) -> Batch:
+    """:func:`family_batch` of each of ``families``, ``count`` graphs split evenly."""
+    each = count // len(families)
+    return concat_batches(
+        [family_batch(algorithm, f, num_nodes, each) for f in families]
+    )

@@ -470,6 +470,14 @@ def test_a_paired_side_is_each_of_four_and_only_undecided_asks_for_seeds(
         assert needed is None
 
 
+def test_a_negligible_shared_difference_is_the_same_only_when_asked_first():
+    shared = np.array([0.0002, 0.00021, 0.00019, 0.0002])  # every seed, by 0.0002
+    assert v.paired_side(shared, 0.95, 0.01)[0] == "better"
+    assert v.paired_side(shared, 0.95, 0.01, negligible_first=True)[0] == "the same"
+    large = np.array([0.3, 0.31, 0.29, 0.3])
+    assert v.paired_side(large, 0.95, 0.01, negligible_first=True)[0] == "better"
+
+
 def test_a_paired_side_of_one_seed_or_no_effect_gives_no_count():
     assert v.paired_side(np.array([0.3]), 0.95, 0.01) == ("undecided", None)
     assert v.paired_side(np.array([0.3, -0.3, 0.3, -0.3]), 0.95, 0.01) == (

@@ -75,8 +75,8 @@ from nar_gap.paper.experiments.runs import (
     run_dir,
 )
 from nar_gap.system import files
-from nar_gap.tasks.batch import Batch, concat_batches
-from nar_gap.tasks.graphs import family_batch
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.graphs import families_batch
 from nar_gap.training import TrainConfig, read_validation, train
 from nar_gap.training.run_dir import continue_from, resume_plan, shorter_run
 from nar_gap.training.supervision import with_state_probe
@@ -279,20 +279,14 @@ HELD_OUT_MEASURES = tuple(
 
 @dataclasses.dataclass(frozen=True)
 class Control:
-    """Graphs that change one thing at a time between the bar and the held-out graphs.
+    """Graphs that change one thing at a time between the bar and the held-out set.
 
-    The bar reads dense Erdős–Rényi graphs (the test split: p = 0.5, at
-    ``test_num_nodes``); the held-out bar reads sparse families at
-    :data:`HELD_OUT_NODES`.  Structure, size and density all change at once,
-    so a held-out reading lower than the bar's does not by itself say the
-    supervision transfers to new structure.  Each control keeps all but one
-    of them, and is read free-running, as the bar is.
-
-    Attributes:
-      name: the column prefix (``<name>_internal``, ``<name>_argmax_agreement``).
-      families: :data:`nar_gap.tasks.families.FAMILIES` keys, graphs split evenly.
-      at_bar_size: ``test_num_nodes`` nodes (else :data:`HELD_OUT_NODES`).
-      says: what the graphs are, for the sentence.
+    The bar reads dense Erdős–Rényi graphs (p = 0.5) of ``test_num_nodes``;
+    the held-out bar sparse families of :data:`HELD_OUT_NODES`: size,
+    density and structure change at once.  Each control keeps all but one,
+    read free-running as the bar is.  ``name`` prefixes its columns;
+    ``families`` (:data:`nar_gap.tasks.families.FAMILIES` keys) share the
+    held-out set's graph count; ``says`` names them in the sentence.
     """
 
     name: str
@@ -305,12 +299,9 @@ class Control:
         return profile.test_num_nodes if self.at_bar_size else HELD_OUT_NODES
 
     def batch(self, profile: Profile, algorithm: str) -> Batch:
-        """:data:`HELD_OUT_FAMILIES`'s graph count, split over ``families``."""
-        each = HELD_OUT_GRAPHS * len(HELD_OUT_FAMILIES) // len(self.families)
-        n = self.nodes(profile)
-        return concat_batches(
-            [family_batch(algorithm, f, n, each) for f in self.families]
-        )
+        """As many graphs as the held-out set, split over ``families``."""
+        count = HELD_OUT_GRAPHS * len(HELD_OUT_FAMILIES)
+        return families_batch(algorithm, self.families, self.nodes(profile), count)
 
 
 CONTROLS = (
@@ -443,7 +434,8 @@ def _bar_sentence(
             f">= {needed_seeds} seeds); the cheapest is {cheapest['recipe']} "
             f"({cheapest['seed_steps']} seed-steps)."
         )
-        return " ".join([said, held_out_sentence(good), *_controls(good, per_seed)])
+        controls = [controls_sentence(str(r["recipe"]), per_seed) for r in good]
+        return " ".join(filter(None, [said, held_out_sentence(good), *controls]))
     closest = max(rows, key=lambda r: (r["seeds_meeting_bar"], -r["internal"]))
     said = (
         f"No recipe meets the bar ({bar}, >= {needed_seeds} seeds). Closest: "
@@ -452,17 +444,8 @@ def _bar_sentence(
         f"agreement {closest['argmax_agreement']:.3f}, accuracy "
         f"{closest['accuracy']:.3f}."
     )
-    return " ".join(
-        [said, held_out_sentence([closest]), *_controls([closest], per_seed)]
-    ).rstrip()
-
-
-def _controls(
-    rows: Sequence[Mapping[str, Any]], per_seed: Sequence[Mapping[str, Any]]
-) -> list[str]:
-    """:func:`controls_sentence` of each row's recipe that has control columns."""
-    said = (controls_sentence(str(r["recipe"]), per_seed) for r in rows)
-    return [s for s in said if s]
+    controls = controls_sentence(str(closest["recipe"]), per_seed)
+    return " ".join(filter(None, [said, held_out_sentence([closest]), controls]))
 
 
 def like_for_like(per_seed: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -531,42 +514,28 @@ def held_out_sentence(rows: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
-_SIDES = {"better": "further than", "worse": "closer than"}
-""":func:`paired_side`'s words for a difference of internal distances, a - b."""
+_WORDS = {"better": "further than", "worse": "closer than", "the same": "the same as"}
 
 
 def _side(a: Mapping[int, float], b: Mapping[int, float], than: str) -> str:
     """Is ``a`` further from the compiled attention than ``b`` (named ``than``)?
 
-    Paired by seed.  An interval inside ±:data:`SAME_BAND` is "the same"
-    first, even where it excludes 0: a difference of 0.0002 that every
-    seed shares is real but says nothing about which graphs are harder.
-    Otherwise :func:`paired_side`: further, closer, or undecided with the
-    seeds a decision would need.
+    Paired by seed (:func:`paired_side`, negligible differences first: one of
+    0.0002 that every seed shares says nothing about which graphs are harder).
     """
     diff = paired_by_seed(a, b)
-    low, high = paired_interval(diff)
-    if -SAME_BAND <= low and high <= SAME_BAND:
-        return f"the same as {than}"
-    side, needed = paired_side(diff, CONFIDENCE_LEVEL, SAME_BAND)
-    if side in _SIDES:
-        return f"{_SIDES[side]} {than}"
-    return (
-        f"undecided against {than}{f', {needed} seeds would decide' if needed else ''}"
-    )
+    side, need = paired_side(diff, CONFIDENCE_LEVEL, SAME_BAND, negligible_first=True)
+    if side in _WORDS:
+        return f"{_WORDS[side]} {than}"
+    return f"undecided against {than}{f', {need} seeds would decide' if need else ''}"
 
 
 def controls_sentence(recipe: str, per_seed: Sequence[Mapping[str, Any]]) -> str:
     """What moves ``recipe``'s held-out reading: size, density or structure?
 
-    Internal distance, free-running, per seed: the bar's graphs against the
-    same family at the held-out size (size), the held-out families against
-    dense and sparse Erdős–Rényi graphs at that size (structure, density),
-    and the held-out families at the bar's size against the bar's graphs
-    (structure at the bar's size).  Each comparison is a paired
-    t-interval over seeds (:func:`paired_side`, ±:data:`SAME_BAND` the
-    same); "further" and "closer" are the first graphs' distance to the
-    compiled attention against the second's.  Empty without control columns.
+    Internal distance per seed, each pair of graph sets compared by
+    :func:`_side` (the first's distance against the second's); empty
+    without control columns.
     """
     arm = [r for r in per_seed if r["recipe"] == recipe]
     if not arm or f"{CONTROLS[0].name}_internal" not in arm[0]:
@@ -694,12 +663,8 @@ class _TestGraphs:
         compiled = compile_algorithm(algorithm, hidden_size=None)
         if not held_out:
             return cls(batch, reference_attention(compiled, batch))
-        others = concat_batches(
-            [
-                family_batch(algorithm, f, HELD_OUT_NODES, HELD_OUT_GRAPHS)
-                for f in HELD_OUT_FAMILIES
-            ]
-        )
+        count = HELD_OUT_GRAPHS * len(HELD_OUT_FAMILIES)
+        others = families_batch(algorithm, HELD_OUT_FAMILIES, HELD_OUT_NODES, count)
         references = {
             s: reference_attention(compiled, others, forced=s == "_forced")
             for s in HELD_OUT_MODES

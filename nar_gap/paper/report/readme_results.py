@@ -539,7 +539,54 @@ def _recipes(results: Path, algorithm: str = "bfs") -> str:
     )
     answer = files.read_json(files.sidecar_path(path)).get("verdict", "")
     outlasting = " ".join(recipes.annealed_against_constant(rows))
-    return f"{table}\n\n{answer} {outlasting}".rstrip()
+    controls = _held_out_controls(rows, files.read_json(files.sidecar_path(path)))
+    return "\n\n".join(
+        part for part in (table, f"{answer} {outlasting}".rstrip(), controls) if part
+    )
+
+
+def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
+    """Each recipe's internal distance on the bar's, held-out and control graphs.
+
+    The three controls change one thing each between the first two
+    (``recipes.CONTROLS``); empty for a table written before them.
+    """
+    if not rows or f"{recipes.CONTROLS[0].name}_internal" not in rows[0]:
+        return ""
+    sizes = sidecar.get("controls", {})
+    bar_nodes = sidecar.get("test_num_nodes", "")
+
+    def nodes(name: str) -> str:
+        return str(sizes.get(name, {}).get("nodes", ""))
+
+    size, density, structure = (c.name for c in recipes.CONTROLS)
+    table = markdown_table(
+        (
+            "internal distance [95 % CI], free-running",
+            f"the bar's graphs (Erdős–Rényi p = 0.5, N = {bar_nodes})",
+            f"Erdős–Rényi p = 0.5, N = {nodes(size)}",
+            f"Erdős–Rényi p = 0.1, N = {nodes(density)}",
+            f"held-out families, N = {recipes.HELD_OUT_NODES} (the held-out bar)",
+            f"held-out families, N = {nodes(structure)}",
+        ),
+        [
+            (
+                r["recipe"],
+                *(
+                    f"{_fmt(r[m])} [{_fmt(r[f'{m}_low'])}, {_fmt(r[f'{m}_high'])}]"
+                    for m in (
+                        "internal",
+                        f"{size}_internal",
+                        f"{density}_internal",
+                        "held_out_internal",
+                        f"{structure}_internal",
+                    )
+                ),
+            )
+            for r in rows
+        ],
+    )
+    return f"The held-out bar and its controls (`recipes.CONTROLS`):\n\n{table}"
 
 
 def _drift(results: Path, algorithm: str = "bfs") -> str:

@@ -136,6 +136,14 @@ def test_the_study_writes_both_tables_and_reruns_to_the_same_numbers(tmp_path):
     assert recipes.stored_verdict(tmp_path / "out" / "closing_gap_recipes_bfs.csv") in (
         rendered
     )
+    controls = rendered.split("The held-out bar and its controls")[1]
+    smoke = profiles.get("smoke")
+    assert (
+        f"| held-out families, N = {recipes.HELD_OUT_NODES} (the held-out bar) "
+        f"| held-out families, N = {smoke.test_num_nodes} |" in controls
+    )
+    for r in table:
+        assert f"| {r['recipe']} | " in controls
 
 
 def test_plain_is_notebook_02_s_baseline_on_its_first_seeds_trained_once(
