@@ -11,16 +11,23 @@ from nar_gap.model import network
 from nar_gap.model.config import NetworkConfig
 
 
-def _traces(monkeypatch) -> list[int]:
-    """Counts the traces of ``init_params`` that ``param_shapes`` makes."""
+def _counted(monkeypatch, name: str, *modules) -> list[int]:
+    """Replaces ``name`` in each of ``modules`` by itself, counting its calls."""
     calls: list[int] = []
-    real = network.init_params
+    real = getattr(modules[0], name)
 
     def counted(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(network, "init_params", counted)
+    for module in modules:
+        monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def _traces(monkeypatch) -> list[int]:
+    """Counts the traces of ``init_params`` that ``param_shapes`` makes."""
+    calls = _counted(monkeypatch, "init_params", network)
     network._traced_param_shapes.cache_clear()
     return calls
 
@@ -120,16 +127,7 @@ def _count_draws(monkeypatch) -> list[int]:
     """Counts the truncated-normal draws traced: every kernel initialiser's."""
     from jax._src import random as jax_random
 
-    draws: list[int] = []
-    real = jax_random.truncated_normal
-
-    def counted(*args, **kwargs):
-        draws.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(jax_random, "truncated_normal", counted)
-    monkeypatch.setattr(jax.random, "truncated_normal", counted)
-    return draws
+    return _counted(monkeypatch, "truncated_normal", jax_random, jax.random)
 
 
 def test_a_forward_pass_traces_no_initialiser(monkeypatch):

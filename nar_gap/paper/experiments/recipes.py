@@ -279,7 +279,7 @@ HELD_OUT_MEASURES = tuple(
 
 @dataclasses.dataclass(frozen=True)
 class Control:
-    """Graphs that change one thing at a time between the bar and the held-out set.
+    """Graphs read beside the bar: :data:`HELD_OUT`, or one of its :data:`CONTROLS`.
 
     The bar reads dense Erdős–Rényi graphs (p = 0.5) of ``test_num_nodes``;
     the held-out bar sparse families of :data:`HELD_OUT_NODES`: size,
@@ -304,10 +304,12 @@ class Control:
         return families_batch(algorithm, self.families, self.nodes(profile), count)
 
 
+HELD_OUT = Control("held_out", HELD_OUT_FAMILIES, False, "the held-out families")
+"""The held-out set itself: its columns are ``held_out_*``."""
 CONTROLS = (
     Control("size_control", ("er_p0.5",), False, "dense Erdős–Rényi (p = 0.5)"),
     Control("density_control", ("er_p0.1",), False, "sparse Erdős–Rényi (p = 0.1)"),
-    Control("structure_control", HELD_OUT_FAMILIES, True, "the held-out families"),
+    Control("structure_control", HELD_OUT_FAMILIES, True, HELD_OUT.says),
 )
 """The bar's family and density at the held-out size; the training family,
 sparse, at that size; the held-out families at the bar's size."""
@@ -663,8 +665,7 @@ class _TestGraphs:
         compiled = compile_algorithm(algorithm, hidden_size=None)
         if not held_out:
             return cls(batch, reference_attention(compiled, batch))
-        count = HELD_OUT_GRAPHS * len(HELD_OUT_FAMILIES)
-        others = families_batch(algorithm, HELD_OUT_FAMILIES, HELD_OUT_NODES, count)
+        others = HELD_OUT.batch(profile, algorithm)
         references = {
             s: reference_attention(compiled, others, forced=s == "_forced")
             for s in HELD_OUT_MODES

@@ -487,14 +487,16 @@ def _closing_gap(results: Path) -> str:
     return "\n\n".join(parts)
 
 
+def _interval(r: dict[str, str], measure: str) -> str:
+    """``measure``'s mean with its ``_low`` and ``_high`` columns."""
+    low, high = r[f"{measure}_low"], r[f"{measure}_high"]
+    return f"{_fmt(r[measure])} [{_fmt(low)}, {_fmt(high)}]"
+
+
 def _recipes(results: Path, algorithm: str = "bfs") -> str:
     """Every recipe tried on ``algorithm``, its cost, its measures with intervals."""
     path = results / recipes.recipes_file(algorithm)
     rows = files.read_table(path)
-
-    def interval(r: dict[str, str], measure: str) -> str:
-        low, high = r[f"{measure}_low"], r[f"{measure}_high"]
-        return f"{_fmt(r[measure])} [{_fmt(low)}, {_fmt(high)}]"
 
     table = markdown_table(
         (
@@ -524,9 +526,9 @@ def _recipes(results: Path, algorithm: str = "bfs") -> str:
                 f"{float(r['teacher_forcing']):g}, {float(r['curriculum']):g}",
                 r["steps"],
                 r["seed_steps"],
-                interval(r, "accuracy"),
-                interval(r, "internal"),
-                interval(r, "argmax_agreement"),
+                _interval(r, "accuracy"),
+                _interval(r, "internal"),
+                _interval(r, "argmax_agreement"),
                 _fmt(r["internal_worst"]),
                 f"{r['seeds_meeting_bar']} of {r['seeds']}",
                 f"{r['seeds_meeting_held_out_bar']} of {r['seeds']}"
@@ -537,12 +539,11 @@ def _recipes(results: Path, algorithm: str = "bfs") -> str:
             for r in rows
         ],
     )
-    answer = files.read_json(files.sidecar_path(path)).get("verdict", "")
+    sidecar = files.read_json(files.sidecar_path(path))
     outlasting = " ".join(recipes.annealed_against_constant(rows))
-    controls = _held_out_controls(rows, files.read_json(files.sidecar_path(path)))
-    return "\n\n".join(
-        part for part in (table, f"{answer} {outlasting}".rstrip(), controls) if part
-    )
+    answer = f"{sidecar.get('verdict', '')} {outlasting}".rstrip()
+    controls = _held_out_controls(rows, sidecar)
+    return "\n\n".join(part for part in (table, answer, controls) if part)
 
 
 def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
@@ -573,7 +574,7 @@ def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
             (
                 r["recipe"],
                 *(
-                    f"{_fmt(r[m])} [{_fmt(r[f'{m}_low'])}, {_fmt(r[f'{m}_high'])}]"
+                    _interval(r, m)
                     for m in (
                         "internal",
                         f"{size}_internal",
