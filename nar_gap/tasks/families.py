@@ -8,10 +8,10 @@ Bellman-Ford sampler draws them (uniform in [0, 1), here (0, 1]: a zero
 weight would delete the edge) or rounded to a few decimals, where equal
 decimal sums make float64 near-ties.
 
-Every family is sparse except the two dense Erdős–Rényi ones, so the same
-code reaches 4096 nodes; the graph's diameter, not its size, sets the length
-of the trace (paths: n - 1 steps, grids: about 2 sqrt(n), trees: about
-2 log n).
+Every family is sparse except the two dense Erdős–Rényi ones and the two
+dense families of new structure (two blocks, geometric), so the same code
+reaches 4096 nodes; the graph's diameter, not its size, sets the length of
+the trace (paths: n - 1 steps, grids: about 2 sqrt(n), trees: about 2 log n).
 """
 
 from __future__ import annotations
@@ -101,6 +101,35 @@ def barbell(n: int, rng: np.random.Generator | None = None) -> np.ndarray:
     return adjacency
 
 
+def two_blocks(
+    n: int, rng: np.random.Generator, inside: float = 0.8, across: float = 0.2
+) -> np.ndarray:
+    """Two communities: a stochastic block model, as dense as G(n, 0.5).
+
+    Nodes split at random into two halves; a pair is an edge with probability
+    ``inside`` within a half and ``across`` between them (density
+    ``(n - 1.6) / (2 (n - 1))`` at the defaults), so it differs from CLRS's
+    dense graphs in structure, not in density.
+    """
+    block = rng.permutation(n) < n // 2
+    p = np.where(block[:, None] == block[None, :], inside, across)
+    upper = np.triu(rng.random((n, n)) < p, k=1)
+    return (upper | upper.T).astype(np.float64)
+
+
+def geometric(n: int, rng: np.random.Generator, radius: float = 0.5) -> np.ndarray:
+    """A random geometric graph: points in the unit square, linked within ``radius``.
+
+    Clustered and spatial (a longer diameter than G(n, p) of its density);
+    at radius 0.5 a pair is an edge with probability about 0.475, near
+    CLRS's dense 0.5.
+    """
+    points = rng.random((n, 2))
+    near = np.linalg.norm(points[:, None] - points[None, :], axis=-1) < radius
+    np.fill_diagonal(near, False)
+    return near.astype(np.float64)
+
+
 FAMILIES: dict[str, Builder] = {
     "er_p0.5": lambda n, rng: erdos_renyi(n, 0.5, rng),
     "er_p0.1": lambda n, rng: erdos_renyi(n, 0.1, rng),
@@ -110,7 +139,13 @@ FAMILIES: dict[str, Builder] = {
     "tree": random_tree,
     "power_law": power_law,
     "barbell": barbell,
+    "two_blocks": two_blocks,
+    "geometric": geometric,
 }
+TIE_FAMILIES = ("er_p0.5", "er_p0.1", "er_sparse", "grid", "path", "tree")
+TIE_FAMILIES += ("power_law", "barbell")
+"""Notebook 01's tie graphs: every family but the two dense new ones, whose
+exact ties the Erdős–Rényi graphs already cover."""
 
 
 def with_weights(
@@ -153,7 +188,7 @@ def make_graph(
 
 
 def tie_graphs(n: int, seed: int) -> list[np.ndarray]:
-    """One unit-weight graph of every family on ``n`` nodes, ids shuffled.
+    """One unit-weight graph per :data:`TIE_FAMILIES` family, ids shuffled.
 
     Unit weights make equal-length paths tie *exactly* (sampled CLRS weights
     are continuous and never do), so these are the graphs on which a
@@ -163,7 +198,7 @@ def tie_graphs(n: int, seed: int) -> list[np.ndarray]:
     """
     rng = np.random.default_rng([seed, n, 7])
     out = []
-    for family in FAMILIES:
+    for family in TIE_FAMILIES:
         adjacency = make_graph(family, n, seed, weighted=False)
         order = rng.permutation(n)
         out.append(adjacency[np.ix_(order, order)])

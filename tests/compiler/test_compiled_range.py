@@ -54,9 +54,16 @@ def test_a_200_node_path_with_clrs_weights_is_exact(dtype, models):
     [("bfs", "float32"), ("bellman_ford", "float32"), ("bellman_ford", "float64")],
 )
 @pytest.mark.parametrize(
-    ("family", "n"), [("tree", 256), ("barbell", 30), ("power_law", 300)]
+    ("family", "n"),
+    [
+        ("tree", 256),
+        ("barbell", 30),
+        ("power_law", 300),
+        ("two_blocks", 64),
+        ("geometric", 64),
+    ],
 )
-def test_trees_barbells_and_power_law_graphs_are_exact(
+def test_trees_barbells_power_law_and_dense_new_graphs_are_exact(
     family, n, algorithm, dtype, models
 ):
     weights = make_graph(family, n, seed=2, weighted=algorithm == "bellman_ford")
@@ -172,6 +179,33 @@ def test_every_family_is_symmetric_connected_and_seeded():
     assert np.all(make_graph("path", 8, 0, decimals=3) % 0.001 < 1e-12 + 0.001)
     with pytest.raises(ValueError, match="unknown graph family 'ring'; known: er_p0.5"):
         make_graph("ring", 8, 0)
+
+
+def _density(family: str, n: int = 64, seeds: int = 20) -> float:
+    """The mean share of node pairs joined, over ``seeds`` graphs."""
+    edges = [np.count_nonzero(make_graph(family, n, s, False)) for s in range(seeds)]
+    return float(np.mean(edges)) / (n * (n - 1))
+
+
+def _transitivity(family: str, n: int = 64, seeds: int = 20) -> float:
+    """The share of two-edge paths closed into triangles, over ``seeds`` graphs."""
+    closed = paths = 0.0
+    for seed in range(seeds):
+        a = make_graph(family, n, seed, False)
+        closed += np.trace(a @ a @ a)
+        paths += np.sum(a @ a) - np.trace(a @ a)
+    return closed / paths
+
+
+def test_the_dense_new_families_change_structure_not_density():
+    """Two blocks and geometric graphs: each within 0.03 of G(n, 0.5)'s
+    density (the sparse families are not), and more clustered than it."""
+    dense, clustered = _density("er_p0.5"), _transitivity("er_p0.5")
+    for family in ("two_blocks", "geometric"):
+        assert abs(_density(family) - dense) < 0.03, family
+        assert _transitivity(family) > clustered + 0.05, family
+    for family in ("er_p0.1", "tree", "power_law"):
+        assert abs(_density(family) - dense) > 0.3, family
 
 
 def test_the_decisive_gap_is_read_off_dm_clrs_trace():

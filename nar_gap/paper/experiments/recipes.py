@@ -270,11 +270,8 @@ HELD_OUT_NODES = 16  # the largest training size: only the structure is new
 HELD_OUT_GRAPHS = 8  # per family
 HELD_OUT_MODES = {"": "free-running", "_forced": "teacher-forced"}
 """Column suffix: how the held-out attention was run."""
-HELD_OUT_MEASURES = tuple(
-    f"held_out_{m}{suffix}"
-    for suffix in HELD_OUT_MODES
-    for m in ("internal", "argmax_agreement")
-)
+ATTENTION = ("internal", "argmax_agreement")  # the bar's attention half
+HELD_OUT_MEASURES = tuple(f"held_out_{m}{s}" for s in HELD_OUT_MODES for m in ATTENTION)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -283,10 +280,11 @@ class Control:
 
     The bar reads dense Erdős–Rényi graphs (p = 0.5) of ``test_num_nodes``;
     the held-out bar sparse families of :data:`HELD_OUT_NODES`: size,
-    density and structure change at once.  Each control keeps all but one,
-    read free-running as the bar is.  ``name`` prefixes its columns;
-    ``families`` (:data:`nar_gap.tasks.families.FAMILIES` keys) share the
-    held-out set's graph count; ``says`` names them in the sentence.
+    density and structure change at once.  Each control changes one of them
+    from the bar or the held-out set, read free-running as the bar is.
+    ``name`` prefixes its columns; ``families``
+    (:data:`nar_gap.tasks.families.FAMILIES` keys) share the held-out set's
+    graph count; ``says`` names them in the sentence.
     """
 
     name: str
@@ -306,16 +304,17 @@ class Control:
 
 HELD_OUT = Control("held_out", HELD_OUT_FAMILIES, False, "the held-out families")
 """The held-out set itself: its columns are ``held_out_*``."""
+DENSE_FAMILIES = ("two_blocks", "geometric")
 CONTROLS = (
     Control("size_control", ("er_p0.5",), False, "dense Erdős–Rényi (p = 0.5)"),
     Control("density_control", ("er_p0.1",), False, "sparse Erdős–Rényi (p = 0.1)"),
     Control("structure_control", HELD_OUT_FAMILIES, True, HELD_OUT.says),
+    Control("dense_held_out", DENSE_FAMILIES, True, "two blocks and geometric"),
 )
 """The bar's family and density at the held-out size; the training family,
-sparse, at that size; the held-out families at the bar's size."""
-CONTROL_MEASURES = tuple(
-    f"{c.name}_{m}" for c in CONTROLS for m in ("internal", "argmax_agreement")
-)
+sparse, at that size; the held-out families at the bar's size; and new
+structure at the bar's size and density, the held-out bar on dense graphs."""
+CONTROL_MEASURES = tuple(f"{c.name}_{m}" for c in CONTROLS for m in ATTENTION)
 SAME_BAND = 0.01
 """Paired differences of internal distance within ±this count as the same
 (a fifth of the bar's 0.05): :func:`nar_gap.analysis.verdicts.paired_side`'s band."""
@@ -330,10 +329,14 @@ def meets_held_out_bar(row: Mapping[str, Any]) -> bool:
     argmax agreement on :data:`HELD_OUT_FAMILIES`, free-running and
     teacher-forced.
     """
-    return all(
-        float(row[f"held_out_internal{s}"]) <= FAITHFUL_INTERNAL
-        and float(row[f"held_out_argmax_agreement{s}"]) >= FAITHFUL_AGREEMENT
-        for s in HELD_OUT_MODES
+    return all(_attention_at_bar(row, "held_out", s) for s in HELD_OUT_MODES)
+
+
+def _attention_at_bar(row: Mapping[str, Any], graphs: str, mode: str = "") -> bool:
+    """The bar's attention half read on ``graphs``' columns, run as ``mode`` says."""
+    internal = float(row[f"{graphs}_internal{mode}"]) <= FAITHFUL_INTERNAL
+    return internal and float(row[f"{graphs}_argmax_agreement{mode}"]) >= (
+        FAITHFUL_AGREEMENT
     )
 
 
@@ -363,11 +366,11 @@ def seed_rows(
         }
         if held_out is not None:
             for suffix, held in held_out.items():
-                for m in ("internal", "argmax_agreement"):
+                for m in ATTENTION:
                     row[f"held_out_{m}{suffix}"] = float(np.asarray(held[m])[k])
             row["meets_held_out_bar"] = meets_held_out_bar(row)
         for name, measured in (controls or {}).items():
-            for m in ("internal", "argmax_agreement"):
+            for m in ATTENTION:
                 row[f"{name}_{m}"] = float(np.asarray(measured[m])[k])
         rows.append(row)
     return rows
@@ -547,7 +550,8 @@ def controls_sentence(recipe: str, per_seed: Sequence[Mapping[str, Any]]) -> str
         return {int(r["seed"]): float(r[column]) for r in arm}
 
     bar, held = of("internal"), of("held_out_internal")
-    size, density, structure = (of(f"{c.name}_internal") for c in CONTROLS)
+    size, density, structure, dense = (of(f"{c.name}_internal") for c in CONTROLS)
+    at_bar = sum(_attention_at_bar(r, CONTROLS[3].name) for r in arm)
 
     def mean(values: Mapping[int, float]) -> str:
         return f"{np.mean(list(values.values())):.3f}"
@@ -560,7 +564,10 @@ def controls_sentence(recipe: str, per_seed: Sequence[Mapping[str, Any]]) -> str
         f"{CONTROLS[1].says} {mean(density)}, and the held-out families "
         f"{mean(held)} ({_side(held, size, 'dense')}; "
         f"{_side(held, density, 'sparse')}); at the bar's size the held-out "
-        f"families read {mean(structure)} ({_side(structure, bar, 'the bar')})."
+        f"families read {mean(structure)} ({_side(structure, bar, 'the bar')}), "
+        f"and new structure as dense as the bar's ({CONTROLS[3].says}) "
+        f"{mean(dense)} ({_side(dense, bar, 'the bar')}; {at_bar} of {len(arm)} "
+        "seeds at the attention bar there)."
     )
 
 

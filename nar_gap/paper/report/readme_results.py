@@ -560,7 +560,7 @@ def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
     def nodes(name: str) -> str:
         return str(sizes.get(name, {}).get("nodes", ""))
 
-    size, density, structure = (c.name for c in recipes.CONTROLS)
+    size, density, structure, dense = (c.name for c in recipes.CONTROLS)
     table = markdown_table(
         (
             "internal distance [95 % CI], free-running",
@@ -569,6 +569,7 @@ def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
             f"Erdős–Rényi p = 0.1, N = {nodes(density)}",
             f"held-out families, N = {recipes.HELD_OUT_NODES} (the held-out bar)",
             f"held-out families, N = {nodes(structure)}",
+            f"{recipes.CONTROLS[3].says}, N = {nodes(dense)}",
         ),
         [
             (
@@ -581,6 +582,7 @@ def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
                         f"{density}_internal",
                         "held_out_internal",
                         f"{structure}_internal",
+                        f"{dense}_internal",
                     )
                 ),
             )

@@ -140,7 +140,8 @@ def test_the_study_writes_both_tables_and_reruns_to_the_same_numbers(tmp_path):
     smoke = profiles.get("smoke")
     assert (
         f"| held-out families, N = {recipes.HELD_OUT_NODES} (the held-out bar) "
-        f"| held-out families, N = {smoke.test_num_nodes} |" in controls
+        f"| held-out families, N = {smoke.test_num_nodes} "
+        f"| two blocks and geometric, N = {smoke.test_num_nodes} |" in controls
     )
     for r in table:
         assert f"| {r['recipe']} | " in controls
@@ -397,13 +398,15 @@ def test_the_compiled_network_meets_the_held_out_bar_and_a_random_one_does_not()
     ]
 
 
-def _controlled(bar, held, size, density, structure):
-    """Per-seed rows of recipe "r" with the given internal distances."""
+def _controlled(bar, held, size, density, structure, dense=None):
+    """Per-seed rows of recipe "r" with the given internal distances (the
+    dense held-out graphs read as the bar unless given), agreement 1."""
     rows = []
+    dense = bar if dense is None else dense
     for seed, values in enumerate(
-        zip(bar, held, size, density, structure, strict=True)
+        zip(bar, held, size, density, structure, dense, strict=True)
     ):
-        row = {"recipe": "r", "seed": seed}
+        row = {"recipe": "r", "seed": seed, "dense_held_out_argmax_agreement": 1.0}
         columns = ("internal", "held_out_internal") + tuple(
             f"{c.name}_internal" for c in recipes.CONTROLS
         )
@@ -423,13 +426,15 @@ def test_the_controls_say_which_change_moves_the_held_out_reading():
     )
     assert "(closer than the bar)" in like_sparse
     assert "(closer than dense; the same as sparse)" in like_sparse
-    assert "read 0.048 (the same as the bar)." in like_sparse
+    assert "read 0.048 (the same as the bar), " in like_sparse
+    assert "0.048 (the same as the bar; 3 of 4 seeds at the attention" in like_sparse
     far = [0.30, 0.32, 0.31, 0.33]
     new_structure = recipes.controls_sentence(
-        "r", _controlled(bar, far, dense, sparse, [0.5, 0.52, 0.51, 0.53])
+        "r", _controlled(bar, far, dense, sparse, [0.5, 0.52, 0.51, 0.53], far)
     )
     assert "further than dense; further than sparse" in new_structure
-    assert "(further than the bar)." in new_structure
+    assert "0.515 (further than the bar), " in new_structure
+    assert "0.315 (further than the bar; 0 of 4 seeds at the" in new_structure
     two = recipes.controls_sentence(
         "r", _controlled(bar[:2], [0.0, 0.3], dense[:2], sparse[:2], bar[:2])
     )
@@ -461,6 +466,7 @@ def test_the_controls_change_one_thing_each_and_reach_the_verdict():
         "size_control": recipes.HELD_OUT_NODES,
         "density_control": recipes.HELD_OUT_NODES,
         "structure_control": smoke.test_num_nodes,
+        "dense_held_out": smoke.test_num_nodes,
     }
     compiled = compile_algorithm("bfs", hidden_size=None)
     own = Models.from_models([compiled, compiled], seeds=[0, 1], source="compiled")
