@@ -8,8 +8,8 @@ Bellman-Ford sampler draws them (uniform in [0, 1), here (0, 1]: a zero
 weight would delete the edge) or rounded to a few decimals, where equal
 decimal sums make float64 near-ties.
 
-Every family is sparse except the two dense Erdős–Rényi ones and the two
-dense families of new structure (two blocks, geometric), so the same code
+Every family is sparse except the dense Erdős–Rényi ones and the two of
+new structure at CLRS's test density (two blocks, geometric), so the same code
 reaches 4096 nodes; the graph's diameter, not its size, sets the length of
 the trace (paths: n - 1 steps, grids: about 2 sqrt(n), trees: about 2 log n).
 """
@@ -102,14 +102,15 @@ def barbell(n: int, rng: np.random.Generator | None = None) -> np.ndarray:
 
 
 def two_blocks(
-    n: int, rng: np.random.Generator, inside: float = 0.8, across: float = 0.2
+    n: int, rng: np.random.Generator, inside: float = 0.45, across: float = 0.05
 ) -> np.ndarray:
-    """Two communities: a stochastic block model, as dense as G(n, 0.5).
+    """Two communities: a stochastic block model, as dense as CLRS's test graphs.
 
     Nodes split at random into two halves; a pair is an edge with probability
-    ``inside`` within a half and ``across`` between them (density
-    ``(n - 1.6) / (2 (n - 1))`` at the defaults), so it differs from CLRS's
-    dense graphs in structure, not in density.
+    ``inside`` within a half and ``across`` between them (density about 0.25
+    at the defaults: dm-clrs's p = 0.5 keeps an edge only where both of its
+    directions are drawn, so its graphs join p² = 0.25 of the pairs); it
+    differs from them in structure, not in density.
     """
     block = rng.permutation(n) < n // 2
     p = np.where(block[:, None] == block[None, :], inside, across)
@@ -117,12 +118,12 @@ def two_blocks(
     return (upper | upper.T).astype(np.float64)
 
 
-def geometric(n: int, rng: np.random.Generator, radius: float = 0.5) -> np.ndarray:
+def geometric(n: int, rng: np.random.Generator, radius: float = 0.33) -> np.ndarray:
     """A random geometric graph: points in the unit square, linked within ``radius``.
 
     Clustered and spatial (a longer diameter than G(n, p) of its density);
-    at radius 0.5 a pair is an edge with probability about 0.475, near
-    CLRS's dense 0.5.
+    at radius 0.33 a pair is an edge with probability about 0.25, as in
+    CLRS's test graphs (:func:`two_blocks`).
     """
     points = rng.random((n, 2))
     near = np.linalg.norm(points[:, None] - points[None, :], axis=-1) < radius
@@ -133,6 +134,7 @@ def geometric(n: int, rng: np.random.Generator, radius: float = 0.5) -> np.ndarr
 FAMILIES: dict[str, Builder] = {
     "er_p0.5": lambda n, rng: erdos_renyi(n, 0.5, rng),
     "er_p0.1": lambda n, rng: erdos_renyi(n, 0.1, rng),
+    "er_p0.25": lambda n, rng: erdos_renyi(n, 0.25, rng),
     "er_sparse": lambda n, rng: erdos_renyi(n, min(1.0, 2 * math.log(n) / n), rng),
     "grid": grid,
     "path": path,
@@ -144,8 +146,9 @@ FAMILIES: dict[str, Builder] = {
 }
 TIE_FAMILIES = ("er_p0.5", "er_p0.1", "er_sparse", "grid", "path", "tree")
 TIE_FAMILIES += ("power_law", "barbell")
-"""Notebook 01's tie graphs: every family but the two dense new ones, whose
-exact ties the Erdős–Rényi graphs already cover."""
+"""Notebook 01's tie graphs: every family but the three added after its
+table (``er_p0.25``, two blocks, geometric), whose exact ties the Erdős–Rényi
+graphs already cover."""
 
 
 def with_weights(

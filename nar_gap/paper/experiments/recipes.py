@@ -77,6 +77,7 @@ from nar_gap.paper.experiments.runs import (
 from nar_gap.system import files
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.graphs import families_batch
+from nar_gap.tasks.sampling import eval_batch
 from nar_gap.training import TrainConfig, read_validation, train
 from nar_gap.training.run_dir import continue_from, resume_plan, shorter_run
 from nar_gap.training.supervision import with_state_probe
@@ -278,19 +279,19 @@ HELD_OUT_MEASURES = tuple(f"held_out_{m}{s}" for s in HELD_OUT_MODES for m in AT
 class Control:
     """Graphs read beside the bar: :data:`HELD_OUT`, or one of its :data:`CONTROLS`.
 
-    The bar reads dense Erdős–Rényi graphs (p = 0.5) of ``test_num_nodes``;
-    the held-out bar sparse families of :data:`HELD_OUT_NODES`: size,
-    density and structure change at once.  Each control changes one of them
-    from the bar or the held-out set, read free-running as the bar is.
-    ``name`` prefixes its columns; ``families``
-    (:data:`nar_gap.tasks.families.FAMILIES` keys) share the held-out set's
-    graph count; ``says`` names them in the sentence.
+    The bar reads dm-clrs's test graphs (p = 0.5 per direction: density
+    0.25, self-loops, its weight law); the held-out bar our generator's
+    sparse families: size, density, structure and generator change at once,
+    and each control changes one.  ``families`` (``tasks.families`` names)
+    or, ``sampled``, the test split's sampler at this size draw as many
+    graphs as the held-out set; ``name`` prefixes the columns.
     """
 
     name: str
     families: tuple[str, ...]
     at_bar_size: bool
     says: str
+    sampled: bool = False
 
     def nodes(self, profile: Profile) -> int:
         """The graphs' size under ``profile``."""
@@ -299,21 +300,24 @@ class Control:
     def batch(self, profile: Profile, algorithm: str) -> Batch:
         """As many graphs as the held-out set, split over ``families``."""
         count = HELD_OUT_GRAPHS * len(HELD_OUT_FAMILIES)
+        if self.sampled:
+            return eval_batch(algorithm, "test", self.nodes(profile), count)
         return families_batch(algorithm, self.families, self.nodes(profile), count)
 
 
 HELD_OUT = Control("held_out", HELD_OUT_FAMILIES, False, "the held-out families")
 """The held-out set itself: its columns are ``held_out_*``."""
-DENSE_FAMILIES = ("two_blocks", "geometric")
+DENSE_FAMILIES = ("two_blocks", "geometric")  # new structure, density 0.25
 CONTROLS = (
-    Control("size_control", ("er_p0.5",), False, "dense Erdős–Rényi (p = 0.5)"),
-    Control("density_control", ("er_p0.1",), False, "sparse Erdős–Rényi (p = 0.1)"),
+    Control("size_control", (), False, "the bar's sampler", sampled=True),
+    Control("density_control", ("er_p0.1",), False, "Erdős–Rényi of density 0.1"),
     Control("structure_control", HELD_OUT_FAMILIES, True, HELD_OUT.says),
+    Control(
+        "generator_control", ("er_p0.25",), True, "our Erdős–Rényi of density 0.25"
+    ),
     Control("dense_held_out", DENSE_FAMILIES, True, "two blocks and geometric"),
 )
-"""The bar's family and density at the held-out size; the training family,
-sparse, at that size; the held-out families at the bar's size; and new
-structure at the bar's size and density, the held-out bar on dense graphs."""
+"""Free-running, like the bar; the last is the held-out bar on dense graphs."""
 CONTROL_MEASURES = tuple(f"{c.name}_{m}" for c in CONTROLS for m in ATTENTION)
 SAME_BAND = 0.01
 """Paired differences of internal distance within ±this count as the same
@@ -536,11 +540,9 @@ def _side(a: Mapping[int, float], b: Mapping[int, float], than: str) -> str:
 
 
 def controls_sentence(recipe: str, per_seed: Sequence[Mapping[str, Any]]) -> str:
-    """What moves ``recipe``'s held-out reading: size, density or structure?
+    """What moves ``recipe``'s reading: size, density, structure or generator?
 
-    Internal distance per seed, each pair of graph sets compared by
-    :func:`_side` (the first's distance against the second's); empty
-    without control columns.
+    Per seed, pairs compared by :func:`_side`; empty without control columns.
     """
     arm = [r for r in per_seed if r["recipe"] == recipe]
     if not arm or f"{CONTROLS[0].name}_internal" not in arm[0]:
@@ -550,8 +552,8 @@ def controls_sentence(recipe: str, per_seed: Sequence[Mapping[str, Any]]) -> str
         return {int(r["seed"]): float(r[column]) for r in arm}
 
     bar, held = of("internal"), of("held_out_internal")
-    size, density, structure, dense = (of(f"{c.name}_internal") for c in CONTROLS)
-    at_bar = sum(_attention_at_bar(r, CONTROLS[3].name) for r in arm)
+    size, density, structure, ours, dense = (of(f"{c.name}_internal") for c in CONTROLS)
+    at_bar = sum(_attention_at_bar(r, CONTROLS[4].name) for r in arm)
 
     def mean(values: Mapping[int, float]) -> str:
         return f"{np.mean(list(values.values())):.3f}"
@@ -562,12 +564,13 @@ def controls_sentence(recipe: str, per_seed: Sequence[Mapping[str, Any]]) -> str
         f"same): the bar's graphs read {mean(bar)}; at {HELD_OUT_NODES} nodes "
         f"{CONTROLS[0].says} reads {mean(size)} ({_side(size, bar, 'the bar')}), "
         f"{CONTROLS[1].says} {mean(density)}, and the held-out families "
-        f"{mean(held)} ({_side(held, size, 'dense')}; "
-        f"{_side(held, density, 'sparse')}); at the bar's size the held-out "
-        f"families read {mean(structure)} ({_side(structure, bar, 'the bar')}), "
-        f"and new structure as dense as the bar's ({CONTROLS[3].says}) "
-        f"{mean(dense)} ({_side(dense, bar, 'the bar')}; {at_bar} of {len(arm)} "
-        "seeds at the attention bar there)."
+        f"{mean(held)} ({_side(held, size, CONTROLS[0].says)}; "
+        f"{_side(held, density, 'sparse')}); at the bar's size "
+        f"{CONTROLS[3].says} reads {mean(ours)} ({_side(ours, bar, 'the bar')}), "
+        f"the held-out families {mean(structure)} ({_side(structure, ours, 'that')}"
+        f"), and new structure of that density ({CONTROLS[4].says}) {mean(dense)} "
+        f"({_side(dense, ours, 'that')}; {at_bar} of {len(arm)} seeds at "
+        "the attention bar there)."
     )
 
 
@@ -795,7 +798,8 @@ def _write(
         test_num_nodes=profile.test_num_nodes,
         held_out={"families": list(HELD_OUT_FAMILIES), "nodes": HELD_OUT_NODES},
         controls={
-            c.name: {"families": list(c.families), "nodes": c.nodes(profile)}
+            c.name: {"families": list(c.families) or ["dm-clrs test sampler"]}
+            | {"nodes": c.nodes(profile)}
             for c in CONTROLS
         },
         verdict=verdict(rows, seeds, per_seed),

@@ -560,16 +560,17 @@ def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
     def nodes(name: str) -> str:
         return str(sizes.get(name, {}).get("nodes", ""))
 
-    size, density, structure, dense = (c.name for c in recipes.CONTROLS)
+    size, density, structure, generator, dense = (c.name for c in recipes.CONTROLS)
     table = markdown_table(
         (
             "internal distance [95 % CI], free-running",
-            f"the bar's graphs (Erdős–Rényi p = 0.5, N = {bar_nodes})",
-            f"Erdős–Rényi p = 0.5, N = {nodes(size)}",
-            f"Erdős–Rényi p = 0.1, N = {nodes(density)}",
+            f"the bar's graphs (dm-clrs, density 0.25, N = {bar_nodes})",
+            f"{recipes.CONTROLS[0].says}, N = {nodes(size)}",
+            f"{recipes.CONTROLS[1].says}, N = {nodes(density)}",
             f"held-out families, N = {recipes.HELD_OUT_NODES} (the held-out bar)",
+            f"{recipes.CONTROLS[3].says}, N = {nodes(generator)}",
             f"held-out families, N = {nodes(structure)}",
-            f"{recipes.CONTROLS[3].says}, N = {nodes(dense)}",
+            f"{recipes.CONTROLS[4].says}, density 0.25, N = {nodes(dense)}",
         ),
         [
             (
@@ -581,6 +582,7 @@ def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
                         f"{size}_internal",
                         f"{density}_internal",
                         "held_out_internal",
+                        f"{generator}_internal",
                         f"{structure}_internal",
                         f"{dense}_internal",
                     )
