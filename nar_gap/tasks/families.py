@@ -34,7 +34,11 @@ def _symmetric(n: int, edges: np.ndarray) -> np.ndarray:
 
 
 def erdos_renyi(n: int, p: float, rng: np.random.Generator) -> np.ndarray:
-    """G(n, p) as CLRS draws it: each unordered pair an edge with probability p."""
+    """G(n, p): each unordered pair an edge with probability p, no self-loops.
+
+    Not dm-clrs's draw, which keeps a pair where both of its directions are
+    drawn (density p², so its p = 0.5 is this p = 0.25) and draws self-loops.
+    """
     upper = np.triu(rng.random((n, n)) < p, k=1)
     return (upper | upper.T).astype(np.float64)
 
