@@ -33,8 +33,10 @@ def _symmetric(n: int, edges: np.ndarray) -> np.ndarray:
     return adjacency
 
 
-def erdos_renyi(n: int, p: float, rng: np.random.Generator) -> np.ndarray:
+def erdos_renyi(n: int, p: float | np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """G(n, p): each unordered pair an edge with probability p, no self-loops.
+
+    ``p`` may be an ``(n, n)`` array of per-pair probabilities (a block model).
 
     Not dm-clrs's draw, which keeps a pair where both of its directions are
     drawn (density p², so its p = 0.5 is this p = 0.25) and draws self-loops.
@@ -117,9 +119,9 @@ def two_blocks(
     differs from them in structure, not in density.
     """
     block = rng.permutation(n) < n // 2
-    p = np.where(block[:, None] == block[None, :], inside, across)
-    upper = np.triu(rng.random((n, n)) < p, k=1)
-    return (upper | upper.T).astype(np.float64)
+    return erdos_renyi(
+        n, np.where(block[:, None] == block[None, :], inside, across), rng
+    )
 
 
 def geometric(n: int, rng: np.random.Generator, radius: float = 0.33) -> np.ndarray:

@@ -283,7 +283,7 @@ class Control:
     0.25, self-loops, its weight law); the held-out bar our generator's
     sparse families: size, density, structure and generator change at once,
     and each control changes one.  ``families`` (``tasks.families`` names)
-    or, ``sampled``, the test split's sampler at this size draw as many
+    or, where empty, the test split's sampler at this size draw as many
     graphs as the held-out set; ``name`` prefixes the columns.
     """
 
@@ -291,7 +291,6 @@ class Control:
     families: tuple[str, ...]
     at_bar_size: bool
     says: str
-    sampled: bool = False
 
     def nodes(self, profile: Profile) -> int:
         """The graphs' size under ``profile``."""
@@ -300,7 +299,7 @@ class Control:
     def batch(self, profile: Profile, algorithm: str) -> Batch:
         """As many graphs as the held-out set, split over ``families``."""
         count = HELD_OUT_GRAPHS * len(HELD_OUT_FAMILIES)
-        if self.sampled:
+        if not self.families:  # the bar's own sampler
             return eval_batch(algorithm, "test", self.nodes(profile), count)
         return families_batch(algorithm, self.families, self.nodes(profile), count)
 
@@ -309,7 +308,7 @@ HELD_OUT = Control("held_out", HELD_OUT_FAMILIES, False, "the held-out families"
 """The held-out set itself: its columns are ``held_out_*``."""
 DENSE_FAMILIES = ("two_blocks", "geometric")  # new structure, density 0.25
 CONTROLS = (
-    Control("size_control", (), False, "the bar's sampler", sampled=True),
+    Control("size_control", (), False, "the bar's sampler"),
     Control("density_control", ("er_p0.1",), False, "Erdős–Rényi of density 0.1"),
     Control("structure_control", HELD_OUT_FAMILIES, True, HELD_OUT.says),
     Control(

@@ -549,8 +549,8 @@ def _recipes(results: Path, algorithm: str = "bfs") -> str:
 def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
     """Each recipe's internal distance on the bar's, held-out and control graphs.
 
-    The three controls change one thing each between the first two
-    (``recipes.CONTROLS``); empty for a table written before them.
+    The controls change one thing each between the bar's graphs and the
+    held-out ones (``recipes.CONTROLS``); empty for a table written before them.
     """
     if not rows or f"{recipes.CONTROLS[0].name}_internal" not in rows[0]:
         return ""
