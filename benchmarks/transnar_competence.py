@@ -16,9 +16,18 @@ with ``stop_at`` (resumed bit for bit), so the curve is that of one run of
 ``--steps`` steps: the learning-rate schedule is the full run's throughout.
 Times are wall-clock on this machine, other work included; say what else ran.
 
+``--denser 2,4`` scores the training sizes again with positions drawn below
+a half and a quarter of ``max_position``: as densely as a sequence 2 and 4
+times longer has them, so a score that falls there was learned from how far
+apart the positions lie, not from their order.  ``--windows`` trains on
+positions drawn from random windows, every density
+(:func:`nar_gap.paper.transnar.model.random_positions`).
+
     .venv/bin/python benchmarks/transnar_competence.py   # the cpu Transformer
     .venv/bin/python benchmarks/transnar_competence.py --width 128 --layers 4 \
         --steps 12000 --every 1000 --out FILE.json
+    .venv/bin/python benchmarks/transnar_competence.py --steps 12000 \
+        --every 2000 --denser 2,4 [--windows] --out FILE.json
 """
 
 from __future__ import annotations
@@ -53,6 +62,17 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--graphs", type=int, default=32, help="graphs per size")
     parser.add_argument("--profile", default="cpu", help="sizes and label range")
+    parser.add_argument(
+        "--windows",
+        action="store_true",
+        help="train on positions drawn from random windows (every density)",
+    )
+    parser.add_argument(
+        "--denser",
+        default="",
+        help="also score the training sizes with positions this many times "
+        "denser, e.g. '2,4' (what a longer sequence's positions look like)",
+    )
     parser.add_argument("--runs", default="", help="run folder ('': a temporary one)")
     parser.add_argument("--out", default="", help="JSON file to write ('': none)")
     return parser.parse_args(argv)
@@ -99,7 +119,9 @@ def measure(
         batch_size=args.batch_size,
         checkpoint_every=args.every,
         learning_rate=args.learning_rate,
+        position_windows=args.windows,
     )
+    denser = [int(f) for f in args.denser.split(",") if f]
     texts = {
         n: evaluation_texts(args.algorithm, n, args.graphs, sizes.label_range)
         for n in sizes.test_sizes
@@ -115,6 +137,15 @@ def measure(
         for n, batch in texts.items():
             scores = score_size(config.model, params, batch, args.seed).scores
             row[str(n)] = {k: round(float(v.mean()), 3) for k, v in scores.items()}
+        for factor in denser:  # key "4@1024": 4 nodes, positions below 1024
+            dense = dataclasses.replace(
+                config.model, max_position=config.model.max_position // factor
+            )
+            for n in sizes.train_sizes:
+                scores = score_size(dense, params, texts[n], args.seed).scores
+                row[f"{n}@{dense.max_position}"] = {
+                    k: round(float(v.mean()), 3) for k, v in scores.items()
+                }
         row["eval_s"] = round(time.perf_counter() - start - trained, 1)
         print(json.dumps(row), flush=True)
         rows.append(row)
@@ -123,6 +154,10 @@ def measure(
             "test_sizes": list(sizes.test_sizes),
             "graphs_per_size": args.graphs,
             "machine": machine,
+            # where it wrote is this machine's business, not the result's
+            "arguments": {
+                k: v for k, v in vars(args).items() if k not in ("runs", "out")
+            },
             "rows": rows,
         }
         if out is not None:

@@ -84,13 +84,25 @@ def sinusoidal(positions: jax.Array, width: int) -> jax.Array:
 
 
 def random_positions(
-    rng: np.random.Generator, lengths: np.ndarray, width: int, max_position: int
+    rng: np.random.Generator,
+    lengths: np.ndarray,
+    width: int,
+    max_position: int,
+    windows: bool = False,
 ) -> np.ndarray:
     """Randomised positions: for each row, ``lengths[b]`` sorted distinct draws.
 
     Row ``b`` gets a sorted sample without replacement from ``[0,
     max_position)`` in its first ``lengths[b]`` slots and 0 after them (those
     slots are padding and never read).  ``width`` is the row length.
+
+    Drawn from the whole range (Ruoss et al., TransNAR), a sequence of ``L``
+    tokens has its positions about ``max_position / L`` apart, so a model
+    trained on short sequences only ever reads sparse positions and a long
+    test sequence's are denser than any it saw.  ``windows`` draws each row
+    from a window of ``[0, max_position)`` instead, its span log-uniform
+    between the row's length and ``max_position`` and its offset uniform, so
+    training sees every density the test sequences have (and every value).
     """
     if int(np.max(lengths, initial=0)) > max_position:
         raise ValueError(
@@ -99,8 +111,13 @@ def random_positions(
         )
     out = np.zeros((len(lengths), width), dtype=np.int32)
     for row, length in enumerate(lengths):
-        drawn = rng.choice(max_position, size=int(length), replace=False)
-        out[row, : int(length)] = np.sort(drawn)
+        span, offset = max_position, 0
+        if windows and length:
+            drawn_span = np.exp(rng.uniform(np.log(length), np.log(max_position)))
+            span = max(int(drawn_span), int(length))
+            offset = int(rng.integers(0, max_position - span + 1))
+        drawn = rng.choice(span, size=int(length), replace=False)
+        out[row, : int(length)] = offset + np.sort(drawn)
     return out
 
 

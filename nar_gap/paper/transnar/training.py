@@ -70,6 +70,10 @@ class TextTrainConfig:
       token_bucket: sequences are padded to a multiple of this (few shapes).
       label_range: None: dm-clrs's text, nodes named by index; else nodes
         carry sorted random labels below it (:mod:`nar_gap.tasks.clrs_text`).
+      position_windows: draw each sequence's positions from a random window
+        (every density) rather than the whole range, as TransNAR does
+        (:func:`~nar_gap.paper.transnar.model.random_positions`); scoring
+        always draws from the whole range.
     """
 
     algorithm: str
@@ -85,6 +89,7 @@ class TextTrainConfig:
     checkpoint_every: int = 100
     token_bucket: int = 32
     label_range: int | None = None
+    position_windows: bool = False
 
     def __post_init__(self) -> None:
         if self.algorithm not in TEXT_ALGORITHMS:
@@ -156,7 +161,11 @@ def step_data(config: TextTrainConfig, step: int) -> StepData:
         tokens=np.pad(sequences.tokens, ((0, 0), (0, padding)), constant_values=PAD),
     )
     positions = random_positions(
-        rng, sequences.lengths, sequences.tokens.shape[1], config.model.max_position
+        rng,
+        sequences.lengths,
+        sequences.tokens.shape[1],
+        config.model.max_position,
+        config.position_windows,
     )
     return StepData(texts, sequences, positions)
 

@@ -159,6 +159,37 @@ def test_random_positions_are_sorted_distinct_and_bounded():
         random_positions(rng, np.array([11]), 11, 10)
 
 
+def _spreads(windows: bool, length: int = 20, rows: int = 400) -> np.ndarray:
+    """Each row's spread (last position minus first) over ``rows`` draws."""
+    rng = np.random.default_rng(1)
+    lengths = np.full(rows, length)
+    positions = random_positions(rng, lengths, length, 4096, windows=windows)
+    assert (np.diff(positions, axis=1) > 0).all() and positions.max() < 4096
+    return positions[:, -1] - positions[:, 0]
+
+
+def test_windows_train_on_every_density_the_whole_range_on_one():
+    """Drawn from the whole range, 20 positions always spread over most of it,
+    so a model trained on them never sees a long sequence's density; windows
+    give dense rows and sparse ones, every value still reachable."""
+    whole, windows = _spreads(False), _spreads(True)
+    assert np.quantile(whole, 0.05) > 3000  # always sparse
+    assert np.quantile(windows, 0.1) < 400  # often as dense as ~200 tokens
+    assert np.quantile(windows, 0.9) > 1500  # and often as sparse
+    rng = np.random.default_rng(2)
+    reach = random_positions(rng, np.full(2000, 4), 4, 4096, windows=True)
+    assert reach.min() < 64 and reach.max() > 4096 - 64
+
+
+def test_the_whole_range_is_the_default_and_training_draws_as_configured():
+    config = _train_config(4, 0)
+    assert not config.position_windows
+    whole = step_data(config, 3)
+    windowed = step_data(_train_config(4, 0, position_windows=True), 3)
+    assert (windowed.sequences.tokens == whole.sequences.tokens).all()
+    assert (windowed.positions != whole.positions).any()
+
+
 def _train_config(steps: int, nar_width: int, **changes) -> TextTrainConfig:
     fields = dict(
         algorithm="bfs",
