@@ -173,17 +173,41 @@ def with_weights(
     return (upper + upper.T) * (adjacency != 0)
 
 
+def with_clrs_law(
+    adjacency: np.ndarray, rng: np.random.Generator, weighted: bool, p: float = 0.5
+) -> np.ndarray:
+    """``adjacency``'s edges drawn as dm-clrs draws the rest of a test graph.
+
+    dm-clrs's undirected Erdős–Rényi sampler at its ``p`` gives each node a
+    self-loop with probability p and each edge the weight ``sqrt(u u' +
+    1e-3)`` of two uniform draws (``../shared/reference/clrs-semantics.md``
+    §1.3); its test graphs take p = 0.5.  Graphs of another structure drawn
+    this way differ from them in structure alone.
+    """
+    n = adjacency.shape[0]
+    edges = (adjacency != 0) | np.diag(rng.random(n) < p)
+    if not weighted:
+        return edges.astype(np.float64)
+    draws = rng.random((n, n))
+    return edges * np.sqrt(draws * draws.T + 1e-3)
+
+
 def make_graph(
     family: str,
     n: int,
     seed: int,
     weighted: bool = True,
     decimals: int | None = None,
+    clrs_law: bool = False,
 ) -> np.ndarray:
     """Family ``family``'s graph of ``n`` nodes for ``seed``.
 
+    ``clrs_law`` draws self-loops and weights as dm-clrs does
+    (:func:`with_clrs_law`) rather than as :func:`with_weights` does.
+
     Raises:
-      ValueError: an unknown family (the known ones listed) or n < 2.
+      ValueError: an unknown family (the known ones listed), n < 2, or
+        ``decimals`` with ``clrs_law``.
     """
     if family not in FAMILIES:
         raise ValueError(
@@ -191,8 +215,12 @@ def make_graph(
         )
     if n < 2:
         raise ValueError(f"a {family} graph needs at least 2 nodes, got {n}")
+    if clrs_law and decimals is not None:
+        raise ValueError("dm-clrs's weight law draws unrounded weights: no decimals")
     rng = np.random.default_rng([seed, n])
     adjacency = FAMILIES[family](n, rng)
+    if clrs_law:
+        return with_clrs_law(adjacency, rng, weighted)
     return with_weights(adjacency, rng, decimals) if weighted else adjacency
 
 

@@ -414,29 +414,43 @@ def batch_from_graph(
 
 
 def family_batch(
-    algorithm: str, family: str, num_nodes: int, count: int, first: int = 0
+    algorithm: str,
+    family: str,
+    num_nodes: int,
+    count: int,
+    first: int = 0,
+    clrs_law: bool = False,
 ) -> Batch:
     """``count`` graphs of ``family`` with ``num_nodes`` nodes, sources drawn.
 
     Graph ``k`` (from ``first``) is :func:`~nar_gap.tasks.families.make_graph`'s
-    for seed ``k``, weighted for Bellman-Ford, its source drawn from
-    ``[k, num_nodes]``: ``first`` past another batch's count gives graphs
-    that batch does not hold.  Each trace is dm-clrs's.
+    for seed ``k`` (``clrs_law`` passed on), weighted for Bellman-Ford, its
+    source drawn from ``[k, num_nodes]``: ``first`` past another batch's
+    count gives graphs that batch does not hold.  Each trace is dm-clrs's.
     """
     weighted = algorithm == "bellman_ford"
     graphs = []
     for k in range(first, first + count):
-        weights = make_graph(family, num_nodes, seed=k, weighted=weighted)
+        weights = make_graph(
+            family, num_nodes, seed=k, weighted=weighted, clrs_law=clrs_law
+        )
         source = int(np.random.default_rng([k, num_nodes]).integers(num_nodes))
         graphs.append(batch_from_graph(algorithm, weights, source))
     return concat_batches(graphs)
 
 
 def families_batch(
-    algorithm: str, families: Sequence[str], num_nodes: int, count: int
+    algorithm: str,
+    families: Sequence[str],
+    num_nodes: int,
+    count: int,
+    clrs_law: bool = False,
 ) -> Batch:
     """:func:`family_batch` of each of ``families``, ``count`` graphs split evenly."""
     each = count // len(families)
     return concat_batches(
-        [family_batch(algorithm, f, num_nodes, each) for f in families]
+        [
+            family_batch(algorithm, f, num_nodes, each, clrs_law=clrs_law)
+            for f in families
+        ]
     )

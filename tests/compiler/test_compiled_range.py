@@ -210,6 +210,43 @@ def test_the_dense_new_families_change_structure_not_density():
         assert abs(_density(family) - dense) > 0.14, family
 
 
+def _loops_and_weights(graphs: list[np.ndarray]) -> tuple[float, np.ndarray]:
+    """The fraction of nodes with a self-loop, and every off-diagonal weight."""
+    loops = np.mean([np.mean(np.diag(g) != 0) for g in graphs])
+    off = np.concatenate([g[~np.eye(len(g), dtype=bool)] for g in graphs])
+    return float(loops), off[off != 0]
+
+
+@pytest.mark.parametrize("clrs_law", (True, False))
+def test_dm_clrs_law_draws_the_test_graphs_self_loops_and_weights(clrs_law):
+    """Our Erdős–Rényi graphs of the test density, drawn by dm-clrs's law, have
+    the test split's self-loops (within 0.05) and weights (two-sample KS, 32
+    graphs each); drawn by ours (no self-loops, uniform weights) they have not."""
+    from scipy.stats import ks_2samp
+
+    from nar_gap.tasks.sampling import eval_batch
+
+    test = np.asarray(eval_batch("bellman_ford", "test", 64).inputs["A"])
+    ours = [make_graph("er_p0.25", 64, k, clrs_law=clrs_law) for k in range(32)]
+    (their_loops, theirs), (our_loops, weights) = map(
+        _loops_and_weights, (list(test), ours)
+    )
+    assert abs(their_loops - 0.5) < 0.05
+    same = ks_2samp(theirs, weights).pvalue > 0.01
+    assert (abs(our_loops - their_loops) < 0.05 and same) == clrs_law
+
+
+def test_dense_new_structure_by_dm_clrs_law_is_exact(models):
+    for family in ("two_blocks", "geometric"):
+        for algorithm in ("bfs", "bellman_ford"):
+            weighted = algorithm == "bellman_ford"
+            weights = make_graph(family, 64, 3, weighted=weighted, clrs_law=True)
+            assert np.diag(weights).any()
+            _exact(models[(algorithm, "float32")].run(weights, 0))
+    with pytest.raises(ValueError, match="no decimals"):
+        make_graph("geometric", 8, 0, decimals=3, clrs_law=True)
+
+
 def test_the_decisive_gap_is_read_off_dm_clrs_trace():
     from nar_gap.tasks.graphs import batch_from_graph
 

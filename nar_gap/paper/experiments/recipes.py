@@ -282,15 +282,17 @@ class Control:
     The bar reads dm-clrs's test graphs (p = 0.5 per direction: density
     0.25, self-loops, its weight law); the held-out bar our generator's
     sparse families: size, density, structure and generator change at once,
-    and each control changes one.  ``families`` (``tasks.families`` names)
-    or, where empty, the test split's sampler at this size draw as many
-    graphs as the held-out set; ``name`` prefixes the columns.
+    and each control changes one.  ``families`` (``tasks.families`` names,
+    with dm-clrs's self-loops and weights where ``clrs_law``) or, where
+    empty, the test split's sampler at this size draw as many graphs as the
+    held-out set; ``name`` prefixes the columns.
     """
 
     name: str
     families: tuple[str, ...]
     at_bar_size: bool
     says: str
+    clrs_law: bool = False
 
     def nodes(self, profile: Profile) -> int:
         """The graphs' size under ``profile``."""
@@ -301,7 +303,8 @@ class Control:
         count = HELD_OUT_GRAPHS * len(HELD_OUT_FAMILIES)
         if not self.families:  # the bar's own sampler
             return eval_batch(algorithm, "test", self.nodes(profile), count)
-        return families_batch(algorithm, self.families, self.nodes(profile), count)
+        nodes = self.nodes(profile)
+        return families_batch(algorithm, self.families, nodes, count, self.clrs_law)
 
 
 HELD_OUT = Control("held_out", HELD_OUT_FAMILIES, False, "the held-out families")
@@ -311,10 +314,9 @@ CONTROLS = (
     Control("size_control", (), False, "the bar's sampler"),
     Control("density_control", ("er_p0.1",), False, "Erdős–Rényi of density 0.1"),
     Control("structure_control", HELD_OUT_FAMILIES, True, HELD_OUT.says),
-    Control(
-        "generator_control", ("er_p0.25",), True, "our Erdős–Rényi of density 0.25"
-    ),
-    Control("dense_held_out", DENSE_FAMILIES, True, "two blocks and geometric"),
+    Control("generator_control", ("er_p0.25",), True, "our Erdős–Rényi"),
+    Control("law_control", ("er_p0.25",), True, "it by dm-clrs's law", True),
+    Control("dense_held_out", DENSE_FAMILIES, True, "two blocks and geometric", True),
 )
 """Free-running, like the bar; the last is the held-out bar on dense graphs."""
 CONTROL_MEASURES = tuple(f"{c.name}_{m}" for c in CONTROLS for m in ATTENTION)
@@ -551,8 +553,10 @@ def controls_sentence(recipe: str, per_seed: Sequence[Mapping[str, Any]]) -> str
         return {int(r["seed"]): float(r[column]) for r in arm}
 
     bar, held = of("internal"), of("held_out_internal")
-    size, density, structure, ours, dense = (of(f"{c.name}_internal") for c in CONTROLS)
-    at_bar = sum(_attention_at_bar(r, CONTROLS[4].name) for r in arm)
+    size, density, structure, ours, law, dense = (
+        of(f"{c.name}_internal") for c in CONTROLS
+    )
+    at_bar = sum(_attention_at_bar(r, CONTROLS[5].name) for r in arm)
 
     def mean(values: Mapping[int, float]) -> str:
         return f"{np.mean(list(values.values())):.3f}"
@@ -564,11 +568,12 @@ def controls_sentence(recipe: str, per_seed: Sequence[Mapping[str, Any]]) -> str
         f"{CONTROLS[0].says} reads {mean(size)} ({_side(size, bar, 'the bar')}), "
         f"{CONTROLS[1].says} {mean(density)}, and the held-out families "
         f"{mean(held)} ({_side(held, size, CONTROLS[0].says)}; "
-        f"{_side(held, density, 'sparse')}); at the bar's size "
+        f"{_side(held, density, 'sparse')}); at the bar's size and density "
         f"{CONTROLS[3].says} reads {mean(ours)} ({_side(ours, bar, 'the bar')}), "
-        f"the held-out families {mean(structure)} ({_side(structure, ours, 'that')}"
-        f"), and new structure of that density ({CONTROLS[4].says}) {mean(dense)} "
-        f"({_side(dense, ours, 'that')}; {at_bar} of {len(arm)} seeds at "
+        f"{CONTROLS[4].says} {mean(law)} ({_side(law, bar, 'the bar')}), "
+        f"the held-out families {mean(structure)} ({_side(structure, ours, 'ours')}"
+        f"), and new structure by that law ({CONTROLS[5].says}) {mean(dense)} "
+        f"({_side(dense, law, 'that')}; {at_bar} of {len(arm)} seeds at "
         "the attention bar there)."
     )
 
@@ -798,7 +803,7 @@ def _write(
         held_out={"families": list(HELD_OUT_FAMILIES), "nodes": HELD_OUT_NODES},
         controls={
             c.name: {"families": list(c.families) or ["dm-clrs test sampler"]}
-            | {"nodes": c.nodes(profile)}
+            | {"nodes": c.nodes(profile), "clrs_law": c.clrs_law}
             for c in CONTROLS
         },
         verdict=verdict(rows, seeds, per_seed),

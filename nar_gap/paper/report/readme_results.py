@@ -560,7 +560,7 @@ def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
     def nodes(name: str) -> str:
         return str(sizes.get(name, {}).get("nodes", ""))
 
-    size, density, structure, generator, dense = (c.name for c in recipes.CONTROLS)
+    size, density, structure, generator, law, dense = (c.name for c in recipes.CONTROLS)
     table = markdown_table(
         (
             "internal distance [95 % CI], free-running",
@@ -568,9 +568,11 @@ def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
             f"{recipes.CONTROLS[0].says}, N = {nodes(size)}",
             f"{recipes.CONTROLS[1].says}, N = {nodes(density)}",
             f"held-out families, N = {recipes.HELD_OUT_NODES} (the held-out bar)",
-            f"{recipes.CONTROLS[3].says}, N = {nodes(generator)}",
+            f"{recipes.CONTROLS[3].says} of density 0.25, N = {nodes(generator)}",
+            f"our Erdős–Rényi by dm-clrs's law, N = {nodes(law)}",
             f"held-out families, N = {nodes(structure)}",
-            f"{recipes.CONTROLS[4].says}, density 0.25, N = {nodes(dense)}",
+            f"{recipes.CONTROLS[5].says} by dm-clrs's law, density 0.25, "
+            f"N = {nodes(dense)}",
         ),
         [
             (
@@ -583,6 +585,7 @@ def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
                         f"{density}_internal",
                         "held_out_internal",
                         f"{generator}_internal",
+                        f"{law}_internal",
                         f"{structure}_internal",
                         f"{dense}_internal",
                     )

@@ -141,9 +141,10 @@ def test_the_study_writes_both_tables_and_reruns_to_the_same_numbers(tmp_path):
     assert (
         f"| held-out families, N = {recipes.HELD_OUT_NODES} (the held-out bar) "
         f"| our Erdős–Rényi of density 0.25, N = {smoke.test_num_nodes} "
+        f"| our Erdős–Rényi by dm-clrs's law, N = {smoke.test_num_nodes} "
         f"| held-out families, N = {smoke.test_num_nodes} "
-        f"| two blocks and geometric, density 0.25, N = {smoke.test_num_nodes} |"
-        in controls
+        f"| two blocks and geometric by dm-clrs's law, density 0.25, "
+        f"N = {smoke.test_num_nodes} |" in controls
     )
     for r in table:
         assert f"| {r['recipe']} | " in controls
@@ -400,15 +401,18 @@ def test_the_compiled_network_meets_the_held_out_bar_and_a_random_one_does_not()
     ]
 
 
-def _controlled(bar, held, size, density, structure, generator=None, dense=None):
+def _controlled(
+    bar, held, size, density, structure, generator=None, dense=None, law=None
+):
     """Per-seed rows of recipe "r" with the given internal distances (our
-    generator's graphs read as the bar, and the dense new structure as our
-    generator's, unless given), agreement 1."""
+    generator's graphs, with or without dm-clrs's law, read as the bar, and
+    the dense new structure as dm-clrs's law, unless given), agreement 1."""
     rows = []
     generator = bar if generator is None else generator
-    dense = generator if dense is None else dense
+    law = bar if law is None else law
+    dense = law if dense is None else dense
     for seed, values in enumerate(
-        zip(bar, held, size, density, structure, generator, dense, strict=True)
+        zip(bar, held, size, density, structure, generator, law, dense, strict=True)
     ):
         row = {"recipe": "r", "seed": seed, "dense_held_out_argmax_agreement": 1.0}
         columns = ("internal", "held_out_internal") + tuple(
@@ -422,8 +426,9 @@ def test_the_controls_say_which_change_moves_the_held_out_reading():
     """Constructed both ways: held-out families that read like sparse training
     graphs of their size (density) and as the bar at its size, then ones
     further than either density and than the bar (structure); and graphs of
-    our generator that read further than the bar's own, against which the
-    dense new structure is judged (generator, not structure)."""
+    our generator that read further than the bar's own while drawn by
+    dm-clrs's law they read as it, and the dense new structure judged
+    against that law (generator, not structure)."""
     bar = [0.04, 0.05, 0.045, 0.055]
     dense = [0.010, 0.012, 0.011, 0.013]
     sparse = [0.001, 0.0012, 0.0011, 0.0013]
@@ -432,21 +437,28 @@ def test_the_controls_say_which_change_moves_the_held_out_reading():
     )
     assert "(closer than the bar)" in like_sparse
     assert "(closer than the bar's sampler; the same as sparse)" in like_sparse
-    assert "reads 0.048 (the same as the bar), the held-out" in like_sparse
+    assert "reads 0.048 (the same as the bar), it by" in like_sparse
+    assert "law 0.048 (the same as the bar), the held-out" in like_sparse
     assert "0.048 (the same as that; 3 of 4 seeds at the attention" in like_sparse
     far = [0.30, 0.32, 0.31, 0.33]
     new_structure = recipes.controls_sentence(
         "r", _controlled(bar, far, dense, sparse, [0.5, 0.52, 0.51, 0.53], None, far)
     )
     assert "further than the bar's sampler; further than sparse" in new_structure
-    assert "0.515 (further than that), " in new_structure
+    assert "0.515 (further than ours), " in new_structure
     assert "0.315 (further than that; 0 of 4 seeds at the" in new_structure
     generator = [0.44, 0.46, 0.45, 0.47]
     our_graphs = recipes.controls_sentence(
         "r", _controlled(bar, far, dense, sparse, bar, generator, far[::-1])
     )
     assert "reads 0.455 (further than the bar)" in our_graphs
-    assert "0.315 (closer than that; 0 of 4 seeds at the" in our_graphs
+    assert "law 0.048 (the same as the bar)" in our_graphs
+    assert "0.315 (further than that; 0 of 4 seeds at the" in our_graphs
+    by_law = recipes.controls_sentence(
+        "r", _controlled(bar, far, dense, sparse, bar, bar, far[::-1], generator)
+    )
+    assert "law 0.455 (further than the bar)" in by_law
+    assert "0.315 (closer than that; 0 of 4 seeds at the" in by_law
     two = recipes.controls_sentence(
         "r", _controlled(bar[:2], [0.0, 0.3], dense[:2], sparse[:2], bar[:2])
     )
@@ -480,6 +492,7 @@ def test_the_controls_change_one_thing_each_and_reach_the_verdict():
         "density_control": recipes.HELD_OUT_NODES,
         "structure_control": smoke.test_num_nodes,
         "generator_control": smoke.test_num_nodes,
+        "law_control": smoke.test_num_nodes,
         "dense_held_out": smoke.test_num_nodes,
     }
     compiled = compile_algorithm("bfs", hidden_size=None)
