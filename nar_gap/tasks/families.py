@@ -3,10 +3,12 @@
 CLRS samples Erdős–Rényi graphs of 4 to 64 nodes.  A user brings grids,
 long paths, trees, power-law networks, thousands of nodes.  Each family here
 is a seeded generator of a symmetric ``(n, n)`` float64 weight matrix
-(0 = no edge), connected where the family is, with weights as the CLRS
-Bellman-Ford sampler draws them (uniform in [0, 1), here (0, 1]: a zero
-weight would delete the edge) or rounded to a few decimals, where equal
-decimal sums make float64 near-ties.
+(0 = no edge), connected where the family is, with weights uniform in
+(0, 1] (a zero weight would delete the edge) or rounded to a few decimals,
+where equal decimal sums make float64 near-ties; or, with ``clrs_law``,
+self-loops and weights as dm-clrs's samplers draw them
+(:func:`with_clrs_law`), so a family differs from CLRS's test graphs in
+structure alone.
 
 Every family is sparse except the dense Erdős–Rényi ones and the two of
 new structure at CLRS's test density (two blocks, geometric), so the same code
@@ -180,9 +182,10 @@ def with_clrs_law(
 
     dm-clrs's undirected Erdős–Rényi sampler at its ``p`` gives each node a
     self-loop with probability p and each edge the weight ``sqrt(u u' +
-    1e-3)`` of two uniform draws (``../shared/reference/clrs-semantics.md``
-    §1.3); its test graphs take p = 0.5.  Graphs of another structure drawn
-    this way differ from them in structure alone.
+    1e-3)`` of two uniform draws (its ``samplers.py``, the Erdős–Rényi
+    graph and the Bellman-Ford sampler); its test graphs take p = 0.5.
+    Graphs of another structure drawn this way differ from them in
+    structure alone.
     """
     n = adjacency.shape[0]
     edges = (adjacency != 0) | np.diag(rng.random(n) < p)
