@@ -90,6 +90,26 @@ def _machine() -> dict[str, Any]:
     }
 
 
+def _scored(scored: Any) -> dict[str, Any]:
+    """TransNAR's mean scores, and how long the answers' lists are.
+
+    ``closed``: the share of answers whose list closes (within the decoding
+    budget, 5 tokens past the longest true answer); ``length_error``: the
+    mean absolute difference between items listed and nodes, over those
+    (None if none closes).
+    """
+    import numpy as np
+
+    from nar_gap.paper.transnar.scores import listed_length
+
+    row = {k: round(float(v.mean()), 3) for k, v in scored.scores.items()}
+    lengths = [listed_length(text) for text in scored.generated]
+    closed = [abs(k - scored.num_nodes) for k in lengths if k is not None]
+    row["closed"] = round(len(closed) / len(lengths), 3)
+    row["length_error"] = round(float(np.mean(closed)), 3) if closed else None
+    return row
+
+
 def measure(
     args: argparse.Namespace, runs: Path, out: Path | None = None
 ) -> dict[str, Any]:
@@ -135,17 +155,14 @@ def measure(
         trained = time.perf_counter() - start
         row: dict[str, Any] = {"step": stop, "train_s": round(trained, 1)}
         for n, batch in texts.items():
-            scores = score_size(config.model, params, batch, args.seed).scores
-            row[str(n)] = {k: round(float(v.mean()), 3) for k, v in scores.items()}
+            row[str(n)] = _scored(score_size(config.model, params, batch, args.seed))
         for factor in denser:  # key "4@1024": 4 nodes, positions below 1024
             dense = dataclasses.replace(
                 config.model, max_position=config.model.max_position // factor
             )
             for n in sizes.train_sizes:
-                scores = score_size(dense, params, texts[n], args.seed).scores
-                row[f"{n}@{dense.max_position}"] = {
-                    k: round(float(v.mean()), 3) for k, v in scores.items()
-                }
+                scored = score_size(dense, params, texts[n], args.seed)
+                row[f"{n}@{dense.max_position}"] = _scored(scored)
         row["eval_s"] = round(time.perf_counter() - start - trained, 1)
         print(json.dumps(row), flush=True)
         rows.append(row)

@@ -24,7 +24,7 @@ import numpy as np
 
 from nar_gap.tasks.clrs_text import parse_answer
 
-__all__ = ["SCORES", "answer_scores", "batch_scores"]
+__all__ = ["SCORES", "answer_scores", "batch_scores", "listed_length"]
 
 SCORES = ("shape", "parse", "clrs")
 
@@ -100,3 +100,17 @@ def batch_scores(
         for text, truth, n in zip(generated, truths, sizes, strict=True)
     ]
     return {name: np.array([row[name] for row in rows]) for name in SCORES}
+
+
+def listed_length(generated: str) -> int | None:
+    r"""How many items the answer's first bracketed list holds; None if it never closes.
+
+    Looser than the parse score on purpose (leading newlines and text after
+    the list are allowed): a list of the wrong length still says how long
+    the model made it, which tells an answer of the wrong length from one
+    that does not stop.  ``'\n[1 2 3]\n\n'`` holds 3; ``'[1 2 3 4'`` never closes.
+    """
+    body = generated.lstrip("\n") if isinstance(generated, str) else ""
+    if not body.startswith("[") or "]" not in body:
+        return None
+    return len(body[1 : body.index("]")].split())

@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from nar_gap.paper.transnar import tokenizer
-from nar_gap.paper.transnar.scores import SCORES, answer_scores, batch_scores
+from nar_gap.paper.transnar.scores import (
+    SCORES,
+    answer_scores,
+    batch_scores,
+    listed_length,
+)
 from nar_gap.paper.transnar.tokenizer import BOS, EOS, PAD, decode, encode
 from nar_gap.tasks.clrs_text import (
     DECIMALS,
@@ -219,6 +224,15 @@ def test_scores_of_perfect_wrong_short_and_garbage_answers():
         "clrs": 0.0,
     }
     assert answer_scores("[0 x", truth) == dict.fromkeys(SCORES, 0.0)
+
+
+def test_a_list_of_the_wrong_length_is_told_from_one_that_never_closes():
+    # both have shape 0; only the length says which failure it was
+    assert listed_length("[0 0 0 2 3]\n\n") == 5
+    assert listed_length("\n\n[0 0 0 2 3 4 4]\n\n0 1") == 7  # blank lines, run-on
+    assert listed_length("[]") == 0
+    for never in ("[0 0 0 2 3 4 4 4", "0 0 0]", "", ",,,[0]"):
+        assert listed_length(never) is None, never
 
 
 def test_batch_scores_per_sample_with_padded_truths():
