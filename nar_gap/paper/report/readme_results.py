@@ -569,7 +569,7 @@ def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
             f"{recipes.CONTROLS[1].says}, N = {nodes(density)}",
             f"held-out families, N = {recipes.HELD_OUT_NODES} (the held-out bar)",
             f"{recipes.CONTROLS[3].says} of density 0.25, N = {nodes(generator)}",
-            f"our Erdős–Rényi by dm-clrs's law, N = {nodes(law)}",
+            f"{recipes.CONTROLS[3].says} by dm-clrs's law, N = {nodes(law)}",
             f"held-out families, N = {nodes(structure)}",
             f"{recipes.CONTROLS[5].says} by dm-clrs's law, density 0.25, "
             f"N = {nodes(dense)}",
