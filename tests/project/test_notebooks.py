@@ -792,6 +792,30 @@ def test_07_generalisation_tables(executed):
     assert (figures / (g.figure_stem("bfs") + ".png")).stat().st_size > 0
 
 
+@in_chain("07_closing_the_gap")
+def test_07_self_row_tables(executed):
+    """The self-row study as notebook 07 ran it at smoke: a class table for
+    every family and law, the compiled network's leak 0 under every squeeze
+    (its position bump is far narrower than the squeezed spacing), and a
+    clause of the verdict per squeezed graph set."""
+    from nar_gap.paper.experiments import recipes
+
+    results, _ = executed.ran("07_closing_the_gap")
+    where = read_table(results / recipes.self_rows_file("bfs"))
+    families = (*recipes.CONTROLS[4].families, *recipes.DENSE_FAMILIES)
+    assert {(r["family"], r["clrs_law"]) for r in where} == {
+        (f, law) for f in families for law in ("True", "False")
+    }
+    why = read_table(results / recipes.self_rows_positions_file("bfs"))
+    assert {float(r["squeeze"]) for r in why} == set(recipes.SQUEEZES)
+    compiled = [r for r in why if r["model"] == "compiled"]
+    assert compiled and all(float(r["leak"]) < 1e-6 for r in compiled)
+    name = recipes.self_rows_positions_file("bfs")
+    sidecar = json.loads((results / (name + ".json")).read_text())
+    assert sidecar["recipe"] == "attention_w10"
+    assert sidecar["verdict"].count("positions times") == len(recipes.SQUEEZED)
+
+
 TRANSNAR_MODELS = ("transformer", "transnar_trained", "transnar_compiled")
 
 

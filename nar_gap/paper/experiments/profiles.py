@@ -134,6 +134,8 @@ class Studies:
         rule; horizon 0 is the baseline's own steps, whose run notebook 02
         has trained already (nothing is trained again); a longer one
         continues it.
+      self_row_graphs: graphs per family of the self-row study
+        (``self_rows.run_self_rows``); 0: notebook 07 shows the committed rows.
     """
 
     recipe_algorithms: tuple[str, ...] = ("bfs",)
@@ -146,6 +148,7 @@ class Studies:
     ood_sizes: tuple[int, ...] = ()
     ood_families: tuple[str, ...] = ()
     plateaus: tuple[tuple[str, bool, int], ...] = ()
+    self_row_graphs: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -362,6 +365,7 @@ SMOKE = Profile(  # one graph size and one padded trace length: few compiles
         ood_sizes=(16,),
         ood_families=("path",),
         plateaus=(("bfs", False, 0),),
+        self_row_graphs=2,
     ),
 )
 
@@ -428,6 +432,8 @@ CPU = Profile(
     # profile runs each at full size).  Bellman-Ford's recipes (like for
     # like, issue 51) cost 1 390 s of notebook 07 on the slower host kind
     # at e09e17a, every answer decided by seeds and steps: ``studies`` only.
+    # The self-row study too: 2 seeds decide no paired test, and a file measured
+    # now would not match the cpu files, made on the other host kind (trust.md).
     studies=Studies(
         recipe_algorithms=("bfs",),
         recipes=("plain", "attention_w10"),
@@ -525,6 +531,7 @@ FULL_STUDIES = Studies(
     drift_steps=150,
     size_sweep_sizes=(),
     plateaus=(("bellman_ford", False, 1_000), ("bellman_ford", True, 600)),
+    self_row_graphs=16,
 )
 
 # The cpu profile with its studies at full size: the notebooks that hold

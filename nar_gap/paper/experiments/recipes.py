@@ -45,6 +45,13 @@ from nar_gap.analysis.models import (
     parameter_drift,
     reference_attention,
 )
+from nar_gap.analysis.rows import (
+    class_rows,
+    leak_change,
+    leak_rows,
+    model_rows,
+    self_loop_sentence,
+)
 from nar_gap.analysis.verdicts import (
     AGREE,
     CONFIDENCE_LEVEL,
@@ -76,7 +83,7 @@ from nar_gap.paper.experiments.runs import (
 )
 from nar_gap.system import files
 from nar_gap.tasks.batch import Batch
-from nar_gap.tasks.graphs import families_batch
+from nar_gap.tasks.graphs import families_batch, family_batch
 from nar_gap.tasks.sampling import eval_batch
 from nar_gap.training import TrainConfig, read_validation, train
 from nar_gap.training.run_dir import continue_from, resume_plan, shorter_run
@@ -1207,3 +1214,76 @@ def run_profile_recipes(
             progress,
         )
     return rows
+
+
+# Where self-loops move BFS's faithful recipe (closest_pair's) off the compiled
+# attention, and why: by receiver row (nar_gap.analysis.rows), on the law
+# control's and dense families' graphs by each law, then positions squeezed.
+SELF_ROW_FLAGS = {"bfs": "reach_h"}  # the hint on which a receiver selects itself
+SQUEEZES = (1.0, 0.5, 0.25)  # positions times this: their spacing shrinks
+NEIGHBOUR_EDGES = (1, 4, 8, 16)  # reached neighbours: 1-3, 4-7, 8-15, 16+
+# By dm-clrs's law: a training density and geometric at the held-out size, and
+# geometric at the bar's size (True).
+SQUEEZED = (("er_p0.5", False), ("geometric", False), ("geometric", True))
+
+
+def self_rows_file(algorithm: str) -> str:
+    """The cells by class, on the law control's and dense families' graphs."""
+    return f"closing_gap_self_rows_{algorithm}.csv"
+
+
+def self_rows_positions_file(algorithm: str) -> str:
+    """The leak of reached receivers under squeezed positions."""
+    return f"closing_gap_self_rows_positions_{algorithm}.csv"
+
+
+def run_self_rows(profile: Profile, algorithm: str, dirs: OutputDirs) -> None:
+    """Both tables, for the supervised recipe of notebook 07's recipe table.
+
+    ``Studies.self_row_graphs`` graphs per family; with 0, reading results,
+    or an algorithm without a flag in :data:`SELF_ROW_FLAGS`, nothing is measured.
+    """
+    graphs, flag = profile.studies.self_row_graphs, SELF_ROW_FLAGS.get(algorithm)
+    if dirs.reading or graphs == 0 or flag is None:
+        return
+    table = dirs.read_back(recipes_file(algorithm), typed=True)
+    recipe = named([closest_pair(table)[0]])[0]
+    seeds = baseline_config(profile, algorithm).seeds[: profile.studies.recipe_seeds]
+    config = recipe_config(profile, algorithm, recipe, len(seeds))
+    models = Models.from_run(train(config, run_dir(config, dirs.runs), progress=False))
+    compiled = compile_algorithm(algorithm, hidden_size=None)
+    where, why, by_law = [], [], {}
+    for family in (*CONTROLS[4].families, *DENSE_FAMILIES):
+        for law in (False, True):
+            nodes = profile.test_num_nodes
+            batch = family_batch(algorithm, family, nodes, graphs, clrs_law=law)
+            rows = model_rows(models, compiled, batch, flag)
+            by_law |= {f"{family} by dm-clrs's law": rows} if law else {}
+            graph = {"family": family, "nodes": nodes, "clrs_law": law}
+            where += [graph | r for r in class_rows(rows)]
+    said = [self_loop_sentence(by_law, "reached")]
+    for family, at_bar in SQUEEZED:
+        nodes = profile.test_num_nodes if at_bar else HELD_OUT_NODES
+        batch = family_batch(algorithm, family, nodes, graphs, clrs_law=True)
+        cells = [model_rows(models, compiled, batch, flag, s) for s in SQUEEZES]
+        for squeeze, rows in zip(SQUEEZES, cells, strict=True):
+            graph = {"family": family, "nodes": nodes, "squeeze": squeeze}
+            itself = model_rows(
+                Models.from_models([compiled]), compiled, batch, flag, squeeze
+            )
+            for model, measured in ((recipe.name, rows), ("compiled", itself)):
+                found = leak_rows(measured, NEIGHBOUR_EDGES)
+                why += [graph | {"model": model} | r for r in found]
+        label = f"{family} at {nodes} nodes, positions times {SQUEEZES[-1]:g}"
+        said.append(leak_change(cells[0], cells[-1], label, "reached"))
+    meta = metadata(
+        profile,
+        recipe=recipe.name,
+        seeds=list(models.seeds),
+        graphs=graphs,
+        flag=flag,
+        squeezes=list(SQUEEZES),
+        verdict=" ".join(said),
+    )
+    files.write_table(dirs.results / self_rows_file(algorithm), where, meta)
+    files.write_table(dirs.results / self_rows_positions_file(algorithm), why, meta)

@@ -152,6 +152,21 @@ class Display:
 
         shown(HTML(rows_html(rows, name)))
 
+    def verdict(self, name: str) -> str:
+        """The verdict beside table ``name``: this run's, else a committed profile's.
+
+        In the order of :func:`rows_beside`, so a profile that does not run a
+        study still says what the profile that ran it found.
+        """
+        root = profiles.checkout_root()
+        committed = root / profiles.committed_dirs(profiles.DEFAULT_PROFILE).results
+        others = profiles.committed_results(committed)
+        for folder in [self.results, *(f for p, f in others if p != self.profile)]:
+            sidecar = files.sidecar_path(folder / name)
+            if sidecar.is_file():
+                return str(files.read_json(sidecar).get("verdict", ""))
+        return f"{name}: neither this run nor a committed profile has written it"
+
     def figure(self, stem: str) -> None:
         """Display the figure ``stem`` (its PNG in the figures folder)."""
         show_figure(self.figures, stem)

@@ -546,6 +546,57 @@ def _recipes(results: Path, algorithm: str = "bfs") -> str:
     return "\n\n".join(part for part in (table, answer, controls) if part)
 
 
+def _self_rows(results: Path, algorithm: str = "bfs") -> str:
+    """Reached receivers' leak by self-loop: by law, then under squeezed positions."""
+    where = files.read_table(results / recipes.self_rows_file(algorithm))
+    path = results / recipes.self_rows_positions_file(algorithm)
+    laws = markdown_table(
+        (
+            "graphs",
+            "law",
+            "self-loop",
+            "cells",
+            "share of the distance",
+            "leak [95 % CI]",
+        ),
+        [
+            (
+                r["family"],
+                "dm-clrs's" if r["clrs_law"] == "True" else "ours",
+                "yes" if r["self_loop"] == "True" else "no",
+                r["cells"],
+                _fmt(r["share"]),
+                _interval(r, "leak"),
+            )
+            for r in where
+            if r["compiled_attends"] == "itself" and r["flagged"] == "True"
+        ],
+    )
+    cells: dict[tuple[str, ...], dict[str, str]] = {}
+    for r in files.read_table(path):  # without a self-loop, or compiled: "all" only
+        label = r["flagged_neighbours"]
+        if label == "all" or (r["self_loop"] == "True" and r["model"] != "compiled"):
+            graphs = f"{r['family']}, N = {r['nodes']}"
+            key = (r["model"], graphs, r["self_loop"], label)
+            cells.setdefault(key, {})[r["squeeze"]] = _interval(r, "leak")
+    squeezes = list(dict.fromkeys(s for row in cells.values() for s in row))
+    squeezed = markdown_table(
+        (
+            "model",
+            "graphs (dm-clrs's law)",
+            "self-loop",
+            "reached neighbours",
+            *(f"leak [95 % CI], positions x{s}" for s in squeezes),
+        ),
+        [
+            (model, graphs, "yes" if loop == "True" else "no", label)
+            + tuple(row.get(s, "–") for s in squeezes)
+            for (model, graphs, loop, label), row in cells.items()
+        ],
+    )
+    return f"{laws}\n\n{squeezed}\n\n{recipes.stored_verdict(path)}"
+
+
 def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
     """Each recipe's internal distance on the bar's, held-out and control graphs.
 
@@ -891,6 +942,13 @@ def _study_parts(results: Path) -> tuple[tuple[str, Callable[[Path], str]], ...]
                 functools.partial(_generalisation, algorithm=algorithm),
             ),
         )
+        if (results / recipes.self_rows_file(algorithm)).exists():
+            parts += (
+                (
+                    f"Where self-loops move the faithful recipe, {name} (notebook 07)",
+                    functools.partial(_self_rows, algorithm=algorithm),
+                ),
+            )
     return parts
 
 

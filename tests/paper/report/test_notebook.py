@@ -85,3 +85,21 @@ def test_a_table_is_shown_with_the_other_profiles_committed_rows_under_it(
     assert "<th>steps</th>" in html and html.count("<tr>") == 3  # header + 2 rows
     notebook.Display(archive, tmp_path, "gpu").beside("t.csv")  # no IPython here
     assert capsys.readouterr().out.startswith("table t.csv: 1 rows (gpu)")
+
+
+def test_a_verdict_is_this_runs_else_the_profile_that_ran_it(tmp_path, monkeypatch):
+    """cpu does not run the self-row study: it says what ``studies`` found."""
+    from nar_gap.system import files
+
+    root = tmp_path / "checkout"
+    monkeypatch.setattr(notebook.profiles, "checkout_root", lambda: root)
+    studies = root / "results" / "studies" / "t.csv"
+    studies.parent.mkdir(parents=True)
+    files.write_table(studies, [{"x": "1"}], {"verdict": "as studies found"})
+    cpu = notebook.Display(root / "results", tmp_path, "cpu")
+    assert cpu.verdict("t.csv") == "as studies found"
+    smoke = tmp_path / "build" / "smoke" / "results"
+    smoke.mkdir(parents=True)
+    files.write_table(smoke / "t.csv", [{"x": "2"}], {"verdict": "this run's"})
+    assert notebook.Display(smoke, tmp_path, "smoke").verdict("t.csv") == "this run's"
+    assert "neither this run nor" in cpu.verdict("u.csv")
