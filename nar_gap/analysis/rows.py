@@ -155,15 +155,18 @@ def model_rows(
     batch: Batch,
     flag: str,
     position_scale: float = 1.0,
+    position_offset: float = 0.0,
 ) -> RowCells:
     """:func:`row_cells` of ``models`` against ``compiled`` on ``batch``.
 
-    ``position_scale``: the trained models read every ``pos`` input times
-    it, an intervention on what tells nodes apart; the trace, and so the
+    The models read every ``pos`` input times ``position_scale`` plus
+    ``position_offset``: an intervention on what tells nodes apart (the
+    scale crowds them, the offset moves the crowded range, so that spacing
+    and the size of the values can be told apart); the trace, and so the
     compiled reference and every label, stay those of ``batch``.
     """
     reference = reference_attention(compiled, batch)
-    pos = np.asarray(batch.inputs["pos"]) * position_scale
+    pos = np.asarray(batch.inputs["pos"]) * position_scale + position_offset
     moved = dataclasses.replace(batch, inputs={**batch.inputs, "pos": pos})
     trained = measure_models(models, moved, reference).attention
     return row_cells(trained, reference, batch, flag)

@@ -117,15 +117,17 @@ def test_the_leak_change_is_judged_both_ways(case):
 def test_the_compiled_bfs_ignores_self_loops_and_crowded_positions(case):
     """What the notebook's intervention leans on: the compiled network's
     attention is the same without the self-loops' edge feature and with every
-    position squeezed to a quarter of its spacing."""
+    position squeezed to a quarter of its spacing, at the bottom of the range
+    or the top."""
     batch, compiled, reference = case
     edges = np.asarray(batch.inputs["A"]).copy()
     edges[:, np.arange(8), np.arange(8)] = 0
     unlooped = dataclasses.replace(batch, inputs={**batch.inputs, "A": edges})
     assert np.abs(reference_attention(compiled, unlooped) - reference).max() < 1e-6
     itself = Models.from_models([compiled, compiled])
-    squeezed = model_rows(itself, compiled, batch, "reach_h", position_scale=0.25)
-    assert squeezed.distance.max() < 1e-6
+    for offset in (0.0, 0.75):
+        squeezed = model_rows(itself, compiled, batch, "reach_h", 0.25, offset)
+        assert squeezed.distance.max() < 1e-6
 
 
 def test_binned_labels_and_masks():

@@ -807,13 +807,15 @@ def test_07_self_row_tables(executed):
         (f, law) for f in families for law in ("True", "False")
     }
     why = read_table(results / recipes.self_rows_positions_file("bfs"))
-    assert {float(r["squeeze"]) for r in why} == set(recipes.SQUEEZES)
+    moved = {(float(r["squeeze"]), float(r["offset"])) for r in why}
+    assert moved == set(recipes.SQUEEZES)
     compiled = [r for r in why if r["model"] == "compiled"]
     assert compiled and all(float(r["leak"]) < 1e-6 for r in compiled)
     name = recipes.self_rows_positions_file("bfs")
     sidecar = json.loads((results / (name + ".json")).read_text())
     assert sidecar["recipe"] == "attention_w10"
-    assert sidecar["verdict"].count("positions times") == len(recipes.SQUEEZED)
+    tested = len(recipes.SQUEEZED) * (len(recipes.SQUEEZES) - 2)
+    assert sidecar["verdict"].count("nodes, positions x") == tested
 
 
 TRANSNAR_MODELS = ("transformer", "transnar_trained", "transnar_compiled")

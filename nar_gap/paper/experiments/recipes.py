@@ -1220,7 +1220,9 @@ def run_profile_recipes(
 # attention, and why: by receiver row (nar_gap.analysis.rows), on the law
 # control's and dense families' graphs by each law, then positions squeezed.
 SELF_ROW_FLAGS = {"bfs": "reach_h"}  # the hint on which a receiver selects itself
-SQUEEZES = (1.0, 0.5, 0.25)  # positions times this: their spacing shrinks
+# Positions times s plus o: the spacing shrinks; the last crowds them as much
+# at the top of the range, so that crowding and small values are told apart.
+SQUEEZES = ((1.0, 0.0), (0.5, 0.0), (0.25, 0.0), (0.25, 0.75))
 NEIGHBOUR_EDGES = (1, 4, 8, 16)  # reached neighbours: 1-3, 4-7, 8-15, 16+
 # By dm-clrs's law: a training density and geometric at the held-out size, and
 # geometric at the bar's size (True).
@@ -1265,24 +1267,25 @@ def run_self_rows(profile: Profile, algorithm: str, dirs: OutputDirs) -> None:
     for family, at_bar in SQUEEZED:
         nodes = profile.test_num_nodes if at_bar else HELD_OUT_NODES
         batch = family_batch(algorithm, family, nodes, graphs, clrs_law=True)
-        cells = [model_rows(models, compiled, batch, flag, s) for s in SQUEEZES]
-        for squeeze, rows in zip(SQUEEZES, cells, strict=True):
+        cells = [model_rows(models, compiled, batch, flag, *s) for s in SQUEEZES]
+        for (squeeze, offset), rows in zip(SQUEEZES, cells, strict=True):
             graph = {"family": family, "nodes": nodes, "squeeze": squeeze}
-            itself = model_rows(
-                Models.from_models([compiled]), compiled, batch, flag, squeeze
-            )
-            for model, measured in ((recipe.name, rows), ("compiled", itself)):
+            graph |= {"offset": offset}
+            itself = Models.from_models([compiled])
+            own = model_rows(itself, compiled, batch, flag, squeeze, offset)
+            for model, measured in ((recipe.name, rows), ("compiled", own)):
                 found = leak_rows(measured, NEIGHBOUR_EDGES)
                 why += [graph | {"model": model} | r for r in found]
-        label = f"{family} at {nodes} nodes, positions times {SQUEEZES[-1]:g}"
-        said.append(leak_change(cells[0], cells[-1], label, "reached"))
+        for (squeeze, offset), rows in list(zip(SQUEEZES, cells, strict=True))[2:]:
+            label = f"{family} at {nodes} nodes, positions x{squeeze:g} + {offset:g}"
+            said.append(leak_change(cells[0], rows, label, "reached"))
     meta = metadata(
         profile,
         recipe=recipe.name,
         seeds=list(models.seeds),
         graphs=graphs,
         flag=flag,
-        squeezes=list(SQUEEZES),
+        squeezes=[list(s) for s in SQUEEZES],
         verdict=" ".join(said),
     )
     files.write_table(dirs.results / self_rows_file(algorithm), where, meta)

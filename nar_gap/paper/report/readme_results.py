@@ -578,7 +578,8 @@ def _self_rows(results: Path, algorithm: str = "bfs") -> str:
         if label == "all" or (r["self_loop"] == "True" and r["model"] != "compiled"):
             graphs = f"{r['family']}, N = {r['nodes']}"
             key = (r["model"], graphs, r["self_loop"], label)
-            cells.setdefault(key, {})[r["squeeze"]] = _interval(r, "leak")
+            moved = f"+{r['offset']}" if float(r["offset"]) else ""
+            cells.setdefault(key, {})[f"x{r['squeeze']}{moved}"] = _interval(r, "leak")
     squeezes = list(dict.fromkeys(s for row in cells.values() for s in row))
     squeezed = markdown_table(
         (
@@ -586,7 +587,7 @@ def _self_rows(results: Path, algorithm: str = "bfs") -> str:
             "graphs (dm-clrs's law)",
             "self-loop",
             "reached neighbours",
-            *(f"leak [95 % CI], positions x{s}" for s in squeezes),
+            *(f"leak [95 % CI], positions {s}" for s in squeezes),
         ),
         [
             (model, graphs, "yes" if loop == "True" else "no", label)
