@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -582,3 +583,70 @@ def test_like_for_like_says_whether_the_compiled_architecture_ends_closer_both_w
     said = recipes.verdict(rows, 2, _paired(far, near))
     assert said.startswith("attention_w10_edge_info meets the bar")
     assert said.endswith(closer)
+
+
+def test_the_self_rows_paragraph_says_what_its_tables_hold():
+    """docs/using.md's "Where self-loops move the faithful recipe" against the
+    ``studies`` profile's two committed tables, claim by claim."""
+    from pathlib import Path
+
+    from nar_gap.system.files import read_json, read_table, sidecar_path
+
+    root = Path(__file__).resolve().parents[3]
+    folder = root / "results" / "studies"
+    where = read_table(folder / recipes.self_rows_file("bfs"))
+    why_path = folder / recipes.self_rows_positions_file("bfs")
+    why = read_table(why_path)
+    doc = " ".join((root / "docs" / "using.md").read_text().split())
+    assert (
+        "from over half of it on the law control's Erdős–Rényi graphs to nine tenths"
+        in doc
+    )
+    reached = [
+        r for r in where if r["compiled_attends"] == "itself" and r["flagged"] == "True"
+    ]
+    looped = {r["family"]: r for r in reached if r["self_loop"] == "True"}
+    assert set(looped) == {"er_p0.25", *recipes.DENSE_FAMILIES}
+    assert all(float(r["share"]) > 0.5 for r in looped.values())
+    assert (
+        float(looped["geometric"]["share"]) > 0.9 > float(looped["er_p0.25"]["share"])
+    )
+    assert all(float(r["leak"]) < 1e-3 for r in reached if r["self_loop"] == "False")
+    # each bin of reached neighbours leaks more than the one before
+    trained = [r for r in why if r["model"] != "compiled"]
+    for key in {(r["family"], r["nodes"], r["squeeze"]) for r in trained}:
+        bins = [
+            float(r["leak"])
+            for r in trained
+            if (r["family"], r["nodes"], r["squeeze"]) == key
+            and r["self_loop"] == "True"
+            and r["flagged_neighbours"] != "all"
+        ]
+        assert bins == sorted(bins) and len(bins) >= 3, key
+
+    def leak(family, nodes, squeeze, offset=0.0, model="attention_w10_x2"):
+        (row,) = [
+            r
+            for r in why
+            if (r["model"], r["family"], r["nodes"], r["self_loop"])
+            == (model, family, str(nodes), "True")
+            and (float(r["squeeze"]), float(r["offset"])) == (squeeze, offset)
+            and r["flagged_neighbours"] == "all"
+        ]
+        return float(row["leak"])
+
+    plain = leak("er_p0.5", 16, 1.0)
+    assert 2.5 < leak("er_p0.5", 16, 0.25) / plain < 3.5  # about triples
+    assert 1.0 < leak("er_p0.5", 16, 0.25, 0.75) / plain < 2.0  # less than double
+    for nodes in (16, 64):
+        at_top = leak("geometric", nodes, 0.25, 0.75)
+        assert leak("geometric", nodes, 0.25) > at_top > leak("geometric", nodes, 1.0)
+    assert all(float(r["leak"]) < 2e-3 for r in trained if r["self_loop"] == "False")
+    compiled = [r for r in why if r["model"] == "compiled"]
+    assert compiled and all(abs(float(r["leak"])) < 1e-6 for r in compiled)
+    assert any(r["flagged_neighbours"] == "16+" for r in trained if r["nodes"] == "64")
+    verdict = read_json(sidecar_path(why_path))["verdict"]
+    decided = re.findall(
+        r"with a self-loop from [\d.]+ to [\d.]+ \(higher\? (\w+)", verdict
+    )
+    assert decided == ["agree"] * 6  # paired by seed, each of the six
