@@ -135,7 +135,7 @@ class Studies:
         has trained already (nothing is trained again); a longer one
         continues it.
       self_row_graphs: graphs per family of the self-row study
-        (``self_rows.run_self_rows``); 0: notebook 07 shows the committed rows.
+        (``recipes.run_self_rows``); 0: notebook 07 shows the committed rows.
     """
 
     recipe_algorithms: tuple[str, ...] = ("bfs",)
