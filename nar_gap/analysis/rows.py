@@ -112,10 +112,20 @@ def cell_mean(values: np.ndarray, cells: np.ndarray) -> np.ndarray:
     return values[:, cells].mean(axis=1)
 
 
+NO_DISTANCE = 1e-6
+"""A mean cell distance below this is float rounding, not a distance to share
+(the compiled network against itself reads about 1e-12)."""
+
+
 def distance_share(rows: RowCells, cells: np.ndarray) -> float:
-    """The share of the summed distance (all models, all cells) in ``cells``."""
-    total = rows.distance.sum()
-    return float(rows.distance[:, cells].sum() / total) if total > 0 else np.nan
+    """The share of the summed distance (all models, all cells) in ``cells``.
+
+    NaN where there is no distance to share (:data:`NO_DISTANCE`): a share
+    of rounding noise would read as a finding.
+    """
+    if not rows.distance.size or rows.distance.mean() < NO_DISTANCE:
+        return np.nan
+    return float(rows.distance[:, cells].sum() / rows.distance.sum())
 
 
 def class_summary(rows: RowCells, cells: np.ndarray) -> dict[str, float]:

@@ -12,6 +12,7 @@ from nar_gap.analysis.rows import (
     binned,
     cell_mean,
     class_rows,
+    distance_share,
     leak_change,
     leak_rows,
     model_rows,
@@ -128,6 +129,8 @@ def test_the_compiled_bfs_ignores_self_loops_and_crowded_positions(case):
     for offset in (0.0, 0.75):
         squeezed = model_rows(itself, compiled, batch, "reach_h", 0.25, offset)
         assert squeezed.distance.max() < 1e-6
+        # no distance to share: rounding noise is not a share
+        assert np.isnan(distance_share(squeezed, self_selected(squeezed, True)))
 
 
 def test_binned_labels_and_masks():
