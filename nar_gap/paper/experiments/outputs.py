@@ -108,6 +108,9 @@ def tables(profile: Profile, root: Path | None = None) -> dict[str, str]:
                 ]
             if causal_gap.has_path_case(profile, a):
                 made["07"] += causal_gap.files_of(a, causal_gap.PATHS)
+            if profile.studies.self_row_graphs and a in recipes.SELF_ROW_FLAGS:
+                made["07"] += [recipes.self_rows_file(a)]
+                made["07"] += [recipes.self_rows_positions_file(a)]
     made["08"].append(transnar.QUESTION_FILE)
     for a in _algorithms("08", root):
         made["08"] += [

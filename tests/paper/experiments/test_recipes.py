@@ -614,11 +614,11 @@ def test_the_self_rows_paragraph_says_what_its_tables_hold():
     assert all(float(r["leak"]) < 1e-3 for r in reached if r["self_loop"] == "False")
     # each bin of reached neighbours leaks more than the one before
     trained = [r for r in why if r["model"] != "compiled"]
-    for key in {(r["family"], r["nodes"], r["squeeze"]) for r in trained}:
+    for key in {(r["family"], r["nodes"], r["squeeze"], r["offset"]) for r in trained}:
         bins = [
             float(r["leak"])
             for r in trained
-            if (r["family"], r["nodes"], r["squeeze"]) == key
+            if (r["family"], r["nodes"], r["squeeze"], r["offset"]) == key
             and r["self_loop"] == "True"
             and r["flagged_neighbours"] != "all"
         ]
