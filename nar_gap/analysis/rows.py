@@ -242,7 +242,8 @@ def leak_change(
         )
         judged = paired_higher(last - first)
         said.append(
-            f"{name} from {np.nanmean(first):.4f} to {np.nanmean(last):.4f} "
+            f"{name} from {finite_summary(first).mean:.4f} to "
+            f"{finite_summary(last).mean:.4f} "
             f"(higher? {judged.verdict}: {judged.evidence})"
         )
     return f"{label}: the leak of {flagged} receivers goes {said[0]}, and {said[1]}."
@@ -254,7 +255,7 @@ def self_loop_sentence(by_graphs: dict[str, RowCells], flagged: str = "flagged")
     for label, rows in by_graphs.items():
         looped, plain = self_selected(rows, True), self_selected(rows, False)
         leak = {
-            k: float(np.nanmean(cell_mean(1 - rows.self_weight, c)))
+            k: finite_summary(cell_mean(1 - rows.self_weight, c)).mean
             for k, c in (("loop", looped), ("plain", plain))
         }
         said.append(

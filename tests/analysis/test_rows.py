@@ -17,6 +17,7 @@ from nar_gap.analysis.rows import (
     leak_rows,
     model_rows,
     row_cells,
+    self_loop_sentence,
     self_selected,
 )
 from nar_gap.compiler import compile_algorithm
@@ -150,3 +151,19 @@ def test_bad_shapes_and_unknown_hints_are_one_line_errors(case):
         row_cells(reference, reference, batch, "reach_h")
     with pytest.raises(ValueError, match="no hint 'reached'"):
         row_cells(reference[None], reference, batch, "reached")
+
+
+def test_sentences_on_graphs_without_self_loops_warn_nothing(case):
+    """Smoke's graphs may hold no self-looped reached receiver: the sentences
+    say NaN for that class, with no "mean of empty slice" in a notebook."""
+    import warnings
+
+    _, compiled, _ = case
+    plain = family_batch("bfs", "er_p0.5", 8, 2)  # our law: no self-loops
+    reference = reference_attention(compiled, plain)
+    rows = row_cells(np.stack([reference, reference]), reference, plain, "reach_h")
+    assert not self_selected(rows, True).any()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        said = self_loop_sentence({"plain": rows}) + leak_change(rows, rows, "x")
+    assert "leak nan" in said and "with a self-loop from nan to nan" in said
