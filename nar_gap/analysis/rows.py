@@ -26,10 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from nar_gap.analysis.models import Models, measure_models, reference_attention
+from nar_gap.analysis.models import Models, measure_models
 from nar_gap.analysis.stats import finite_summary
 from nar_gap.analysis.verdicts import paired_higher, t_interval
-from nar_gap.model.model import Model
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.counted_steps import internal_steps
 
@@ -161,21 +160,23 @@ def binned(counts: np.ndarray, edges: tuple[int, ...]) -> list[tuple[str, np.nda
 
 def model_rows(
     models: Models,
-    compiled: Model,
+    reference: np.ndarray,
     batch: Batch,
     flag: str,
     position_scale: float = 1.0,
     position_offset: float = 0.0,
 ) -> RowCells:
-    """:func:`row_cells` of ``models`` against ``compiled`` on ``batch``.
+    """:func:`row_cells` of ``models`` against ``reference`` on ``batch``.
 
-    The models read every ``pos`` input times ``position_scale`` plus
-    ``position_offset``: an intervention on what tells nodes apart (the
-    scale crowds them, the offset moves the crowded range, so that spacing
-    and the size of the values can be told apart); the trace, and so the
-    compiled reference and every label, stay those of ``batch``.
+    ``reference``: the compiled model's attention on ``batch``
+    (:func:`~nar_gap.analysis.models.reference_attention`), computed once by
+    the caller for every intervention on the same graphs.  The models read
+    every ``pos`` input times ``position_scale`` plus ``position_offset``: an
+    intervention on what tells nodes apart (the scale crowds them, the
+    offset moves the crowded range, so that spacing and the size of the
+    values can be told apart); the trace, and so the reference and every
+    label, stay those of ``batch``.
     """
-    reference = reference_attention(compiled, batch)
     pos = np.asarray(batch.inputs["pos"]) * position_scale + position_offset
     moved = dataclasses.replace(batch, inputs={**batch.inputs, "pos": pos})
     trained = measure_models(models, moved, reference).attention
@@ -204,6 +205,11 @@ def class_rows(rows: RowCells) -> list[dict[str, Any]]:
 def self_selected(rows: RowCells, self_loop: bool) -> np.ndarray:
     """The flagged receivers whose compiled row attends to themselves."""
     return rows.compiled_self & rows.flagged & (rows.self_loop == self_loop)
+
+
+def self_selected_leak(rows: RowCells, self_loop: bool) -> np.ndarray:
+    """``[K]``: each model's mean leak over the :func:`self_selected` cells."""
+    return cell_mean(1 - rows.self_weight, self_selected(rows, self_loop))
 
 
 def leak_rows(rows: RowCells, edges: tuple[int, ...]) -> list[dict[str, Any]]:
@@ -236,10 +242,7 @@ def leak_change(
     """
     said = []
     for loop, name in ((True, "with a self-loop"), (False, "without")):
-        first, last = (
-            cell_mean(1 - r.self_weight, self_selected(r, loop))
-            for r in (before, after)
-        )
+        first, last = (self_selected_leak(r, loop) for r in (before, after))
         judged = paired_higher(last - first)
         said.append(
             f"{name} from {finite_summary(first).mean:.4f} to "
@@ -253,14 +256,13 @@ def self_loop_sentence(by_graphs: dict[str, RowCells], flagged: str = "flagged")
     """Per graph set: self-looped :func:`self_selected` receivers' share and leak."""
     said = []
     for label, rows in by_graphs.items():
-        looped, plain = self_selected(rows, True), self_selected(rows, False)
         leak = {
-            k: finite_summary(cell_mean(1 - rows.self_weight, c)).mean
-            for k, c in (("loop", looped), ("plain", plain))
+            loop: finite_summary(self_selected_leak(rows, loop)).mean
+            for loop in (True, False)
         }
+        share = distance_share(rows, self_selected(rows, True))
         said.append(
-            f"{label}: {flagged} receivers with a self-loop hold "
-            f"{distance_share(rows, looped):.3f} of the distance and leak "
-            f"{leak['loop']:.3f}, those without {leak['plain']:.4f}"
+            f"{label}: {flagged} receivers with a self-loop hold {share:.3f} of "
+            f"the distance and leak {leak[True]:.3f}, those without {leak[False]:.4f}"
         )
     return "; ".join(said) + "."

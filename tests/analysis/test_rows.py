@@ -128,7 +128,7 @@ def test_the_compiled_bfs_ignores_self_loops_and_crowded_positions(case):
     assert np.abs(reference_attention(compiled, unlooped) - reference).max() < 1e-6
     itself = Models.from_models([compiled, compiled])
     for offset in (0.0, 0.75):
-        squeezed = model_rows(itself, compiled, batch, "reach_h", 0.25, offset)
+        squeezed = model_rows(itself, reference, batch, "reach_h", 0.25, offset)
         assert squeezed.distance.max() < 1e-6
         # no distance to share: rounding noise is not a share
         assert np.isnan(distance_share(squeezed, self_selected(squeezed, True)))

@@ -1254,31 +1254,32 @@ def run_self_rows(profile: Profile, algorithm: str, dirs: OutputDirs) -> None:
     config = recipe_config(profile, algorithm, recipe, len(seeds))
     models = Models.from_run(train(config, run_dir(config, dirs.runs), progress=False))
     compiled = compile_algorithm(algorithm, hidden_size=None)
+    itself, nodes = Models.from_models([compiled]), profile.test_num_nodes
     where, why, by_law = [], [], {}
     for family in (*CONTROLS[4].families, *DENSE_FAMILIES):
         for law in (False, True):
-            nodes = profile.test_num_nodes
             batch = family_batch(algorithm, family, nodes, graphs, clrs_law=law)
-            rows = model_rows(models, compiled, batch, flag)
+            reference = reference_attention(compiled, batch)
+            rows = model_rows(models, reference, batch, flag)
             by_law |= {f"{family} by dm-clrs's law": rows} if law else {}
             graph = {"family": family, "nodes": nodes, "clrs_law": law}
             where += [graph | r for r in class_rows(rows)]
     said = [self_loop_sentence(by_law, "reached")]
     for family, at_bar in SQUEEZED:
-        nodes = profile.test_num_nodes if at_bar else HELD_OUT_NODES
-        batch = family_batch(algorithm, family, nodes, graphs, clrs_law=True)
-        cells = [model_rows(models, compiled, batch, flag, *s) for s in SQUEEZES]
+        size = nodes if at_bar else HELD_OUT_NODES
+        batch = family_batch(algorithm, family, size, graphs, clrs_law=True)
+        reference = reference_attention(compiled, batch)
+        cells = [model_rows(models, reference, batch, flag, *s) for s in SQUEEZES]
         for (squeeze, offset), rows in zip(SQUEEZES, cells, strict=True):
-            graph = {"family": family, "nodes": nodes, "squeeze": squeeze}
+            graph = {"family": family, "nodes": size, "squeeze": squeeze}
             graph |= {"offset": offset}
-            itself = Models.from_models([compiled])
-            own = model_rows(itself, compiled, batch, flag, squeeze, offset)
+            own = model_rows(itself, reference, batch, flag, squeeze, offset)
             for model, measured in ((recipe.name, rows), ("compiled", own)):
                 found = leak_rows(measured, NEIGHBOUR_EDGES)
                 why += [graph | {"model": model} | r for r in found]
         tested = [(s, c) for s, c in zip(SQUEEZES, cells, strict=True) if s[0] == 0.25]
         for (squeeze, offset), rows in tested:  # each quarter squeeze
-            label = f"{family} at {nodes} nodes, positions x{squeeze:g} + {offset:g}"
+            label = f"{family} at {size} nodes, positions x{squeeze:g} + {offset:g}"
             said.append(leak_change(cells[0], rows, label, "reached"))
     meta = metadata(
         profile,

@@ -108,18 +108,26 @@ def rows_beside(
     the GPU's rows under its own, and a gpu archive read back shows the
     cpu run's under its own.
     """
-    root = root or profiles.checkout_root()
-    committed = root / profiles.committed_dirs(profiles.DEFAULT_PROFILE).results
-    found = [(profile, Path(results) / name)]
-    for other, folder in profiles.committed_results(committed):
-        if other != profile and (folder / name).is_file():
-            found.append((other, folder / name))
     return [
         {"profile": label, **row}
-        for label, path in found
-        if path.is_file()
-        for row in files.read_table(path)
+        for label, folder in folders_beside(results, profile, root)
+        if (folder / name).is_file()
+        for row in files.read_table(folder / name)
     ]
+
+
+def folders_beside(
+    results: Path, profile: str, root: Path | None = None
+) -> list[tuple[str, Path]]:
+    """``(profile, folder)``: this run's ``results``, then the others' committed.
+
+    The order :func:`rows_beside` shows tables in and
+    :meth:`Display.verdict` looks for a verdict in.
+    """
+    root = root or profiles.checkout_root()
+    committed = root / profiles.committed_dirs(profiles.DEFAULT_PROFILE).results
+    others = profiles.committed_results(committed)
+    return [(profile, Path(results)), *((p, f) for p, f in others if p != profile)]
 
 
 class Display:
@@ -158,10 +166,7 @@ class Display:
         In the order of :func:`rows_beside`, so a profile that does not run a
         study still says what the profile that ran it found.
         """
-        root = profiles.checkout_root()
-        committed = root / profiles.committed_dirs(profiles.DEFAULT_PROFILE).results
-        others = profiles.committed_results(committed)
-        for folder in [self.results, *(f for p, f in others if p != self.profile)]:
+        for _, folder in folders_beside(self.results, self.profile):
             sidecar = files.sidecar_path(folder / name)
             if sidecar.is_file():
                 return str(files.read_json(sidecar).get("verdict", ""))
