@@ -84,8 +84,8 @@ def test_configs_written_before_selection_load_with_clrs_rule():
     assert TrainConfig.from_dict(payload) == CONFIG
     assert CONFIG.selection == "first_best"
     # the default keeps every run's address; another rule is another run
-    baseline = runs.baseline_config(profiles.get("smoke"), "bfs")
-    assert runs.run_dir(baseline, "r").name == "bfs_285e82213597"
+    baseline = runs.baseline_config(profiles.get("cpu"), "bfs")
+    assert runs.run_dir(baseline, "r").name == "bfs_fe06fe523164"
     other = dataclasses.replace(baseline, selection="last_best")
     assert runs.run_dir(other, "r") != runs.run_dir(baseline, "r")
 
