@@ -45,6 +45,9 @@ set -euo pipefail
 # file it wrote is still there unchanged (a stamp beside its executed copy);
 # --force runs it anyway.  The files that changed are listed at the end.
 # Side by side, each notebook's output goes to build/notebooks/<profile>/NN_*.log.
+# Under run_tests.sh's switches (JAX_DISABLE_MOST_OPTIMIZATIONS, or an XLA_FLAGS
+# flag nar_gap does not set itself) it refuses to write results/: they change
+# every trained number's last bits.
 #
 # This script sets up the environment; nar_gap/paper/tools/runner.py does the rest.
 

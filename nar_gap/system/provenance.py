@@ -12,8 +12,9 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import os
+import shlex
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,39 @@ def host(cpuinfo: str | None = None) -> dict[str, Any]:
 
 # Environment variables that change the bits XLA's CPU programs compute.
 BIT_DECIDING_VARIABLES = ("XLA_FLAGS", "JAX_DISABLE_MOST_OPTIMIZATIONS")
+
+# What nar_gap itself puts into XLA_FLAGS: part of the build it computes with.
+OWN_XLA_FLAGS = (numerics.DETERMINISM_FLAG, backend_check.WORKAROUND_FLAG)
+
+# JAX's spellings of an unset boolean switch (its environment parsing).
+_OFF = ("", "0", "false", "f", "no", "n", "off")
+
+
+def foreign_build_settings(environ: Mapping[str, str]) -> dict[str, str]:
+    """The bit-deciding settings in ``environ`` that are not nar_gap's own build.
+
+    Why it matters: the tests' switches (``run_tests.sh`` sets
+    ``JAX_DISABLE_MOST_OPTIMIZATIONS=1`` and an XLA flag) change every
+    trained number's last bits, so a results file computed under them differs
+    from the optimised build's everywhere (notebook 07 at the studies
+    profile, rerun from a shell with ``JAX_DISABLE_MOST_OPTIMIZATIONS=1``,
+    changed the last bits of every table and took 3 708 s against 1 304 s:
+    docs/notebooks.md).  Flags nar_gap adds itself (:data:`OWN_XLA_FLAGS`)
+    are its own build.  Returns ``{variable: its foreign part}``; empty when
+    none.
+    """
+    found = {}
+    disabled = environ.get("JAX_DISABLE_MOST_OPTIMIZATIONS", "")
+    if disabled.strip().lower() not in _OFF:
+        found["JAX_DISABLE_MOST_OPTIMIZATIONS"] = disabled
+    flags = [
+        flag
+        for flag in shlex.split(environ.get("XLA_FLAGS", ""))
+        if flag not in OWN_XLA_FLAGS
+    ]
+    if flags:
+        found["XLA_FLAGS"] = " ".join(flags)
+    return found
 
 
 def usable_cores() -> int:

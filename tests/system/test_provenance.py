@@ -69,6 +69,25 @@ def test_the_cores_and_xla_switches_that_decide_the_bits_are_recorded():
     assert set(provenance.runtime_settings()) <= set(provenance.host(INTEL))
 
 
+def test_the_tests_build_is_foreign_and_nar_gap_s_own_flags_are_not():
+    assert provenance.foreign_build_settings({}) == {}
+    for off in ("", "0", "false", "False", "off"):
+        assert (
+            provenance.foreign_build_settings({"JAX_DISABLE_MOST_OPTIMIZATIONS": off})
+            == {}
+        )
+    own = " ".join(provenance.OWN_XLA_FLAGS)
+    assert provenance.foreign_build_settings({"XLA_FLAGS": own}) == {}
+    tests = {  # what run_tests.sh exports
+        "JAX_DISABLE_MOST_OPTIMIZATIONS": "1",
+        "XLA_FLAGS": f"{own} --xla_cpu_use_fusion_emitters=false",
+    }
+    assert provenance.foreign_build_settings(tests) == {
+        "JAX_DISABLE_MOST_OPTIMIZATIONS": "1",
+        "XLA_FLAGS": "--xla_cpu_use_fusion_emitters=false",
+    }
+
+
 def test_every_result_a_notebook_writes_names_it_in_its_sidecar(tmp_path):
     """Tables, arrays and figures: the sidecar says which notebook wrote them."""
     import matplotlib

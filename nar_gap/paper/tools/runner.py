@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from nar_gap.paper.experiments import profiles
+from nar_gap.system import provenance
 
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 NOTEBOOKS_DIR = Path("notebooks")
@@ -495,6 +496,30 @@ class Runner:
             )
 
 
+def build_note(results: Path, root: Path, environ: Mapping[str, str]) -> str:
+    """What a foreign build means for this run; refused where it would land in results/.
+
+    The committed ``results/`` hold the optimised build's numbers;
+    ``run_tests.sh``'s switches (left exported in a shell, or set by hand)
+    would rewrite every trained number's last bits there and double the
+    hour.  Elsewhere the run goes ahead, each sidecar recording the settings
+    (:func:`~nar_gap.system.provenance.runtime_settings`); the returned line
+    says so ("" when the build is nar_gap's own).
+    """
+    foreign = provenance.foreign_build_settings(environ)
+    if not foreign:
+        return ""
+    shown = ", ".join(f"{name}={value!r}" for name, value in foreign.items())
+    if Path(results).resolve() == (Path(root) / "results").resolve():
+        unset = " ".join(f"-u {name}" for name in foreign)
+        raise UsageError(
+            f"{shown} is set, and results/ holds the optimised build's numbers "
+            f"(this build changes their last bits): run env {unset} ./run_all.sh, "
+            "or write elsewhere with --out DIR"
+        )
+    return f"{shown}: this run's numbers are that build's (its sidecars record it)"
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -540,6 +565,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         notebooks = select(root / NOTEBOOKS_DIR, only, bool(options.results_from))
         needs = {n.stem: needs_of(n) for n in notebooks}
         runner = Runner(options, root, environ)
+        note = build_note(runner.results, root, environ)
+        if note:
+            print(f"nar_gap: note: {note}", file=sys.stderr)
         if options.results_from:
             from nar_gap.paper.tools import job
 

@@ -24,7 +24,7 @@ from nar_gap.paper.experiments import (
     stability,
     transnar,
 )
-from nar_gap.system import files
+from nar_gap.system import files, provenance
 
 ROOT = Path(__file__).resolve().parents[3]
 BFS_BF = ("bfs", "bellman_ford")
@@ -134,3 +134,18 @@ def test_every_committed_file_names_the_notebook_that_wrote_it():
             if said not in known or said != expected:
                 wrong[f"{folder}/{path.name}"] = said
     assert not wrong, wrong
+
+
+def test_every_committed_result_was_computed_by_nar_gap_s_own_build():
+    """No committed sidecar records the tests' build (or any foreign XLA
+    switch): those change every trained number's last bits, so a file
+    computed under them is not the run its profile documents.  The runner
+    refuses such a build for results/; this catches a file copied in from a
+    run elsewhere (the studies and gpu tables are)."""
+    foreign = {}
+    for folder in ("results", "figures"):
+        for sidecar in sorted((ROOT / folder).rglob("*.json")):
+            host = files.read_json(sidecar).get("host")
+            if isinstance(host, dict) and provenance.foreign_build_settings(host):
+                foreign[str(sidecar.relative_to(ROOT))] = host
+    assert not foreign, foreign

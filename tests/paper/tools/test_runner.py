@@ -162,3 +162,21 @@ def test_the_changed_files_are_listed(tmp_path, capsys):
         "  a.csv",
         "  b.csv",
     ]
+
+
+def test_a_foreign_build_is_refused_results_and_noted_elsewhere(tmp_path):
+    """run_tests.sh's switches left in a shell would rewrite every committed
+    number's last bits: refused in one line where the run would write
+    results/, a one-line note anywhere else, nothing without them."""
+    tests_build = {"JAX_DISABLE_MOST_OPTIMIZATIONS": "1"}
+    committed = tmp_path / "results"
+    assert runner.build_note(committed, tmp_path, {}) == ""
+    with pytest.raises(runner.UsageError) as error:
+        runner.build_note(committed, tmp_path, tests_build)
+    message = str(error.value)
+    assert "\n" not in message
+    assert "env -u JAX_DISABLE_MOST_OPTIMIZATIONS ./run_all.sh" in message
+    note = runner.build_note(
+        tmp_path / "build" / "smoke" / "results", tmp_path, tests_build
+    )
+    assert "JAX_DISABLE_MOST_OPTIMIZATIONS='1'" in note and "\n" not in note
