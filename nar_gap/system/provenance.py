@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import os
-import shlex
 import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -160,7 +159,7 @@ def foreign_build_settings(environ: Mapping[str, str]) -> dict[str, str]:
         found["JAX_DISABLE_MOST_OPTIMIZATIONS"] = disabled
     flags = [
         flag
-        for flag in shlex.split(environ.get("XLA_FLAGS", ""))
+        for flag in environ.get("XLA_FLAGS", "").split()  # on whitespace
         if flag not in OWN_XLA_FLAGS
     ]
     if flags:

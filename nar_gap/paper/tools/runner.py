@@ -501,8 +501,9 @@ def build_note(results: Path, root: Path, environ: Mapping[str, str]) -> str:
 
     The committed ``results/`` hold the optimised build's numbers;
     ``run_tests.sh``'s switches (left exported in a shell, or set by hand)
-    would rewrite every trained number's last bits there and double the
-    hour.  Elsewhere the run goes ahead, each sidecar recording the settings
+    would rewrite every trained number's last bits there and slow the run
+    (:func:`~nar_gap.system.provenance.foreign_build_settings`).  Elsewhere
+    the run goes ahead, each sidecar recording the settings
     (:func:`~nar_gap.system.provenance.runtime_settings`); the returned line
     says so ("" when the build is nar_gap's own).
     """
