@@ -336,6 +336,8 @@ class Runner:
         }
         if options.results_from:
             self.parameters["FROM_RESULTS"] = "True"
+        # The committed results/: refused a foreign build, rendered into the docs.
+        self.writes_committed = self.results == (root / "results").resolve()
 
     def _command(self, notebook: Path, executed: Path) -> list[str]:
         command = [sys.executable, "-m", "nar_gap.paper.tools.notebook_runner"]
@@ -496,7 +498,7 @@ class Runner:
             )
 
 
-def build_note(results: Path, root: Path, environ: Mapping[str, str]) -> str:
+def build_note(writes_committed: bool, environ: Mapping[str, str]) -> str:
     """What a foreign build means for this run; refused where it would land in results/.
 
     The committed ``results/`` hold the optimised build's numbers;
@@ -511,7 +513,7 @@ def build_note(results: Path, root: Path, environ: Mapping[str, str]) -> str:
     if not foreign:
         return ""
     shown = ", ".join(f"{name}={value!r}" for name, value in foreign.items())
-    if Path(results).resolve() == (Path(root) / "results").resolve():
+    if writes_committed:
         unset = " ".join(f"-u {name}" for name in foreign)
         raise UsageError(
             f"{shown} is set, and results/ holds the optimised build's numbers "
@@ -566,7 +568,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         notebooks = select(root / NOTEBOOKS_DIR, only, bool(options.results_from))
         needs = {n.stem: needs_of(n) for n in notebooks}
         runner = Runner(options, root, environ)
-        note = build_note(runner.results, root, environ)
+        note = build_note(runner.writes_committed, environ)
         if note:
             print(f"nar_gap: note: {note}", file=sys.stderr)
         if options.results_from:
@@ -584,7 +586,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     before = fingerprint((runner.results, runner.figures))
     code = runner.run(notebooks, needs)
-    if code == 0 and runner.results == (root / "results").resolve():
+    if code == 0 and runner.writes_committed:
         # docs/results.md's section and README.md's headline, from results/
         from nar_gap.paper.report import readme_results
 

@@ -169,14 +169,18 @@ def test_a_foreign_build_is_refused_results_and_noted_elsewhere(tmp_path):
     number's last bits: refused in one line where the run would write
     results/, a one-line note anywhere else, nothing without them."""
     tests_build = {"JAX_DISABLE_MOST_OPTIMIZATIONS": "1"}
-    committed = tmp_path / "results"
-    assert runner.build_note(committed, tmp_path, {}) == ""
+    committed = runner.Runner(runner.parse([], {}), tmp_path, {})
+    elsewhere = runner.Runner(
+        runner.parse(["--out", str(tmp_path / "o")], {}), tmp_path, {}
+    )
+    smoke = runner.Runner(runner.parse(["--profile", "smoke"], {}), tmp_path, {})
+    assert committed.writes_committed
+    assert not elsewhere.writes_committed and not smoke.writes_committed
+    assert runner.build_note(True, {}) == ""
     with pytest.raises(runner.UsageError) as error:
-        runner.build_note(committed, tmp_path, tests_build)
+        runner.build_note(True, tests_build)
     message = str(error.value)
     assert "\n" not in message
     assert "env -u JAX_DISABLE_MOST_OPTIMIZATIONS ./run_all.sh" in message
-    note = runner.build_note(
-        tmp_path / "build" / "smoke" / "results", tmp_path, tests_build
-    )
+    note = runner.build_note(False, tests_build)
     assert "JAX_DISABLE_MOST_OPTIMIZATIONS='1'" in note and "\n" not in note
