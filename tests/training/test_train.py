@@ -33,9 +33,12 @@ from nar_gap.training.step import make_optimizer, make_train_step, step_key
 # (16), so the acceptance run compiles its train step once.  With two trace
 # shapes (8 and 16) it compiled it twice: 43.5 s against 34.0 s alone on 2
 # cores, the same test scores to the last digit (padding is masked exactly).
+# Two seeds, not four: the acceptance run took 37.1 s against 53.1 s alone on
+# a 2-core Intel Xeon (83 s of CI there), and seeds 0 and 1 score what they
+# scored beside 2 and 3 (0.951 and 0.965; seeds train independently).
 SMOKE = TrainConfig(
     network=NetworkConfig("bfs", hidden_size=16),
-    seeds=(0, 1, 2, 3),
+    seeds=(0, 1),
     steps=120,
     eval_every=60,
     checkpoint_every=60,
@@ -85,7 +88,7 @@ def smoke_run(tmp_path_factory):
 def test_smoke_bfs_reaches_the_acceptance_score_at_n16(smoke_run):
     result, _ = smoke_run
     scores = [row["test_score"] for row in result.metrics]
-    assert len(scores) == 4
+    assert len(scores) == len(SMOKE.seeds)
     assert np.mean(scores) >= 0.9, scores
 
 
@@ -239,7 +242,7 @@ def test_a_non_finite_loss_skips_the_update_for_that_seed_only():
     before = jax.tree_util.tree_map(np.array, params)
     keys = jnp.stack([step_key(s, 0) for s in seeds])
     new_params, _, loss, finite = make_train_step(SMOKE)(params, opt_state, batch, keys)
-    assert np.asarray(finite).tolist() == [True, False, True, True]
+    assert np.asarray(finite).tolist() == [True, False]
     assert not np.isfinite(np.asarray(loss)[1])
     pairs = list(
         zip(
