@@ -1,6 +1,8 @@
 """The CLRS network's dense layers, initialised as Haiku initialises them.
 
-On ``apply`` their parameters are checked by shape alone (:class:`ShapeChecked`).
+On ``apply`` their parameters are checked by shape alone (:class:`ShapeChecked`),
+as are the TransNAR Transformer's (``Dense``, ``DenseGeneral``, ``LayerNorm``,
+``Embed``: Flax's own, their check without a trace).
 """
 
 from __future__ import annotations
@@ -84,6 +86,14 @@ class Dense(ShapeChecked, nn.Dense):
 
 class LayerNorm(ShapeChecked, nn.LayerNorm):
     """``nn.LayerNorm``, its parameters checked by :class:`ShapeChecked`."""
+
+
+class DenseGeneral(ShapeChecked, nn.DenseGeneral):
+    """``nn.DenseGeneral``, its parameters checked by :class:`ShapeChecked`."""
+
+
+class Embed(ShapeChecked, nn.Embed):
+    """``nn.Embed``, its table checked by :class:`ShapeChecked`."""
 
 
 class Linear(ShapeChecked):

@@ -32,6 +32,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from nar_gap.model.layers import Dense, DenseGeneral, Embed, LayerNorm, ShapeChecked
+
 Cache = tuple[tuple[jax.Array, jax.Array], ...]  # per layer: keys, values [B, L, H, Dh]
 
 
@@ -129,10 +131,10 @@ class Attention(nn.Module):
 
     def setup(self) -> None:  # noqa: D102 - Flax's constructor
         head = self.width // self.heads
-        self.query = nn.DenseGeneral((self.heads, head), name="query")
-        self.key = nn.DenseGeneral((self.heads, head), name="key")
-        self.value = nn.DenseGeneral((self.heads, head), name="value")
-        self.out = nn.DenseGeneral(self.width, axis=(-2, -1), name="out")
+        self.query = DenseGeneral((self.heads, head), name="query")
+        self.key = DenseGeneral((self.heads, head), name="key")
+        self.value = DenseGeneral((self.heads, head), name="value")
+        self.out = DenseGeneral(self.width, axis=(-2, -1), name="out")
 
     def keys_values(self, x: jax.Array) -> tuple[jax.Array, jax.Array]:
         """``x [B, L, W]`` -> keys and values ``[B, L, H, Dh]``."""
@@ -164,20 +166,20 @@ class Attention(nn.Module):
         return self.attend(x, keys, values, mask)
 
 
-class Block(nn.Module):
+class Block(ShapeChecked):
     """Pre-norm block: causal self-attention, gated cross-attention, MLP."""
 
     config: TransformerConfig
 
     def setup(self) -> None:  # noqa: D102 - Flax's constructor
         c = self.config
-        self.norm_self = nn.LayerNorm(name="norm_self")
+        self.norm_self = LayerNorm(name="norm_self")
         self.self_attention = Attention(c.width, c.heads, name="self_attention")
-        self.norm_mlp = nn.LayerNorm(name="norm_mlp")
-        self.mlp_in = nn.Dense(c.width * c.mlp_ratio, name="mlp_in")
-        self.mlp_out = nn.Dense(c.width, name="mlp_out")
+        self.norm_mlp = LayerNorm(name="norm_mlp")
+        self.mlp_in = Dense(c.width * c.mlp_ratio, name="mlp_in")
+        self.mlp_out = Dense(c.width, name="mlp_out")
         if c.cross_attention:
-            self.norm_cross = nn.LayerNorm(name="norm_cross")
+            self.norm_cross = LayerNorm(name="norm_cross")
             self.cross_attention = Attention(c.width, c.heads, name="cross_attention")
             # Closed at initialisation: tanh(0) = 0, so an untrained TransNAR
             # is exactly its Transformer (Flamingo's gated cross-attention).
@@ -231,7 +233,7 @@ class Block(nn.Module):
         return x, (keys, values), weights
 
 
-class TransNAR(nn.Module):
+class TransNAR(ShapeChecked):
     """Tokens in, next-token logits out; with ``nar_width > 0`` the tokens read a NAR.
 
     ``nar [B, N, D]`` are the frozen NAR's node embeddings, ``nar_mask [B,
@@ -242,12 +244,12 @@ class TransNAR(nn.Module):
 
     def setup(self) -> None:  # noqa: D102 - Flax's constructor
         c = self.config
-        self.embed = nn.Embed(c.vocab_size, c.width, name="embed")
+        self.embed = Embed(c.vocab_size, c.width, name="embed")
         self.blocks = [Block(c, name=f"block_{i}") for i in range(c.layers)]
-        self.norm_out = nn.LayerNorm(name="norm_out")
+        self.norm_out = LayerNorm(name="norm_out")
         if c.cross_attention:
-            self.norm_nar = nn.LayerNorm(name="norm_nar")
-            self.nar_in = nn.Dense(c.width, name="nar_in")
+            self.norm_nar = LayerNorm(name="norm_nar")
+            self.nar_in = Dense(c.width, name="nar_in")
 
     def _inputs(self, tokens: jax.Array, positions: jax.Array) -> jax.Array:
         return self.embed(tokens) + sinusoidal(positions, self.config.width)

@@ -147,6 +147,38 @@ def test_cached_greedy_decoding_is_the_argmax_of_full_passes(nar_width):
         assert np.abs(weights[0][..., 4]).max() == 0.0  # the padded node
 
 
+def test_a_hybrid_s_forward_pass_traces_no_initialiser(monkeypatch):
+    """Its layers check their parameters by shape, as the CLRS network's do
+    (``nar_gap.model.layers.ShapeChecked``): Flax's own trace each
+    initialiser on every trace of ``apply`` (42 draws for this decoder, seen
+    with ``nn.DenseGeneral`` and ``nn.Embed`` back); the programs are the
+    same either way."""
+    from jax._src import random as jax_random
+
+    config = _config(8)
+    params = init_params(config, seed=0)
+    draws: list[str] = []
+    for name in ("truncated_normal", "normal"):
+        real = getattr(jax.random, name)
+
+        def counted(*args, _real=real, _name=name, **kwargs):
+            draws.append(_name)
+            return _real(*args, **kwargs)
+
+        for module in (jax_random, jax.random):
+            monkeypatch.setattr(module, name, counted)
+    tokens, _, _, nar = _inputs()
+    node_mask = np.ones(nar.shape[:2], dtype=bool)
+    layout = decoding.prompt_layout(
+        tokens, np.array([12, 9, 7]), 6, config.max_position, np.random.default_rng(0)
+    )
+    decode = decoding._decoder(config, layout.prompt_slots, layout.max_new)
+    decode.trace(
+        params, layout.tokens, layout.positions, layout.prompt_mask, nar, node_mask
+    )
+    assert draws == []
+
+
 def test_random_positions_are_sorted_distinct_and_bounded():
     rng = np.random.default_rng(0)
     positions = random_positions(rng, np.array([5, 3]), 6, 10)
