@@ -1,8 +1,7 @@
 """The CLRS network's dense layers, initialised as Haiku initialises them.
 
-On ``apply`` their parameters are checked by shape alone (:class:`ShapeChecked`),
-as are the TransNAR Transformer's (``Dense``, ``DenseGeneral``, ``LayerNorm``,
-``Embed``: Flax's own, their check without a trace).
+On ``apply`` their parameters are checked by shape alone (:class:`ShapeChecked`).
+The TransNAR Transformer builds on them too, with ``DenseGeneral`` and ``Embed``.
 """
 
 from __future__ import annotations

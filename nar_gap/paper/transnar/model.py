@@ -233,7 +233,7 @@ class Block(ShapeChecked):
         return x, (keys, values), weights
 
 
-class TransNAR(ShapeChecked):
+class TransNAR(nn.Module):
     """Tokens in, next-token logits out; with ``nar_width > 0`` the tokens read a NAR.
 
     ``nar [B, N, D]`` are the frozen NAR's node embeddings, ``nar_mask [B,
