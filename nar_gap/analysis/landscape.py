@@ -64,25 +64,24 @@ def filter_normalised_direction(key: jax.Array, centre: Params) -> Params:
     small program per leaf shape (:func:`_leaf_direction`), shared by every
     model of a process.  One program for the whole tree inlined a normal
     draw per leaf and compiled slower: four smoke and cpu networks, two
-    directions each, took 16.7 s against 8.5 s in the optimised build and
-    6.9-8.4 s against 2.1-2.6 s in the tests' build on a 2-core Intel Xeon,
-    with the same bits in the optimised build (all 452 leaves; in the tests'
-    build 137 leaves differed by one ulp, a cause not pinned down).  Run op
+    directions each, took 20.4 s against 5.5 s in the optimised build and
+    6.2 s against 2.0 s in the tests' build on a 2-core Intel Xeon, with the
+    same bits in the optimised build (all 452 leaves; in the tests' build
+    137 leaves differed by one ulp, a cause not pinned down).  Run op
     by op instead, every draw and norm compiled on its own (about 4 s per
     landscape at the smoke sizes).
     """
     leaves, tree = jax.tree_util.tree_flatten(centre)
     keys = jax.random.split(key, len(leaves))
     directions = [
-        _leaf_direction(k, leaf) if jnp.ndim(leaf) >= 2 else jnp.zeros_like(leaf)
-        for k, leaf in zip(keys, leaves, strict=True)
+        _leaf_direction(k, leaf) for k, leaf in zip(keys, leaves, strict=True)
     ]
     return jax.tree_util.tree_unflatten(tree, directions)
 
 
 @jax.jit
 def _leaf_direction(key: jax.Array, leaf: jax.Array) -> jax.Array:
-    """One leaf's filter-normalised normal draw (a matrix or larger)."""
+    """One leaf's filter-normalised normal draw (zeros for a bias)."""
     direction = jax.random.normal(key, jnp.shape(leaf), jnp.float32)
     return _filter_normalise(direction, jnp.asarray(leaf))
 
