@@ -302,9 +302,9 @@ def test_the_compiled_step_checks_finiteness_once_not_in_every_update():
     singles = [unstack_tree(params, i) for i in range(len(config.seeds))]
     opt_state = stack_trees([make_optimizer(config).init(p) for p in singles])
     keys = jnp.stack([step_key(s, 0) for s in config.seeds])
-    text = make_train_step(config).lower(params, opt_state, batch, keys).compile()
+    compiled = make_train_step(config).lower(params, opt_state, batch, keys).compile()
     leaves = len(jax.tree_util.tree_leaves(params))
-    assert text.as_text().count(" is-finite(") < leaves
+    assert compiled.as_text().count(" is-finite(") < leaves
 
 
 @pytest.mark.parametrize(
