@@ -22,6 +22,7 @@ from nar_gap.tasks.buckets import bucket_nodes, bucket_shape, bucket_steps
 from nar_gap.training import CheckpointError, TrainConfig, load_run, train
 from nar_gap.training.devices import seed_sharding
 from nar_gap.training.feed import seed_batches
+from nar_gap.training.loop import group_state, initial_states
 from nar_gap.training.run_dir import (
     continue_from,
     read_validation,
@@ -32,6 +33,7 @@ from nar_gap.training.step import (
     make_optimizer,
     make_train_step,
     step_key,
+    step_keys,
 )
 
 # The CI smoke setting: small, one node shape (16) and one trace-length shape
@@ -234,18 +236,23 @@ def test_another_configuration_in_the_same_directory_is_refused(tmp_path):
         train(other, tmp_path, progress=False)
 
 
+def _fresh_start(config: TrainConfig) -> tuple:
+    """``config``'s seeds' stacked initial parameters and optimiser state, as
+    a fresh run starts them (the loop's own :func:`initial_states`)."""
+    sharding = seed_sharding(len(config.seeds))
+    state = group_state(initial_states(config, None, None), sharding)
+    return state.params, state.opt_state
+
+
 def test_a_non_finite_loss_skips_the_update_for_that_seed_only():
     seeds = SMOKE.seeds
     batch = seed_batches(SMOKE, 0)
     poisoned = batch.inputs["A"].copy()
     poisoned[1, 0, 0, 0] = np.nan  # seed 1's data only
     batch = dataclasses.replace(batch, inputs={**batch.inputs, "A": poisoned})
-    template = jax.tree_util.tree_map(lambda x: x[0], batch)
-    params = init_stacked(SMOKE.network, template, seeds)
-    singles = [unstack_tree(params, i) for i in range(len(seeds))]
-    opt_state = stack_trees([make_optimizer(SMOKE).init(p) for p in singles])
+    params, opt_state = _fresh_start(SMOKE)
     before = jax.tree_util.tree_map(np.array, params)
-    keys = jnp.stack([step_key(s, 0) for s in seeds])
+    keys = step_keys(seeds, 0)
     new_params, _, loss, finite = make_train_step(SMOKE)(params, opt_state, batch, keys)
     assert np.asarray(finite).tolist() == [True, False]
     assert not np.isfinite(np.asarray(loss)[1])
@@ -296,12 +303,8 @@ def test_the_compiled_step_checks_finiteness_once_not_in_every_update():
     in a smoke BFS step's optimised program, half its 29 000 lines.
     """
     config = dataclasses.replace(SMALL, seeds=(0, 1))
-    batch = seed_batches(config, 0)
-    template = jax.tree_util.tree_map(lambda x: x[0], batch)
-    params = init_stacked(config.network, template, config.seeds)
-    singles = [unstack_tree(params, i) for i in range(len(config.seeds))]
-    opt_state = stack_trees([make_optimizer(config).init(p) for p in singles])
-    keys = jnp.stack([step_key(s, 0) for s in config.seeds])
+    params, opt_state = _fresh_start(config)
+    batch, keys = seed_batches(config, 0), step_keys(config.seeds, 0)
     compiled = make_train_step(config).lower(params, opt_state, batch, keys).compile()
     leaves = len(jax.tree_util.tree_leaves(params))
     assert compiled.as_text().count(" is-finite(") < leaves
