@@ -43,6 +43,8 @@ from collections.abc import Callable, Mapping, MutableMapping
 
 import numpy as np
 
+from nar_gap.system.switches import switched_off
+
 YNN_FLAG = "--xla_cpu_experimental_ynn_fusion_type"
 WORKAROUND_FLAG = f"{YNN_FLAG}="  # an empty list of fusion types: no YNN fusion
 SWITCH = "NAR_GAP_XLA_WORKAROUND"  # "off" leaves XLA_FLAGS alone
@@ -126,7 +128,7 @@ def apply_workarounds(
     if workaround_in_env(environ):
         reason = "set in XLA_FLAGS before nar_gap was imported"
         state = Workaround(jaxlib, True, True, False, reason)
-    elif environ.get(SWITCH, "").lower() in ("off", "0", "false", "no"):
+    elif switched_off(environ, SWITCH):
         state = Workaround(jaxlib, True, False, False, f"switched off by {SWITCH}")
     elif _flag_value(flags, YNN_FLAG) is not None:
         reason = f"XLA_FLAGS sets {YNN_FLAG} to a value of its own"

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from nar_gap.system.accelerator import ACCELERATOR_VARIABLE
+from nar_gap.system.switches import switched_off
 
 COMPILED_PRECISION = "highest"
 """The matmul precision compiled weights need (``jax.default_matmul_precision``'s
@@ -75,8 +76,7 @@ def request_gpu_determinism(
     name = DETERMINISM_FLAG.partition("=")[0]
     if name in flags:
         return DETERMINISM_FLAG in flags.split()
-    off = environ.get(DETERMINISM_SWITCH, "").lower() in ("off", "0", "false", "no")
-    if off or not gpu_possible(environ, which):
+    if switched_off(environ, DETERMINISM_SWITCH) or not gpu_possible(environ, which):
         return False
     environ["XLA_FLAGS"] = f"{flags} {DETERMINISM_FLAG}".strip()
     return True
