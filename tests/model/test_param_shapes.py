@@ -5,29 +5,16 @@ from __future__ import annotations
 import dataclasses
 
 import jax
+from draws import counted, initialiser_draws
 
 from nar_gap.data import sample_batch
 from nar_gap.model import network
 from nar_gap.model.config import NetworkConfig
 
 
-def _counted(monkeypatch, name: str, *modules) -> list[int]:
-    """Replaces ``name`` in each of ``modules`` by itself, counting its calls."""
-    calls: list[int] = []
-    real = getattr(modules[0], name)
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    for module in modules:
-        monkeypatch.setattr(module, name, counted)
-    return calls
-
-
 def _traces(monkeypatch) -> list[int]:
     """Counts the traces of ``init_params`` that ``param_shapes`` makes."""
-    calls = _counted(monkeypatch, "init_params", network)
+    calls = counted(monkeypatch, "init_params", network)
     network._traced_param_shapes.cache_clear()
     return calls
 
@@ -123,20 +110,13 @@ def _trace_apply(config: NetworkConfig, params, batch) -> None:
     ).trace(params, batch)
 
 
-def _count_draws(monkeypatch) -> list[int]:
-    """Counts the truncated-normal draws traced: every kernel initialiser's."""
-    from jax._src import random as jax_random
-
-    return _counted(monkeypatch, "truncated_normal", jax_random, jax.random)
-
-
 def test_a_forward_pass_traces_no_initialiser(monkeypatch):
     """Flax checks each parameter ``apply`` is given by tracing its
     initialiser (``jax.eval_shape``), every parameter on every trace of a
     forward pass: a third of the trace of a compiled DFS at a new graph size.
     The network's layers check the shape alone.  Seen failing with Flax's
     own ``param``: 42 draws traced by one forward pass."""
-    draws = _count_draws(monkeypatch)
+    draws = initialiser_draws(monkeypatch, ("truncated_normal",))
     batch = sample_batch("bfs", num_nodes=6, batch_size=2, seed=0)
     params = _abstract_params(EVERY_KIND, batch)
     assert draws  # init draws its kernels: the counter counts

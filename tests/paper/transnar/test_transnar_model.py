@@ -12,6 +12,7 @@ import flax.serialization
 import jax
 import numpy as np
 import pytest
+from draws import initialiser_draws
 from lowerings import lowered
 
 import nar_gap
@@ -153,20 +154,11 @@ def test_a_hybrid_s_forward_pass_traces_no_initialiser(monkeypatch):
     initialiser on every trace of ``apply`` (42 draws for this decoder, seen
     with ``nn.DenseGeneral`` and ``nn.Embed`` back); the programs are the
     same either way."""
-    from jax._src import random as jax_random
-
     config = _config(8)
+    draws = initialiser_draws(monkeypatch)
     params = init_params(config, seed=0)
-    draws: list[str] = []
-    for name in ("truncated_normal", "normal"):
-        real = getattr(jax.random, name)
-
-        def counted(*args, _real=real, _name=name, **kwargs):
-            draws.append(_name)
-            return _real(*args, **kwargs)
-
-        for module in (jax_random, jax.random):
-            monkeypatch.setattr(module, name, counted)
+    assert draws  # init draws its weights: the counter counts
+    draws.clear()
     tokens, _, _, nar = _inputs()
     node_mask = np.ones(nar.shape[:2], dtype=bool)
     layout = decoding.prompt_layout(
