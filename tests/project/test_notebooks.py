@@ -793,6 +793,36 @@ def test_07_generalisation_tables(executed):
 
 
 @in_chain("07_closing_the_gap")
+def test_07_path_pointer_tables(executed):
+    """Section 6b as notebook 07 ran it at smoke: a row per contender and
+    seed, the compiled network exact running free and teacher-forced with no
+    hint error, no answer broken by any edit, and every age's share of
+    node-steps at or above it falling from 1."""
+    from nar_gap.paper.experiments import path_pointers as pp
+
+    results, figures = executed.ran("07_closing_the_gap")
+    written = profiles.OutputDirs(executed.runs, results, figures)
+    rows = written.read_back(pp.rows_file("bfs"), typed=True)
+    seeds = profiles.SMOKE.studies.recipe_seeds
+    assert [r["contender"] for r in rows] == [
+        *["supervised"] * seeds,
+        *["plain"] * seeds,
+        "compiled",
+    ]
+    compiled = rows[-1]
+    assert compiled["output_free"] == compiled["output_forced"] == 1.0
+    assert sum(compiled[f"errors_{s}"] for s in pp.STATES) == 0
+    edits = written.read_back(pp.edits_file("bfs"), typed=True)
+    assert {r["contender"] for r in edits} == {"supervised", "plain", "compiled"}
+    assert all(r["broken"] == 0 for r in edits if r["contender"] == "compiled")
+    assert sum(r["cases"] for r in edits if r["contender"] == "compiled") > 0
+    ages = written.read_back(pp.ages_file("bfs"), typed=True)
+    for source in ("training", "paths"):
+        shares = [r[f"{source}_share_at_least"] for r in ages]
+        assert shares[0] == 1.0 and shares == sorted(shares, reverse=True)
+
+
+@in_chain("07_closing_the_gap")
 def test_07_self_row_tables(executed):
     """The self-row study as notebook 07 ran it at smoke: a class table for
     every family and law, the compiled network's leak 0 under every squeeze

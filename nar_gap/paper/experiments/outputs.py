@@ -22,6 +22,7 @@ from nar_gap.paper.experiments import (
     faithfulness_study,
     generalisation,
     landscape_study,
+    path_pointers,
     plateau,
     recipes,
     settings,
@@ -108,6 +109,8 @@ def tables(profile: Profile, root: Path | None = None) -> dict[str, str]:
                 ]
             if causal_gap.has_path_case(profile, a):
                 made["07"] += causal_gap.files_of(a, causal_gap.PATHS)
+            if path_pointers.has_section(profile, a):
+                made["07"] += path_pointers.files_of(a)
             if profile.studies.self_row_graphs and a in recipes.SELF_ROW_FLAGS:
                 made["07"] += [recipes.self_rows_file(a)]
                 made["07"] += [recipes.self_rows_positions_file(a)]

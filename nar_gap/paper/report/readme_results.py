@@ -35,6 +35,7 @@ from nar_gap.paper.experiments import (
     faithfulness_study,
     generalisation,
     landscape_study,
+    path_pointers,
     profiles,
     recipes,
     size_sweep,
@@ -649,6 +650,70 @@ def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
     return f"The held-out bar and its controls (`recipes.CONTROLS`):\n\n{table}"
 
 
+def _path_pointers(results: Path, algorithm: str = "bfs") -> str:
+    """Per seed: rollouts, hint errors, outputs by pointer, what the edits broke."""
+    rows = files.read_table(results / path_pointers.rows_file(algorithm))
+    broken: dict[tuple[str, str], dict[str, list[int]]] = {}
+    for r in files.read_table(results / path_pointers.edits_file(algorithm)):
+        cell = broken.setdefault((r["recipe"], r["seed"]), {})
+        counts = cell.setdefault(r["edit"], [0, 0])
+        counts[0] += int(r["broken"])
+        counts[1] += int(r["cases"]) - int(r["wrong_unedited"])
+
+    def edit(r: dict[str, str], name: str) -> str:
+        done, right = broken.get((r["recipe"], r["seed"]), {}).get(name, [0, 0])
+        return f"{done}/{right}"
+
+    table = markdown_table(
+        (
+            "model",
+            "seed",
+            "output free (hard)",
+            "output forced",
+            "pi_h wrong, reached before",
+            "to a child, even / odd",
+            "first at age",
+            "wrong outputs, parent points back",
+            "broken: both",
+            "broken: parent back",
+        ),
+        [
+            (
+                r["recipe"],
+                r["seed"] if r["seed"] != "-1" else "–",
+                f"{_fmt(r['output_free'])} ({_fmt(r['output_free_hard'])})",
+                _fmt(r["output_forced"]),
+                f"{r['errors_reached_before']}/{r['cells_reached_before']}",
+                f"{r['to_child_even']} / {r['to_child_odd']}",
+                _fmt(r["first_to_child_age"], 0),
+                f"{r['wrong_parent_back']}/"
+                f"{int(r['wrong_parent_back']) + int(r['wrong_parent_on'])}",
+                edit(r, "both"),
+                edit(r, "parent_back"),
+            )
+            for r in rows
+        ],
+    )
+    ages = {
+        int(r["age"]): r
+        for r in files.read_table(results / path_pointers.ages_file(algorithm))
+    }
+    at = ages.get(path_pointers.EDIT_AGE)
+    exposure = (
+        f"Node-steps {path_pointers.EDIT_AGE} or more steps after the node's "
+        f"reach: {_fmt(at['training_share_at_least'])} of the training "
+        f"sampler's, {_fmt(at['paths_share_at_least'])} of the paths' "
+        f"(`{path_pointers.ages_file(algorithm)}`)."
+        if at
+        else ""
+    )
+    return (
+        f"{table}\n\n`broken`: answers right on the true trace and wrong once the "
+        f"pointers around the node are edited, from {path_pointers.EDIT_AGE} "
+        f"steps after its reach on (notebook 07, section 6b). {exposure}"
+    ).rstrip()
+
+
 def _drift(results: Path, algorithm: str = "bfs") -> str:
     """The chosen recipe and its control trained on without supervision."""
     rows = files.read_table(results / recipes.drift_file(algorithm))
@@ -943,6 +1008,13 @@ def _study_parts(results: Path) -> tuple[tuple[str, Callable[[Path], str]], ...]
                 functools.partial(_generalisation, algorithm=algorithm),
             ),
         )
+        if (results / path_pointers.rows_file(algorithm)).exists():
+            parts += (
+                (
+                    f"Which pointers the decoders read on paths, {name} (notebook 07)",
+                    functools.partial(_path_pointers, algorithm=algorithm),
+                ),
+            )
         if (results / recipes.self_rows_file(algorithm)).exists():
             parts += (
                 (
