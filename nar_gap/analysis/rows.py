@@ -28,7 +28,7 @@ import numpy as np
 
 from nar_gap.analysis.models import Models, measure_models
 from nar_gap.analysis.stats import finite_summary
-from nar_gap.analysis.verdicts import paired_higher, t_interval
+from nar_gap.analysis.verdicts import UNIT, paired_higher, t_interval
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.counted_steps import internal_steps
 
@@ -140,7 +140,7 @@ def class_summary(rows: RowCells, cells: np.ndarray) -> dict[str, float]:
     }
     for name, values in (("distance", rows.distance), ("leak", 1 - rows.self_weight)):
         over_models = finite_summary(cell_mean(values, cells))
-        low, high = t_interval(over_models)
+        low, high = t_interval(over_models, within=UNIT)
         summary |= {name: over_models.mean, f"{name}_low": low, f"{name}_high": high}
     return summary
 

@@ -252,20 +252,41 @@ def no_correlation(
 # --------------------------------------------------------------------------- #
 
 
+UNBOUNDED = (-math.inf, math.inf)
+UNIT = (0.0, 1.0)
+"""The range of a share: an accuracy, Eq. 24's normalised distance, argmax
+agreement, Eq. 25's trace match, a leak of attention."""
+DIFFERENCE_OF_UNITS = (-1.0, 1.0)
+"""The range of a difference of two shares."""
+NONNEGATIVE = (0.0, math.inf)
+"""The range of a norm or a ratio of norms (a parameter drift)."""
+
+
 def t_interval(
-    summary: Summary, level: float = CONFIDENCE_LEVEL
+    summary: Summary,
+    level: float = CONFIDENCE_LEVEL,
+    within: tuple[float, float] = UNBOUNDED,
 ) -> tuple[float, float]:
-    """The t-interval of a mean over seeds (NaN bounds below two seeds)."""
+    """The t-interval of a mean over seeds, cut to ``within`` (NaN below two seeds).
+
+    A mean of values in ``within`` lies in it, so the cut interval still
+    holds every mean the whole one held: its coverage stays at least
+    ``level``.  Uncut, a t-interval over few seeds near a bound passes it
+    (an accuracy's upper end above 1, a distance's lower end below 0).
+    """
     if summary.n < 2 or not math.isfinite(summary.mean):
         return math.nan, math.nan
     half = stats.t.ppf(0.5 + level / 2, summary.n - 1) * (
         summary.sample_std / math.sqrt(summary.n)
     )
-    return summary.mean - half, summary.mean + half
+    low, high = within
+    return max(summary.mean - half, low), min(summary.mean + half, high)
 
 
-def spread_summary(values: Sequence[float] | np.ndarray) -> dict[str, float]:
-    """Mean with its :func:`t_interval` and the five-number summary.
+def spread_summary(
+    values: Sequence[float] | np.ndarray, within: tuple[float, float] = UNBOUNDED
+) -> dict[str, float]:
+    """Mean with its :func:`t_interval` (cut to ``within``) and the five-number summary.
 
     For a distribution over seeds shown whole, not as a count on one side
     of a threshold: ``mean``, ``low``, ``high``, ``min``, ``q1``,
@@ -273,7 +294,7 @@ def spread_summary(values: Sequence[float] | np.ndarray) -> dict[str, float]:
     """
     array = np.asarray(values, np.float64)
     summary = Summary.of(array)
-    low, high = t_interval(summary)
+    low, high = t_interval(summary, within=within)
     q = np.quantile(array, [0.0, 0.25, 0.5, 0.75, 1.0])
     return {
         "mean": summary.mean,

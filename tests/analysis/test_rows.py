@@ -9,9 +9,11 @@ import pytest
 
 from nar_gap.analysis.models import Models, reference_attention
 from nar_gap.analysis.rows import (
+    RowCells,
     binned,
     cell_mean,
     class_rows,
+    class_summary,
     distance_share,
     leak_change,
     leak_rows,
@@ -167,3 +169,21 @@ def test_sentences_on_graphs_without_self_loops_warn_nothing(case):
         warnings.simplefilter("error")
         said = self_loop_sentence({"plain": rows}) + leak_change(rows, rows, "x")
     assert "leak nan" in said and "with a self-loop from nan to nan" in said
+
+
+def test_a_class_s_distance_and_leak_intervals_stay_in_the_unit_range():
+    """Two models, one at distance 0 and leak 0, the other far: the whole
+    t-intervals would pass 0 below and 1 above; the summary's end there."""
+    distance = np.array([[0.0, 0.0], [0.9, 0.9]])
+    rows = RowCells(
+        distance=distance,
+        self_weight=1 - distance,
+        compiled_self=np.ones(2, bool),
+        self_loop=np.ones(2, bool),
+        flagged=np.ones(2, bool),
+        flagged_neighbours=np.zeros(2, np.int64),
+    )
+    summary = class_summary(rows, np.ones(2, bool))
+    for name in ("distance", "leak"):
+        assert summary[f"{name}_low"] == 0.0 and summary[f"{name}_high"] == 1.0
+        assert summary[name] == 0.45

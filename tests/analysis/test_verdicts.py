@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +84,22 @@ def test_the_t_interval_uses_the_sample_std():
     sample = 0.1 * np.sqrt(4 / 3)
     assert high - 0.5 == pytest.approx(3.182446 * sample / 2, rel=1e-5)
     assert 0.5 - low == pytest.approx(high - 0.5)
+
+
+def test_a_t_interval_stays_inside_its_measure_s_range():
+    """Two seeds at accuracy 1.0 and 0.8: the t-interval's ends are far
+    outside [0, 1], where no mean of accuracies can be; cut to the unit range it
+    is [0, 1]; an interval inside the range is left as it was."""
+    summary = Summary.of([1.0, 0.8])
+    whole = v.t_interval(summary)
+    assert whole[0] < 0 and whole[1] > 1
+    assert v.t_interval(summary, within=v.UNIT) == (0.0, 1.0)
+    low, high = v.t_interval(Summary.of([0.8, 0.82, 0.78, 0.81, 0.79]), within=v.UNIT)
+    assert (low, high) == v.t_interval(Summary.of([0.8, 0.82, 0.78, 0.81, 0.79]))
+    assert v.t_interval(Summary.of([0.001, 0.0]), within=v.UNIT)[0] == 0.0
+    assert v.spread_summary([0.001, 0.0], within=v.UNIT)["low"] == 0.0
+    assert v.spread_summary([0.001, 0.0])["low"] < 0
+    assert all(map(math.isnan, v.t_interval(Summary.of([0.5]), within=v.UNIT)))
 
 
 def test_plateau_is_a_slope_test_over_several_evaluations():

@@ -55,11 +55,14 @@ from nar_gap.analysis.rows import (
 from nar_gap.analysis.verdicts import (
     AGREE,
     CONFIDENCE_LEVEL,
+    DIFFERENCE_OF_UNITS,
     DISAGREE,
     FAITHFUL_ACCURACY,
     FAITHFUL_AGREEMENT,
     FAITHFUL_ATTENTION,
     FAITHFUL_INTERNAL,
+    NONNEGATIVE,
+    UNIT,
     Summary,
     is_faithful,
     paired_by_seed,
@@ -407,7 +410,7 @@ def recipe_row(
         + (CONTROL_MEASURES if controlled else ())
     ):
         values = np.asarray([r[measure] for r in per_seed], np.float64)
-        low, high = t_interval(Summary.of(values))
+        low, high = t_interval(Summary.of(values), within=UNIT)
         row |= {measure: float(values.mean()), f"{measure}_low": low}
         row[f"{measure}_high"] = high
         if measure in MEASURES:
@@ -1045,7 +1048,7 @@ def drift_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 for m in (*MEASURES, "param_drift")
             }
             drift = values["param_drift"]
-            low, high = t_interval(Summary.of(drift))
+            low, high = t_interval(Summary.of(drift), within=NONNEGATIVE)
             out.append(
                 {
                     "recipe": recipe,
@@ -1113,7 +1116,7 @@ def drift_distribution(
             values = np.asarray([r["internal"] for r in own if r["step"] == step])
             out.append(
                 {"start": start, "step": step, "seeds": len(values)}
-                | spread_summary(values)
+                | spread_summary(values, within=UNIT)
             )
     return out + _closer_than_twin(drift)
 
@@ -1146,7 +1149,11 @@ def _closer_than_twin(drift: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]
                 "start": f"{plain[0]} - {supervised[0]}",
                 "step": step,
                 "seeds": len(diff),
-                **(spread_summary(diff) if diff.size > 1 else {}),
+                **(
+                    spread_summary(diff, within=DIFFERENCE_OF_UNITS)
+                    if diff.size > 1
+                    else {}
+                ),
                 "closer_than_twin": ANSWERS.get(judged.verdict, judged.verdict),
                 "seeds_needed": judged.seeds_needed or "",
                 "evidence": judged.evidence,

@@ -68,6 +68,23 @@ def test_the_ood_intervals_are_bonferroni_adjusted_over_the_conditions():
     assert len(levels) == 3 and set(levels.values()) == {g.adjusted_level(rows)}
 
 
+def test_each_interval_stays_in_its_measure_s_range():
+    """Two seeds of accuracy 1.0 and 0.6: a t-interval of the mean passes both
+    ends of [0, 1] and one of the difference passes -1; cut to their ranges
+    they end there.  Sharpness, a rise of the loss, is not cut."""
+    rows = _rows([[1.0, 0.6]], [[0.2, 1.0]], (("size", "16"),))
+    rows += [
+        {**r, "measure": "sharpness", "result": x}
+        for r, x in zip(rows, (0.5, -0.5, 0.5, -0.5), strict=True)
+    ]
+    table = {(r["contender"], r["measure"]): r for r in g.summary_rows(rows)}
+    plain = table["plain", "accuracy"]
+    assert (plain["low"], plain["high"]) == (0.0, 1.0)
+    assert table["supervised - plain", "accuracy"]["low"] == -1.0
+    assert table["plain", "sharpness"]["low"] < -1
+    assert table["plain", "sharpness"]["high"] > 1
+
+
 def test_weights_scaled_by_one_give_the_clrs_test_graphs_back():
     base = g._size_batch("bellman_ford", 16)
     same = g._scaled_batch("bellman_ford", 1.0)

@@ -325,6 +325,26 @@ def test_the_drift_distribution_answers_closer_than_the_twin_both_ways():
     assert "after 10 unsupervised steps" in sentence and ": yes" in sentence
 
 
+def test_the_recipe_and_drift_intervals_stay_in_their_measures_ranges():
+    """Two seeds far apart near a bound: the recipe row's accuracy interval
+    ends at 1, its internal distance's at 0, the drift distribution's at 0."""
+    recipe = Recipe("r", attention_weight=1.0)
+    config = recipes.recipe_config(profiles.get("cpu"), "bfs", recipe, seeds=2)
+    per_seed = recipes.seed_rows(
+        recipe, range(2), _seeds((1.0, 0.001, 1.0), (0.7, 0.2, 0.99))
+    )
+    row = recipes.recipe_row(recipe, config, per_seed)
+    assert row["accuracy_high"] == 1.0 and row["accuracy_low"] < 0.85
+    assert row["internal_low"] == 0.0 and row["argmax_agreement_high"] == 1.0
+    near_zero = _drift_rows([[0.0, 0.1], [0.0, 0.1]], [[0.6, 0.62]] * 2)
+    spread = [
+        r
+        for r in recipes.drift_distribution(near_zero)
+        if r["start"] == "attention_w10"
+    ]
+    assert all(r["low"] == 0.0 for r in spread)
+
+
 def test_the_drift_distribution_puts_the_compiled_model_trained_on_beside_it():
     plain = [[0.6, 0.62]] * 1
     stability = [
