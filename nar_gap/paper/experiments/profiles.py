@@ -438,8 +438,7 @@ CPU = Profile(
     # profile runs each at full size).  Bellman-Ford's recipes (like for
     # like, issue 51) cost 1 390 s of notebook 07 on the slower host kind
     # at e09e17a, every answer decided by seeds and steps: ``studies`` only.
-    # The self-row study too: 2 seeds decide no paired test, and a file measured
-    # now would not match the cpu files, made on the other host kind (trust.md).
+    # The self-row study too: 2 seeds decide no paired test.
     studies=Studies(
         recipe_algorithms=("bfs",),
         recipes=("plain", "attention_w10"),
