@@ -260,6 +260,16 @@ DIFFERENCE_OF_UNITS = (-1.0, 1.0)
 """The range of a difference of two shares."""
 NONNEGATIVE = (0.0, math.inf)
 """The range of a norm or a ratio of norms (a parameter drift)."""
+MEASURE_RANGES = {m: UNIT for m in ("accuracy", "internal", "argmax_agreement")}
+"""The range of each measure a study names by these names (a test score and
+the attention measures of :mod:`nar_gap.analysis.faithfulness`); any other,
+such as sharpness, a rise of the loss, is unbounded."""
+
+
+def measure_range(measure: str, difference: bool = False) -> tuple[float, float]:
+    """``measure``'s range (:data:`MEASURE_RANGES`), or a paired difference's."""
+    low, high = MEASURE_RANGES.get(measure, UNBOUNDED)
+    return (low - high, high - low) if difference else (low, high)
 
 
 def t_interval(

@@ -102,6 +102,13 @@ def test_a_t_interval_stays_inside_its_measure_s_range():
     assert all(map(math.isnan, v.t_interval(Summary.of([0.5]), within=v.UNIT)))
 
 
+def test_each_measure_has_its_range_and_its_difference_twice_as_wide():
+    assert v.measure_range("accuracy") == v.UNIT
+    assert v.measure_range("internal", difference=True) == (-1.0, 1.0)
+    assert v.measure_range("sharpness") == v.UNBOUNDED
+    assert v.measure_range("sharpness", difference=True) == v.UNBOUNDED
+
+
 def test_plateau_is_a_slope_test_over_several_evaluations():
     steps = list(range(0, 1001, 50))
     rng = np.random.default_rng(0)

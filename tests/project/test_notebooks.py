@@ -798,6 +798,7 @@ def test_07_path_pointer_tables(executed):
     seed, the compiled network exact running free and teacher-forced with no
     hint error, no answer broken by any edit, and every age's share of
     node-steps at or above it falling from 1."""
+    from nar_gap.analysis.pointers import STATES
     from nar_gap.paper.experiments import path_pointers as pp
 
     results, figures = executed.ran("07_closing_the_gap")
@@ -805,13 +806,14 @@ def test_07_path_pointer_tables(executed):
     rows = written.read_back(pp.rows_file("bfs"), typed=True)
     seeds = profiles.SMOKE.studies.recipe_seeds
     assert [r["contender"] for r in rows] == [
-        *["supervised"] * seeds,
         *["plain"] * seeds,
+        *["supervised"] * seeds,
         "compiled",
     ]
     compiled = rows[-1]
     assert compiled["output_free"] == compiled["output_forced"] == 1.0
-    assert sum(compiled[f"errors_{s}"] for s in pp.STATES) == 0
+    for prefix in ("", "forced_"):
+        assert sum(compiled[f"{prefix}errors_{s}"] for s in STATES) == 0
     edits = written.read_back(pp.edits_file("bfs"), typed=True)
     assert {r["contender"] for r in edits} == {"supervised", "plain", "compiled"}
     assert all(r["broken"] == 0 for r in edits if r["contender"] == "compiled")

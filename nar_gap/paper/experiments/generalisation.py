@@ -73,11 +73,9 @@ from nar_gap.analysis.landscape import model_sharpness
 from nar_gap.analysis.models import Models, measure_models, reference_attention
 from nar_gap.analysis.verdicts import (
     CONFIDENCE_LEVEL,
-    DIFFERENCE_OF_UNITS,
-    UNBOUNDED,
-    UNIT,
     Summary,
     bonferroni_level,
+    measure_range,
     paired_by_seed,
     paired_side,
     t_interval,
@@ -347,18 +345,10 @@ def _key(row: Mapping[str, Any]) -> tuple[str, str, str]:
 
 
 def _interval(
-    values: np.ndarray, level: float, measure: str, difference: bool = False
+    values: np.ndarray, level: float, measure: str, difference: bool
 ) -> tuple[float, float]:
-    """The t-interval of ``measure``'s mean (or paired difference), in its range.
-
-    Accuracy, internal distance and argmax agreement are shares; sharpness,
-    a rise of the loss, has no bound.
-    """
-    if measure == "sharpness":
-        within = UNBOUNDED
-    else:
-        within = DIFFERENCE_OF_UNITS if difference else UNIT
-    return t_interval(Summary.of(values), level, within)
+    """The t-interval of the mean, in ``measure``'s range (:func:`measure_range`)."""
+    return t_interval(Summary.of(values), level, measure_range(measure, difference))
 
 
 def ood_keys(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, str]]:
@@ -407,7 +397,7 @@ def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             if not mine:
                 continue
             values = np.asarray([float(r["result"]) for r in mine])
-            low, high = _interval(values, CONFIDENCE_LEVEL, key[0])
+            low, high = _interval(values, CONFIDENCE_LEVEL, key[0], False)
             higher_is_worse = key[0] in ("sharpness", "internal")
             worst = values.max() if higher_is_worse else values.min()
             table.append(
@@ -451,7 +441,7 @@ def _difference_rows(
         # Adjusted where the verdict tests many conditions; the verdict's
         # own level elsewhere (in distribution, sharpness, attention).
         level = adjusted if key in tested else CONFIDENCE_LEVEL
-        low, high = _interval(diff, level, key[0], difference=True)
+        low, high = _interval(diff, level, key[0], True)
         needed = paired_side(diff, level, EQUAL_ACCURACY)[1] if key in tested else None
         table.append(
             {
@@ -502,7 +492,7 @@ def _sides(
         diff = paired_difference(rows, key)
         if diff.size < 2:
             continue
-        low, high = _interval(diff, level, key[0], difference=True)
+        low, high = _interval(diff, level, key[0], True)
         where = f"{key[1]} {key[2]} ({diff.mean():+.3f} [{low:+.3f}, {high:+.3f}]"
         side, needed = paired_side(diff, level, EQUAL_ACCURACY)
         if side == "undecided":
@@ -531,7 +521,7 @@ def verdict(rows: Sequence[Mapping[str, Any]]) -> str:
     inside = paired_difference(rows, in_key)
     if inside.size < 2:
         return "Not testable: fewer than two seeds with both recipes."
-    low, high = _interval(inside, CONFIDENCE_LEVEL, in_key[0], difference=True)
+    low, high = _interval(inside, CONFIDENCE_LEVEL, in_key[0], True)
     said_in = (
         f"in distribution (N = 16) supervised - plain = {inside.mean():+.4f} "
         f"[{low:+.4f}, {high:+.4f}] (paired t, 95 %, n = {inside.size})"

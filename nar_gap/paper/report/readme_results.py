@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nar_gap.analysis.pointers import EDIT_AGE
 from nar_gap.paper.experiments import (
     ablations,
     baselines,
@@ -650,8 +651,12 @@ def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
     return f"The held-out bar and its controls (`recipes.CONTROLS`):\n\n{table}"
 
 
-def _path_pointers(results: Path, algorithm: str = "bfs") -> str:
-    """Per seed: rollouts, hint errors, outputs by pointer, what the edits broke."""
+def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
+    """Notebook 07's section 6b, one Markdown row per model and seed.
+
+    Rollouts, hint errors both ways, outputs by pointer, what the edits
+    broke, and the exposure, read from the section's three tables.
+    """
     rows = files.read_table(results / path_pointers.rows_file(algorithm))
     broken: dict[tuple[str, str], dict[str, list[int]]] = {}
     for r in files.read_table(results / path_pointers.edits_file(algorithm)):
@@ -672,6 +677,7 @@ def _path_pointers(results: Path, algorithm: str = "bfs") -> str:
             "output forced",
             "pi_h wrong, reached before",
             "to a child, even / odd",
+            "teacher-forced: to a child, even / odd",
             "first at age",
             "wrong outputs, parent points back",
             "broken: both",
@@ -685,6 +691,7 @@ def _path_pointers(results: Path, algorithm: str = "bfs") -> str:
                 _fmt(r["output_forced"]),
                 f"{r['errors_reached_before']}/{r['cells_reached_before']}",
                 f"{r['to_child_even']} / {r['to_child_odd']}",
+                f"{r['forced_to_child_even']} / {r['forced_to_child_odd']}",
                 _fmt(r["first_to_child_age"], 0),
                 f"{r['wrong_parent_back']}/"
                 f"{int(r['wrong_parent_back']) + int(r['wrong_parent_on'])}",
@@ -698,9 +705,9 @@ def _path_pointers(results: Path, algorithm: str = "bfs") -> str:
         int(r["age"]): r
         for r in files.read_table(results / path_pointers.ages_file(algorithm))
     }
-    at = ages.get(path_pointers.EDIT_AGE)
+    at = ages.get(EDIT_AGE)
     exposure = (
-        f"Node-steps {path_pointers.EDIT_AGE} or more steps after the node's "
+        f"Node-steps {EDIT_AGE} or more steps after the node's "
         f"reach: {_fmt(at['training_share_at_least'])} of the training "
         f"sampler's, {_fmt(at['paths_share_at_least'])} of the paths' "
         f"(`{path_pointers.ages_file(algorithm)}`)."
@@ -709,7 +716,7 @@ def _path_pointers(results: Path, algorithm: str = "bfs") -> str:
     )
     return (
         f"{table}\n\n`broken`: answers right on the true trace and wrong once the "
-        f"pointers around the node are edited, from {path_pointers.EDIT_AGE} "
+        f"pointers around the node are edited, from {EDIT_AGE} "
         f"steps after its reach on (notebook 07, section 6b). {exposure}"
     ).rstrip()
 
@@ -1012,7 +1019,7 @@ def _study_parts(results: Path) -> tuple[tuple[str, Callable[[Path], str]], ...]
             parts += (
                 (
                     f"Which pointers the decoders read on paths, {name} (notebook 07)",
-                    functools.partial(_path_pointers, algorithm=algorithm),
+                    functools.partial(path_pointers_table, algorithm=algorithm),
                 ),
             )
         if (results / recipes.self_rows_file(algorithm)).exists():

@@ -1,0 +1,385 @@
+"""Where a model's BFS parent pointers go wrong, and which pointers its decoders read.
+
+Counts over a BFS trace (pure numpy) and two readings of a model on it:
+
+- :func:`hint_errors`: every wrong ``pi_h`` prediction by the node's state
+  at the step it reads (not yet reached, reached at that step, reached
+  before) and, for a node reached before, whether its pointer moved to a
+  *child* (a neighbour one step farther from the source), by the parity of
+  the node's distance from the source, and how soon after its reach;
+- :func:`output_by_parent_pointer`: each node's output against whether its
+  parent's fed pointer points back at it;
+- :func:`edited_cases`: an intervention that makes the last one causal: the
+  true trace with the pointers around one interior node ``v`` edited from
+  :data:`EDIT_AGE` steps after its reach (``parent_back``: ``v``'s parent
+  points at ``v``; ``both``: also ``v``'s child points away, to its own
+  child), counted by :func:`edit_counts` as the answers it breaks;
+- :func:`age_counts`: how long after its reach a node keeps its pointer,
+  over a set of traces (the training distribution's against a test set's);
+- :func:`pointer_row` and :func:`edit_rows`: one model's rollouts (free
+  with soft and hard feedback, teacher-forced), its hint errors both ways,
+  its outputs by pointer, and the intervention's counts.
+
+A decoder that names ``v``'s parent from ``v``'s own state is not moved by
+the edits; one that reads which neighbour points at ``v`` is.  The compiled
+network keeps each node's parent in its own state once the node is reached
+(``pi_closed``, :mod:`nar_gap.programs.bfs`): the control that must break
+nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from nar_gap.model.activations import teacher_forced
+from nar_gap.model.model import Model
+from nar_gap.model.seeds import forward
+from nar_gap.system.numerics import COMPILED_PRECISION
+from nar_gap.tasks.batch import Batch
+
+ALGORITHMS = ("bfs",)
+"""The algorithms whose traces this module reads: BFS's ``reach_h`` and ``pi_h``."""
+
+EDIT_AGE = 4
+"""Steps after ``v`` is reached at which the intervention's edits begin.
+
+An age that graphs of the training sizes hold (``age_counts`` counts them),
+so an edited trace asks about the pattern of pointers, not an age never
+seen."""
+
+EDITS = ("parent_back", "both")
+STATES = ("unreached", "reached_now", "reached_before")
+
+
+@dataclasses.dataclass(frozen=True)
+class Trace:
+    """What the counts read from a BFS batch's true trace.
+
+    Attributes:
+      pi_h: ``[T, B, N]`` the true parent pointers at each hint step.
+      reached_at: ``[B, N]`` the hint step at which each node is first
+        reached (its distance from the source), -1 if never.
+      parent: ``[B, N]`` the output ``pi``.
+      neighbours: ``[B, N, N]`` adjacency without self-loops.
+      lengths: ``[B]`` hint steps of each graph.
+      node_mask: ``[B, N]`` real nodes.
+    """
+
+    pi_h: np.ndarray
+    reached_at: np.ndarray
+    parent: np.ndarray
+    neighbours: np.ndarray
+    lengths: np.ndarray
+    node_mask: np.ndarray
+
+    @classmethod
+    def of(cls, batch: Batch) -> Trace:
+        """The facts of ``batch``'s true trace (a BFS batch; else one line)."""
+        if batch.algorithm not in ALGORITHMS:
+            raise ValueError(
+                f"nar_gap.analysis.pointers reads BFS's reach and parent hints, "
+                f"not {batch.algorithm}'s"
+            )
+        reach = np.asarray(batch.hints["reach_h"]) > 0.5
+        adjacency = np.asarray(batch.inputs["adj"]) > 0
+        eye = np.eye(adjacency.shape[-1], dtype=bool)
+        return cls(
+            pi_h=np.asarray(batch.hints["pi_h"]).astype(np.int64),
+            reached_at=np.where(reach.any(0), reach.argmax(0), -1),
+            parent=np.asarray(batch.outputs["pi"]).astype(np.int64),
+            neighbours=adjacency & ~eye,
+            lengths=np.asarray(batch.lengths).astype(np.int64),
+            node_mask=np.asarray(batch.node_mask).astype(bool),
+        )
+
+    def is_child(self, graph: int, node: int, other: int) -> bool:
+        """Whether ``other`` is a neighbour one step farther from the source."""
+        at = self.reached_at[graph]
+        return bool(
+            self.neighbours[graph, node, other]
+            and at[node] >= 0
+            and at[other] == at[node] + 1
+        )
+
+
+def hint_errors(predicted: np.ndarray, trace: Trace) -> dict[str, Any]:
+    """Wrong ``pi_h`` predictions by node state, and the moves to a child.
+
+    ``predicted``: ``[S, B, N]`` the pointer each step predicts (step ``t``
+    predicts hint ``t + 1``).  Steps past a graph's trace are not counted.
+    Returns ``errors_<state>`` and ``cells_<state>`` for each of
+    :data:`STATES`, ``to_child_even`` and ``to_child_odd`` (errors of nodes
+    reached before, pointing at a child, by the node's distance parity;
+    the source, at distance 0, counts as even) and ``first_to_child_age``
+    (the fewest steps after its reach at which a node pointed at a child;
+    NaN if none did).
+    """
+    counts: dict[str, Any] = {f"errors_{s}": 0 for s in STATES}
+    counts |= {f"cells_{s}": 0 for s in STATES}
+    counts |= {"to_child_even": 0, "to_child_odd": 0}
+    ages: list[int] = []
+    steps, graphs, nodes = predicted.shape
+    for t in range(steps):
+        for b in range(graphs):
+            if t + 1 >= trace.lengths[b]:
+                continue
+            for v in np.flatnonzero(trace.node_mask[b]):
+                at = trace.reached_at[b, v]
+                state = (
+                    "reached_before"
+                    if 0 <= at <= t
+                    else ("reached_now" if at == t + 1 else "unreached")
+                )
+                counts[f"cells_{state}"] += 1
+                guess = int(predicted[t, b, v])
+                if guess == trace.pi_h[t + 1, b, v]:
+                    continue
+                counts[f"errors_{state}"] += 1
+                if state == "reached_before" and trace.is_child(b, v, guess):
+                    counts["to_child_odd" if at % 2 else "to_child_even"] += 1
+                    ages.append(t + 1 - int(at))
+    counts["first_to_child_age"] = float(min(ages)) if ages else float("nan")
+    return counts
+
+
+def fed_into_output_step(predicted: np.ndarray, trace: Trace) -> np.ndarray:
+    """``[B, N]``: the ``pi_h`` each graph's output step reads, running free.
+
+    The output is decoded at step ``L - 2`` of a trace of ``L`` hints, which
+    reads hint ``L - 2``: the prediction of step ``L - 3``, or the true
+    first hint when ``L - 2`` is 0.
+    """
+    fed = trace.pi_h[0].copy()
+    for b, length in enumerate(trace.lengths):
+        if length >= 3:
+            fed[b] = predicted[length - 3, b]
+    return fed
+
+
+def output_by_parent_pointer(
+    output: np.ndarray, fed: np.ndarray, trace: Trace
+) -> dict[str, int]:
+    """Each non-source reached node's output against its parent's fed pointer.
+
+    ``output``: ``[B, N]`` the predicted parents; ``fed``: ``[B, N]`` the
+    ``pi_h`` the output step read.  Returns ``{wrong,right}_parent_{back,on}``:
+    ``back`` where the parent's pointer names the node itself.
+    """
+    counts = {f"{a}_parent_{b}": 0 for a in ("wrong", "right") for b in ("back", "on")}
+    graphs, nodes = output.shape
+    for b in range(graphs):
+        for v in range(nodes):
+            if trace.reached_at[b, v] <= 0 or not trace.node_mask[b, v]:
+                continue
+            parent = trace.parent[b, v]
+            outcome = "wrong" if output[b, v] != parent else "right"
+            side = "back" if fed[b, parent] == v else "on"
+            counts[f"{outcome}_parent_{side}"] += 1
+    return counts
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One edited trace: graph ``graph``, node ``node`` at ``distance``."""
+
+    graph: int
+    node: int
+    distance: int
+    edit: str
+
+
+def edited_cases(trace: Trace, age: int = EDIT_AGE) -> tuple[list[Case], np.ndarray]:
+    """The intervention's cases and their ``pi_h`` traces (``[T, K, N]``).
+
+    For every node ``v`` with exactly two neighbours (a path's interior),
+    whose parent is not the source (the source points at itself), edited
+    from step ``distance(v) + age`` to the end of its trace where the output
+    step still reads an edited hint (step ``L - 2`` of ``L``; a later start
+    would leave the output's input true): ``parent_back`` sets the parent's
+    pointer to ``v``;
+    ``both`` also sets ``v``'s child's pointer to the child's other
+    neighbour (where it has one).  Every other pointer stays true.
+    """
+    cases: list[Case] = []
+    traces: list[np.ndarray] = []
+    for edit in EDITS:
+        for b in range(trace.parent.shape[0]):
+            for v in np.flatnonzero(trace.node_mask[b]):
+                at = int(trace.reached_at[b, v])
+                around = np.flatnonzero(trace.neighbours[b, v])
+                if at < 1 or len(around) != 2:
+                    continue
+                parent = int(trace.parent[b, v])
+                if trace.reached_at[b, parent] == 0:
+                    continue
+                start = at + age
+                if start > trace.lengths[b] - 2:  # the output step reads L - 2
+                    continue
+                edited = trace.pi_h[:, b].copy()
+                edited[start : trace.lengths[b], parent] = v
+                if edit == "both":
+                    child = int(next(u for u in around if u != parent))
+                    away = [
+                        u for u in np.flatnonzero(trace.neighbours[b, child]) if u != v
+                    ]
+                    if not away:
+                        continue
+                    edited[start : trace.lengths[b], child] = away[0]
+                cases.append(Case(b, int(v), at, edit))
+                traces.append(edited)
+    if not traces:
+        return [], np.zeros((trace.pi_h.shape[0], 0, trace.pi_h.shape[2]), np.int64)
+    return cases, np.stack(traces, axis=1)
+
+
+def edited_batch(batch: Batch, cases: Sequence[Case], pi_h: np.ndarray) -> Batch:
+    """``batch``'s graphs, one per case, with the case's ``pi_h`` trace."""
+    index = np.array([c.graph for c in cases], dtype=np.int64)
+
+    def pick(x: Any, axis: int) -> np.ndarray:
+        return np.take(np.asarray(x), index, axis=axis)
+
+    hints = {
+        k: (pi_h.astype(np.asarray(x).dtype) if k == "pi_h" else pick(x, 1))
+        for k, x in batch.hints.items()
+    }
+    return dataclasses.replace(
+        batch,
+        inputs={k: pick(x, 0) for k, x in batch.inputs.items()},
+        hints=hints,
+        outputs={k: pick(x, 0) for k, x in batch.outputs.items()},
+        lengths=pick(batch.lengths, 0),
+        node_mask=pick(batch.node_mask, 0),
+    )
+
+
+def edit_counts(
+    output: np.ndarray, unedited: np.ndarray, cases: Sequence[Case], trace: Trace
+) -> list[dict[str, Any]]:
+    """Per edit and distance parity: the cases whose ``v`` the edit got wrong.
+
+    ``output``: ``[K, N]`` the predicted parents of the edited batch;
+    ``unedited``: ``[B, N]`` the same model's on the true trace.  ``wrong``
+    counts ``v``'s wrong outputs under the edit, ``wrong_unedited`` those
+    already wrong on the true trace, ``broken`` those the edit made wrong
+    (right on the true trace): a model that misses ``v`` anyway is not
+    moved by the edit.
+    """
+    tally: dict[tuple[str, str], list[int]] = {}
+    for k, case in enumerate(cases):
+        parity = "odd" if case.distance % 2 else "even"
+        cell = tally.setdefault((case.edit, parity), [0, 0, 0, 0])
+        truth = trace.parent[case.graph, case.node]
+        wrong = output[k, case.node] != truth
+        before = unedited[case.graph, case.node] != truth
+        cell[0] += int(wrong)
+        cell[1] += int(before)
+        cell[2] += int(wrong and not before)
+        cell[3] += 1
+    return [
+        {
+            "edit": edit,
+            "parity": parity,
+            "wrong": w,
+            "wrong_unedited": u,
+            "broken": k,
+            "cases": n,
+        }
+        for (edit, parity), (w, u, k, n) in sorted(tally.items())
+    ]
+
+
+def age_counts(traces: Iterable[Trace]) -> dict[int, int]:
+    """``{age: node-steps}``: reached nodes ``age`` ≥ 1 steps after their reach.
+
+    Counted over each graph's hint steps 1 to ``L - 1`` (those a step
+    predicts), every real node reached before that step.
+    """
+    counts: dict[int, int] = {}
+    for trace in traces:
+        for b, length in enumerate(trace.lengths):
+            at = trace.reached_at[b][trace.node_mask[b]]
+            for t in range(1, int(length)):
+                for age in (t - at[(at >= 0) & (at < t)]).tolist():
+                    counts[age] = counts.get(age, 0) + 1
+    return counts
+
+
+def age_rows(training: Mapping[int, int], paths: Mapping[int, int]) -> list[dict]:
+    """Per age, each source's node-steps at that age and its share at or above it."""
+    rows = []
+    totals = {"training": sum(training.values()), "paths": sum(paths.values())}
+    for age in range(1, max([*training, *paths], default=0) + 1):
+        row: dict[str, Any] = {"age": age}
+        for name, counts in (("training", training), ("paths", paths)):
+            above = sum(n for a, n in counts.items() if a >= age)
+            row[f"{name}_node_steps"] = counts.get(age, 0)
+            row[f"{name}_share_at_least"] = (
+                above / totals[name] if totals[name] else 0.0
+            )
+        rows.append(row)
+    return rows
+
+
+def _pointers(logits: Any) -> np.ndarray:
+    return np.asarray(logits).argmax(-1)
+
+
+def _precision(compiled: bool) -> str | None:
+    """Compiled weights reach 1e7: a GPU must not round them to TF32."""
+    return COMPILED_PRECISION if compiled else None
+
+
+def pointer_row(model: Model, batch: Batch, compiled: bool = False) -> dict[str, Any]:
+    """One model's rollout accuracies, hint errors and output-by-pointer counts.
+
+    Hint errors twice: running free, and teacher-forced (``forced_``), where
+    every step reads the true trace, so a pointer that moves there moves in
+    the model's own memory, not in what it fed itself.
+    """
+    trace = Trace.of(batch)
+    precision = _precision(compiled)
+    config = model.config
+    free = forward(config, True, precision)(model.params, batch)
+    hard = forward(
+        dataclasses.replace(config, hint_repred_mode="hard"), True, precision
+    )(model.params, batch)
+    forced = forward(teacher_forced(config), False, precision)(model.params, batch)
+    mask = trace.node_mask
+    predicted = _pointers(free.hint_preds["pi_h"])
+
+    def accuracy(out: Any) -> float:
+        return float((_pointers(out.outputs["pi"]) == trace.parent)[mask].mean())
+
+    output = _pointers(free.outputs["pi"])
+    forced_errors = hint_errors(_pointers(forced.hint_preds["pi_h"]), trace)
+    return {
+        "output_free": accuracy(free),
+        "output_free_hard": accuracy(hard),
+        "output_forced": accuracy(forced),
+        **hint_errors(predicted, trace),
+        **{f"forced_{k}": v for k, v in forced_errors.items()},
+        **output_by_parent_pointer(
+            output, fed_into_output_step(predicted, trace), trace
+        ),
+    }
+
+
+def edit_rows(
+    model: Model, batch: Batch, compiled: bool = False
+) -> list[dict[str, Any]]:
+    """The intervention's counts for one model (:func:`edited_cases`)."""
+    trace = Trace.of(batch)
+    cases, pi_h = edited_cases(trace)
+    if not cases:
+        return []
+    apply = forward(teacher_forced(model.config), False, _precision(compiled))
+    edited = apply(model.params, edited_batch(batch, cases, pi_h))
+    unedited = apply(model.params, batch)
+    return edit_counts(
+        _pointers(edited.outputs["pi"]), _pointers(unedited.outputs["pi"]), cases, trace
+    )
