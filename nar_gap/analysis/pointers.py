@@ -309,18 +309,22 @@ def age_counts(traces: Iterable[Trace]) -> dict[int, int]:
     return counts
 
 
-def age_rows(training: Mapping[int, int], paths: Mapping[int, int]) -> list[dict]:
-    """Per age, each source's node-steps at that age and its share at or above it."""
+def age_rows(sources: Mapping[str, Mapping[int, int]]) -> list[dict[str, Any]]:
+    """Per age, each source's node-steps at that age and its share at or above it.
+
+    ``sources``: ``{name: age_counts(...)}``, e.g. the training
+    distribution's traces and a test set's; columns ``<name>_node_steps``
+    and ``<name>_share_at_least``.
+    """
     rows = []
-    totals = {"training": sum(training.values()), "paths": sum(paths.values())}
-    for age in range(1, max([*training, *paths], default=0) + 1):
+    oldest = max((a for counts in sources.values() for a in counts), default=0)
+    for age in range(1, oldest + 1):
         row: dict[str, Any] = {"age": age}
-        for name, counts in (("training", training), ("paths", paths)):
+        for name, counts in sources.items():
+            total = sum(counts.values())
             above = sum(n for a, n in counts.items() if a >= age)
             row[f"{name}_node_steps"] = counts.get(age, 0)
-            row[f"{name}_share_at_least"] = (
-                above / totals[name] if totals[name] else 0.0
-            )
+            row[f"{name}_share_at_least"] = above / total if total else 0.0
         rows.append(row)
     return rows
 

@@ -142,7 +142,7 @@ def test_edit_counts_tally_what_the_edit_broke_by_edit_and_parity():
 def test_ages_count_every_reached_node_at_every_later_step():
     trace = _path_trace(4)  # steps 1..3: {0}, {0, 1}, {0, 1, 2} reached before
     assert pointers.age_counts([trace]) == {1: 3, 2: 2, 3: 1}
-    rows = pointers.age_rows({1: 3, 2: 1}, {1: 1, 3: 1})
+    rows = pointers.age_rows({"training": {1: 3, 2: 1}, "paths": {1: 1, 3: 1}})
     assert [r["age"] for r in rows] == [1, 2, 3]
     assert rows[1]["training_share_at_least"] == 0.25
     assert rows[1]["paths_share_at_least"] == 0.5

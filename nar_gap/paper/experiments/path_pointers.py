@@ -99,7 +99,12 @@ def measure(
         who = {"contender": contender, "recipe": recipe, "seed": seed}
         rows.append({**who, **shape, **pointer_row(model, batch, exact)})
         edits += [{**who, "age": EDIT_AGE, **r} for r in edit_rows(model, batch, exact)]
-    ages = age_rows(age_counts(map(Trace.of, training)), age_counts([Trace.of(batch)]))
+    ages = age_rows(
+        {
+            "training": age_counts(map(Trace.of, training)),
+            "paths": age_counts([Trace.of(batch)]),
+        }
+    )
     return rows, edits, ages
 
 
