@@ -16,9 +16,9 @@ Counts over a BFS trace (pure numpy) and two readings of a model on it:
   child), counted by :func:`edit_counts` as the answers it breaks;
 - :func:`age_counts`: how long after its reach a node keeps its pointer,
   over a set of traces (the training distribution's against a test set's);
-- :func:`pointer_row` and :func:`edit_rows`: one model's rollouts (free
-  with soft and hard feedback, teacher-forced), its hint errors both ways,
-  its outputs by pointer, and the intervention's counts.
+- :func:`pointer_tables`: one model's rollouts (free with soft and hard
+  feedback, teacher-forced), its hint errors both ways, its outputs by
+  pointer, and the intervention's counts.
 
 A decoder that names ``v``'s parent from ``v``'s own state is not moved by
 the edits; one that reads which neighbour points at ``v`` is.  The compiled
@@ -38,7 +38,6 @@ import numpy as np
 from nar_gap.model.activations import teacher_forced
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import forward
-from nar_gap.system.numerics import COMPILED_PRECISION
 from nar_gap.tasks.batch import Batch
 
 ALGORITHMS = ("bfs",)
@@ -333,57 +332,52 @@ def _pointers(logits: Any) -> np.ndarray:
     return np.asarray(logits).argmax(-1)
 
 
-def _precision(compiled: bool) -> str | None:
-    """Compiled weights reach 1e7: a GPU must not round them to TF32."""
-    return COMPILED_PRECISION if compiled else None
+def pointer_tables(
+    model: Model, batch: Batch
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One model's row and its intervention counts, on ``batch`` (BFS).
 
-
-def pointer_row(model: Model, batch: Batch, compiled: bool = False) -> dict[str, Any]:
-    """One model's rollout accuracies, hint errors and output-by-pointer counts.
-
-    Hint errors twice: running free, and teacher-forced (``forced_``), where
-    every step reads the true trace, so a pointer that moves there moves in
-    the model's own memory, not in what it fed itself.
+    The row: the output's accuracy running free (soft and hard feedback)
+    and teacher-forced; hint errors (:func:`hint_errors`) running free and
+    teacher-forced (``forced_``), where every step reads the true trace, so
+    a pointer that moves there moves in the model's own memory, not in what
+    it fed itself; outputs by their parent's fed pointer.  The counts:
+    :func:`edit_counts` of the edited traces (:func:`edited_cases`) against
+    the same teacher-forced pass on the true trace.  Each pass runs at the
+    model's own matmul precision (``Model.precision``).
     """
     trace = Trace.of(batch)
-    precision = _precision(compiled)
-    config = model.config
+    config, precision = model.config, model.precision
     free = forward(config, True, precision)(model.params, batch)
     hard = forward(
         dataclasses.replace(config, hint_repred_mode="hard"), True, precision
     )(model.params, batch)
-    forced = forward(teacher_forced(config), False, precision)(model.params, batch)
-    mask = trace.node_mask
+    run_forced = forward(teacher_forced(config), False, precision)
+    forced = run_forced(model.params, batch)
     predicted = _pointers(free.hint_preds["pi_h"])
 
     def accuracy(out: Any) -> float:
-        return float((_pointers(out.outputs["pi"]) == trace.parent)[mask].mean())
+        hits = _pointers(out.outputs["pi"]) == trace.parent
+        return float(hits[trace.node_mask].mean())
 
-    output = _pointers(free.outputs["pi"])
     forced_errors = hint_errors(_pointers(forced.hint_preds["pi_h"]), trace)
-    return {
+    row = {
         "output_free": accuracy(free),
         "output_free_hard": accuracy(hard),
         "output_forced": accuracy(forced),
         **hint_errors(predicted, trace),
         **{f"forced_{k}": v for k, v in forced_errors.items()},
         **output_by_parent_pointer(
-            output, fed_into_output_step(predicted, trace), trace
+            _pointers(free.outputs["pi"]),
+            fed_into_output_step(predicted, trace),
+            trace,
         ),
     }
-
-
-def edit_rows(
-    model: Model, batch: Batch, compiled: bool = False
-) -> list[dict[str, Any]]:
-    """The intervention's counts for one model (:func:`edited_cases`)."""
-    trace = Trace.of(batch)
     cases, pi_h = edited_cases(trace)
     if not cases:
-        return []
-    apply = forward(teacher_forced(model.config), False, _precision(compiled))
-    edited = apply(model.params, edited_batch(batch, cases, pi_h))
-    unedited = apply(model.params, batch)
-    return edit_counts(
-        _pointers(edited.outputs["pi"]), _pointers(unedited.outputs["pi"]), cases, trace
+        return row, []
+    edited = run_forced(model.params, edited_batch(batch, cases, pi_h))
+    counts = edit_counts(
+        _pointers(edited.outputs["pi"]), _pointers(forced.outputs["pi"]), cases, trace
     )
+    return row, counts

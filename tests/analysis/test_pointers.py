@@ -158,19 +158,26 @@ def paths():
 
 def test_the_compiled_network_keeps_every_answer_on_paths_and_edited_traces(paths):
     batch, compiled = paths
-    row = pointers.pointer_row(compiled, batch, compiled=True)
+    row, edits = pointers.pointer_tables(compiled, batch)
     assert row["output_free"] == row["output_free_hard"] == row["output_forced"] == 1
     for prefix in ("", "forced_"):
         assert sum(row[f"{prefix}errors_{s}"] for s in pointers.STATES) == 0
         assert row[f"{prefix}cells_reached_before"] > 0
     assert row["wrong_parent_back"] == row["wrong_parent_on"] == 0
-    edits = pointers.edit_rows(compiled, batch, compiled=True)
     assert edits and sum(r["cases"] for r in edits) > 0
     assert all(r["wrong"] == r["wrong_unedited"] == r["broken"] == 0 for r in edits)
 
 
+PRECISIONS: list[str | None] = []
+
+
 def _reads_who_points_at_it(config, repred, precision=None):
-    """A stand-in decoder: a node's parent is the neighbour not pointing at it."""
+    """A stand-in decoder: a node's parent is the neighbour not pointing at it.
+
+    Its hint predictions are the true trace's; the precisions it is asked
+    for are kept in ``PRECISIONS``.
+    """
+    PRECISIONS.append(precision)
 
     def apply(params, batch):
         trace = Trace.of(batch)
@@ -184,7 +191,8 @@ def _reads_who_points_at_it(config, repred, precision=None):
                 around = np.flatnonzero(trace.neighbours[b, v])
                 away = [u for u in around if fed[b, u] != v] or [v]
                 logits[b, v, away[0]] = 1.0
-        return types.SimpleNamespace(outputs={"pi": logits})
+        hints = np.eye(nodes)[trace.pi_h[1:]]
+        return types.SimpleNamespace(outputs={"pi": logits}, hint_preds={"pi_h": hints})
 
     return apply
 
@@ -194,6 +202,9 @@ def test_a_decoder_that_reads_its_neighbours_pointers_fails_every_both_edit(
 ):
     batch, compiled = paths
     monkeypatch.setattr(pointers, "forward", _reads_who_points_at_it)
-    edits = pointers.edit_rows(compiled, batch)
+    PRECISIONS.clear()
+    _, edits = pointers.pointer_tables(compiled, batch)
     both = [r for r in edits if r["edit"] == "both"]
     assert both and all(r["broken"] == r["cases"] for r in both)
+    # every pass at the compiled model's own matmul precision
+    assert PRECISIONS and set(PRECISIONS) == {compiled.precision}

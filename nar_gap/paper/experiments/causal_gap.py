@@ -438,13 +438,10 @@ def has_path_case(profile: Profile, algorithm: str) -> bool:
 
     It needs the causal-gap study for ``algorithm`` (one knob for both
     sections), the recipe study's seeds and path graphs in its
-    generalisation conditions.
+    generalisation conditions (:func:`.generalisation.studies_paths`).
     """
-    families = profile.studies.ood_families or generalisation.SWEEP_FAMILIES
-    return (
-        algorithm in profile.causal_gap_algorithms
-        and algorithm in profile.studies.recipe_algorithms
-        and "path" in families
+    return algorithm in profile.causal_gap_algorithms and (
+        generalisation.studies_paths(profile, algorithm)
     )
 
 

@@ -618,6 +618,17 @@ def write_figure(
     return written
 
 
+def study_families(profile: Profile) -> tuple[str, ...]:
+    """The graph families the study measures at ``profile``."""
+    return profile.studies.ood_families or SWEEP_FAMILIES
+
+
+def studies_paths(profile: Profile, algorithm: str) -> bool:
+    """Whether the study runs for ``algorithm`` on path graphs (07's path sections)."""
+    studied = algorithm in profile.studies.recipe_algorithms
+    return studied and "path" in study_families(profile)
+
+
 def run_profile_generalisation(
     profile: Profile, algorithm: str, dirs: OutputDirs, progress: bool = True
 ) -> list[dict[str, Any]]:
@@ -633,7 +644,7 @@ def run_profile_generalisation(
     measured = conditions(
         algorithm,
         studies.ood_sizes or SIZES,
-        studies.ood_families or SWEEP_FAMILIES,
+        study_families(profile),
     )
     return run_generalisation(
         profile, algorithm, dirs, studies.recipe_seeds, progress, measured

@@ -26,8 +26,7 @@ from nar_gap.analysis.pointers import (
     Trace,
     age_counts,
     age_rows,
-    edit_rows,
-    pointer_row,
+    pointer_tables,
 )
 from nar_gap.model.model import Model
 from nar_gap.paper.experiments import generalisation
@@ -65,15 +64,10 @@ def files_of(algorithm: str) -> list[str]:
 def has_section(profile: Profile, algorithm: str) -> bool:
     """Whether notebook 07 measures this section for ``algorithm`` at ``profile``.
 
-    Its recipes (the recipe study) and path graphs among the generalisation
-    study's families.
+    A BFS trace, and the generalisation study on path graphs
+    (:func:`~nar_gap.paper.experiments.generalisation.studies_paths`).
     """
-    families = profile.studies.ood_families or generalisation.SWEEP_FAMILIES
-    return (
-        algorithm in ALGORITHMS
-        and algorithm in profile.studies.recipe_algorithms
-        and "path" in families
-    )
+    return algorithm in ALGORITHMS and generalisation.studies_paths(profile, algorithm)
 
 
 def measure(
@@ -88,17 +82,18 @@ def measure(
     training distribution's graphs, for the exposure table.
     """
     labelled = [
-        (contender, recipe, int(seed), model, False)
+        (contender, recipe, int(seed), model)
         for contender, recipe, models in contenders
         for seed, model in zip(models.seeds, models.each(), strict=True)
     ]
-    labelled.append(("compiled", "compiled", -1, compiled, True))
+    labelled.append(("compiled", "compiled", -1, compiled))
     rows, edits = [], []
     shape = {"graphs": batch.batch_size, "num_nodes": batch.num_nodes}
-    for contender, recipe, seed, model, exact in labelled:
+    for contender, recipe, seed, model in labelled:
         who = {"contender": contender, "recipe": recipe, "seed": seed}
-        rows.append({**who, **shape, **pointer_row(model, batch, exact)})
-        edits += [{**who, "age": EDIT_AGE, **r} for r in edit_rows(model, batch, exact)]
+        row, counts = pointer_tables(model, batch)
+        rows.append({**who, **shape, **row})
+        edits += [{**who, "age": EDIT_AGE, **r} for r in counts]
     ages = age_rows(
         {
             "training": age_counts(map(Trace.of, training)),
