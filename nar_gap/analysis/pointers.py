@@ -21,7 +21,11 @@ Counts over a BFS trace (pure numpy) and two readings of a model on it:
   pointer, and the intervention's counts.
 
 A decoder that names ``v``'s parent from ``v``'s own state is not moved by
-the edits; one that reads which neighbour points at ``v`` is.  The compiled
+the edits; one that reads which neighbour points at ``v`` is, and the sign
+of the move says how it reads: naming the neighbour that does *not* point
+at ``v`` is right on the true trace (only the child points at ``v``) and
+broken by ``both``; naming the neighbour that does is wrong on the true
+trace and mended by ``both``.  The compiled
 network keeps each node's parent in its own state once the node is reached
 (``pi_closed``, :mod:`nar_gap.programs.bfs`): the control that must break
 nothing.
@@ -34,7 +38,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
+from nar_gap.analysis.stats import CONFIDENCE_LEVEL
 from nar_gap.model.activations import teacher_forced
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import forward
@@ -51,6 +57,13 @@ so an edited trace asks about the pattern of pointers, not an age never
 seen."""
 
 EDITS = ("parent_back", "both")
+READINGS = (
+    "not moved",
+    "undecided",
+    "names the neighbour not pointing at it",
+    "names the neighbour pointing at it",
+)
+"""What :func:`edit_reading` can say of a decoder's answers under ``both``."""
 STATES = ("unreached", "reached_now", "reached_before")
 
 
@@ -183,12 +196,16 @@ def output_by_parent_pointer(
 
 @dataclasses.dataclass(frozen=True)
 class Case:
-    """One edited trace: graph ``graph``, node ``node`` at ``distance``."""
+    """One edited trace: graph ``graph``, node ``node`` at ``distance``.
+
+    ``start``: the first hint step the edit changes.
+    """
 
     graph: int
     node: int
     distance: int
     edit: str
+    start: int
 
 
 def edited_cases(trace: Trace, age: int = EDIT_AGE) -> tuple[list[Case], np.ndarray]:
@@ -228,7 +245,7 @@ def edited_cases(trace: Trace, age: int = EDIT_AGE) -> tuple[list[Case], np.ndar
                     if not away:
                         continue
                     edited[start : trace.lengths[b], child] = away[0]
-                cases.append(Case(b, int(v), at, edit))
+                cases.append(Case(b, int(v), at, edit, start))
                 traces.append(edited)
     if not traces:
         return [], np.zeros((trace.pi_h.shape[0], 0, trace.pi_h.shape[2]), np.int64)
@@ -266,19 +283,21 @@ def edit_counts(
     counts ``v``'s wrong outputs under the edit, ``wrong_unedited`` those
     already wrong on the true trace, ``broken`` those the edit made wrong
     (right on the true trace): a model that misses ``v`` anyway is not
-    moved by the edit.
+    moved by the edit; ``fixed`` those the edit made right (wrong on the
+    true trace), the move of a decoder that reads the pointers the other
+    way round.
     """
     tally: dict[tuple[str, str], list[int]] = {}
     for k, case in enumerate(cases):
-        parity = "odd" if case.distance % 2 else "even"
-        cell = tally.setdefault((case.edit, parity), [0, 0, 0, 0])
+        cell = tally.setdefault((case.edit, _parity(case)), [0, 0, 0, 0, 0])
         truth = trace.parent[case.graph, case.node]
         wrong = output[k, case.node] != truth
         before = unedited[case.graph, case.node] != truth
         cell[0] += int(wrong)
         cell[1] += int(before)
         cell[2] += int(wrong and not before)
-        cell[3] += 1
+        cell[3] += int(before and not wrong)
+        cell[4] += 1
     return [
         {
             "edit": edit,
@@ -286,10 +305,100 @@ def edit_counts(
             "wrong": w,
             "wrong_unedited": u,
             "broken": k,
+            "fixed": f,
             "cases": n,
         }
-        for (edit, parity), (w, u, k, n) in sorted(tally.items())
+        for (edit, parity), (w, u, k, f, n) in sorted(tally.items())
     ]
+
+
+def hint_edit_counts(
+    predicted: np.ndarray, unedited: np.ndarray, cases: Sequence[Case], trace: Trace
+) -> list[dict[str, Any]]:
+    """Per edit and parity: ``v``'s ``pi_h`` predictions that name its parent.
+
+    ``predicted``: ``[S, K, N]`` the edited batch's pointer predictions;
+    ``unedited``: ``[S, B, N]`` the same model's on the true trace.  Counted
+    at the steps that read an edited hint, from the edit's start to the
+    last predicting step (``L - 2``): ``hint_steps`` of them,
+    ``hint_parent_unedited`` naming ``v``'s parent on the true trace and
+    ``hint_parent`` under the edit.  The output's counts
+    (:func:`edit_counts`) ask the output decoder; these ask the hint
+    decoder the same question.
+    """
+    tally: dict[tuple[str, str], list[int]] = {}
+    for k, case in enumerate(cases):
+        cell = tally.setdefault((case.edit, _parity(case)), [0, 0, 0])
+        parent = trace.parent[case.graph, case.node]
+        for t in range(case.start, int(trace.lengths[case.graph]) - 1):
+            cell[0] += 1
+            cell[1] += int(unedited[t, case.graph, case.node] == parent)
+            cell[2] += int(predicted[t, k, case.node] == parent)
+    return [
+        {
+            "edit": edit,
+            "parity": parity,
+            "hint_steps": n,
+            "hint_parent_unedited": u,
+            "hint_parent": p,
+        }
+        for (edit, parity), (n, u, p) in sorted(tally.items())
+    ]
+
+
+def edit_reading(
+    broken: int, mended: int, level: float = CONFIDENCE_LEVEL
+) -> tuple[str, float]:
+    """How a decoder reads its neighbours' pointers, from ``both``'s moved answers.
+
+    Under ``both`` only ``v``'s parent points at ``v``; on the true trace
+    only its child does.  A decoder naming the neighbour that does not point
+    at ``v`` is right on the true trace and broken by the edit; one naming
+    the neighbour that does is wrong there and mended.  The cases the edit
+    moved (``broken``, ``mended``: the discordant pairs of an exact McNemar
+    test) decide which, by a two-sided binomial test of ``broken`` against
+    half of them at ``level``.  Returns one of :data:`READINGS` and the p
+    (NaN when nothing moved: a decoder that keeps ``v``'s parent in ``v``'s
+    own state, or one wrong both ways).
+    """
+    moved = broken + mended
+    if moved == 0:
+        return READINGS[0], float("nan")
+    p = float(stats.binomtest(broken, moved, 0.5).pvalue)
+    if p >= 1 - level:
+        return READINGS[1], p
+    return (READINGS[2] if broken > mended else READINGS[3]), p
+
+
+def _parity(case: Case) -> str:
+    return "odd" if case.distance % 2 else "even"
+
+
+def flips_by_distance(
+    predicted: np.ndarray, trace: Trace, age: int = EDIT_AGE
+) -> dict[int, tuple[int, int]]:
+    """``{distance: (node-steps, to a child)}`` for nodes ``age`` or more steps old.
+
+    ``predicted``: ``[S, B, N]`` as in :func:`hint_errors` (step ``t``
+    predicts hint ``t + 1``, the node's age there is ``t + 1`` minus its
+    distance).  Every node other than the source is counted, per distance
+    from the source: how many of its predictions at that age or more named
+    a child.  Running free, a node whose pointer already turned shows
+    whether its neighbours' turn with it; teacher-forced, each node reads
+    the true trace, so the count is its own memory's.
+    """
+    counts: dict[int, list[int]] = {}
+    steps, graphs, _ = predicted.shape
+    for b in range(graphs):
+        for t in range(min(steps, int(trace.lengths[b]) - 1)):
+            for v in np.flatnonzero(trace.node_mask[b]):
+                at = int(trace.reached_at[b, v])
+                if at < 1 or t + 1 - at < age:
+                    continue
+                cell = counts.setdefault(at, [0, 0])
+                cell[0] += 1
+                cell[1] += int(trace.is_child(b, v, int(predicted[t, b, v])))
+    return {d: (n, k) for d, (n, k) in sorted(counts.items())}
 
 
 def age_counts(traces: Iterable[Trace]) -> dict[int, int]:
@@ -332,19 +441,37 @@ def _pointers(logits: Any) -> np.ndarray:
     return np.asarray(logits).argmax(-1)
 
 
-def pointer_tables(
-    model: Model, batch: Batch
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """One model's row and its intervention counts, on ``batch`` (BFS).
+@dataclasses.dataclass(frozen=True)
+class Readings:
+    """One model's pointer anatomy on one batch (:func:`pointer_tables`).
+
+    Attributes:
+      row: rollouts, hint errors both ways, outputs by their parent's
+        pointer.
+      edits: per edit and parity, :func:`edit_counts` and
+        :func:`hint_edit_counts` side by side.
+      distances: per rollout (``free``, ``forced``) and distance,
+        :func:`flips_by_distance`'s node-steps and moves to a child.
+    """
+
+    row: dict[str, Any]
+    edits: list[dict[str, Any]]
+    distances: list[dict[str, Any]]
+
+
+def pointer_tables(model: Model, batch: Batch) -> Readings:
+    """One model's readings on ``batch`` (BFS).
 
     The row: the output's accuracy running free (soft and hard feedback)
     and teacher-forced; hint errors (:func:`hint_errors`) running free and
     teacher-forced (``forced_``), where every step reads the true trace, so
     a pointer that moves there moves in the model's own memory, not in what
-    it fed itself; outputs by their parent's fed pointer.  The counts:
-    :func:`edit_counts` of the edited traces (:func:`edited_cases`) against
-    the same teacher-forced pass on the true trace.  Each pass runs at the
-    model's own matmul precision (``Model.precision``).
+    it fed itself; outputs by their parent's fed pointer.  The edits:
+    :func:`edit_counts` and :func:`hint_edit_counts` of the edited traces
+    (:func:`edited_cases`) against the same teacher-forced pass on the true
+    trace.  The distances: :func:`flips_by_distance` running free and
+    teacher-forced.  Each pass runs at the model's own matmul precision
+    (``Model.precision``).
     """
     trace = Trace.of(batch)
     config, precision = model.config, model.precision
@@ -355,29 +482,38 @@ def pointer_tables(
     run_forced = forward(teacher_forced(config), False, precision)
     forced = run_forced(model.params, batch)
     predicted = _pointers(free.hint_preds["pi_h"])
+    forced_predicted = _pointers(forced.hint_preds["pi_h"])
 
     def accuracy(out: Any) -> float:
         hits = _pointers(out.outputs["pi"]) == trace.parent
         return float(hits[trace.node_mask].mean())
 
-    forced_errors = hint_errors(_pointers(forced.hint_preds["pi_h"]), trace)
     row = {
         "output_free": accuracy(free),
         "output_free_hard": accuracy(hard),
         "output_forced": accuracy(forced),
         **hint_errors(predicted, trace),
-        **{f"forced_{k}": v for k, v in forced_errors.items()},
+        **{f"forced_{k}": v for k, v in hint_errors(forced_predicted, trace).items()},
         **output_by_parent_pointer(
             _pointers(free.outputs["pi"]),
             fed_into_output_step(predicted, trace),
             trace,
         ),
     }
+    distances = [
+        {"rollout": rollout, "distance": d, "node_steps": n, "to_child": k}
+        for rollout, pointers in (("free", predicted), ("forced", forced_predicted))
+        for d, (n, k) in flips_by_distance(pointers, trace).items()
+    ]
     cases, pi_h = edited_cases(trace)
     if not cases:
-        return row, []
+        return Readings(row, [], distances)
     edited = run_forced(model.params, edited_batch(batch, cases, pi_h))
-    counts = edit_counts(
+    outputs = edit_counts(
         _pointers(edited.outputs["pi"]), _pointers(forced.outputs["pi"]), cases, trace
     )
-    return row, counts
+    hints = hint_edit_counts(
+        _pointers(edited.hint_preds["pi_h"]), forced_predicted, cases, trace
+    )
+    edits = [{**o, **h} for o, h in zip(outputs, hints, strict=True)]
+    return Readings(row, edits, distances)

@@ -1,7 +1,9 @@
 """BFS pointer anatomy: counts on constructed traces, and the intervention seen
-both ways (the compiled network breaks no answer; a decoder that names a
+every way (the compiled network breaks no answer; a decoder that names a
 node's parent by which neighbour does not point at it breaks every ``both``
-case)."""
+case; one that names the neighbour that does point at it is wrong on the
+true trace and mended by every ``both`` case, in its outputs and its
+hints)."""
 
 from __future__ import annotations
 
@@ -101,17 +103,18 @@ def test_edited_cases_change_only_the_pointers_around_v_from_its_age_on():
     # hint the output step reads (step L - 2 of L = 10)
     for edit in pointers.EDITS:
         assert [c.node for c in cases if c.edit == edit] == [2, 3, 4]
-    k = cases.index(pointers.Case(0, 3, 3, "both"))
+    assert all(c.start == c.distance + 4 for c in cases)
+    k = cases.index(pointers.Case(0, 3, 3, "both", 7))
     changed = pi_h[:, k] != trace.pi_h[:, 0]
     assert set(zip(*np.nonzero(changed), strict=True)) == {
         (t, n) for t in range(7, 10) for n in (2, 4)
     }
     assert (pi_h[7:, k, 2] == 3).all() and (pi_h[7:, k, 4] == 5).all()
-    k = cases.index(pointers.Case(0, 3, 3, "parent_back"))
+    k = cases.index(pointers.Case(0, 3, 3, "parent_back", 7))
     assert np.array_equal(np.nonzero(pi_h[:, k] != trace.pi_h[:, 0])[1], [2, 2, 2])
 
 
-def test_edit_counts_tally_what_the_edit_broke_by_edit_and_parity():
+def test_edit_counts_tally_what_the_edit_broke_and_mended_by_edit_and_parity():
     trace = _path_trace(10)
     cases, _ = pointers.edited_cases(trace, age=4)
     output = np.tile(trace.parent[0], (len(cases), 1))
@@ -121,6 +124,7 @@ def test_edit_counts_tally_what_the_edit_broke_by_edit_and_parity():
     unedited = trace.parent.copy()
     unedited[0, 2] = 3  # node 2 (even) is wrong on the true trace already
     output[[k for k, c in enumerate(cases) if c.node == 2], 2] = 3
+    unedited[0, 4] = 5  # node 4 (even) too, and every edit mends it
     rows = {
         (r["edit"], r["parity"]): r
         for r in pointers.edit_counts(output, unedited, cases, trace)
@@ -131,12 +135,56 @@ def test_edit_counts_tally_what_the_edit_broke_by_edit_and_parity():
         "wrong": 1,
         "wrong_unedited": 0,
         "broken": 1,
+        "fixed": 0,
         "cases": 1,
     }
     even = rows["both", "even"]
-    assert (even["wrong"], even["wrong_unedited"], even["broken"]) == (1, 1, 0)
+    assert (even["wrong"], even["wrong_unedited"], even["broken"]) == (1, 2, 0)
+    assert even["fixed"] == 1
     assert even["cases"] == 2
     assert rows["parent_back", "odd"]["wrong"] == 0
+
+
+def test_hint_edit_counts_read_v_s_own_pointer_from_the_edit_s_start_on():
+    trace = _path_trace(10)
+    cases, _ = pointers.edited_cases(trace, age=4)
+    unedited = trace.pi_h[1:].copy()  # [9, 1, 10]: step t predicts hint t + 1
+    unedited[7:, 0, 3] = 4  # node 3 (odd) names its child from its edit's start
+    unedited[6, 0, 3] = 4  # and one step before it, not counted
+    predicted = np.repeat(trace.pi_h[1:], len(cases), axis=1)
+    both = cases.index(pointers.Case(0, 3, 3, "both", 7))
+    predicted[8, both, 3] = 4  # under ``both`` it names its parent at step 7 only
+    rows = {
+        (r["edit"], r["parity"]): r
+        for r in pointers.hint_edit_counts(predicted, unedited, cases, trace)
+    }
+    # steps 7 and 8 read an edited hint (the last predicting step is L - 2 = 8)
+    assert rows["both", "odd"] == {
+        "edit": "both",
+        "parity": "odd",
+        "hint_steps": 2,
+        "hint_parent_unedited": 0,
+        "hint_parent": 1,
+    }
+    assert rows["parent_back", "odd"]["hint_parent"] == 2
+    even = rows["both", "even"]  # nodes 2 (steps 6-8) and 4 (step 8)
+    assert even["hint_steps"] == even["hint_parent"] == even["hint_parent_unedited"]
+    assert even["hint_steps"] == 4
+
+
+def test_flips_by_distance_count_old_nodes_naming_a_child():
+    trace = _path_trace(8)
+    predicted = trace.pi_h[1:].copy()  # 7 steps
+    predicted[4, 0, 2] = 3  # node 2 at age 3: too young to count
+    predicted[6, 0, 2] = 3  # node 2 at age 5
+    predicted[5, 0, 1] = 2  # node 1 at age 5
+    predicted[6, 0, 3] = 0  # node 3 names a node that is no neighbour: no child
+    # age 4 or more: node 1 at steps 4-6, node 2 at 5-6, node 3 at 6
+    assert pointers.flips_by_distance(predicted, trace, age=4) == {
+        1: (3, 1),
+        2: (2, 1),
+        3: (1, 0),
+    }
 
 
 def test_ages_count_every_reached_node_at_every_later_step():
@@ -158,53 +206,107 @@ def paths():
 
 def test_the_compiled_network_keeps_every_answer_on_paths_and_edited_traces(paths):
     batch, compiled = paths
-    row, edits = pointers.pointer_tables(compiled, batch)
+    read = pointers.pointer_tables(compiled, batch)
+    row = read.row
     assert row["output_free"] == row["output_free_hard"] == row["output_forced"] == 1
     for prefix in ("", "forced_"):
         assert sum(row[f"{prefix}errors_{s}"] for s in pointers.STATES) == 0
         assert row[f"{prefix}cells_reached_before"] > 0
     assert row["wrong_parent_back"] == row["wrong_parent_on"] == 0
+    edits = read.edits
     assert edits and sum(r["cases"] for r in edits) > 0
     assert all(r["wrong"] == r["wrong_unedited"] == r["broken"] == 0 for r in edits)
+    assert all(r["fixed"] == 0 for r in edits)
+    assert all(
+        r["hint_parent"] == r["hint_parent_unedited"] == r["hint_steps"] > 0
+        for r in edits
+    )
+    assert {r["rollout"] for r in read.distances} == {"free", "forced"}
+    assert all(r["to_child"] == 0 < r["node_steps"] for r in read.distances)
 
 
 PRECISIONS: list[str | None] = []
 
 
-def _reads_who_points_at_it(config, repred, precision=None):
-    """A stand-in decoder: a node's parent is the neighbour not pointing at it.
+def _reads_its_neighbours(points_at: bool):
+    """A stand-in model whose decoders read the neighbours' pointers.
 
-    Its hint predictions are the true trace's; the precisions it is asked
-    for are kept in ``PRECISIONS``.
+    A node's parent, in the output and in every hint prediction, is the
+    neighbour that points at it (``points_at``) or the one that does not,
+    in the hint the step reads (the true trace's, or the edited one fed
+    teacher-forced); where none qualifies, the true trace's.  The
+    precisions it is asked for are kept in ``PRECISIONS``.
     """
-    PRECISIONS.append(precision)
 
-    def apply(params, batch):
-        trace = Trace.of(batch)
-        fed = np.stack(
-            [trace.pi_h[max(n - 2, 0), b] for b, n in enumerate(trace.lengths)]
-        )
-        graphs, nodes = fed.shape
-        logits = np.zeros((graphs, nodes, nodes))
-        for b in range(graphs):
-            for v in range(nodes):
-                around = np.flatnonzero(trace.neighbours[b, v])
-                away = [u for u in around if fed[b, u] != v] or [v]
-                logits[b, v, away[0]] = 1.0
-        hints = np.eye(nodes)[trace.pi_h[1:]]
-        return types.SimpleNamespace(outputs={"pi": logits}, hint_preds={"pi_h": hints})
+    def forward(config, repred, precision=None):
+        PRECISIONS.append(precision)
 
-    return apply
+        def apply(params, batch):
+            trace = Trace.of(batch)
+            fed = np.asarray(batch.hints["pi_h"]).astype(np.int64)  # [T, B, N]
+            steps, graphs, nodes = fed.shape
+            hints = np.eye(nodes)[trace.pi_h[1:]]  # [T - 1, B, N, N]
+            logits = np.zeros((graphs, nodes, nodes))
+            for b in range(graphs):
+                for t in range(steps - 1):
+                    for v in range(nodes):
+                        around = np.flatnonzero(trace.neighbours[b, v])
+                        named = [u for u in around if (fed[t, b, u] == v) == points_at]
+                        if named:
+                            hints[t, b, v] = np.eye(nodes)[named[0]]
+                        if named and t == trace.lengths[b] - 2:  # the output step
+                            logits[b, v, named[0]] = 1.0
+                        elif t == trace.lengths[b] - 2:
+                            logits[b, v, trace.parent[b, v]] = 1.0
+            return types.SimpleNamespace(
+                outputs={"pi": logits}, hint_preds={"pi_h": hints}
+            )
+
+        return apply
+
+    return forward
 
 
-def test_a_decoder_that_reads_its_neighbours_pointers_fails_every_both_edit(
+def test_a_decoder_naming_the_neighbour_not_pointing_at_it_fails_every_both_edit(
     paths, monkeypatch
 ):
     batch, compiled = paths
-    monkeypatch.setattr(pointers, "forward", _reads_who_points_at_it)
+    monkeypatch.setattr(pointers, "forward", _reads_its_neighbours(points_at=False))
     PRECISIONS.clear()
-    _, edits = pointers.pointer_tables(compiled, batch)
-    both = [r for r in edits if r["edit"] == "both"]
+    both = [
+        r for r in pointers.pointer_tables(compiled, batch).edits if r["edit"] == "both"
+    ]
     assert both and all(r["broken"] == r["cases"] for r in both)
+    assert all(r["hint_parent_unedited"] == r["hint_steps"] > 0 for r in both)
+    assert all(r["hint_parent"] == 0 for r in both)
+    assert all(
+        r["to_child"] == 0 for r in pointers.pointer_tables(compiled, batch).distances
+    )
     # every pass at the compiled model's own matmul precision
     assert PRECISIONS and set(PRECISIONS) == {compiled.precision}
+
+
+def test_a_decoder_naming_the_neighbour_pointing_at_it_is_mended_by_every_both_edit(
+    paths, monkeypatch
+):
+    batch, compiled = paths
+    monkeypatch.setattr(pointers, "forward", _reads_its_neighbours(points_at=True))
+    read = pointers.pointer_tables(compiled, batch)
+    both = [r for r in read.edits if r["edit"] == "both"]
+    assert both and all(r["fixed"] == r["wrong_unedited"] == r["cases"] for r in both)
+    assert all(r["broken"] == 0 for r in both)
+    assert all(r["hint_parent"] == r["hint_steps"] > 0 for r in both)
+    assert all(r["hint_parent_unedited"] == 0 for r in both)
+    # on the true trace old nodes with a child name it (a leaf has none)
+    assert sum(r["to_child"] for r in read.distances if r["rollout"] == "forced") > 0
+
+
+def test_edit_reading_says_which_neighbour_a_decoder_names_only_when_decided():
+    broken_most, p = pointers.edit_reading(45, 0)
+    assert broken_most == "names the neighbour not pointing at it" and p < 1e-10
+    mended_most, p = pointers.edit_reading(0, 18)
+    assert mended_most == "names the neighbour pointing at it" and p < 1e-4
+    assert pointers.edit_reading(0, 4)[0] == "undecided"  # p = 0.125 at 4 cases
+    assert pointers.edit_reading(3, 3) == ("undecided", 1.0)
+    unmoved, p = pointers.edit_reading(0, 0)
+    assert unmoved == "not moved" and np.isnan(p)

@@ -796,7 +796,8 @@ def test_07_generalisation_tables(executed):
 def test_07_path_pointer_tables(executed):
     """Section 6b as notebook 07 ran it at smoke: a row per contender and
     seed, the compiled network exact running free and teacher-forced with no
-    hint error, no answer broken by any edit, and every age's share of
+    hint error, no answer or pointer moved by any edit and no old node's
+    pointer naming a child at any distance, and every age's share of
     node-steps at or above it falling from 1."""
     from nar_gap.analysis.pointers import STATES
     from nar_gap.paper.experiments import path_pointers as pp
@@ -816,8 +817,14 @@ def test_07_path_pointer_tables(executed):
         assert sum(compiled[f"{prefix}errors_{s}"] for s in STATES) == 0
     edits = written.read_back(pp.edits_file("bfs"), typed=True)
     assert {r["contender"] for r in edits} == {"supervised", "plain", "compiled"}
-    assert all(r["broken"] == 0 for r in edits if r["contender"] == "compiled")
-    assert sum(r["cases"] for r in edits if r["contender"] == "compiled") > 0
+    compiled_edits = [r for r in edits if r["contender"] == "compiled"]
+    assert all(r["broken"] == r["fixed"] == 0 for r in compiled_edits)
+    assert sum(r["cases"] for r in compiled_edits) > 0
+    assert all(r["hint_parent"] == r["hint_steps"] for r in compiled_edits)
+    distances = written.read_back(pp.distances_file("bfs"), typed=True)
+    compiled_flips = [r for r in distances if r["contender"] == "compiled"]
+    assert {r["rollout"] for r in compiled_flips} == {"free", "forced"}
+    assert all(r["to_child"] == 0 < r["node_steps"] for r in compiled_flips)
     ages = written.read_back(pp.ages_file("bfs"), typed=True)
     for source in ("training", "paths"):
         shares = [r[f"{source}_share_at_least"] for r in ages]

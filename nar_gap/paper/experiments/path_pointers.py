@@ -56,9 +56,15 @@ def ages_file(algorithm: str) -> str:
     return f"path_pointers_ages_{algorithm}.csv"
 
 
+def distances_file(algorithm: str) -> str:
+    """Per model, seed, rollout and distance: old nodes' moves to a child."""
+    return f"path_pointers_distances_{algorithm}.csv"
+
+
 def files_of(algorithm: str) -> list[str]:
-    """The section's three tables for ``algorithm``."""
-    return [rows_file(algorithm), edits_file(algorithm), ages_file(algorithm)]
+    """The section's four tables for ``algorithm``."""
+    names = (rows_file, edits_file, ages_file, distances_file)
+    return [name(algorithm) for name in names]
 
 
 def has_section(profile: Profile, algorithm: str) -> bool:
@@ -76,7 +82,7 @@ def measure(
     batch: Batch,
     training: Sequence[Batch],
 ) -> tuple[list[dict[str, Any]], ...]:
-    """The three tables (:func:`files_of`'s order) for each seed and ``compiled``.
+    """The four tables (:func:`files_of`'s order) for each seed and ``compiled``.
 
     ``contenders``: ``(contender, recipe, models)``; ``training``: the
     training distribution's graphs, for the exposure table.
@@ -87,20 +93,21 @@ def measure(
         for seed, model in zip(models.seeds, models.each(), strict=True)
     ]
     labelled.append(("compiled", "compiled", -1, compiled))
-    rows, edits = [], []
+    rows, edits, distances = [], [], []
     shape = {"graphs": batch.batch_size, "num_nodes": batch.num_nodes}
     for contender, recipe, seed, model in labelled:
         who = {"contender": contender, "recipe": recipe, "seed": seed}
-        row, counts = pointer_tables(model, batch)
-        rows.append({**who, **shape, **row})
-        edits += [{**who, "age": EDIT_AGE, **r} for r in counts]
+        read = pointer_tables(model, batch)
+        rows.append({**who, **shape, **read.row})
+        edits += [{**who, "age": EDIT_AGE, **r} for r in read.edits]
+        distances += [{**who, "age": EDIT_AGE, **r} for r in read.distances]
     ages = age_rows(
         {
             "training": age_counts(map(Trace.of, training)),
             "paths": age_counts([Trace.of(batch)]),
         }
     )
-    return rows, edits, ages
+    return rows, edits, ages, distances
 
 
 def run_path_pointers(

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nar_gap.analysis.pointers import EDIT_AGE
+from nar_gap.analysis.pointers import EDIT_AGE, edit_reading
 from nar_gap.paper.experiments import (
     ablations,
     baselines,
@@ -652,22 +652,41 @@ def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
 
 
 def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
-    """Notebook 07's section 6b, one Markdown row per model and seed.
+    """Notebook 07's section 6b: a Markdown row per model and seed; flips by distance.
 
-    Rollouts, hint errors both ways, outputs by pointer, what the edits
-    broke, and the exposure, read from the section's three tables.
+    Rollouts, moves to a child both ways, outputs by pointer, what each
+    edit broke and mended in the outputs with :func:`~nar_gap.analysis.
+    pointers.edit_reading`'s test of ``both``, and what it did to the
+    node's own ``pi_h``; then the moves to a child by distance; read from
+    the section's four tables.
     """
     rows = files.read_table(results / path_pointers.rows_file(algorithm))
-    broken: dict[tuple[str, str], dict[str, list[int]]] = {}
+    summed = ("broken", "fixed", "wrong_unedited", "cases")
+    summed += ("hint_parent_unedited", "hint_parent", "hint_steps")
+    edits: dict[tuple[str, str, str], dict[str, int]] = {}
     for r in files.read_table(results / path_pointers.edits_file(algorithm)):
-        cell = broken.setdefault((r["recipe"], r["seed"]), {})
-        counts = cell.setdefault(r["edit"], [0, 0])
-        counts[0] += int(r["broken"])
-        counts[1] += int(r["cases"]) - int(r["wrong_unedited"])
+        cell = edits.setdefault(
+            (r["recipe"], r["seed"], r["edit"]), dict.fromkeys(summed, 0)
+        )
+        for name in summed:
+            cell[name] += int(r[name])
 
-    def edit(r: dict[str, str], name: str) -> str:
-        done, right = broken.get((r["recipe"], r["seed"]), {}).get(name, [0, 0])
-        return f"{done}/{right}"
+    def counts(r: dict[str, str], edit: str) -> dict[str, int]:
+        return edits.get((r["recipe"], r["seed"], edit), dict.fromkeys(summed, 0))
+
+    def moved(r: dict[str, str], edit: str) -> str:
+        c = counts(r, edit)
+        right = c["cases"] - c["wrong_unedited"]
+        return f"{c['broken']}/{right} · {c['fixed']}/{c['wrong_unedited']}"
+
+    def parent(r: dict[str, str], edit: str) -> str:
+        c = counts(r, edit)
+        return f"{c['hint_parent_unedited']} → {c['hint_parent']} of {c['hint_steps']}"
+
+    def reading(r: dict[str, str]) -> str:
+        c = counts(r, "both")
+        said, p = edit_reading(c["broken"], c["fixed"])
+        return said if math.isnan(p) else f"{said} (p = {_fmt(str(p), 2)})"
 
     table = markdown_table(
         (
@@ -675,13 +694,13 @@ def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
             "seed",
             "output free (hard)",
             "output forced",
-            "pi_h wrong, reached before",
-            "to a child, even / odd",
-            "teacher-forced: to a child, even / odd",
-            "first at age",
+            "to a child, even / odd: free · forced",
             "wrong outputs, parent points back",
-            "broken: both",
-            "broken: parent back",
+            "both: broken · mended",
+            "output under both",
+            "pi_h names parent: true → both",
+            "parent back: broken · mended",
+            "pi_h names parent: true → parent back",
         ),
         [
             (
@@ -689,14 +708,15 @@ def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
                 r["seed"] if r["seed"] != "-1" else "–",
                 f"{_fmt(r['output_free'])} ({_fmt(r['output_free_hard'])})",
                 _fmt(r["output_forced"]),
-                f"{r['errors_reached_before']}/{r['cells_reached_before']}",
-                f"{r['to_child_even']} / {r['to_child_odd']}",
+                f"{r['to_child_even']} / {r['to_child_odd']} · "
                 f"{r['forced_to_child_even']} / {r['forced_to_child_odd']}",
-                _fmt(r["first_to_child_age"], 0),
                 f"{r['wrong_parent_back']}/"
                 f"{int(r['wrong_parent_back']) + int(r['wrong_parent_on'])}",
-                edit(r, "both"),
-                edit(r, "parent_back"),
+                moved(r, "both"),
+                reading(r),
+                parent(r, "both"),
+                moved(r, "parent_back"),
+                parent(r, "parent_back"),
             )
             for r in rows
         ],
@@ -715,10 +735,38 @@ def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
         else ""
     )
     return (
-        f"{table}\n\n`broken`: answers right on the true trace and wrong once the "
-        f"pointers around the node are edited, from {EDIT_AGE} "
-        f"steps after its reach on (notebook 07, section 6b). {exposure}"
+        f"{table}\n\n`broken · mended`: answers right on the true trace and wrong "
+        f"once the pointers around the node are edited, from {EDIT_AGE} steps "
+        "after its reach on (teacher-forced), of those right; and wrong turned "
+        "right, of those wrong. `output under both`: which neighbour the output "
+        "names, by a two-sided exact McNemar test of the cases `both` moved "
+        "(`nar_gap.analysis.pointers.edit_reading`). `pi_h names parent`: the "
+        "node's own pointer predictions, at the steps that read an edited hint, "
+        "naming its parent on the true trace and under the edit (notebook 07, "
+        f"section 6b). {exposure}\n\n{_distances(results, algorithm)}"
     ).rstrip()
+
+
+def _distances(results: Path, algorithm: str) -> str:
+    """Old nodes' pointers naming a child (:data:`EDIT_AGE` or more steps on)."""
+    by: dict[tuple[str, str, str], dict[int, str]] = {}
+    for r in files.read_table(results / path_pointers.distances_file(algorithm)):
+        cell = by.setdefault((r["recipe"], r["seed"], r["rollout"]), {})
+        cell[int(r["distance"])] = f"{r['to_child']}/{r['node_steps']}"
+    distances = sorted({d for cell in by.values() for d in cell})
+    table = markdown_table(
+        ("model", "seed", "rollout", *(f"d = {d}" for d in distances)),
+        [
+            (recipe, seed if seed != "-1" else "–", rollout)
+            + tuple(cell.get(d, "–") for d in distances)
+            for (recipe, seed, rollout), cell in by.items()
+        ],
+    )
+    return (
+        f"{table}\n\nBy distance `d` from the source: of a node's `pi_h` "
+        f"predictions {EDIT_AGE} or more steps after its reach, those naming a "
+        f"child (`{path_pointers.distances_file(algorithm)}`)."
+    )
 
 
 def _drift(results: Path, algorithm: str = "bfs") -> str:

@@ -10,3 +10,66 @@ def test_the_catalogue_lists_the_section_s_tables_where_notebook_07_writes_them(
     for name in path_pointers.files_of("bfs"):
         assert cpu[name] == "07_closing_the_gap"
     assert not path_pointers.has_section(profiles.CPU, "bellman_ford")
+
+
+def _row(recipe: str, seed: int) -> dict[str, object]:
+    row: dict[str, object] = {"contender": recipe, "recipe": recipe, "seed": seed}
+    row |= {"output_free": 0.9, "output_free_hard": 0.8, "output_forced": 1.0}
+    for prefix in ("", "forced_"):
+        row |= {f"{prefix}to_child_even": 3, f"{prefix}to_child_odd": 1}
+    return row | {"wrong_parent_back": 2, "wrong_parent_on": 1}
+
+
+def _edits(recipe: str, seed: int, broken: int, fixed: int) -> list[dict[str, object]]:
+    """Both parities of both edits, ``broken`` and ``fixed`` split over them."""
+    rows = []
+    for edit in ("both", "parent_back"):
+        for parity, share in (("even", broken - broken // 2), ("odd", broken // 2)):
+            mend = fixed - fixed // 2 if parity == "even" else fixed // 2
+            rows.append(
+                {"contender": recipe, "recipe": recipe, "seed": seed, "age": 4}
+                | {"edit": edit, "parity": parity, "wrong": share}
+                | {"wrong_unedited": mend, "broken": share, "fixed": mend}
+                | {"cases": 30, "hint_steps": 10, "hint_parent_unedited": 0}
+                | {"hint_parent": 10}
+            )
+    return rows
+
+
+def test_the_rendered_section_names_each_output_decoder_s_reading_with_its_test(
+    tmp_path,
+):
+    """Seen failing with broken and mended swapped in the test's call."""
+    from nar_gap.paper.report.readme_results import path_pointers_table
+    from nar_gap.system import files
+
+    rows = [_row("attention_w10", 0), _row("plain", 0), _row("compiled", -1)]
+    edits = [
+        *_edits("attention_w10", 0, broken=45, fixed=0),
+        *_edits("plain", 0, broken=0, fixed=4),
+        *_edits("compiled", -1, broken=0, fixed=0),
+    ]
+    ages = [{"age": 4, "training_share_at_least": 0.04, "paths_share_at_least": 0.6}]
+    distances = [
+        {"contender": "plain", "recipe": "plain", "seed": 0, "age": 4}
+        | {"rollout": rollout, "distance": d, "node_steps": 9, "to_child": d % 2}
+        for rollout in ("free", "forced")
+        for d in (1, 2, 3)
+    ]
+    tables = (rows, edits, ages, distances)
+    for name, table in zip(path_pointers.files_of("bfs"), tables, strict=True):
+        files.write_table(tmp_path / name, table, {})
+    rendered = path_pointers_table(tmp_path)
+    first, second = rendered.split("| model | seed | rollout")
+    lines = {line.split(" | ")[0]: line for line in first.splitlines()}
+    assert (
+        "| names the neighbour not pointing at it (p = 5.7e-14) |"
+        in (lines["| attention_w10"])
+    )
+    assert "| 45/60 · 0/0 |" in lines["| attention_w10"]  # both: 60 right
+    assert "| undecided (p = 0.12) |" in lines["| plain"]  # 4 mended of 4
+    assert "| 0/56 · 4/4 |" in lines["| plain"]
+    assert "| not moved |" in lines["| compiled"]
+    assert "| 0 → 20 of 20 |" in lines["| compiled"]
+    assert second.startswith(" | d = 1 | d = 2 | d = 3 |")
+    assert "| plain | 0 | forced | 1/9 | 0/9 | 1/9 |" in second
