@@ -370,6 +370,24 @@ def edit_reading(
     return (READINGS[2] if broken > mended else READINGS[3]), p
 
 
+def source_moved(batch: Batch) -> Batch:
+    """``batch`` with its input ``s`` on each graph's farthest node; the same trace.
+
+    An intervention on what marks the source.  Teacher-forced, every node
+    still reads the true trace, so a pointer that turns only here was held
+    by the mark.  The farthest node (the largest distance: a path's far
+    end) is no neighbour of a node at distance 1 once the trace has 4 or
+    more steps.  A network that reads ``s`` at every step, as the compiled
+    BFS does (``reached = reached_not_source + s``), is changed everywhere:
+    no control for this one.
+    """
+    trace = Trace.of(batch)
+    far = np.where(trace.node_mask, trace.reached_at, -1).argmax(-1)
+    mark = np.zeros_like(np.asarray(batch.inputs["s"]))
+    mark[np.arange(far.size), far] = 1
+    return dataclasses.replace(batch, inputs={**batch.inputs, "s": mark})
+
+
 def _parity(case: Case) -> str:
     return "odd" if case.distance % 2 else "even"
 
@@ -450,8 +468,10 @@ class Readings:
         pointer.
       edits: per edit and parity, :func:`edit_counts` and
         :func:`hint_edit_counts` side by side.
-      distances: per rollout (``free``, ``forced``) and distance,
-        :func:`flips_by_distance`'s node-steps and moves to a child.
+      distances: per rollout (``free``, ``forced``, and
+        ``forced_source_moved``: teacher-forced on :func:`source_moved`'s
+        batch) and distance, :func:`flips_by_distance`'s node-steps and
+        moves to a child.
     """
 
     row: dict[str, Any]
@@ -470,7 +490,8 @@ def pointer_tables(model: Model, batch: Batch) -> Readings:
     :func:`edit_counts` and :func:`hint_edit_counts` of the edited traces
     (:func:`edited_cases`) against the same teacher-forced pass on the true
     trace.  The distances: :func:`flips_by_distance` running free and
-    teacher-forced.  Each pass runs at the model's own matmul precision
+    teacher-forced, on the batch and with its source mark moved
+    (:func:`source_moved`).  Each pass runs at the model's own matmul precision
     (``Model.precision``).
     """
     trace = Trace.of(batch)
@@ -500,9 +521,12 @@ def pointer_tables(model: Model, batch: Batch) -> Readings:
             trace,
         ),
     }
+    moved = _pointers(run_forced(model.params, source_moved(batch)).hint_preds["pi_h"])
+    rollouts = {"free": predicted, "forced": forced_predicted}
+    rollouts["forced_source_moved"] = moved
     distances = [
         {"rollout": rollout, "distance": d, "node_steps": n, "to_child": k}
-        for rollout, pointers in (("free", predicted), ("forced", forced_predicted))
+        for rollout, pointers in rollouts.items()
         for d, (n, k) in flips_by_distance(pointers, trace).items()
     ]
     cases, pi_h = edited_cases(trace)

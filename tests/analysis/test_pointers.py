@@ -221,20 +221,26 @@ def test_the_compiled_network_keeps_every_answer_on_paths_and_edited_traces(path
         r["hint_parent"] == r["hint_parent_unedited"] == r["hint_steps"] > 0
         for r in edits
     )
-    assert {r["rollout"] for r in read.distances} == {"free", "forced"}
-    assert all(r["to_child"] == 0 < r["node_steps"] for r in read.distances)
+    rollouts = {r["rollout"] for r in read.distances}
+    assert rollouts == {"free", "forced", "forced_source_moved"}
+    kept = [r for r in read.distances if r["rollout"] != "forced_source_moved"]
+    assert all(r["to_child"] == 0 < r["node_steps"] for r in kept)
+    # the compiled program reads s at every step: moving the mark moves it
+    moved = [r for r in read.distances if r["rollout"] == "forced_source_moved"]
+    assert sum(r["to_child"] for r in moved) > 0
 
 
 PRECISIONS: list[str | None] = []
 
 
-def _reads_its_neighbours(points_at: bool):
+def _reads_its_neighbours(points_at: bool, held_by_source: bool = False):
     """A stand-in model whose decoders read the neighbours' pointers.
 
     A node's parent, in the output and in every hint prediction, is the
     neighbour that points at it (``points_at``) or the one that does not,
     in the hint the step reads (the true trace's, or the edited one fed
-    teacher-forced); where none qualifies, the true trace's.  The
+    teacher-forced); where none qualifies, the true trace's.  With
+    ``held_by_source``, a neighbour the input ``s`` marks comes first.  The
     precisions it is asked for are kept in ``PRECISIONS``.
     """
 
@@ -244,6 +250,7 @@ def _reads_its_neighbours(points_at: bool):
         def apply(params, batch):
             trace = Trace.of(batch)
             fed = np.asarray(batch.hints["pi_h"]).astype(np.int64)  # [T, B, N]
+            mark = np.asarray(batch.inputs["s"]) > 0.5
             steps, graphs, nodes = fed.shape
             hints = np.eye(nodes)[trace.pi_h[1:]]  # [T - 1, B, N, N]
             logits = np.zeros((graphs, nodes, nodes))
@@ -252,6 +259,8 @@ def _reads_its_neighbours(points_at: bool):
                     for v in range(nodes):
                         around = np.flatnonzero(trace.neighbours[b, v])
                         named = [u for u in around if (fed[t, b, u] == v) == points_at]
+                        if held_by_source:
+                            named = [u for u in around if mark[b, u]] + named
                         if named:
                             hints[t, b, v] = np.eye(nodes)[named[0]]
                         if named and t == trace.lengths[b] - 2:  # the output step
@@ -310,3 +319,41 @@ def test_edit_reading_says_which_neighbour_a_decoder_names_only_when_decided():
     assert pointers.edit_reading(3, 3) == ("undecided", 1.0)
     unmoved, p = pointers.edit_reading(0, 0)
     assert unmoved == "not moved" and np.isnan(p)
+
+
+def test_moving_the_source_mark_keeps_the_trace_and_marks_the_farthest_node(paths):
+    batch, _ = paths
+    moved = pointers.source_moved(batch)
+    trace = Trace.of(batch)
+    mark = np.asarray(moved.inputs["s"])
+    assert (mark.sum(-1) == 1).all()
+    assert (trace.reached_at[np.arange(mark.shape[0]), mark.argmax(-1)] > 0).all()
+    assert (mark.argmax(-1) == trace.reached_at.argmax(-1)).all()
+    for name, hint in batch.hints.items():
+        assert np.array_equal(np.asarray(moved.hints[name]), np.asarray(hint))
+
+
+def test_a_pointer_held_by_the_source_mark_turns_only_where_the_mark_moves(
+    paths, monkeypatch
+):
+    """Seen failing with the moved batch's pass read from the unmoved one."""
+    batch, compiled = paths
+
+    def flips(held_by_source: bool) -> dict[tuple[str, int], tuple[int, int]]:
+        stand_in = _reads_its_neighbours(True, held_by_source)
+        monkeypatch.setattr(pointers, "forward", stand_in)
+        rows = pointers.pointer_tables(compiled, batch).distances
+        return {
+            (r["rollout"], r["distance"]): (r["node_steps"], r["to_child"])
+            for r in rows
+        }
+
+    by, unheld = flips(held_by_source=True), flips(held_by_source=False)
+    assert by["forced", 1][1] == 0 < by["forced", 1][0]
+    # moved, the mark holds no node at distance 1: they read as if never held
+    assert by["forced_source_moved", 1] == unheld["forced", 1]
+    assert unheld["forced", 1][1] > 0
+    deeper = [d for rollout, d in by if rollout == "forced" and d > 1]
+    assert deeper
+    for d in deeper:
+        assert by["forced", d] == by["forced_source_moved", d]
