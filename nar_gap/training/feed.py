@@ -88,6 +88,28 @@ def seed_batches(config: TrainConfig, step: int, fast: bool | None = None) -> Ba
     )
 
 
+def drawn_batches(config: TrainConfig, seed: int, steps: Sequence[int]) -> list[Batch]:
+    """The batches seed ``seed``'s training drew at ``steps``, each at its own shape.
+
+    What a model was trained on, for measuring the training distribution
+    itself (how long its traces ask a node to hold a pointer, say): the
+    same draws as :func:`seed_batches` (the step's sizes, ``config``'s edge
+    probabilities and ``pos``), not padded to the trainer's buckets.
+    """
+    return [
+        train_batch(
+            config.network.algorithm,
+            seed,
+            step,
+            lengths=config.lengths_at(step),
+            batch_size=config.batch_size,
+            p=config.edge_probabilities,
+            random_pos=config.random_pos,
+        )
+        for step in steps
+    ]
+
+
 def sampling_workers(config: TrainConfig, num_steps: int) -> int:
     """How many worker processes draw a run's steps (0: a thread).
 

@@ -29,16 +29,15 @@ from nar_gap.analysis.pointers import (
     pointer_tables,
 )
 from nar_gap.model.model import Model
-from nar_gap.paper.experiments import generalisation
+from nar_gap.paper.experiments import generalisation, recipes
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
 from nar_gap.paper.experiments.runs import metadata
 from nar_gap.system import files
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.graphs import family_batch
-from nar_gap.tasks.sampling import sample_batch
+from nar_gap.training.feed import drawn_batches
 
-TRAINING_GRAPHS = 64  # per training size, for the exposure table
-TRAINING_SEED = 1  # the sampler's seed for those graphs (not a training batch's)
+TRAINING_ROUNDS = 2  # the exposure table's training batches: 2 per training size
 
 
 def rows_file(algorithm: str) -> str:
@@ -117,8 +116,11 @@ def run_path_pointers(
 
     The recipes and the compiled network are the generalisation study's
     (:func:`~nar_gap.paper.experiments.generalisation.contenders`: runs read
-    back); the training graphs are the training sampler's at each training
-    size.  Reading (``dirs.reading``): nothing to measure, the tables are there.
+    back); the training graphs are the batches the supervised recipe's first
+    seed drew in its first :data:`TRAINING_ROUNDS` rounds of the training
+    sizes (:func:`~nar_gap.training.feed.drawn_batches`: its sizes, edge
+    probabilities and ``pos``; plain draws the same).  Reading
+    (``dirs.reading``): nothing to measure, the tables are there.
     """
     if dirs.reading:
         return
@@ -129,18 +131,17 @@ def run_path_pointers(
     batch = family_batch(
         algorithm, "path", generalisation.FAMILY_NODES, generalisation.FAMILY_GRAPHS
     )
-    training = [
-        sample_batch(algorithm, n, TRAINING_GRAPHS, TRAINING_SEED)
-        for n in profile.train_lengths
-    ]
+    config = recipes.recipe_config(profile, algorithm, *recipes.named(pair[:1]), seeds)
+    steps = range(TRAINING_ROUNDS * len(config.train_lengths))
+    training = drawn_batches(config, config.seeds[0], steps)
     tables = measure(trained, found[0].compiled, batch, training)
     meta = metadata(
         profile,
         recipes=list(pair),
         seeds=seeds,
         edit_age=EDIT_AGE,
-        training_graphs=TRAINING_GRAPHS,
-        training_seed=TRAINING_SEED,
+        training_steps=len(steps),
+        training_seed=config.seeds[0],
     )
     for name, rows in zip(files_of(algorithm), tables, strict=True):
         files.write_table(Path(dirs.results) / name, rows, meta)

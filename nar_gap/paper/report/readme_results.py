@@ -729,7 +729,7 @@ def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
     exposure = (
         f"Node-steps {EDIT_AGE} or more steps after the node's "
         f"reach: {_fmt(at['training_share_at_least'])} of the training "
-        f"sampler's, {_fmt(at['paths_share_at_least'])} of the paths' "
+        f"batches', {_fmt(at['paths_share_at_least'])} of the paths' "
         f"(`{path_pointers.ages_file(algorithm)}`)."
         if at
         else ""
