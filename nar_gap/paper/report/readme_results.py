@@ -651,6 +651,38 @@ def _held_out_controls(rows: Sequence[dict[str, str]], sidecar: dict) -> str:
     return f"The held-out bar and its controls (`recipes.CONTROLS`):\n\n{table}"
 
 
+_SUMMED = ("broken", "fixed", "wrong_unedited", "cases")
+_SUMMED += ("hint_parent_unedited", "hint_parent", "hint_steps")
+
+
+def _edit_sums(
+    results: Path, algorithm: str
+) -> dict[tuple[str, str, str], dict[str, int]]:
+    """Section 6b's edit counts per (recipe, seed, edit), summed over parity."""
+    edits: dict[tuple[str, str, str], dict[str, int]] = {}
+    for r in files.read_table(results / path_pointers.edits_file(algorithm)):
+        key = (r["recipe"], r["seed"], r["edit"])
+        cell = edits.setdefault(key, dict.fromkeys(_SUMMED, 0))
+        for name in _SUMMED:
+            cell[name] += int(r[name])
+    return edits
+
+
+def _moved(c: dict[str, int]) -> str:
+    """``broken/right · mended/wrong`` of one edit's summed counts."""
+    right = c["cases"] - c["wrong_unedited"]
+    return f"{c['broken']}/{right} · {c['fixed']}/{c['wrong_unedited']}"
+
+
+def _named_parent(c: dict[str, int]) -> str:
+    return f"{c['hint_parent_unedited']} → {c['hint_parent']} of {c['hint_steps']}"
+
+
+def _reading(c: dict[str, int]) -> str:
+    said, p = edit_reading(c["broken"], c["fixed"])
+    return said if math.isnan(p) else f"{said} (p = {_fmt(str(p), 2)})"
+
+
 def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
     """Notebook 07's section 6b: a Markdown row per model and seed; flips by distance.
 
@@ -661,32 +693,10 @@ def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
     the section's four tables.
     """
     rows = files.read_table(results / path_pointers.rows_file(algorithm))
-    summed = ("broken", "fixed", "wrong_unedited", "cases")
-    summed += ("hint_parent_unedited", "hint_parent", "hint_steps")
-    edits: dict[tuple[str, str, str], dict[str, int]] = {}
-    for r in files.read_table(results / path_pointers.edits_file(algorithm)):
-        cell = edits.setdefault(
-            (r["recipe"], r["seed"], r["edit"]), dict.fromkeys(summed, 0)
-        )
-        for name in summed:
-            cell[name] += int(r[name])
+    edits = _edit_sums(results, algorithm)
 
     def counts(r: dict[str, str], edit: str) -> dict[str, int]:
-        return edits.get((r["recipe"], r["seed"], edit), dict.fromkeys(summed, 0))
-
-    def moved(r: dict[str, str], edit: str) -> str:
-        c = counts(r, edit)
-        right = c["cases"] - c["wrong_unedited"]
-        return f"{c['broken']}/{right} · {c['fixed']}/{c['wrong_unedited']}"
-
-    def parent(r: dict[str, str], edit: str) -> str:
-        c = counts(r, edit)
-        return f"{c['hint_parent_unedited']} → {c['hint_parent']} of {c['hint_steps']}"
-
-    def reading(r: dict[str, str]) -> str:
-        c = counts(r, "both")
-        said, p = edit_reading(c["broken"], c["fixed"])
-        return said if math.isnan(p) else f"{said} (p = {_fmt(str(p), 2)})"
+        return edits.get((r["recipe"], r["seed"], edit), dict.fromkeys(_SUMMED, 0))
 
     table = markdown_table(
         (
@@ -712,11 +722,11 @@ def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
                 f"{r['forced_to_child_even']} / {r['forced_to_child_odd']}",
                 f"{r['wrong_parent_back']}/"
                 f"{int(r['wrong_parent_back']) + int(r['wrong_parent_on'])}",
-                moved(r, "both"),
-                reading(r),
-                parent(r, "both"),
-                moved(r, "parent_back"),
-                parent(r, "parent_back"),
+                _moved(counts(r, "both")),
+                _reading(counts(r, "both")),
+                _named_parent(counts(r, "both")),
+                _moved(counts(r, "parent_back")),
+                _named_parent(counts(r, "parent_back")),
             )
             for r in rows
         ],
