@@ -71,18 +71,7 @@ def seed_batches(config: TrainConfig, step: int, fast: bool | None = None) -> Ba
                 config.usable_shape_buckets(), config.node_buckets, config.time_buckets
             ),
         )
-    batches = [
-        train_batch(
-            config.network.algorithm,
-            seed,
-            step,
-            lengths=config.lengths_at(step),
-            batch_size=config.batch_size,
-            p=config.edge_probabilities,
-            random_pos=config.random_pos,
-        )
-        for seed in config.seeds
-    ]
+    batches = [drawn_batches(config, seed, [step])[0] for seed in config.seeds]
     return pad_for_training(
         batches, config.node_buckets, config.time_buckets, config.usable_shape_buckets()
     )
