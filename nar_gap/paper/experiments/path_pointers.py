@@ -10,7 +10,9 @@ reach the training sampler's graphs ask a node to keep its pointer against
 the paths.
 
 Counts, not intervals: the recipe study's 2 seeds at the cpu profile decide
-no paired test; each seed's count is a row, and the table says its n.
+no test across seeds; each seed's count is a row, and the table says its n.
+The one test is within a seed, over its edited cases
+(:func:`~nar_gap.analysis.pointers.edit_reading`).
 """
 
 from __future__ import annotations
