@@ -6,7 +6,7 @@ come from where it attends; this section (6b) asks what its decoders read
 instead, with :mod:`nar_gap.analysis.pointers`, for the pair of recipes the
 generalisation study chose (supervised and plain, the recipe study's seeds)
 and the compiled network, on the same path graphs, and how long after its
-reach the training sampler's graphs ask a node to keep its pointer against
+reach the batches the recipes trained on ask a node to keep its pointer against
 the paths.
 
 Counts, not intervals: the recipe study's 2 seeds at the cpu profile decide
