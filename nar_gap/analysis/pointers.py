@@ -34,7 +34,7 @@ nothing.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -287,29 +287,15 @@ def edit_counts(
     true trace), the move of a decoder that reads the pointers the other
     way round.
     """
-    tally: dict[tuple[str, str], list[int]] = {}
-    for k, case in enumerate(cases):
-        cell = tally.setdefault((case.edit, _parity(case)), [0, 0, 0, 0, 0])
+
+    def count(k: int, case: Case) -> tuple[int, ...]:
         truth = trace.parent[case.graph, case.node]
-        wrong = output[k, case.node] != truth
-        before = unedited[case.graph, case.node] != truth
-        cell[0] += int(wrong)
-        cell[1] += int(before)
-        cell[2] += int(wrong and not before)
-        cell[3] += int(before and not wrong)
-        cell[4] += 1
-    return [
-        {
-            "edit": edit,
-            "parity": parity,
-            "wrong": w,
-            "wrong_unedited": u,
-            "broken": k,
-            "fixed": f,
-            "cases": n,
-        }
-        for (edit, parity), (w, u, k, f, n) in sorted(tally.items())
-    ]
+        wrong = bool(output[k, case.node] != truth)
+        before = bool(unedited[case.graph, case.node] != truth)
+        return wrong, before, wrong and not before, before and not wrong, 1
+
+    names = ("wrong", "wrong_unedited", "broken", "fixed", "cases")
+    return _by_edit_and_parity(cases, count, names)
 
 
 def hint_edit_counts(
@@ -326,23 +312,36 @@ def hint_edit_counts(
     (:func:`edit_counts`) ask the output decoder; these ask the hint
     decoder the same question.
     """
+
+    def count(k: int, case: Case) -> tuple[int, ...]:
+        parent = trace.parent[case.graph, case.node]
+        steps = range(case.start, int(trace.lengths[case.graph]) - 1)
+        before = sum(unedited[t, case.graph, case.node] == parent for t in steps)
+        after = sum(predicted[t, k, case.node] == parent for t in steps)
+        return len(steps), int(before), int(after)
+
+    names = ("hint_steps", "hint_parent_unedited", "hint_parent")
+    return _by_edit_and_parity(cases, count, names)
+
+
+def _by_edit_and_parity(
+    cases: Sequence[Case],
+    count: Callable[[int, Case], tuple[int, ...]],
+    names: Sequence[str],
+) -> list[dict[str, Any]]:
+    """``count(k, case)`` summed per edit and ``v``'s distance parity, one row each.
+
+    Rows in (edit, parity) order, so that :func:`edit_counts` and
+    :func:`hint_edit_counts` of the same cases line up row by row.
+    """
     tally: dict[tuple[str, str], list[int]] = {}
     for k, case in enumerate(cases):
-        cell = tally.setdefault((case.edit, _parity(case)), [0, 0, 0])
-        parent = trace.parent[case.graph, case.node]
-        for t in range(case.start, int(trace.lengths[case.graph]) - 1):
-            cell[0] += 1
-            cell[1] += int(unedited[t, case.graph, case.node] == parent)
-            cell[2] += int(predicted[t, k, case.node] == parent)
+        cell = tally.setdefault((case.edit, _parity(case)), [0] * len(names))
+        for i, value in enumerate(count(k, case)):
+            cell[i] += int(value)
     return [
-        {
-            "edit": edit,
-            "parity": parity,
-            "hint_steps": n,
-            "hint_parent_unedited": u,
-            "hint_parent": p,
-        }
-        for (edit, parity), (n, u, p) in sorted(tally.items())
+        {"edit": edit, "parity": parity, **dict(zip(names, cell, strict=True))}
+        for (edit, parity), cell in sorted(tally.items())
     ]
 
 
