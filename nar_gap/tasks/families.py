@@ -202,11 +202,13 @@ def make_graph(
     weighted: bool = True,
     decimals: int | None = None,
     clrs_law: bool = False,
+    law_p: float = 0.5,
 ) -> np.ndarray:
     """Family ``family``'s graph of ``n`` nodes for ``seed``.
 
     ``clrs_law`` draws self-loops and weights as dm-clrs does
-    (:func:`with_clrs_law`) rather than as :func:`with_weights` does.
+    (:func:`with_clrs_law`, self-loops with probability ``law_p``, the
+    sampler's edge probability) rather than as :func:`with_weights` does.
 
     Raises:
       ValueError: an unknown family (the known ones listed), n < 2, or
@@ -223,7 +225,7 @@ def make_graph(
     rng = np.random.default_rng([seed, n])
     adjacency = FAMILIES[family](n, rng)
     if clrs_law:
-        return with_clrs_law(adjacency, rng, weighted)
+        return with_clrs_law(adjacency, rng, weighted, law_p)
     return with_weights(adjacency, rng, decimals) if weighted else adjacency
 
 

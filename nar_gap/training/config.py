@@ -18,6 +18,8 @@ from nar_gap.tasks.defaults import (
     TRAIN_P,
     TRAIN_STEPS,
 )
+from nar_gap.tasks.families import FAMILIES
+from nar_gap.tasks.mixing import unknown_families
 
 OPTIMIZERS = ("adam", "sgd")
 
@@ -46,6 +48,15 @@ class TrainConfig:
       train_lengths: graph sizes cycled one batch each (paper: 4, 7, 11, 13, 16).
       edge_probabilities: Erdős–Rényi p grid for training (run.py's 0.1..0.9).
       random_pos: randomise ``pos`` in training (run.py: True).
+      train_families: graph families (:data:`nar_gap.tasks.families.FAMILIES`:
+        ``path``, ``tree``, ``grid``, ...) mixed into every training batch at
+        its size, in turn (:mod:`nar_gap.tasks.mixing`); empty (default):
+        dm-clrs's Erdős–Rényi graphs only, as CLRS trains.  Paths ask a
+        decoder to keep a node's pointer for many steps; CLRS's graphs rarely
+        do (notebook 07, section 6b).
+      family_share: the share of each batch's graphs drawn from
+        ``train_families`` (at least one graph when > 0); needs families,
+        and families need it.
       l1_weight: weight of the L1 penalty Σ|θ| (the paper's minimal models).
       attention_weight: weight of the attention-supervision term
         (:func:`~nar_gap.training.supervision.attention_kl`): every step's
@@ -131,6 +142,8 @@ class TrainConfig:
     train_lengths: tuple[int, ...] = TRAIN_LENGTHS
     edge_probabilities: tuple[float, ...] = TRAIN_P
     random_pos: bool = True
+    train_families: tuple[str, ...] = ()
+    family_share: float = 0.0
     l1_weight: float = 0.0
     attention_weight: float = 0.0
     state_weight: float = 0.0
@@ -157,6 +170,7 @@ class TrainConfig:
             *self._padding_problems(),
             *self._choice_problems(),
             *self._shape_problems(),
+            *self._family_problems(),
         ]
         if problems:
             raise ValueError("invalid TrainConfig: " + "; ".join(problems))
@@ -222,6 +236,23 @@ class TrainConfig:
             problems.append(
                 "state_weight needs a state probe: build the network with "
                 "nar_gap.training.supervision.with_state_probe"
+            )
+        return problems
+
+    def _family_problems(self) -> list[str]:
+        """Known families, a share in [0, 1], and the two set together."""
+        problems = []
+        unknown = unknown_families(self.train_families)
+        if unknown:
+            problems.append(
+                f"unknown train_families {unknown}; known: {', '.join(FAMILIES)}"
+            )
+        if not 0 <= self.family_share <= 1:
+            problems.append(f"family_share must be in [0, 1], got {self.family_share}")
+        if bool(self.train_families) != (self.family_share > 0):
+            problems.append(
+                "train_families and family_share > 0 go together, got "
+                f"{self.train_families} and {self.family_share}"
             )
         return problems
 
@@ -340,8 +371,10 @@ class TrainConfig:
             "seeds",
             "train_lengths",
             "edge_probabilities",
+            "train_families",
             "node_buckets",
             "time_buckets",
         ):
-            fields[name] = tuple(fields[name])
+            if name in fields:
+                fields[name] = tuple(fields[name])
         return cls(**fields)

@@ -28,10 +28,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from nar_gap.system.provenance import usable_cores
-from nar_gap.tasks.batch import Batch
-from nar_gap.tasks.fast_sampling import bucketed, stacked_train_batches
+from nar_gap.tasks.batch import Batch, concat_batches
+from nar_gap.tasks.fast_sampling import bucketed, stacked_train_batches, unstack_lane
+from nar_gap.tasks.mixing import family_graphs, family_train_batch, mixed_train_batch
 from nar_gap.tasks.prefetch import prefetch_in_processes
-from nar_gap.tasks.sampling import train_batch
 from nar_gap.training.config import TrainConfig
 from nar_gap.training.shapes import pad_for_training
 
@@ -54,27 +54,59 @@ def seed_batches(config: TrainConfig, step: int, fast: bool | None = None) -> Ba
     """Every seed's batch of ``step``, padded to one bucketed shape and stacked.
 
     ``fast`` (default: :func:`fast_sampling`) draws the step whole; the bytes
-    are the same either way (``tests/tasks/test_fast_sampling.py``).
+    are the same either way (``tests/tasks/test_fast_sampling.py``,
+    ``tests/training/test_feed.py``).
     """
     if fast is None:
         fast = fast_sampling()
-    if fast:
+    buckets = (config.node_buckets, config.time_buckets, config.usable_shape_buckets())
+    count = family_graphs(config.family_share, config.batch_size)
+    if not fast:
+        batches = [drawn_batches(config, seed, [step])[0] for seed in config.seeds]
+        return pad_for_training(batches, *buckets)
+    if not count:
         return stacked_train_batches(
             config.network.algorithm,
             config.seeds,
             step,
-            lengths=config.lengths_at(step),
-            batch_size=config.batch_size,
-            p=config.edge_probabilities,
-            random_pos=config.random_pos,
-            shape_for=bucketed(
-                config.usable_shape_buckets(), config.node_buckets, config.time_buckets
-            ),
+            shape_for=bucketed(buckets[2], *buckets[:2]),
+            **_draw_options(config, step, config.batch_size),
         )
-    batches = [drawn_batches(config, seed, [step])[0] for seed in config.seeds]
-    return pad_for_training(
-        batches, config.node_buckets, config.time_buckets, config.usable_shape_buckets()
-    )
+    return pad_for_training(_mixed_batches(config, step, count), *buckets)
+
+
+def _draw_options(config: TrainConfig, step: int, batch_size: int) -> dict[str, Any]:
+    """The sampler's options at ``step``: sizes, batch size, ``p``, ``pos``."""
+    return {
+        "lengths": config.lengths_at(step),
+        "batch_size": batch_size,
+        "p": config.edge_probabilities,
+        "random_pos": config.random_pos,
+    }
+
+
+def _mixed_batches(config: TrainConfig, step: int, count: int) -> list[Batch]:
+    """Each seed's :func:`drawn_batches` of ``step``, its sampled part drawn whole."""
+    algorithm, seeds = config.network.algorithm, config.seeds
+    options = _draw_options(config, step, config.batch_size - count)
+    sampled = [None] * len(seeds)
+    if options["batch_size"]:
+        stacked = stacked_train_batches(algorithm, seeds, step, **options)
+        sampled = [unstack_lane(stacked, lane) for lane in range(len(seeds))]
+    out = []
+    for seed, part in zip(seeds, sampled, strict=True):
+        families = family_train_batch(
+            algorithm,
+            config.train_families,
+            seed,
+            step,
+            num_nodes=options["lengths"][step % len(options["lengths"])],
+            count=count,
+            p=options["p"],
+            random_pos=options["random_pos"],
+        )
+        out.append(families if part is None else concat_batches([part, families]))
+    return out
 
 
 def drawn_batches(config: TrainConfig, seed: int, steps: Sequence[int]) -> list[Batch]:
@@ -83,17 +115,17 @@ def drawn_batches(config: TrainConfig, seed: int, steps: Sequence[int]) -> list[
     What a model was trained on, for measuring the training distribution
     itself (how long its traces ask a node to hold a pointer, say): the
     same draws as :func:`seed_batches` (the step's sizes, ``config``'s edge
-    probabilities and ``pos``), not padded to the trainer's buckets.
+    probabilities and ``pos``, its share of ``train_families``), not padded
+    to the trainer's buckets.
     """
     return [
-        train_batch(
+        mixed_train_batch(
             config.network.algorithm,
             seed,
             step,
-            lengths=config.lengths_at(step),
-            batch_size=config.batch_size,
-            p=config.edge_probabilities,
-            random_pos=config.random_pos,
+            families=config.train_families,
+            share=config.family_share,
+            **_draw_options(config, step, config.batch_size),
         )
         for step in steps
     ]

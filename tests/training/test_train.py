@@ -372,6 +372,10 @@ def test_the_compiled_step_checks_finiteness_once_not_in_every_update():
         (dict(train_lengths=(1, 4)), "train_lengths"),
         (dict(seed_strategy="pmap"), "seed_strategy must be one of"),
         (dict(shape_buckets=((16,),)), "shape_buckets must be"),
+        (dict(train_families=("paths",), family_share=0.5), "unknown train_families"),
+        (dict(train_families=("path",)), "go together"),
+        (dict(family_share=0.5), "go together"),
+        (dict(train_families=("path",), family_share=2.0), r"in \[0, 1\]"),
     ],
 )
 def test_invalid_training_configs_say_what_is_wrong(changes, message):
@@ -607,8 +611,9 @@ def test_run_directories_keep_their_address_when_fields_are_added():
     channel = dataclasses.replace(
         learned, network=dataclasses.replace(learned.network, edge_map="channel")
     )
-    names = {runs.run_dir(c, "r").name for c in (config, sgd, learned, channel)}
-    assert len(names) == 4
+    mixed = dataclasses.replace(config, train_families=("path",), family_share=0.25)
+    configs = (config, sgd, learned, channel, mixed)
+    assert len({runs.run_dir(c, "r").name for c in configs}) == 5
 
 
 def test_a_finished_run_is_read_back_not_scored_again(tmp_path, monkeypatch):

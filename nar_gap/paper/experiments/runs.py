@@ -44,6 +44,8 @@ _LATER_FIELDS = {
     "network.simple_pointer_decoder": "bilinear",
     "network.simple_pointer_scale": 1000.0,
     "network.fork_num_nodes": 16,
+    "train_families": [],
+    "family_share": 0.0,
 }
 
 
