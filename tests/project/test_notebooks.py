@@ -794,7 +794,8 @@ def test_07_generalisation_tables(executed):
 
 @in_chain("07_closing_the_gap")
 def test_07_path_pointer_tables(executed):
-    """Section 6b as notebook 07 ran it at smoke: a row per contender and
+    """Section 6b as notebook 07 ran it at smoke: a row per contender (the
+    supervised recipe's twin with families mixed in among them) and
     seed, the compiled network exact running free and teacher-forced with no
     hint error, no answer or pointer moved by any edit and no old node's
     pointer naming a child at any distance, and every age's share of
@@ -809,6 +810,7 @@ def test_07_path_pointer_tables(executed):
     assert [r["contender"] for r in rows] == [
         *["plain"] * seeds,
         *["supervised"] * seeds,
+        *[pp.TWIN] * seeds,
         "compiled",
     ]
     compiled = rows[-1]
@@ -816,7 +818,12 @@ def test_07_path_pointer_tables(executed):
     for prefix in ("", "forced_"):
         assert sum(compiled[f"{prefix}errors_{s}"] for s in STATES) == 0
     edits = written.read_back(pp.edits_file("bfs"), typed=True)
-    assert {r["contender"] for r in edits} == {"supervised", "plain", "compiled"}
+    assert {r["contender"] for r in edits} == {
+        "supervised",
+        "plain",
+        pp.TWIN,
+        "compiled",
+    }
     compiled_edits = [r for r in edits if r["contender"] == "compiled"]
     assert all(r["broken"] == r["fixed"] == 0 for r in compiled_edits)
     assert sum(r["cases"] for r in compiled_edits) > 0
@@ -831,9 +838,11 @@ def test_07_path_pointer_tables(executed):
     kept = [r for r in compiled_flips if r["rollout"] != "forced_source_moved"]
     assert all(r["to_child"] == 0 < r["node_steps"] for r in kept)
     ages = written.read_back(pp.ages_file("bfs"), typed=True)
-    for source in ("training", "paths"):
+    for source in ("training", "training_families", "paths"):
         shares = [r[f"{source}_share_at_least"] for r in ages]
         assert shares[0] == 1.0 and shares == sorted(shares, reverse=True)
+    old = ages[1]  # age 2: smoke's small training graphs hold none at EDIT_AGE
+    assert old["training_families_share_at_least"] > old["training_share_at_least"]
 
 
 @in_chain("07_closing_the_gap")

@@ -7,7 +7,11 @@ instead, with :mod:`nar_gap.analysis.pointers`, for the pair of recipes the
 generalisation study chose (supervised and plain, the recipe study's seeds)
 and the compiled network, on the same path graphs, and how long after its
 reach the batches the recipes trained on ask a node to keep its pointer against
-the paths.
+the paths.  Then it asks whether the supervised recipe's decoders lack a memory
+for lack of such traces: its twin (:func:`with_families`) trains with a
+quarter of each batch's graphs paths, trees and grids
+(``TrainConfig.train_families``), whose traces ask for long memories; the
+paths of the test are then of a family and size it trained on.
 
 Counts, not intervals: the recipe study's 2 seeds at the cpu profile decide
 no test across seeds; each seed's count is a row, and the table says its n.
@@ -17,7 +21,8 @@ The one test is within a seed, over its edited cases
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +38,24 @@ from nar_gap.analysis.pointers import (
 from nar_gap.model.model import Model
 from nar_gap.paper.experiments import generalisation, recipes
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
-from nar_gap.paper.experiments.runs import metadata
+from nar_gap.paper.experiments.runs import metadata, train_once
 from nar_gap.system import files
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.graphs import family_batch
+from nar_gap.training.config import TrainConfig
 from nar_gap.training.feed import drawn_batches
 
 TRAINING_ROUNDS = 2  # the exposure table's training batches: 2 per training size
+MIXED_FAMILIES = ("path", "tree", "grid")  # the twin's families, in turn
+MIXED_SHARE = 0.25  # of each batch's graphs: 8 of CLRS's 32
+TWIN = "supervised, families mixed in"  # the twin's contender name
+
+
+def with_families(config: TrainConfig) -> TrainConfig:
+    """``config`` with :data:`MIXED_SHARE` of each batch from :data:`MIXED_FAMILIES`."""
+    return dataclasses.replace(
+        config, train_families=MIXED_FAMILIES, family_share=MIXED_SHARE
+    )
 
 
 def rows_file(algorithm: str) -> str:
@@ -81,12 +97,12 @@ def measure(
     contenders: Sequence[tuple[str, str, Models]],
     compiled: Model,
     batch: Batch,
-    training: Sequence[Batch],
+    training: Mapping[str, Sequence[Batch]],
 ) -> tuple[list[dict[str, Any]], ...]:
     """The four tables (:func:`files_of`'s order) for each seed and ``compiled``.
 
-    ``contenders``: ``(contender, recipe, models)``; ``training``: the
-    training distribution's graphs, for the exposure table.
+    ``contenders``: ``(contender, recipe, models)``; ``training``: each
+    training distribution's graphs by name, for the exposure table.
     """
     labelled = [
         (contender, recipe, int(seed), model)
@@ -102,27 +118,25 @@ def measure(
         rows.append({**who, **shape, **read.row})
         edits += [{**who, "age": EDIT_AGE, **r} for r in read.edits]
         distances += [{**who, "age": EDIT_AGE, **r} for r in read.distances]
-    ages = age_rows(
-        {
-            "training": age_counts(map(Trace.of, training)),
-            "paths": age_counts([Trace.of(batch)]),
-        }
-    )
+    sources = {name: age_counts(map(Trace.of, b)) for name, b in training.items()}
+    ages = age_rows({**sources, "paths": age_counts([Trace.of(batch)])})
     return rows, edits, ages, distances
 
 
 def run_path_pointers(
     profile: Profile, algorithm: str, dirs: OutputDirs, progress: bool = True
 ) -> None:
-    """Notebook 07's section: the chosen recipe pair's seeds and compiled, on paths.
+    """Notebook 07's section: the chosen recipe pair's seeds, the twin, compiled.
 
     The recipes and the compiled network are the generalisation study's
     (:func:`~nar_gap.paper.experiments.generalisation.contenders`: runs read
-    back); the training graphs are the batches the supervised recipe's first
-    seed drew in its first :data:`TRAINING_ROUNDS` rounds of the training
-    sizes (:func:`~nar_gap.training.feed.drawn_batches`: its sizes, edge
-    probabilities and ``pos``; plain draws the same).  Reading
-    (``dirs.reading``): nothing to measure, the tables are there.
+    back); the supervised one's twin (:func:`with_families`) trains here at the
+    same seeds and steps.  The training graphs are the batches the supervised
+    recipe's first seed, and its twin's, drew in their first
+    :data:`TRAINING_ROUNDS` rounds of the training sizes
+    (:func:`~nar_gap.training.feed.drawn_batches`: their sizes, edge
+    probabilities, ``pos`` and families; plain draws the supervised one's).
+    Reading (``dirs.reading``): nothing to measure, the tables are there.
     """
     if dirs.reading:
         return
@@ -130,12 +144,18 @@ def run_path_pointers(
     seeds = profile.studies.recipe_seeds
     found = generalisation.contenders(profile, algorithm, dirs, seeds, pair, progress)
     trained = [(c.name, c.recipe, c.models) for c in found[:2]]  # plain, supervised
+    config = recipes.recipe_config(profile, algorithm, *recipes.named(pair[:1]), seeds)
+    twin = with_families(config)
+    models = Models.from_run(train_once(twin, dirs.runs, progress))
+    trained.append((TWIN, f"{pair[0]}+families", models))
     batch = family_batch(
         algorithm, "path", generalisation.FAMILY_NODES, generalisation.FAMILY_GRAPHS
     )
-    config = recipes.recipe_config(profile, algorithm, *recipes.named(pair[:1]), seeds)
     steps = range(TRAINING_ROUNDS * len(config.train_lengths))
-    training = drawn_batches(config, config.seeds[0], steps)
+    training = {
+        "training": drawn_batches(config, config.seeds[0], steps),
+        "training_families": drawn_batches(twin, config.seeds[0], steps),
+    }
     tables = measure(trained, found[0].compiled, batch, training)
     meta = metadata(
         profile,
@@ -144,6 +164,7 @@ def run_path_pointers(
         edit_age=EDIT_AGE,
         training_steps=len(steps),
         training_seed=config.seeds[0],
+        twin={"families": list(MIXED_FAMILIES), "share": MIXED_SHARE},
     )
     for name, rows in zip(files_of(algorithm), tables, strict=True):
         files.write_table(Path(dirs.results) / name, rows, meta)

@@ -739,7 +739,9 @@ def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
     exposure = (
         f"Node-steps {EDIT_AGE} or more steps after the node's "
         f"reach: {_fmt(at['training_share_at_least'])} of the training "
-        f"batches', {_fmt(at['paths_share_at_least'])} of the paths' "
+        f"batches', {_fmt(at['training_families_share_at_least'])} of the "
+        f"twin's (`+families`: {_twin_mix()}), "
+        f"{_fmt(at['paths_share_at_least'])} of the paths' "
         f"(`{path_pointers.ages_file(algorithm)}`)."
         if at
         else ""
@@ -755,6 +757,12 @@ def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
         "naming its parent on the true trace and under the edit (notebook 07, "
         f"section 6b). {exposure}\n\n{_distances(results, algorithm)}"
     ).rstrip()
+
+
+def _twin_mix() -> str:
+    """What section 6b's twin mixes into its batches, in words."""
+    families = ", ".join(path_pointers.MIXED_FAMILIES)
+    return f"{path_pointers.MIXED_SHARE:g} of each batch's graphs {families}"
 
 
 def _distances(results: Path, algorithm: str) -> str:

@@ -50,6 +50,7 @@ def test_the_rendered_section_names_each_output_decoder_s_reading_with_its_test(
         *_edits("compiled", -1, broken=0, fixed=0),
     ]
     ages = [{"age": 4, "training_share_at_least": 0.04, "paths_share_at_least": 0.6}]
+    ages[0]["training_families_share_at_least"] = 0.2
     distances = [
         {"contender": "plain", "recipe": "plain", "seed": 0, "age": 4}
         | {"rollout": rollout, "distance": d, "node_steps": 9, "to_child": d % 2}
@@ -71,5 +72,7 @@ def test_the_rendered_section_names_each_output_decoder_s_reading_with_its_test(
     assert "| 0/56 · 4/4 |" in lines["| plain"]
     assert "| not moved |" in lines["| compiled"]
     assert "| 0 → 20 of 20 |" in lines["| compiled"]
+    assert "0.040 of the training batches', 0.200 of the twin's" in first
+    assert "0.25 of each batch's graphs path, tree, grid), 0.600 of the paths'" in first
     assert second.startswith(" | d = 1 | d = 2 | d = 3 |")
     assert "| plain | 0 | forced | 1/9 | 0/9 | 1/9 |" in second
