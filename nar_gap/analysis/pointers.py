@@ -488,8 +488,10 @@ def pointer_tables(model: Model, batch: Batch) -> Readings:
     it fed itself; outputs by their parent's fed pointer.  The edits:
     :func:`edit_counts` and :func:`hint_edit_counts` of the edited traces
     (:func:`edited_cases`) against the same teacher-forced pass on the true
-    trace.  The distances: :func:`flips_by_distance` running free and
-    teacher-forced, on the batch and with its source mark moved
+    trace.  The distances: :func:`flips_by_distance` running free (soft and
+    hard feedback: a pointer kept with soft feedback and lost with hard is
+    kept in the mass the fed pointers put off their argmax, not in the
+    state) and teacher-forced, on the batch and with its source mark moved
     (:func:`source_moved`).  Each pass runs at the model's own matmul precision
     (``Model.precision``).
     """
@@ -521,8 +523,8 @@ def pointer_tables(model: Model, batch: Batch) -> Readings:
         ),
     }
     moved = _pointers(run_forced(model.params, source_moved(batch)).hint_preds["pi_h"])
-    rollouts = {"free": predicted, "forced": forced_predicted}
-    rollouts["forced_source_moved"] = moved
+    rollouts = {"free": predicted, "free_hard": _pointers(hard.hint_preds["pi_h"])}
+    rollouts |= {"forced": forced_predicted, "forced_source_moved": moved}
     distances = [
         {"rollout": rollout, "distance": d, "node_steps": n, "to_child": k}
         for rollout, pointers in rollouts.items()

@@ -222,7 +222,7 @@ def test_the_compiled_network_keeps_every_answer_on_paths_and_edited_traces(path
         for r in edits
     )
     rollouts = {r["rollout"] for r in read.distances}
-    assert rollouts == {"free", "forced", "forced_source_moved"}
+    assert rollouts == {"free", "free_hard", "forced", "forced_source_moved"}
     kept = [r for r in read.distances if r["rollout"] != "forced_source_moved"]
     assert all(r["to_child"] == 0 < r["node_steps"] for r in kept)
     # the compiled program reads s at every step: moving the mark moves it
@@ -357,3 +357,43 @@ def test_a_pointer_held_by_the_source_mark_turns_only_where_the_mark_moves(
     assert deeper
     for d in deeper:
         assert by["forced", d] == by["forced_source_moved", d]
+
+
+def _remembers_only_in_soft_feedback(config, repred, precision=None):
+    """A stand-in whose old nodes keep their parent running free with soft
+    feedback only: with hard feedback (and teacher-forced) every node reached
+    :data:`~nar_gap.analysis.pointers.EDIT_AGE` or more steps before names a
+    child where it has one."""
+
+    def apply(params, batch):
+        trace = Trace.of(batch)
+        nodes = trace.pi_h.shape[-1]
+        hints = np.eye(nodes)[trace.pi_h[1:]]  # [T - 1, B, N, N]
+        soft = repred and config.hint_repred_mode == "soft"
+        for t, b, v in np.argwhere(np.ones(hints.shape[:3], dtype=bool)):
+            old = 1 <= trace.reached_at[b, v] <= t + 1 - pointers.EDIT_AGE
+            children = [
+                u
+                for u in np.flatnonzero(trace.neighbours[b, v])
+                if trace.is_child(b, v, int(u))
+            ]
+            if old and children and not soft:
+                hints[t, b, v] = np.eye(nodes)[children[0]]
+        logits = np.eye(nodes)[trace.parent]
+        return types.SimpleNamespace(outputs={"pi": logits}, hint_preds={"pi_h": hints})
+
+    return apply
+
+
+def test_a_memory_kept_in_soft_feedback_shows_running_free_with_hard_feedback(
+    paths, monkeypatch
+):
+    """Seen failing with the hard rollout's row read from the soft pass."""
+    batch, compiled = paths
+    monkeypatch.setattr(pointers, "forward", _remembers_only_in_soft_feedback)
+    rows = pointers.pointer_tables(compiled, batch).distances
+    moved = {r["rollout"]: 0 for r in rows}
+    for r in rows:
+        moved[r["rollout"]] += r["to_child"]
+    assert moved["free"] == 0
+    assert moved["free_hard"] == moved["forced"] > 0

@@ -832,6 +832,7 @@ def test_07_path_pointer_tables(executed):
     compiled_flips = [r for r in distances if r["contender"] == "compiled"]
     assert {r["rollout"] for r in compiled_flips} == {
         "free",
+        "free_hard",
         "forced",
         "forced_source_moved",  # it reads s at every step: no control there
     }

@@ -784,6 +784,7 @@ def _distances(results: Path, algorithm: str) -> str:
         f"{table}\n\nBy distance `d` from the source: of a node's `pi_h` "
         f"predictions {EDIT_AGE} or more steps after its reach, those naming a "
         f"child (`{path_pointers.distances_file(algorithm)}`). "
+        "`free_hard`: running free with each fed pointer's argmax. "
         "`forced_source_moved`: teacher-forced with the input `s` on the "
         "farthest node, the trace unchanged (`pointers.source_moved`); the "
         "compiled program reads `s` at every step, so its row there is no "
