@@ -489,9 +489,9 @@ def pointer_tables(model: Model, batch: Batch) -> Readings:
     :func:`edit_counts` and :func:`hint_edit_counts` of the edited traces
     (:func:`edited_cases`) against the same teacher-forced pass on the true
     trace.  The distances: :func:`flips_by_distance` running free (soft and
-    hard feedback: a pointer kept with soft feedback and lost with hard is
-    kept in the mass the fed pointers put off their argmax, not in the
-    state) and teacher-forced, on the batch and with its source mark moved
+    hard feedback: a pointer kept with soft feedback and lost with hard
+    needs the mass the fed pointers put off their argmax; the state alone
+    does not keep it) and teacher-forced, on the batch and with its source mark moved
     (:func:`source_moved`).  Each pass runs at the model's own matmul precision
     (``Model.precision``).
     """
