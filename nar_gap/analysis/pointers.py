@@ -14,6 +14,8 @@ Counts over a BFS trace (pure numpy) and two readings of a model on it:
   :data:`EDIT_AGE` steps after its reach (``parent_back``: ``v``'s parent
   points at ``v``; ``both``: also ``v``'s child points away, to its own
   child), counted by :func:`edit_counts` as the answers it breaks;
+- :func:`fed_parent_mass`: how much of each old node's soft pointer, fed
+  back running free, lies on its parent;
 - :func:`age_counts`: how long after its reach a node keeps its pointer,
   over a set of traces (the training distribution's against a test set's);
 - :func:`pointer_tables`: one model's rollouts (free with soft and hard
@@ -34,17 +36,21 @@ nothing.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+import jax.numpy as jnp
 import numpy as np
 from scipy import stats
 
 from nar_gap.analysis.stats import CONFIDENCE_LEVEL
 from nar_gap.model.activations import teacher_forced
+from nar_gap.model.decoders import postprocess
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import forward
 from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.vocabulary import Type
 
 ALGORITHMS = ("bfs",)
 """The algorithms whose traces this module reads: BFS's ``reach_h`` and ``pi_h``."""
@@ -391,31 +397,63 @@ def _parity(case: Case) -> str:
     return "odd" if case.distance % 2 else "even"
 
 
+def _old_node_steps(
+    trace: Trace, steps: int, age: int
+) -> Iterator[tuple[int, int, int, int]]:
+    """``(t, graph, node, distance)`` of every prediction ``age`` or more steps old.
+
+    Step ``t`` predicts hint ``t + 1``, where a node reached at step
+    ``distance`` (the source, at 0, left out) is ``t + 1 - distance`` old;
+    steps past a graph's trace are left out.
+    """
+    for b in range(trace.lengths.shape[0]):
+        for t in range(min(steps, int(trace.lengths[b]) - 1)):
+            for v in np.flatnonzero(trace.node_mask[b]):
+                at = int(trace.reached_at[b, v])
+                if at >= 1 and t + 1 - at >= age:
+                    yield t, b, int(v), at
+
+
 def flips_by_distance(
     predicted: np.ndarray, trace: Trace, age: int = EDIT_AGE
 ) -> dict[int, tuple[int, int]]:
     """``{distance: (node-steps, to a child)}`` for nodes ``age`` or more steps old.
 
-    ``predicted``: ``[S, B, N]`` as in :func:`hint_errors` (step ``t``
-    predicts hint ``t + 1``, the node's age there is ``t + 1`` minus its
-    distance).  Every node other than the source is counted, per distance
-    from the source: how many of its predictions at that age or more named
-    a child.  Running free, a node whose pointer already turned shows
-    whether its neighbours' turn with it; teacher-forced, each node reads
-    the true trace, so the count is its own memory's.
+    ``predicted``: ``[S, B, N]`` as in :func:`hint_errors`.  Every node other
+    than the source is counted, per distance from the source: how many of
+    its predictions at that age or more (:func:`_old_node_steps`) named a
+    child.  Running free, a node whose pointer already turned shows whether
+    its neighbours' turn with it; teacher-forced, each node reads the true
+    trace, so the count is its own memory's.
     """
     counts: dict[int, list[int]] = {}
-    steps, graphs, _ = predicted.shape
-    for b in range(graphs):
-        for t in range(min(steps, int(trace.lengths[b]) - 1)):
-            for v in np.flatnonzero(trace.node_mask[b]):
-                at = int(trace.reached_at[b, v])
-                if at < 1 or t + 1 - at < age:
-                    continue
-                cell = counts.setdefault(at, [0, 0])
-                cell[0] += 1
-                cell[1] += int(trace.is_child(b, v, int(predicted[t, b, v])))
+    for t, b, v, at in _old_node_steps(trace, predicted.shape[0], age):
+        cell = counts.setdefault(at, [0, 0])
+        cell[0] += 1
+        cell[1] += int(trace.is_child(b, v, int(predicted[t, b, v])))
     return {d: (n, k) for d, (n, k) in sorted(counts.items())}
+
+
+def fed_parent_mass(
+    logits: np.ndarray, trace: Trace, age: int = EDIT_AGE
+) -> np.ndarray:
+    """The mass each old node's own soft pointer puts on its parent, one per node-step.
+
+    ``logits``: ``[S, B, N, N]``, the ``pi_h`` decoder's raw output running
+    free; with soft feedback the next step reads its softmax
+    (:func:`~nar_gap.model.decoders.postprocess`), the same node-steps as
+    :func:`flips_by_distance`.  Near 1 everywhere, the fed pointers carry
+    what the true trace does; far below it, the model runs on inputs the
+    one-hot trace (teacher forcing) and hard feedback never give it.
+    """
+    soft = np.asarray(postprocess(Type.POINTER, jnp.asarray(logits), hard=False))
+    return np.asarray(
+        [
+            soft[t, b, v, trace.parent[b, v]]
+            for t, b, v, _ in _old_node_steps(trace, soft.shape[0], age)
+        ],
+        dtype=np.float64,
+    )
 
 
 def age_counts(traces: Iterable[Trace]) -> dict[int, int]:
@@ -485,7 +523,9 @@ def pointer_tables(model: Model, batch: Batch) -> Readings:
     and teacher-forced; hint errors (:func:`hint_errors`) running free and
     teacher-forced (``forced_``), where every step reads the true trace, so
     a pointer that moves there moves in the model's own memory, not in what
-    it fed itself; outputs by their parent's fed pointer.  The edits:
+    it fed itself; outputs by their parent's fed pointer; the median mass
+    old nodes' soft pointers put on their parent running free, and the share
+    below a half (:func:`fed_parent_mass`).  The edits:
     :func:`edit_counts` and :func:`hint_edit_counts` of the edited traces
     (:func:`edited_cases`) against the same teacher-forced pass on the true
     trace.  The distances: :func:`flips_by_distance` running free (soft and
@@ -522,6 +562,9 @@ def pointer_tables(model: Model, batch: Batch) -> Readings:
             trace,
         ),
     }
+    mass = fed_parent_mass(np.asarray(free.hint_preds["pi_h"]), trace)
+    row["fed_parent_median"] = float(np.median(mass)) if mass.size else math.nan
+    row["fed_parent_below_half"] = float((mass < 0.5).mean()) if mass.size else 0.0
     moved = _pointers(run_forced(model.params, source_moved(batch)).hint_preds["pi_h"])
     rollouts = {"free": predicted, "free_hard": _pointers(hard.hint_preds["pi_h"])}
     rollouts |= {"forced": forced_predicted, "forced_source_moved": moved}

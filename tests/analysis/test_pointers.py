@@ -209,6 +209,7 @@ def test_the_compiled_network_keeps_every_answer_on_paths_and_edited_traces(path
     read = pointers.pointer_tables(compiled, batch)
     row = read.row
     assert row["output_free"] == row["output_free_hard"] == row["output_forced"] == 1
+    assert row["fed_parent_median"] > 0.99 and row["fed_parent_below_half"] == 0
     for prefix in ("", "forced_"):
         assert sum(row[f"{prefix}errors_{s}"] for s in pointers.STATES) == 0
         assert row[f"{prefix}cells_reached_before"] > 0
@@ -397,3 +398,30 @@ def test_a_memory_kept_in_soft_feedback_shows_running_free_with_hard_feedback(
         moved[r["rollout"]] += r["to_child"]
     assert moved["free"] == 0
     assert moved["free_hard"] == moved["forced"] > 0
+
+
+def test_fed_parent_mass_reads_each_old_node_s_soft_pointer_on_its_parent(paths):
+    """Logits whose softmax puts 0.05 x age on the parent: the values are the
+    ages' (so the step read and the age cut are right), one per node-step the
+    flips count.  Seen failing with the prediction of step t read as hint t's
+    and with the child's mass read for the parent's."""
+    batch, _ = paths
+    trace = Trace.of(batch)
+    steps, graphs, nodes = trace.pi_h.shape[0] - 1, *trace.pi_h.shape[1:]
+    probs = np.zeros((steps, graphs, nodes, nodes))
+    expected = []
+    for t in range(steps):
+        for b in range(graphs):
+            for v in range(nodes):
+                age = t + 1 - trace.reached_at[b, v]
+                on_parent = float(np.clip(0.05 * age, 0.01, 0.95))
+                probs[t, b, v] = (1 - on_parent) / (nodes - 1)
+                probs[t, b, v, trace.parent[b, v]] = on_parent
+                counted = trace.reached_at[b, v] >= 1 and t + 1 < trace.lengths[b]
+                if counted and age >= pointers.EDIT_AGE:
+                    expected.append(on_parent)
+    mass = pointers.fed_parent_mass(np.log(probs), trace)
+    np.testing.assert_allclose(np.sort(mass), np.sort(expected), rtol=1e-5)
+    assert mass.min() == pytest.approx(0.05 * pointers.EDIT_AGE, rel=1e-5)
+    flips = pointers.flips_by_distance(trace.pi_h[1:], trace)
+    assert mass.size == sum(n for n, _ in flips.values())

@@ -815,6 +815,7 @@ def test_07_path_pointer_tables(executed):
     ]
     compiled = rows[-1]
     assert compiled["output_free"] == compiled["output_forced"] == 1.0
+    assert compiled["fed_parent_median"] > 0.99  # its soft pointers are one-hot
     for prefix in ("", "forced_"):
         assert sum(compiled[f"{prefix}errors_{s}"] for s in STATES) == 0
     edits = written.read_back(pp.edits_file("bfs"), typed=True)

@@ -704,6 +704,7 @@ def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
             "seed",
             "output free (hard)",
             "output forced",
+            "fed pi_h on parent: median (< 0.5)",
             "to a child, even / odd: free · forced",
             "wrong outputs, parent points back",
             "both: broken · mended",
@@ -718,6 +719,7 @@ def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
                 r["seed"] if r["seed"] != "-1" else "–",
                 f"{_fmt(r['output_free'])} ({_fmt(r['output_free_hard'])})",
                 _fmt(r["output_forced"]),
+                f"{_fmt(r['fed_parent_median'])} ({_fmt(r['fed_parent_below_half'])})",
                 f"{r['to_child_even']} / {r['to_child_odd']} · "
                 f"{r['forced_to_child_even']} / {r['forced_to_child_odd']}",
                 f"{r['wrong_parent_back']}/"
@@ -747,7 +749,11 @@ def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
         else ""
     )
     return (
-        f"{table}\n\n`broken · mended`: answers right on the true trace and wrong "
+        f"{table}\n\n`fed pi_h on parent`: the mass old nodes' soft pointers, "
+        f"fed back running free from {EDIT_AGE} steps after the reach on, put on "
+        "the parent: the median, and the share below 0.5 "
+        "(`pointers.fed_parent_mass`). `broken · mended`: answers right on "
+        "the true trace and wrong "
         f"once the pointers around the node are edited, from {EDIT_AGE} steps "
         "after its reach on (teacher-forced), of those right; and wrong turned "
         "right, of those wrong. `output under both`: which neighbour the output "

@@ -15,6 +15,7 @@ def test_the_catalogue_lists_the_section_s_tables_where_notebook_07_writes_them(
 def _row(recipe: str, seed: int) -> dict[str, object]:
     row: dict[str, object] = {"contender": recipe, "recipe": recipe, "seed": seed}
     row |= {"output_free": 0.9, "output_free_hard": 0.8, "output_forced": 1.0}
+    row |= {"fed_parent_median": 0.365, "fed_parent_below_half": 0.25}
     for prefix in ("", "forced_"):
         row |= {f"{prefix}to_child_even": 3, f"{prefix}to_child_odd": 1}
     return row | {"wrong_parent_back": 2, "wrong_parent_on": 1}
@@ -68,6 +69,7 @@ def test_the_rendered_section_names_each_output_decoder_s_reading_with_its_test(
         in (lines["| attention_w10"])
     )
     assert "| 45/60 · 0/0 |" in lines["| attention_w10"]  # both: 60 right
+    assert "| 1.000 | 0.365 (0.250) | 3 / 1 · 3 / 1 |" in lines["| plain"]
     assert "| undecided (p = 0.12) |" in lines["| plain"]  # 4 mended of 4
     assert "| 0/56 · 4/4 |" in lines["| plain"]
     assert "| not moved |" in lines["| compiled"]
