@@ -26,11 +26,15 @@ pays for a step drawn in a worker (unpickling it from a shared-memory slot:
 :mod:`nar_gap.tasks.prefetch`; measured here as thread CPU time beyond
 reading an in-process batch).  Its ratio to the
 device time is the number to keep <= 0.10.  ``--pool-steps`` also runs the
-worker pool on this machine and prints the step rate it delivered.  From
-the repository root:
+worker pool on this machine and prints the step rate it delivered.
+``--family-share S`` also times the fast path with that share of each
+batch's graphs drawn from ``--families`` (``TrainConfig.train_families``:
+:mod:`nar_gap.tasks.mixing` draws them graph by graph through dm-clrs), as
+a ratio to the unmixed fast step.  From the repository root:
 
     .venv/bin/python benchmarks/sampling.py      # bfs, bellman_ford, dfs; K: all cores
     .venv/bin/python benchmarks/sampling.py --cores 16 --algorithm bfs
+    .venv/bin/python benchmarks/sampling.py --seeds 8 --family-share 0.25 --pool-steps 0
 """
 
 from __future__ import annotations
@@ -50,7 +54,14 @@ from typing import Any
 MIX_STEPS = 5  # steps 0..4 visit each of the five training lengths once
 
 
-def _config(algorithm: str, seeds: int, batch_size: int, lengths: list[int]) -> Any:
+def _config(
+    algorithm: str,
+    seeds: int,
+    batch_size: int,
+    lengths: list[int],
+    families: tuple[str, ...] = (),
+    share: float = 0.0,
+) -> Any:
     from nar_gap.model.config import NetworkConfig
     from nar_gap.training.config import TrainConfig
 
@@ -59,6 +70,8 @@ def _config(algorithm: str, seeds: int, batch_size: int, lengths: list[int]) -> 
         seeds=tuple(range(seeds)),
         batch_size=batch_size,
         train_lengths=tuple(lengths),
+        train_families=families if share else (),
+        family_share=share,
     )
 
 
@@ -164,6 +177,19 @@ def measure(algorithm: str, args: argparse.Namespace) -> dict[str, Any]:
         "host_seconds_per_step": host,
         "host_over_device": host / device,
     }
+    if args.family_share:
+        mixed = _config(
+            algorithm,
+            args.seeds,
+            args.batch_size,
+            args.lengths,
+            tuple(args.families),
+            args.family_share,
+        )
+        numbers["mixed_seconds_per_step"] = _cpu_seconds_per_step(
+            mixed, True, args.passes
+        )
+        numbers["mixed_over_fast"] = numbers["mixed_seconds_per_step"] / fast
     if args.pool_steps:
         numbers["pool_workers"] = args.workers
         numbers["pool_steps_per_second"] = _pool_steps_per_second(
@@ -200,6 +226,12 @@ def report(algorithm: str, numbers: dict[str, Any], args: argparse.Namespace) ->
         f"  host / device     : {n['host_over_device']:.3f} (target <= 0.10; holds "
         f"down to a device step of {n['host_seconds_per_step'] / 0.1 * 1e3:.1f} ms)",
     ]
+    if "mixed_seconds_per_step" in n:
+        lines.append(
+            f"  families mixed in : {n['mixed_seconds_per_step'] * 1e3:7.1f} ms CPU "
+            f"per step with {args.family_share:g} of each batch from "
+            f"{', '.join(args.families)}: {n['mixed_over_fast']:.1f}x the fast step"
+        )
     if "pool_steps_per_second" in n:
         lines.append(
             f"  measured pool     : {n['pool_workers']} worker(s) here delivered "
@@ -234,6 +266,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--workers", type=int, help="the pool's workers (default: K - 1, at least 1)"
     )
+    parser.add_argument(
+        "--family-share",
+        type=float,
+        default=0.0,
+        help="also time this share of each batch drawn from --families (0: skip)",
+    )
+    parser.add_argument("--families", nargs="+", default=["path", "tree", "grid"])
     parser.add_argument("--json", help="also write the numbers to this file")
     args = parser.parse_args(argv)
     args.reference_seeds = args.reference_seeds or args.seeds
