@@ -531,9 +531,9 @@ def pointer_tables(model: Model, batch: Batch) -> Readings:
     trace.  The distances: :func:`flips_by_distance` running free (soft and
     hard feedback: a pointer kept with soft feedback and lost with hard
     needs the mass the fed pointers put off their argmax; the state alone
-    does not keep it) and teacher-forced, on the batch and with its source mark moved
-    (:func:`source_moved`).  Each pass runs at the model's own matmul precision
-    (``Model.precision``).
+    does not keep it) and teacher-forced, on the batch and with its source
+    mark moved (:func:`source_moved`).  Each pass runs at the model's own
+    matmul precision (``Model.precision``).
     """
     trace = Trace.of(batch)
     config, precision = model.config, model.precision
