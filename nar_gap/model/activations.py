@@ -31,7 +31,14 @@ import numpy as np
 
 from nar_gap.model.config import NetOutput, NetworkConfig
 from nar_gap.model.network import Network
-from nar_gap.model.sites import ACTIVATIONS, BY_NAME, PATCHES, SITE_NAMES, Edits
+from nar_gap.model.sites import (
+    ACTIVATIONS,
+    FED,
+    PATCHES,
+    SITE_NAMES,
+    Edits,
+    find_site,
+)
 from nar_gap.tasks.batch import Batch
 
 Cache = dict[str, jax.Array]
@@ -52,7 +59,8 @@ class Patch:
     """Replace site ``site`` where ``steps``, ``heads`` and ``nodes`` say.
 
     Attributes:
-      site: a name of :data:`~nar_gap.model.sites.SITES`.
+      site: a name of :data:`~nar_gap.model.sites.SITES`, or ``fed_<hint>``
+        (:func:`~nar_gap.model.sites.fed_site`: a hint as the step encodes it).
       value: an array broadcastable to the site's cached shape ``[S, B,
         ...]`` (another model's cache entry, a constant), or a function of
         the original value of one step (``[B, ...]`` in, the same out),
@@ -61,6 +69,10 @@ class Patch:
       heads: the heads patched, at a site with a head axis (None: all).
       nodes: the receiver nodes patched, at a site with a node axis (None:
         all).
+      where: booleans broadcastable to the cached shape, patched only where
+        true (and where the selections above are; None: everywhere), for
+        a selection that differs by step and graph (the nodes reached
+        before each step, say).
     """
 
     site: str
@@ -68,13 +80,15 @@ class Patch:
     steps: tuple[int, ...] | None = None
     heads: tuple[int, ...] | None = None
     nodes: tuple[int, ...] | None = None
+    where: Any = None
 
     def __post_init__(self) -> None:
         """Unknown sites and selections a site cannot have are errors here."""
-        found = BY_NAME.get(self.site)
+        found = find_site(self.site)
         if found is None:
             raise ValueError(
-                f"unknown site {self.site!r}; sites: {', '.join(SITE_NAMES)}"
+                f"unknown site {self.site!r}; sites: {', '.join(SITE_NAMES)}, "
+                f"{FED}<hint>"
             )
         if not found.patchable:
             raise ValueError(f"site {self.site!r} is read only (it cannot be patched)")
@@ -85,8 +99,10 @@ class Patch:
 
     def mask(self, shape: tuple[int, ...]) -> np.ndarray:
         """``[S, B, ...]`` booleans: true where this patch applies."""
-        found = BY_NAME[self.site]
+        found = find_site(self.site)
         chosen = np.ones(shape, bool)
+        if self.where is not None:
+            chosen &= np.broadcast_to(np.asarray(self.where, bool), shape)
         for axis, picked in (
             (0, self.steps),
             (found.head_axis, self.heads),
@@ -104,7 +120,7 @@ class Patch:
 
 def _module_path(name: str) -> tuple[str, ...]:
     """Where site ``name`` sits in the Flax collections."""
-    return ("net",) if BY_NAME[name].module == "step" else ("net", "processor")
+    return ("net",) if find_site(name).module == "step" else ("net", "processor")
 
 
 def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -121,7 +137,8 @@ def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
 def _flatten(tree: Mapping[str, Any]) -> Cache:
     """The activations collection -> ``{site: [S, B, ...]}``."""
     cache = {}
-    for name in SITE_NAMES:
+    fed = [k for k in tree.get("net", {}) if k.startswith(FED)]
+    for name in (*SITE_NAMES, *sorted(fed)):
         node: Any = tree
         for key in (*_module_path(name), name):
             node = node.get(key) if isinstance(node, Mapping) else None
@@ -172,6 +189,11 @@ def _patch_tree(
     shapes = site_shapes(config, params, batch) if patches else {}
     flat = {}
     for patch in patches:
+        if patch.site not in shapes:
+            fed = sorted(k for k in shapes if k.startswith(FED))
+            raise ValueError(
+                f"this network has no site {patch.site!r}; its hints: {', '.join(fed)}"
+            )
         shape = shapes[patch.site]
         flat[patch.site] = {"mask": jnp.asarray(patch.mask(shape))}
         if callable(patch.value):  # applied in the loop: the patch holds its mask
@@ -196,8 +218,9 @@ def run_with_cache(
     Evaluation mode: the model's own predictions fed back
     (``teacher_forced``: the ground truth at every step instead).  Returns
     the :class:`~nar_gap.model.config.NetOutput` and the cache: every site
-    of :data:`~nar_gap.model.sites.SITES` (``[S, B, ...]``), ``hint.<name>``
-    and ``output.<name>`` (decoder logits).  ``precision``: as
+    of :data:`~nar_gap.model.sites.SITES` (``[S, B, ...]``), ``fed_<hint>``
+    (each hint as the step encoded it), ``hint.<name>`` and ``output.<name>``
+    (decoder logits).  ``precision``: as
     :func:`~nar_gap.model.seeds.forward`'s (compiled models need
     ``"highest"`` on a GPU).
     """

@@ -51,7 +51,7 @@ from nar_gap.model.decoders import decode, placeholder_preds, to_dense
 from nar_gap.model.encoders import encode, hints_to_encode
 from nar_gap.model.gatv2 import EdgeFeatures, GATv2
 from nar_gap.model.layers import Dense, haiku_linear_init
-from nar_gap.model.sites import ACTIVATIONS, PATCHES, Edits, site
+from nar_gap.model.sites import ACTIVATIONS, FED, PATCHES, Edits, site
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.vocabulary import Stage, Type
 
@@ -126,6 +126,9 @@ class Step(nn.Module):
         fed = hints_to_encode(
             cfg, spec, step, hints_now, previous_preds, self.repred, coins
         )
+        fed = {
+            name: site(self, f"{FED}{name}", v, self.edits) for name, v in fed.items()
+        }
         encoded = encode(cfg, spec, consts.inputs, fed, consts.node_mask)
         encoded = dataclasses.replace(
             encoded,

@@ -163,6 +163,37 @@ SITES: tuple[Site, ...] = (
 SITE_NAMES: tuple[str, ...] = tuple(s.name for s in SITES)
 BY_NAME: dict[str, Site] = {s.name: s for s in SITES}
 
+FED = "fed_"
+"""Prefix of the fed-hint sites: ``fed_<hint>`` for each hint of the algorithm."""
+
+
+def fed_site(hint: str) -> Site:
+    """The site of hint ``hint`` as a step encodes it (:func:`find_site`).
+
+    What the hint loop feeds itself, one site per hint of the algorithm
+    (``fed_pi_h``, ``fed_reach_h`` for BFS): the truth at step 0 and
+    wherever teacher forcing draws it, else the previous step's prediction
+    post-processed (soft or hard, ``hint_repred_mode``), in the dense form
+    the encoder reads (a pointer as a row over nodes).  Patched, the step
+    encodes the patched hint, and the rollout goes on from it.
+    """
+    return Site(
+        f"{FED}{hint}",
+        "step",
+        "[S, B, N, ...]",
+        "hint_t",
+        f"hint {hint} as step t encodes it (the truth, or the prediction fed back)",
+    )
+
+
+def find_site(name: str) -> Site | None:
+    """Site ``name``: one of :data:`SITES`, a ``fed_<hint>`` site, or None."""
+    if name in BY_NAME:
+        return BY_NAME[name]
+    if name.startswith(FED) and len(name) > len(FED):
+        return fed_site(name[len(FED) :])
+    return None
+
 
 def _keep_last(_: object, value: jax.Array) -> jax.Array:
     """The last value stored (a step with several message-passing rounds)."""

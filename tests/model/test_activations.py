@@ -178,6 +178,7 @@ def test_the_cache_works_under_jit_and_over_seeds():
         (dict(site="pre_attention", value=0.0), "read only"),
         (dict(site="graph_fts", value=0.0, nodes=(0,)), "no node axis"),
         (dict(site="hidden", value=0.0, heads=(0,)), "no head axis"),
+        (dict(site="fed_", value=0.0), "unknown site 'fed_'"),
     ],
 )
 def test_a_bad_patch_is_refused_in_one_line(patch, message):
@@ -213,3 +214,74 @@ def test_the_docs_table_names_every_site_with_its_shape_and_symbol():
     }
     for found in SITES:
         assert rows.get(found.name) == (found.shape, found.symbol), found.name
+
+
+def _dense_truth(batch, name: str) -> np.ndarray:
+    """Hint ``name`` of ``batch`` as the encoder reads it: pointers one-hot."""
+    hint = np.asarray(batch.hints[name])
+    if name == "pi_h":
+        return np.eye(batch.num_nodes)[hint.astype(int)]
+    return hint
+
+
+def test_the_fed_hints_are_cached_as_each_step_encoded_them():
+    """The truth at step 0, then the previous prediction fed back soft; the
+    truth at every step teacher-forced.  Seen failing with the site on the
+    fed-back predictions before the truth is chosen at step 0."""
+    config, params, batch = _trained_shape()
+    _, cache = activations.run_with_cache(config, params, batch)
+    fed, logits = np.asarray(cache["fed_pi_h"]), np.asarray(cache["hint.pi_h"])
+    np.testing.assert_array_equal(fed[0], _dense_truth(batch, "pi_h")[0])
+    np.testing.assert_allclose(fed[1:], jax.nn.softmax(logits[:-1], -1), atol=1e-6)
+    reach = np.asarray(cache["fed_reach_h"])
+    np.testing.assert_allclose(
+        reach[1:], jax.nn.sigmoid(np.asarray(cache["hint.reach_h"])[:-1]), atol=1e-6
+    )
+    _, forced = activations.run_with_cache(config, params, batch, teacher_forced=True)
+    steps = fed.shape[0]
+    for name in ("pi_h", "reach_h"):
+        truth = _dense_truth(batch, name)[:steps]
+        np.testing.assert_array_equal(forced[f"fed_{name}"], truth)
+
+
+def test_the_truth_patched_into_the_fed_hints_is_teacher_forcing():
+    config, params, batch = _trained_shape()
+    steps = batch.num_steps - 1
+    truth = [Patch(f"fed_{n}", _dense_truth(batch, n)[:steps]) for n in batch.hints]
+    patched, _ = activations.run_with_cache(config, params, batch, truth)
+    forced, _ = activations.run_with_cache(config, params, batch, teacher_forced=True)
+    for name, value in forced.hint_preds.items():
+        np.testing.assert_allclose(patched.hint_preds[name], value, atol=1e-5)
+    np.testing.assert_allclose(patched.outputs["pi"], forced.outputs["pi"], atol=1e-5)
+
+
+def test_where_limits_an_in_loop_patch_to_the_chosen_cells():
+    """Hardening the fed pointers of chosen (step, graph, node) cells only:
+    those rows are the one-hot argmax of the prediction fed back, every
+    other row its softmax, in the patched rollout itself.  Seen failing with
+    ``where`` ignored."""
+    config, params, batch = _trained_shape()
+    _, cache = activations.run_with_cache(config, params, batch)
+    shape = cache["fed_pi_h"].shape  # [S, B, N, N]
+    chosen = np.zeros(shape[:3] + (1,), bool)
+    chosen[1:, 0, 2:] = True  # graph 0, nodes 2.., every step after the first
+
+    def harden(rows):
+        return jax.nn.one_hot(rows.argmax(-1), rows.shape[-1])
+
+    _, patched = activations.run_with_cache(
+        config, params, batch, [Patch("fed_pi_h", harden, where=chosen)]
+    )
+    fed, logits = np.asarray(patched["fed_pi_h"]), np.asarray(patched["hint.pi_h"])
+    soft = np.asarray(jax.nn.softmax(logits[:-1], -1))
+    hard = np.eye(shape[-1])[soft.argmax(-1)]
+    rows = np.broadcast_to(chosen[1:], soft.shape)
+    np.testing.assert_allclose(fed[1:][rows], hard[rows], atol=1e-6)
+    np.testing.assert_allclose(fed[1:][~rows], soft[~rows], atol=1e-6)
+    assert not np.allclose(fed[1:][rows], soft[rows])
+
+
+def test_a_fed_site_the_algorithm_lacks_is_refused_in_one_line():
+    config, params, batch = _trained_shape()
+    with pytest.raises(ValueError, match="no site 'fed_color'; its hints: fed_pi_h"):
+        activations.run_with_cache(config, params, batch, [Patch("fed_color", 0.0)])
