@@ -18,6 +18,8 @@ Counts over a BFS trace (pure numpy) and two readings of a model on it:
   back running free, lies on its parent;
 - :func:`age_counts`: how long after its reach a node keeps its pointer,
   over a set of traces (the training distribution's against a test set's);
+- :func:`free_hardened_by_parity`: rollouts with one parity's fed pointers
+  hardened, which ask whose soft pointers a memory reads;
 - :func:`pointer_tables`: one model's rollouts (free with soft and hard
   feedback, teacher-forced), its hint errors both ways, its outputs by
   pointer, and the intervention's counts.
@@ -40,12 +42,13 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from scipy import stats
 
 from nar_gap.analysis.stats import CONFIDENCE_LEVEL
-from nar_gap.model.activations import teacher_forced
+from nar_gap.model.activations import Patch, run_with_cache, teacher_forced
 from nar_gap.model.decoders import postprocess
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import forward
@@ -456,6 +459,50 @@ def fed_parent_mass(
     )
 
 
+def reached_before_by_parity(trace: Trace, steps: int) -> dict[str, np.ndarray]:
+    """``{"even", "odd"}``: ``[S, B, N, 1]``, rows of nodes reached before each step.
+
+    The fed pointer rows of the nodes at an even or odd distance from the
+    source that were reached before the step.  Step ``t`` feeds hint ``t``;
+    a node reached at step ``d < t`` holds its pointer there.  The source
+    (distance 0) counts as even.
+    """
+    step = np.arange(steps)[:, None, None]
+    at = trace.reached_at[None]
+    before = (at >= 0) & (at < step) & trace.node_mask[None]
+    return {
+        "even": (before & (at % 2 == 0))[..., None],
+        "odd": (before & (at % 2 == 1))[..., None],
+    }
+
+
+def hardened(rows: jax.Array) -> jax.Array:
+    """Each pointer row as its argmax, one-hot: what hard feedback feeds."""
+    return jax.nn.one_hot(jnp.argmax(rows, -1), rows.shape[-1], dtype=rows.dtype)
+
+
+def free_hardened_by_parity(model: Model, batch: Batch) -> dict[str, np.ndarray]:
+    """``{"free_hard_even", "free_hard_odd"}``: ``[S, B, N]`` predicted pointers.
+
+    Running free with soft feedback, except the fed pointers of the nodes
+    :func:`reached_before_by_parity` marks, hardened (:func:`hardened`,
+    through the ``fed_pi_h`` site).  On a path a node's neighbours lie at
+    the other parity: a node that turns when the other parity's rows are
+    hardened and holds when its own are reads its memory from its
+    neighbours' soft pointers, not from its own.
+    """
+    trace = Trace.of(batch)
+    masks = reached_before_by_parity(trace, batch.num_steps - 1)
+    out = {}
+    for parity, where in masks.items():
+        patch = Patch("fed_pi_h", hardened, where=where)
+        run, _ = run_with_cache(
+            model.config, model.params, batch, [patch], precision=model.precision
+        )
+        out[f"free_hard_{parity}"] = _pointers(run.hint_preds["pi_h"])
+    return out
+
+
 def age_counts(traces: Iterable[Trace]) -> dict[int, int]:
     """``{age: node-steps}``: reached nodes ``age`` ≥ 1 steps after their reach.
 
@@ -531,8 +578,10 @@ def pointer_tables(model: Model, batch: Batch) -> Readings:
     trace.  The distances: :func:`flips_by_distance` running free (soft and
     hard feedback: a pointer kept with soft feedback and lost with hard
     needs the mass the fed pointers put off their argmax; the state alone
-    does not keep it) and teacher-forced, on the batch and with its source
-    mark moved (:func:`source_moved`).  Each pass runs at the model's own
+    does not keep it; and hard for one parity's rows only,
+    :func:`free_hardened_by_parity`, which says whose mass) and
+    teacher-forced, on the batch and with its source mark moved
+    (:func:`source_moved`).  Each pass runs at the model's own
     matmul precision (``Model.precision``).
     """
     trace = Trace.of(batch)
@@ -567,6 +616,7 @@ def pointer_tables(model: Model, batch: Batch) -> Readings:
     row["fed_parent_below_half"] = float((mass < 0.5).mean()) if mass.size else 0.0
     moved = _pointers(run_forced(model.params, source_moved(batch)).hint_preds["pi_h"])
     rollouts = {"free": predicted, "free_hard": _pointers(hard.hint_preds["pi_h"])}
+    rollouts |= free_hardened_by_parity(model, batch)
     rollouts |= {"forced": forced_predicted, "forced_source_moved": moved}
     distances = [
         {"rollout": rollout, "distance": d, "node_steps": n, "to_child": k}

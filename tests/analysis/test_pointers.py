@@ -223,7 +223,14 @@ def test_the_compiled_network_keeps_every_answer_on_paths_and_edited_traces(path
         for r in edits
     )
     rollouts = {r["rollout"] for r in read.distances}
-    assert rollouts == {"free", "free_hard", "forced", "forced_source_moved"}
+    assert rollouts == {
+        "free",
+        "free_hard",
+        "free_hard_even",
+        "free_hard_odd",
+        "forced",
+        "forced_source_moved",
+    }
     kept = [r for r in read.distances if r["rollout"] != "forced_source_moved"]
     assert all(r["to_child"] == 0 < r["node_steps"] for r in kept)
     # the compiled program reads s at every step: moving the mark moves it
@@ -425,3 +432,47 @@ def test_fed_parent_mass_reads_each_old_node_s_soft_pointer_on_its_parent(paths)
     assert mass.min() == pytest.approx(0.05 * pointers.EDIT_AGE, rel=1e-5)
     flips = pointers.flips_by_distance(trace.pi_h[1:], trace)
     assert mass.size == sum(n for n, _ in flips.values())
+
+
+def test_the_parity_masks_mark_the_rows_of_nodes_reached_before_each_step(paths):
+    batch, _ = paths
+    trace = Trace.of(batch)
+    masks = pointers.reached_before_by_parity(trace, 5)
+    for parity, mask in masks.items():
+        assert mask.shape == (5, *trace.reached_at.shape, 1)
+        for t in range(5):
+            at = trace.reached_at
+            rows = (at >= 0) & (at < t) & (at % 2 == (parity == "odd"))
+            np.testing.assert_array_equal(mask[t, ..., 0], rows)
+    assert not (masks["even"] & masks["odd"]).any()
+
+
+def _reads_its_neighbours_soft_mass(config, params, batch, patches, precision=None):
+    """A stand-in rollout whose old nodes name a child where a neighbour's fed
+    pointer row is hardened (the patch's ``where``) and their parent else."""
+    trace = Trace.of(batch)
+    (patch,) = patches
+    where = np.asarray(patch.where)[..., 0]  # [S, B, N]: hardened rows
+    steps, graphs, nodes = where.shape
+    hints = np.eye(nodes)[trace.pi_h[1:]]
+    for t, b, v, _ in pointers._old_node_steps(trace, steps, pointers.EDIT_AGE):
+        around = np.flatnonzero(trace.neighbours[b, v])
+        children = [u for u in around if trace.is_child(b, v, int(u))]
+        if children and where[t, b, around].any():
+            hints[t, b, v] = np.eye(nodes)[children[0]]
+    out = types.SimpleNamespace(hint_preds={"pi_h": hints})
+    return out, {}
+
+
+def test_hardening_one_parity_turns_the_nodes_that_read_it(paths, monkeypatch):
+    """A memory read from the neighbours' soft pointers: hardening the even
+    rows turns odd nodes only, the odd rows even nodes only.  Seen failing
+    with the two masks' names swapped."""
+    batch, compiled = paths
+    monkeypatch.setattr(pointers, "run_with_cache", _reads_its_neighbours_soft_mass)
+    rollouts = pointers.free_hardened_by_parity(compiled, batch)
+    trace = Trace.of(batch)
+    for parity, turned in (("even", 1), ("odd", 0)):
+        flips = pointers.flips_by_distance(rollouts[f"free_hard_{parity}"], trace)
+        assert all(k == 0 for d, (_, k) in flips.items() if d % 2 != turned)
+        assert sum(k for d, (_, k) in flips.items() if d % 2 == turned) > 0

@@ -834,6 +834,8 @@ def test_07_path_pointer_tables(executed):
     assert {r["rollout"] for r in compiled_flips} == {
         "free",
         "free_hard",
+        "free_hard_even",
+        "free_hard_odd",
         "forced",
         "forced_source_moved",  # it reads s at every step: no control there
     }
