@@ -110,6 +110,10 @@ class Patch:
         ):
             if picked is None:
                 continue
+            if axis >= len(shape):  # a graph-level fed hint: no node axis
+                raise ValueError(
+                    f"site {self.site!r} of shape {shape} has no axis {axis}"
+                )
             keep = np.zeros(shape[axis], bool)
             keep[list(picked)] = True
             view = [1] * len(shape)

@@ -175,12 +175,14 @@ def fed_site(hint: str) -> Site:
     wherever teacher forcing draws it, else the previous step's prediction
     post-processed (soft or hard, ``hint_repred_mode``), in the dense form
     the encoder reads (a pointer as a row over nodes).  Patched, the step
-    encodes the patched hint, and the rollout goes on from it.
+    encodes the patched hint, and the rollout goes on from it.  Axis 2 is
+    the node axis of node and edge hints; a graph-level hint (DFS's
+    ``time``) is ``[S, B]`` and has none to select.
     """
     return Site(
         f"{FED}{hint}",
         "step",
-        "[S, B, N, ...]",
+        "[S, B, ...]",
         "hint_t",
         f"hint {hint} as step t encodes it (the truth, or the prediction fed back)",
     )

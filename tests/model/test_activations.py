@@ -285,3 +285,13 @@ def test_a_fed_site_the_algorithm_lacks_is_refused_in_one_line():
     config, params, batch = _trained_shape()
     with pytest.raises(ValueError, match="no site 'fed_color'; its hints: fed_pi_h"):
         activations.run_with_cache(config, params, batch, [Patch("fed_color", 0.0)])
+
+
+def test_selecting_nodes_of_a_graph_level_fed_hint_is_refused_in_one_line():
+    """DFS's ``time`` hint is one number per graph: no node axis to select."""
+    config = nar_gap.NetworkConfig("dfs", hidden_size=8)
+    batch = nar_gap.data.sample_batch("dfs", num_nodes=4, batch_size=1, seed=0)
+    params = init_params(config, batch, seed=0)
+    patch = Patch("fed_time", 0.0, nodes=(0,))
+    with pytest.raises(ValueError, match="'fed_time' of shape .* has no axis 2"):
+        activations.run_with_cache(config, params, batch, [patch])
