@@ -49,7 +49,7 @@ from scipy import stats
 
 from nar_gap.analysis.stats import CONFIDENCE_LEVEL
 from nar_gap.model.activations import Patch, run_with_cache, teacher_forced
-from nar_gap.model.decoders import postprocess
+from nar_gap.model.decoders import feedback, postprocess
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import forward
 from nar_gap.tasks.batch import Batch
@@ -477,8 +477,12 @@ def reached_before_by_parity(trace: Trace, steps: int) -> dict[str, np.ndarray]:
 
 
 def hardened(rows: jax.Array) -> jax.Array:
-    """Each pointer row as its argmax, one-hot: what hard feedback feeds."""
-    return jax.nn.one_hot(jnp.argmax(rows, -1), rows.shape[-1], dtype=rows.dtype)
+    """Each pointer row as its argmax, one-hot: what hard feedback feeds.
+
+    The hint loop's own hard feedback (:func:`~nar_gap.model.decoders.feedback`):
+    the argmax of a softmax row is its logits'.
+    """
+    return feedback(rows, Type.POINTER, hard=True)
 
 
 def free_hardened_by_parity(model: Model, batch: Batch) -> dict[str, np.ndarray]:
@@ -552,8 +556,9 @@ class Readings:
         pointer.
       edits: per edit and parity, :func:`edit_counts` and
         :func:`hint_edit_counts` side by side.
-      distances: per rollout (``free``, ``forced``, and
-        ``forced_source_moved``: teacher-forced on :func:`source_moved`'s
+      distances: per rollout (``free``; ``free_hard``; ``free_hard_even``
+        and ``free_hard_odd``, :func:`free_hardened_by_parity`'s; ``forced``;
+        and ``forced_source_moved``, teacher-forced on :func:`source_moved`'s
         batch) and distance, :func:`flips_by_distance`'s node-steps and
         moves to a child.
     """
