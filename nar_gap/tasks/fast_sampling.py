@@ -56,6 +56,7 @@ from nar_gap.tasks.sampling import (
     _check_lengths,
     _check_p,
     _check_seed,
+    step_size,
     train_batch,
 )
 from nar_gap.tasks.specs import Stage, check_algorithm, get_spec, sampler_class
@@ -282,7 +283,7 @@ def stacked_train_batches(
     batch_size = _check_count(batch_size, "batch_size", 1)
     p = _check_p(p)
     shape_for = shape_for or (lambda nodes, steps: (nodes, steps))
-    num_nodes = lengths[step % len(lengths)]
+    num_nodes = step_size(lengths, step)
     if is_fast(algorithm, num_nodes) and agrees_with_dm_clrs(algorithm):
         stacked = _draw_stacked(
             algorithm, seeds, step, num_nodes, batch_size, p, random_pos, shape_for

@@ -29,7 +29,7 @@ from nar_gap.tasks.batch import UNWEIGHTED, Batch, concat_batches
 from nar_gap.tasks.defaults import BATCH_SIZE, TRAIN_LENGTHS, TRAIN_P
 from nar_gap.tasks.families import FAMILIES, make_graph
 from nar_gap.tasks.graphs import batch_from_graph
-from nar_gap.tasks.sampling import train_batch
+from nar_gap.tasks.sampling import step_size, train_batch
 from nar_gap.tasks.specs import has_source
 
 _FAMILY_STREAM = 0x66616D  # "fam": the family graphs' stream, not the sampler's
@@ -121,13 +121,12 @@ def mixed_train_batch(
     options = {"lengths": lengths, "p": p, "random_pos": random_pos}
     if not count:
         return train_batch(algorithm, seed, step, batch_size=batch_size, **options)
-    num_nodes = tuple(lengths)[step % len(lengths)]
     part = family_train_batch(
         algorithm,
         families,
         seed,
         step,
-        num_nodes=num_nodes,
+        num_nodes=step_size(lengths, step),
         count=count,
         p=p,
         random_pos=random_pos,

@@ -199,6 +199,11 @@ def clrs_split(algorithm: str, split: Split) -> Batch:
     return from_clrs_feedback(sampler.next(), algorithm)
 
 
+def step_size(lengths: Sequence[int], step: int) -> int:
+    """The graph size training step ``step`` draws: ``lengths`` cycled one per step."""
+    return tuple(lengths)[step % len(lengths)]
+
+
 def train_batch(
     algorithm: str,
     seed: int,
@@ -241,7 +246,7 @@ def train_batch(
     batch_size = _check_count(batch_size, "batch_size", 1)
     stream_seed = int(np.random.SeedSequence([seed, step]).generate_state(1)[0])
     sampler = _make_sampler(
-        algorithm, -1, lengths[step % len(lengths)], stream_seed, _check_p(p)
+        algorithm, -1, step_size(lengths, step), stream_seed, _check_p(p)
     )
     feedback = sampler.next(batch_size)
     if random_pos:

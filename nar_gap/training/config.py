@@ -20,6 +20,7 @@ from nar_gap.tasks.defaults import (
 )
 from nar_gap.tasks.families import FAMILIES
 from nar_gap.tasks.mixing import unknown_families
+from nar_gap.tasks.sampling import step_size
 
 OPTIMIZERS = ("adam", "sgd")
 
@@ -338,6 +339,10 @@ class TrainConfig:
             return self.train_lengths
         stage = step * len(sizes) // self.curriculum_steps
         return sizes[: stage + 1]
+
+    def size_at(self, step: int) -> int:
+        """The graph size step ``step`` draws, of :meth:`lengths_at`'s sizes."""
+        return step_size(self.lengths_at(step), step)
 
     def usable_shape_buckets(self) -> tuple[tuple[int, int], ...]:
         """The shape buckets this network can run.

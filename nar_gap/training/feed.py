@@ -59,20 +59,21 @@ def seed_batches(config: TrainConfig, step: int, fast: bool | None = None) -> Ba
     """
     if fast is None:
         fast = fast_sampling()
-    buckets = (config.node_buckets, config.time_buckets, config.usable_shape_buckets())
+    nodes, times = config.node_buckets, config.time_buckets
+    shapes = config.usable_shape_buckets()
     count = family_graphs(config.family_share, config.batch_size)
     if not fast:
         batches = [drawn_batches(config, seed, [step])[0] for seed in config.seeds]
-        return pad_for_training(batches, *buckets)
+        return pad_for_training(batches, nodes, times, shapes)
     if not count:
         return stacked_train_batches(
             config.network.algorithm,
             config.seeds,
             step,
-            shape_for=bucketed(buckets[2], *buckets[:2]),
+            shape_for=bucketed(shapes, nodes, times),
             **_draw_options(config, step, config.batch_size),
         )
-    return pad_for_training(_mixed_batches(config, step, count), *buckets)
+    return pad_for_training(_mixed_batches(config, step, count), nodes, times, shapes)
 
 
 def _draw_options(config: TrainConfig, step: int, batch_size: int) -> dict[str, Any]:
@@ -100,7 +101,7 @@ def _mixed_batches(config: TrainConfig, step: int, count: int) -> list[Batch]:
             config.train_families,
             seed,
             step,
-            num_nodes=options["lengths"][step % len(options["lengths"])],
+            num_nodes=config.size_at(step),
             count=count,
             p=options["p"],
             random_pos=options["random_pos"],

@@ -250,8 +250,7 @@ def _steps_per_size(config: TrainConfig, start: int) -> dict[int, int]:
     """How many of steps ``start..steps-1`` draw each training size."""
     counts: dict[int, int] = {}
     for step in range(start, config.steps):
-        lengths = config.lengths_at(step)
-        size = lengths[step % len(lengths)]
+        size = config.size_at(step)
         counts[size] = counts.get(size, 0) + 1
     return counts
 
