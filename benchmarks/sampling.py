@@ -29,8 +29,9 @@ device time is the number to keep <= 0.10.  ``--pool-steps`` also runs the
 worker pool on this machine and prints the step rate it delivered.
 ``--family-share S`` also times the fast path with that share of each
 batch's graphs drawn from ``--families`` (``TrainConfig.train_families``:
-:mod:`nar_gap.tasks.mixing` draws them graph by graph through dm-clrs), as
-a ratio to the unmixed fast step.  From the repository root:
+:mod:`nar_gap.tasks.mixing` draws them with numpy graph by graph and traces
+them as arrays beside the sampled ones), as a ratio to the unmixed fast
+step.  From the repository root:
 
     .venv/bin/python benchmarks/sampling.py      # bfs, bellman_ford, dfs; K: all cores
     .venv/bin/python benchmarks/sampling.py --cores 16 --algorithm bfs

@@ -146,7 +146,7 @@ def _positions(
     return np.broadcast_to(even, (len(seeds), batch_size, num_nodes))
 
 
-def _draw_stacked(
+def sampled_graphs(
     algorithm: str,
     seeds: Sequence[int],
     step: int,
@@ -154,24 +154,41 @@ def _draw_stacked(
     batch_size: int,
     p: tuple[float, ...],
     random_pos: bool,
-    shape_for: ShapeFor,
-) -> Batch | None:
-    """The step as one stacked batch, or None if a seed's stream was not followed."""
+) -> tuple[Graphs, np.ndarray] | None:
+    """Every seed's sampled graphs of ``step`` and their [L, B, N] ``pos``.
+
+    What ``train_batch`` draws from dm-clrs's sampler, replayed as arrays;
+    None if a seed's stream was not followed (the caller draws through
+    ``train_batch`` instead).
+    """
     sampler_seeds = stream_seeds(seeds, step)
     graphs = draw_graphs(
         sampler_class(algorithm).__name__, sampler_seeds, num_nodes, batch_size, p
     )
     if not graphs.exact.all():
         return None
+    return graphs, _positions(sampler_seeds, batch_size, num_nodes, random_pos)
+
+
+def traced_batch(
+    algorithm: str, graphs: Graphs, positions: np.ndarray, shape_for: ShapeFor
+) -> Batch:
+    """The stacked batch of ``graphs`` ([L, B] of them, ``pos`` ``positions``).
+
+    Hints and outputs are the array builders' traces of the graphs, inputs
+    dm-clrs's probes of them, everything padded to ``shape_for(N, longest
+    trace)``: what padding and stacking dm-clrs's batch of each lane gives,
+    whoever drew the graphs.
+    """
+    lanes, batch_size, num_nodes = graphs.edges.shape[:3]
 
     def frame_for(num_steps: int) -> Frame:
-        return Frame(len(seeds), batch_size, *shape_for(num_nodes, num_steps))
+        return Frame(lanes, batch_size, *shape_for(num_nodes, num_steps))
 
     trace = _BUILDERS[algorithm](graphs, frame_for)
     frame = trace.frame
-    positions = _positions(sampler_seeds, batch_size, num_nodes, random_pos)
     spec = get_spec(algorithm)
-    node_mask = np.zeros((len(seeds), batch_size, frame.num_nodes), dtype=bool)
+    node_mask = np.zeros((lanes, batch_size, frame.num_nodes), dtype=bool)
     node_mask[..., :num_nodes] = True
     return Batch(
         algorithm=algorithm,
@@ -189,6 +206,21 @@ def _draw_stacked(
         lengths=trace.lengths,
         node_mask=node_mask,
     )
+
+
+def _draw_stacked(
+    algorithm: str,
+    seeds: Sequence[int],
+    step: int,
+    num_nodes: int,
+    batch_size: int,
+    p: tuple[float, ...],
+    random_pos: bool,
+    shape_for: ShapeFor,
+) -> Batch | None:
+    """The step as one stacked batch, or None if a seed's stream was not followed."""
+    drawn = sampled_graphs(algorithm, seeds, step, num_nodes, batch_size, p, random_pos)
+    return None if drawn is None else traced_batch(algorithm, *drawn, shape_for)
 
 
 def _same_bytes(first: Batch, second: Batch) -> bool:

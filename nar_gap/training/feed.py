@@ -7,8 +7,9 @@ anywhere: :func:`draw_ahead` draws the coming steps on a thread, or, for
 long runs, on worker processes (:mod:`nar_gap.tasks.prefetch`).
 
 Each step is drawn whole, every seed at once, by
-:func:`nar_gap.tasks.fast_sampling.stacked_train_batches`: the same bytes
-as padding and stacking each seed's :func:`~nar_gap.tasks.sampling.train_batch`,
+:func:`nar_gap.tasks.mixing.stacked_mixed_batches`: the same bytes as
+padding and stacking each seed's :func:`~nar_gap.tasks.mixing.mixed_train_batch`
+(:func:`~nar_gap.tasks.sampling.train_batch` when no families are mixed in),
 30-50x faster.  Two environment switches, read when a run starts, change
 how (never what) is drawn:
 
@@ -28,9 +29,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from nar_gap.system.provenance import usable_cores
-from nar_gap.tasks.batch import Batch, concat_batches
-from nar_gap.tasks.fast_sampling import bucketed, stacked_train_batches, unstack_lane
-from nar_gap.tasks.mixing import family_graphs, family_train_batch, mixed_train_batch
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.fast_sampling import bucketed
+from nar_gap.tasks.mixing import mixed_train_batch, stacked_mixed_batches
 from nar_gap.tasks.prefetch import prefetch_in_processes
 from nar_gap.training.config import TrainConfig
 from nar_gap.training.shapes import pad_for_training
@@ -61,19 +62,18 @@ def seed_batches(config: TrainConfig, step: int, fast: bool | None = None) -> Ba
         fast = fast_sampling()
     nodes, times = config.node_buckets, config.time_buckets
     shapes = config.usable_shape_buckets()
-    count = family_graphs(config.family_share, config.batch_size)
     if not fast:
         batches = [drawn_batches(config, seed, [step])[0] for seed in config.seeds]
         return pad_for_training(batches, nodes, times, shapes)
-    if not count:
-        return stacked_train_batches(
-            config.network.algorithm,
-            config.seeds,
-            step,
-            shape_for=bucketed(shapes, nodes, times),
-            **_draw_options(config, step, config.batch_size),
-        )
-    return pad_for_training(_mixed_batches(config, step, count), nodes, times, shapes)
+    return stacked_mixed_batches(
+        config.network.algorithm,
+        config.seeds,
+        step,
+        families=config.train_families,
+        share=config.family_share,
+        shape_for=bucketed(shapes, nodes, times),
+        **_draw_options(config, step, config.batch_size),
+    )
 
 
 def _draw_options(config: TrainConfig, step: int, batch_size: int) -> dict[str, Any]:
@@ -84,30 +84,6 @@ def _draw_options(config: TrainConfig, step: int, batch_size: int) -> dict[str, 
         "p": config.edge_probabilities,
         "random_pos": config.random_pos,
     }
-
-
-def _mixed_batches(config: TrainConfig, step: int, count: int) -> list[Batch]:
-    """Each seed's :func:`drawn_batches` of ``step``, its sampled part drawn whole."""
-    algorithm, seeds = config.network.algorithm, config.seeds
-    options = _draw_options(config, step, config.batch_size - count)
-    sampled = [None] * len(seeds)
-    if options["batch_size"]:
-        stacked = stacked_train_batches(algorithm, seeds, step, **options)
-        sampled = [unstack_lane(stacked, lane) for lane in range(len(seeds))]
-    out = []
-    for seed, part in zip(seeds, sampled, strict=True):
-        families = family_train_batch(
-            algorithm,
-            config.train_families,
-            seed,
-            step,
-            num_nodes=config.size_at(step),
-            count=count,
-            p=options["p"],
-            random_pos=options["random_pos"],
-        )
-        out.append(families if part is None else concat_batches([part, families]))
-    return out
 
 
 def drawn_batches(config: TrainConfig, seed: int, steps: Sequence[int]) -> list[Batch]:

@@ -239,7 +239,7 @@ def test_the_switch_turns_the_fast_path_off(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the fast path ran")
 
-    monkeypatch.setattr(feed, "stacked_train_batches", refuse)
+    monkeypatch.setattr(feed, "stacked_mixed_batches", refuse)
     monkeypatch.setenv(feed.FAST_SAMPLING_ENV, "0")
     feed.seed_batches(training_config("bfs"), 0)  # dm-clrs's path
     monkeypatch.delenv(feed.FAST_SAMPLING_ENV)

@@ -5,9 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from nar_gap.tasks import mixing
 from nar_gap.tasks._clrs import clrs
-from nar_gap.tasks.fast_sampling import _same_bytes
-from nar_gap.tasks.mixing import family_graphs, family_train_batch, mixed_train_batch
+from nar_gap.tasks.batch import pad_batch, stack_seeds
+from nar_gap.tasks.fast_sampling import _same_bytes, bucketed
+from nar_gap.tasks.mixing import (
+    family_graphs,
+    family_train_batch,
+    mixed_train_batch,
+    stacked_mixed_batches,
+)
 from nar_gap.tasks.sampling import train_batch
 
 
@@ -116,3 +123,76 @@ def test_a_mixed_batch_is_the_sampler_s_draw_then_the_families():
 def test_bad_family_arguments_say_what_is_wrong(families, count, message):
     with pytest.raises(ValueError, match=message):
         family_train_batch("bfs", families, 0, 0, num_nodes=5, count=count)
+
+
+MIXED = {"lengths": (4, 7, 16), "batch_size": 6, "p": (0.1, 0.5)}
+PADDED = bucketed((), (8, 16), (8, 16, 32))
+SEEDS = (0, 7, 2**32 - 1)
+
+
+def _seed_by_seed(algorithm, step, families, share, random_pos):
+    """Each seed's ``mixed_train_batch`` (dm-clrs traces), padded and stacked."""
+    batches = [
+        mixed_train_batch(
+            algorithm,
+            seed,
+            step,
+            families=families,
+            share=share,
+            random_pos=random_pos,
+            **MIXED,
+        )
+        for seed in SEEDS
+    ]
+    nodes, steps = PADDED(batches[0].num_nodes, max(b.num_steps for b in batches))
+    return stack_seeds(
+        [pad_batch(b, num_nodes=nodes, num_steps=steps) for b in batches]
+    )
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford", "dfs", "dfs_light"])
+@pytest.mark.parametrize(
+    ("step", "families", "share", "random_pos"),
+    [
+        (0, ("path", "tree", "grid"), 0.25, True),
+        (1, ("power_law", "barbell"), 0.5, False),
+        (2, ("geometric", "two_blocks"), 1.0, True),
+        (2, ("er_sparse", "path"), 0.75, True),
+    ],
+)
+def test_a_mixed_step_traced_as_arrays_is_the_same_bytes_as_dm_clrs_s(
+    monkeypatch, algorithm, step, families, share, random_pos
+):
+    """The family graphs traced as arrays beside the sampled ones, against each
+    seed's batch traced by dm-clrs graph by graph.  Seen failing with the two
+    parts' ``pos`` joined in the wrong order, every lane given the first
+    seed's sources, Bellman-Ford's family weights dropped (edges as weights),
+    and unrandomised ``pos`` as i / (N - 1)."""
+    slow = _seed_by_seed(algorithm, step, families, share, random_pos)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a family graph went through dm-clrs")
+
+    monkeypatch.setattr(mixing, "batch_from_graph", refuse)  # the arrays must do
+    fast = stacked_mixed_batches(
+        algorithm,
+        SEEDS,
+        step,
+        families=families,
+        share=share,
+        random_pos=random_pos,
+        shape_for=PADDED,
+        **MIXED,
+    )
+    assert _same_bytes(fast, slow)
+
+
+def test_a_step_without_array_traces_goes_through_dm_clrs_whole(monkeypatch):
+    """``bfs_seq`` has no array builder, and a step whose sampler replay was lost
+    cannot be traced as arrays: both are each seed's ``mixed_train_batch``."""
+    options = {"families": ("path", "tree"), "share": 0.5, "shape_for": PADDED}
+    fast = stacked_mixed_batches("bfs_seq", SEEDS, 1, **options, **MIXED)
+    assert _same_bytes(fast, _seed_by_seed("bfs_seq", 1, ("path", "tree"), 0.5, True))
+    monkeypatch.setattr(mixing, "sampled_graphs", lambda *args: None)
+    fast = stacked_mixed_batches("bfs", SEEDS, 1, **options, **MIXED)
+    assert _same_bytes(fast, _seed_by_seed("bfs", 1, ("path", "tree"), 0.5, True))
