@@ -798,8 +798,9 @@ def test_07_path_pointer_tables(executed):
     supervised recipe's twin with families mixed in among them) and
     seed, the compiled network exact running free and teacher-forced with no
     hint error, no answer or pointer moved by any edit and no old node's
-    pointer naming a child at any distance, and every age's share of
-    node-steps at or above it falling from 1."""
+    pointer naming a child at any distance, every age's share of
+    node-steps at or above it falling from 1, and the transfer table's rows
+    for each trained contender, seed and size."""
     from nar_gap.analysis.pointers import STATES
     from nar_gap.paper.experiments import path_pointers as pp
 
@@ -847,6 +848,12 @@ def test_07_path_pointer_tables(executed):
         assert shares[0] == 1.0 and shares == sorted(shares, reverse=True)
     old = ages[1]  # age 2: smoke's small training graphs hold none at EDIT_AGE
     assert old["training_families_share_at_least"] > old["training_share_at_least"]
+    transfer = written.read_back(pp.transfer_file("bfs"), typed=True)
+    assert {(r["contender"], r["num_nodes"]) for r in transfer} == {
+        (c, n) for c in ("plain", "supervised", pp.TWIN) for n in pp.TRANSFER_SIZES
+    }
+    assert len(transfer) == 3 * seeds * len(pp.TRANSFER_SIZES)  # smoke: paths only
+    assert all(r["twin_trained"] and 0 <= r["accuracy"] <= 1 for r in transfer)
 
 
 @in_chain("07_closing_the_gap")

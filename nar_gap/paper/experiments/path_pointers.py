@@ -35,6 +35,7 @@ from nar_gap.analysis.pointers import (
     age_rows,
     pointer_tables,
 )
+from nar_gap.compiler.compiled_model import CompiledModel
 from nar_gap.model.model import Model
 from nar_gap.paper.experiments import generalisation, recipes
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
@@ -49,6 +50,7 @@ TRAINING_ROUNDS = 2  # the exposure table's training batches: 2 per training siz
 MIXED_FAMILIES = ("path", "tree", "grid")  # the twin's families, in turn
 MIXED_SHARE = 0.25  # of each batch's graphs: 8 of CLRS's 32
 TWIN = "supervised, families mixed in"  # the twin's contender name
+TRANSFER_SIZES = (16, 32, 64)  # the transfer table's sizes: training's largest, 2x, 4x
 
 
 def with_families(config: TrainConfig) -> TrainConfig:
@@ -78,9 +80,14 @@ def distances_file(algorithm: str) -> str:
     return f"path_pointers_distances_{algorithm}.csv"
 
 
+def transfer_file(algorithm: str) -> str:
+    """Per model, seed, family and size: accuracy and faithfulness there."""
+    return f"path_pointers_transfer_{algorithm}.csv"
+
+
 def files_of(algorithm: str) -> list[str]:
-    """The section's four tables for ``algorithm``."""
-    names = (rows_file, edits_file, ages_file, distances_file)
+    """The section's five tables for ``algorithm``."""
+    names = (rows_file, edits_file, ages_file, distances_file, transfer_file)
     return [name(algorithm) for name in names]
 
 
@@ -123,6 +130,69 @@ def measure(
     return rows, edits, ages, distances
 
 
+def transfer(
+    contenders: Sequence[tuple[str, str, Models]],
+    compiled: CompiledModel,
+    families: Sequence[str],
+    sizes: Sequence[int] = TRANSFER_SIZES,
+    graphs: int = generalisation.FAMILY_GRAPHS,
+) -> list[dict[str, Any]]:
+    """Each seed's :data:`~.generalisation.MEASURED` on each family and size.
+
+    Whether the twin's families carry beyond the sizes it trained at, and to
+    the families it did not train on: the generalisation study's measures
+    (:func:`~.generalisation.measures`: accuracy, and internal distance and
+    argmax agreement against ``compiled`` fitted to the graphs) on
+    ``graphs`` graphs of each family at each size; ``twin_trained`` marks
+    the families the twin's batches hold (:data:`MIXED_FAMILIES`).
+    """
+    rows = []
+    for family in families:
+        for num_nodes in sizes:
+            batch = family_batch(compiled.program.algorithm, family, num_nodes, graphs)
+            where = {"family": family, "num_nodes": num_nodes, "graphs": graphs}
+            where["twin_trained"] = family in MIXED_FAMILIES
+            for contender, recipe, models in contenders:
+                values = generalisation.measures(models, batch, compiled)
+                for k, seed in enumerate(models.seeds):
+                    measured = {m: float(v[k]) for m, v in values.items()}
+                    who = {"contender": contender, "recipe": recipe, "seed": int(seed)}
+                    rows.append(who | where | measured)
+    return rows
+
+
+def twin_sides(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    """Where the twin beats the supervised recipe's accuracy on every seed.
+
+    Counts of cells where it is higher on every seed, lower on every seed,
+    or neither, per group: ``"trained"`` (the twin's families) and
+    ``"held_out"``.  A cell is a family at a size above the smallest of
+    :func:`transfer`'s sizes (the largest the recipes trained at), paired by
+    seed.
+    """
+    smallest = min(int(r["num_nodes"]) for r in rows)
+    accuracy: dict[tuple[str, int, str], dict[int, float]] = {}
+    trained: dict[tuple[str, int], bool] = {}
+    for r in rows:
+        cell = (str(r["family"]), int(r["num_nodes"]))
+        trained[cell] = str(r["twin_trained"]) in ("True", "true", "1")
+        by_seed = accuracy.setdefault((*cell, str(r["contender"])), {})
+        by_seed[int(r["seed"])] = float(r["accuracy"])
+    sides = {
+        g: {"higher": 0, "lower": 0, "neither": 0} for g in ("trained", "held_out")
+    }
+    for cell, was_trained in trained.items():
+        twin = accuracy.get((*cell, TWIN), {})
+        supervised = accuracy.get((*cell, "supervised"), {})
+        seeds = sorted(twin.keys() & supervised.keys())
+        if cell[1] == smallest or not seeds:
+            continue
+        gaps = [twin[s] - supervised[s] for s in seeds]
+        side = "higher" if min(gaps) > 0 else "lower" if max(gaps) < 0 else "neither"
+        sides["trained" if was_trained else "held_out"][side] += 1
+    return sides
+
+
 def run_path_pointers(
     profile: Profile, algorithm: str, dirs: OutputDirs, progress: bool = True
 ) -> None:
@@ -157,6 +227,8 @@ def run_path_pointers(
         "training_families": drawn_batches(twin, config.seeds[0], steps),
     }
     tables = measure(trained, found[0].compiled, batch, training)
+    families = generalisation.study_families(profile)
+    tables += (transfer(trained, found[0].compiled, families),)
     meta = metadata(
         profile,
         recipes=list(pair),
@@ -165,6 +237,7 @@ def run_path_pointers(
         training_steps=len(steps),
         training_seed=config.seeds[0],
         twin={"families": list(MIXED_FAMILIES), "share": MIXED_SHARE},
+        transfer={"families": list(families), "sizes": list(TRANSFER_SIZES)},
     )
     for name, rows in zip(files_of(algorithm), tables, strict=True):
         files.write_table(Path(dirs.results) / name, rows, meta)

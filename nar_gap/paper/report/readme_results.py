@@ -761,8 +761,48 @@ def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
         "(`nar_gap.analysis.pointers.edit_reading`). `pi_h names parent`: the "
         "node's own pointer predictions, at the steps that read an edited hint, "
         "naming its parent on the true trace and under the edit (notebook 07, "
-        f"section 6b). {exposure}\n\n{_distances(results, algorithm)}"
+        f"section 6b). {exposure}\n\n{_distances(results, algorithm)}\n\n"
+        f"{_transfer(results, algorithm)}"
     ).rstrip()
+
+
+def _transfer(results: Path, algorithm: str) -> str:
+    """Accuracy per family and size, each recipe's seeds side by side."""
+    rows = files.read_table(results / path_pointers.transfer_file(algorithm))
+    recipes: dict[str, None] = {}
+    cells: dict[tuple[str, int], dict[str, list[str]]] = {}
+    trained: dict[tuple[str, int], str] = {}
+    for r in rows:
+        cell = (r["family"], int(r["num_nodes"]))
+        recipes[r["recipe"]] = None
+        cells.setdefault(cell, {}).setdefault(r["recipe"], []).append(
+            _fmt(r["accuracy"])
+        )
+        trained[cell] = "yes" if r["twin_trained"] == "True" else "–"
+    table = markdown_table(
+        ("family", "N", "twin trained on it", *recipes),
+        [
+            (family, n, trained[(family, n)])
+            + tuple(" / ".join(cells[(family, n)].get(k, ["–"])) for k in recipes)
+            for family, n in cells
+        ],
+    )
+    sides = path_pointers.twin_sides(rows)
+
+    def said(group: str) -> str:
+        c = sides[group]
+        return f"{c['higher']} higher, {c['lower']} lower, {c['neither']} neither"
+
+    sizes = sorted({n for _, n in cells})
+    return (
+        f"{table}\n\nAccuracy (CLRS score of the output `pi`) of each seed, "
+        f"in seed order, on {rows[0]['graphs']} graphs of each family at each "
+        f"size; internal distance and argmax agreement against the compiled "
+        f"network are in `{path_pointers.transfer_file(algorithm)}`. The twin "
+        f"against the supervised recipe, on every seed (cells above "
+        f"N = {sizes[0]}, `path_pointers.twin_sides`): on the families it "
+        f"trained on {said('trained')}; on the others {said('held_out')}."
+    )
 
 
 def _twin_mix() -> str:

@@ -58,7 +58,19 @@ def test_the_rendered_section_names_each_output_decoder_s_reading_with_its_test(
         for rollout in ("free", "forced")
         for d in (1, 2, 3)
     ]
-    tables = (rows, edits, ages, distances)
+    transfer = [
+        {"contender": contender, "recipe": recipe, "seed": seed}
+        | {"family": family, "num_nodes": n, "graphs": 8}
+        | {"twin_trained": family == "path", "accuracy": accuracy}
+        | {"internal": 0.1, "argmax_agreement": 0.9}
+        for family, n, contender, recipe, seed, accuracy in (
+            ("path", 16, "supervised", "attention_w10", 0, 0.9),
+            ("path", 16, path_pointers.TWIN, "attention_w10+families", 0, 0.95),
+            ("path", 32, "supervised", "attention_w10", 0, 0.7),
+            ("path", 32, path_pointers.TWIN, "attention_w10+families", 0, 0.75),
+        )
+    ]
+    tables = (rows, edits, ages, distances, transfer)
     for name, table in zip(path_pointers.files_of("bfs"), tables, strict=True):
         files.write_table(tmp_path / name, table, {})
     rendered = path_pointers_table(tmp_path)
@@ -78,3 +90,53 @@ def test_the_rendered_section_names_each_output_decoder_s_reading_with_its_test(
     assert "0.25 of each batch's graphs path, tree, grid), 0.600 of the paths'" in first
     assert second.startswith(" | d = 1 | d = 2 | d = 3 |")
     assert "| plain | 0 | forced | 1/9 | 0/9 | 1/9 |" in second
+    assert "| path | 32 | yes | 0.700 | 0.750 |" in second
+    assert "trained on 1 higher, 0 lower, 0 neither; on the others 0 higher" in second
+
+
+def _transfer_row(family, n, contender, seed, accuracy):
+    trained = family in path_pointers.MIXED_FAMILIES
+    row = {"contender": contender, "seed": seed, "family": family}
+    return row | {"num_nodes": n, "twin_trained": trained, "accuracy": accuracy}
+
+
+def test_the_twin_s_sides_count_cells_beyond_training_size_paired_by_seed():
+    """Seen failing with the in-distribution size counted, with seeds paired
+    in the wrong order, and with the two groups swapped."""
+    twin, supervised = path_pointers.TWIN, "supervised"
+    rows = []
+    for family, n, ours, theirs in (
+        ("path", 16, (0.1, 0.1), (0.9, 0.9)),  # training's size: not counted
+        ("path", 32, (0.8, 0.7), (0.6, 0.5)),  # higher on both seeds
+        ("grid", 32, (0.8, 0.4), (0.7, 0.5)),  # neither
+        ("tree", 64, (0.9, 0.5), (0.95, 0.45)),  # neither
+        ("power_law", 32, (0.5, 0.9), (0.6, 0.95)),  # lower on both
+        ("power_law", 64, (0.9, 0.8), (0.85, 0.7)),  # higher on both
+    ):
+        for seed in (0, 1):
+            rows.append(_transfer_row(family, n, twin, seed, ours[seed]))
+            rows.append(_transfer_row(family, n, supervised, seed, theirs[seed]))
+    rows.reverse()  # seeds are paired by number, not by order
+    assert path_pointers.twin_sides(rows) == {
+        "trained": {"higher": 1, "lower": 0, "neither": 2},
+        "held_out": {"higher": 1, "lower": 1, "neither": 0},
+    }
+
+
+def test_the_transfer_table_measures_every_contender_on_every_family_and_size():
+    """The compiled network as the contender: exact everywhere, a row per
+    family, size and seed, the twin's families marked."""
+    from nar_gap.analysis.models import Models
+    from nar_gap.compiler import compile_algorithm
+
+    compiled = compile_algorithm("bfs", hidden_size=None)
+    own = Models.from_models([compiled], seeds=[7], source="compiled")
+    rows = path_pointers.transfer(
+        [("c", "compiled", own)], compiled, ("path", "power_law"), (5, 9), graphs=2
+    )
+    assert [(r["family"], r["num_nodes"], r["seed"]) for r in rows] == [
+        (f, n, 7) for f in ("path", "power_law") for n in (5, 9)
+    ]
+    assert [r["twin_trained"] for r in rows] == [True, True, False, False]
+    assert all(r["accuracy"] == 1.0 and r["argmax_agreement"] == 1.0 for r in rows)
+    assert all(r["graphs"] == 2 for r in rows)
