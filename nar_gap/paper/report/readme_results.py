@@ -733,21 +733,7 @@ def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
             for r in rows
         ],
     )
-    ages = {
-        int(r["age"]): r
-        for r in files.read_table(results / path_pointers.ages_file(algorithm))
-    }
-    at = ages.get(EDIT_AGE)
-    exposure = (
-        f"Node-steps {EDIT_AGE} or more steps after the node's "
-        f"reach: {_fmt(at['training_share_at_least'])} of the training "
-        f"batches', {_fmt(at['training_families_share_at_least'])} of the "
-        f"twin's (`+families`: {_twin_mix()}), "
-        f"{_fmt(at['paths_share_at_least'])} of the paths' "
-        f"(`{path_pointers.ages_file(algorithm)}`)."
-        if at
-        else ""
-    )
+    exposure = _exposure(results, algorithm)
     return (
         f"{table}\n\n`fed pi_h on parent`: the mass old nodes' soft pointers, "
         f"fed back running free from {EDIT_AGE} steps after the reach on, put on "
@@ -802,6 +788,25 @@ def _transfer(results: Path, algorithm: str) -> str:
         f"against the supervised recipe, on every seed (cells above "
         f"N = {sizes[0]}, `path_pointers.twin_sides`): on the families it "
         f"trained on {said('trained')}; on the others {said('held_out')}."
+    )
+
+
+def _exposure(results: Path, algorithm: str) -> str:
+    """How many node-steps are old in training, in the twin's and on the paths."""
+    ages = {
+        int(r["age"]): r
+        for r in files.read_table(results / path_pointers.ages_file(algorithm))
+    }
+    at = ages.get(EDIT_AGE)
+    if not at:
+        return ""
+    return (
+        f"Node-steps {EDIT_AGE} or more steps after the node's "
+        f"reach: {_fmt(at['training_share_at_least'])} of the training "
+        f"batches', {_fmt(at['training_families_share_at_least'])} of the "
+        f"twin's (`+families`: {_twin_mix()}), "
+        f"{_fmt(at['paths_share_at_least'])} of the paths' "
+        f"(`{path_pointers.ages_file(algorithm)}`)."
     )
 
 
