@@ -8,7 +8,8 @@ Counts over a BFS trace (pure numpy) and two readings of a model on it:
   *child* (a neighbour one step farther from the source), by the parity of
   the node's distance from the source, and how soon after its reach;
 - :func:`output_by_parent_pointer`: each node's output against whether its
-  parent's fed pointer points back at it;
+  parent's fed pointer points back at it; :func:`wrong_outputs`: where the
+  wrong ones point instead (a tied parent, a child, elsewhere);
 - :func:`edited_cases`: an intervention that makes the last one causal: the
   true trace with the pointers around one interior node ``v`` edited from
   :data:`EDIT_AGE` steps after its reach (``parent_back``: ``v``'s parent
@@ -201,6 +202,44 @@ def output_by_parent_pointer(
             side = "back" if fed[b, parent] == v else "on"
             counts[f"{outcome}_parent_{side}"] += 1
     return counts
+
+
+WRONG_KINDS = ("tied", "child", "other")
+
+
+def wrong_outputs(output: np.ndarray, trace: Trace) -> dict[str, int]:
+    """Wrong output pointers of reached nodes, by where they point instead.
+
+    ``output``: ``[B, N]`` the predicted parents.  ``wrong_tied``: another
+    neighbour one step nearer the source, a parent BFS could have chosen
+    (dm-clrs's takes the lowest id among them, so on graphs with ties, such
+    as grids, a decoder that loses which one it took lands here);
+    ``wrong_child``: a neighbour one step farther; ``wrong_other``: any other
+    node.  ``nodes``: the reached non-source nodes counted.
+    """
+    counts = {"nodes": 0} | {f"wrong_{kind}": 0 for kind in WRONG_KINDS}
+    for b, v in zip(*np.nonzero(trace.node_mask & (trace.reached_at > 0)), strict=True):
+        counts["nodes"] += 1
+        guess = int(output[b, v])
+        if guess == trace.parent[b, v]:
+            continue
+        near = trace.neighbours[b, v, guess]
+        step = trace.reached_at[b, guess] - trace.reached_at[b, v]
+        kind = (
+            "tied"
+            if near and step == -1
+            else "child"
+            if near and step == 1
+            else "other"
+        )
+        counts[f"wrong_{kind}"] += 1
+    return counts
+
+
+def model_wrong_outputs(model: Model, batch: Batch) -> dict[str, int]:
+    """:func:`wrong_outputs` of ``model`` running free on ``batch`` (BFS)."""
+    out = forward(model.config, True, model.precision)(model.params, batch)
+    return wrong_outputs(_pointers(out.outputs["pi"]), Trace.of(batch))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,7 +15,7 @@ import pytest
 from nar_gap.analysis import pointers
 from nar_gap.analysis.pointers import Trace
 from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile_algorithm
-from nar_gap.tasks.graphs import family_batch
+from nar_gap.tasks.graphs import batch_from_graph, family_batch
 
 
 def _path_trace(nodes: int) -> Trace:
@@ -86,6 +86,30 @@ def test_outputs_are_split_by_whether_the_parent_s_fed_pointer_points_back():
         "wrong_parent_on": 0,
         "right_parent_back": 0,
         "right_parent_on": 3,
+    }
+
+
+def test_wrong_outputs_say_whether_they_name_a_tied_parent_a_child_or_else():
+    """A 2 x 3 grid from its corner (dm-clrs's trace: nodes 4 and 5 have two
+    parents one step nearer, and take the lower).  Seen failing with the
+    sides of the distance step swapped, and with the source counted."""
+    adjacency = np.zeros((6, 6))  # 0 1 2 over 3 4 5
+    for u, v in ((0, 1), (1, 2), (0, 3), (1, 4), (2, 5), (3, 4), (4, 5)):
+        adjacency[u, v] = adjacency[v, u] = 1.0
+    trace = Trace.of(batch_from_graph("bfs", adjacency, 0))
+    assert trace.parent[0, 4] == 1
+    assert trace.reached_at[0].tolist() == [0, 1, 2, 1, 2, 3]
+    output = trace.parent.copy()
+    output[0, 4] = 3  # the other parent one step nearer
+    output[0, 5] = 4  # node 5's other parent (it has 2 and 4)
+    output[0, 1] = 4  # a child
+    output[0, 3] = 2  # neither: not a neighbour
+    output[0, 0] = 3  # the source is not counted
+    assert pointers.wrong_outputs(output, trace) == {
+        "nodes": 5,
+        "wrong_tied": 2,
+        "wrong_child": 1,
+        "wrong_other": 1,
     }
 
 

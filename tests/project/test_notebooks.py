@@ -854,6 +854,12 @@ def test_07_path_pointer_tables(executed):
     }
     assert len(transfer) == 3 * seeds * len(pp.TRANSFER_SIZES)  # smoke: paths only
     assert all(r["twin_trained"] and 0 <= r["accuracy"] <= 1 for r in transfer)
+    for r in transfer:  # paths: every node reached, and no tied parents
+        assert r["nodes"] == r["graphs"] * (r["num_nodes"] - 1)
+        assert r["wrong_tied"] == 0
+        wrong = round((1 - r["accuracy"]) * r["graphs"] * r["num_nodes"])
+        counted = r["wrong_child"] + r["wrong_other"]  # the sources are not
+        assert wrong - r["graphs"] <= counted <= wrong
 
 
 @in_chain("07_closing_the_gap")

@@ -33,6 +33,7 @@ from nar_gap.analysis.pointers import (
     Trace,
     age_counts,
     age_rows,
+    model_wrong_outputs,
     pointer_tables,
 )
 from nar_gap.compiler.compiled_model import CompiledModel
@@ -143,8 +144,10 @@ def transfer(
     the families it did not train on: the generalisation study's measures
     (:func:`~.generalisation.measures`: accuracy, and internal distance and
     argmax agreement against ``compiled`` fitted to the graphs) on
-    ``graphs`` graphs of each family at each size; ``twin_trained`` marks
-    the families the twin's batches hold (:data:`MIXED_FAMILIES`).
+    ``graphs`` graphs of each family at each size, and where each seed's
+    wrong outputs point instead (:func:`~nar_gap.analysis.pointers.
+    model_wrong_outputs`: a tied parent, a child, elsewhere); ``twin_trained``
+    marks the families the twin's batches hold (:data:`MIXED_FAMILIES`).
     """
     rows = []
     for family in families:
@@ -156,6 +159,7 @@ def transfer(
                 values = generalisation.measures(models, batch, compiled)
                 for k, seed in enumerate(models.seeds):
                     measured = {m: float(v[k]) for m, v in values.items()}
+                    measured |= model_wrong_outputs(models.model(k), batch)
                     who = {"contender": contender, "recipe": recipe, "seed": int(seed)}
                     rows.append(who | where | measured)
     return rows

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -781,13 +781,47 @@ def _transfer(results: Path, algorithm: str) -> str:
 
     sizes = sorted({n for _, n in cells})
     return (
-        f"{table}\n\nAccuracy (CLRS score of the output `pi`) of each seed, "
+        f"{table}\n\n{_wrong_by_kind(rows, sizes[0])}\n\n"
+        f"Accuracy (CLRS score of the output `pi`) of each seed, "
         f"in seed order, on {rows[0]['graphs']} graphs of each family at each "
         f"size; internal distance and argmax agreement against the compiled "
         f"network are in `{path_pointers.transfer_file(algorithm)}`. The twin "
         f"against the supervised recipe, on every seed (cells above "
         f"N = {sizes[0]}, `path_pointers.twin_sides`): on the families it "
-        f"trained on {said('trained')}; on the others {said('held_out')}."
+        f"trained on {said('trained')}; on the others {said('held_out')}. "
+        f"Under it, each seed's wrong outputs on the graphs above N = {sizes[0]} "
+        "by where they point instead (`pointers.wrong_outputs`): `tied`, "
+        "another neighbour one step nearer the source, a parent BFS could "
+        "have chosen (dm-clrs's takes the lowest id); `child`, a neighbour "
+        "one step farther; `other`, any other node; of the reached nodes."
+    )
+
+
+def _wrong_by_kind(rows: Sequence[Mapping[str, str]], smallest: int) -> str:
+    """Each recipe and seed's wrong outputs above ``smallest`` nodes, by kind."""
+    sums: dict[tuple[str, str], dict[str, list[int]]] = {}
+    kinds = ("wrong_tied", "wrong_child", "wrong_other", "nodes")
+    for r in rows:
+        if int(r["num_nodes"]) == smallest:
+            continue
+        group = "trained" if r["twin_trained"] == "True" else "held_out"
+        cell = sums.setdefault((r["recipe"], r["seed"]), {})
+        counts = cell.setdefault(group, [0] * len(kinds))
+        for i, kind in enumerate(kinds):
+            counts[i] += int(r[kind])
+
+    def said(counts: list[int] | None) -> str:
+        if counts is None:
+            return "–"
+        tied, child, other, nodes = counts
+        return f"{tied} · {child} · {other} of {nodes}"
+
+    return markdown_table(
+        ("model", "seed", "twin's families: tied · child · other", "the others"),
+        [
+            (recipe, seed, said(c.get("trained")), said(c.get("held_out")))
+            for (recipe, seed), c in sums.items()
+        ],
     )
 
 

@@ -62,7 +62,9 @@ def test_the_rendered_section_names_each_output_decoder_s_reading_with_its_test(
         {"contender": contender, "recipe": recipe, "seed": seed}
         | {"family": family, "num_nodes": n, "graphs": 8}
         | {"twin_trained": family == "path", "accuracy": accuracy}
-        | {"internal": 0.1, "argmax_agreement": 0.9}
+        | {"internal": 0.1, "argmax_agreement": 0.9, "nodes": 100}
+        | {"wrong_tied": int(30 * (1 - accuracy)), "wrong_child": n // 16}
+        | {"wrong_other": 0}
         for family, n, contender, recipe, seed, accuracy in (
             ("path", 16, "supervised", "attention_w10", 0, 0.9),
             ("path", 16, path_pointers.TWIN, "attention_w10+families", 0, 0.95),
@@ -92,6 +94,9 @@ def test_the_rendered_section_names_each_output_decoder_s_reading_with_its_test(
     assert "| plain | 0 | forced | 1/9 | 0/9 | 1/9 |" in second
     assert "| path | 32 | yes | 0.700 | 0.750 |" in second
     assert "trained on 1 higher, 0 lower, 0 neither; on the others 0 higher" in second
+    wrong = {line.split(" | ")[0]: line for line in second.splitlines()}
+    assert "| attention_w10 | 0 | 9 · 2 · 0 of 100 | – |" in wrong["| attention_w10"]
+    assert "| 0 | 7 · 2 · 0 of 100 | – |" in wrong["| attention_w10+families"]
 
 
 def _transfer_row(family, n, contender, seed, accuracy):
@@ -140,3 +145,12 @@ def test_the_transfer_table_measures_every_contender_on_every_family_and_size():
     assert [r["twin_trained"] for r in rows] == [True, True, False, False]
     assert all(r["accuracy"] == 1.0 and r["argmax_agreement"] == 1.0 for r in rows)
     assert all(r["graphs"] == 2 for r in rows)
+    assert all(
+        r["wrong_tied"] == r["wrong_child"] == r["wrong_other"] == 0 for r in rows
+    )
+    assert [r["nodes"] for r in rows] == [
+        2 * 4,
+        2 * 8,
+        2 * 4,
+        2 * 8,
+    ]  # reached, no source
