@@ -10,6 +10,8 @@ Counts over a BFS trace (pure numpy) and two readings of a model on it:
 - :func:`output_by_parent_pointer`: each node's output against whether its
   parent's fed pointer points back at it; :func:`wrong_outputs`: where the
   wrong ones point instead (a tied parent, a child, elsewhere);
+- :func:`ties_by_age`: whether a node with tied parents still names the
+  one BFS took, by how long ago it was reached;
 - :func:`edited_cases`: an intervention that makes the last one causal: the
   true trace with the pointers around one interior node ``v`` edited from
   :data:`EDIT_AGE` steps after its reach (``parent_back``: ``v``'s parent
@@ -234,6 +236,57 @@ def wrong_outputs(output: np.ndarray, trace: Trace) -> dict[str, int]:
         )
         counts[f"wrong_{kind}"] += 1
     return counts
+
+
+def tied_nodes(trace: Trace) -> np.ndarray:
+    """``[B, N]``: reached nodes with two or more neighbours one step nearer.
+
+    Each of those neighbours is a parent BFS could choose; dm-clrs's takes
+    the lowest id.  Paths and trees have none; a grid has one at every node
+    off its source's row and column.
+    """
+    at = trace.reached_at
+    nearer = trace.neighbours & (at[:, None, :] == at[:, :, None] - 1)
+    return (at > 0) & trace.node_mask & (nearer.sum(-1) >= 2)
+
+
+def ties_by_age(output: np.ndarray, trace: Trace) -> dict[int, tuple[int, int]]:
+    """``{age: (tied nodes, naming another tied parent)}`` of an output.
+
+    ``output``: ``[B, N]`` the predicted parents.  A tied node
+    (:func:`tied_nodes`) is ``age`` steps old at the end of its trace
+    (``lengths - 1 - reached_at``): how long the model had to keep which of
+    its tied parents it took.  A decoder that takes the right one when the
+    node is reached and loses it later names another tied parent at the
+    larger ages only.
+    """
+    ages: dict[int, list[int]] = {}
+    at = trace.reached_at
+    for b, v in zip(*np.nonzero(tied_nodes(trace)), strict=True):
+        cell = ages.setdefault(int(trace.lengths[b]) - 1 - int(at[b, v]), [0, 0])
+        cell[0] += 1
+        guess = int(output[b, v])
+        other = guess != trace.parent[b, v] and trace.neighbours[b, v, guess]
+        cell[1] += int(other and at[b, guess] == at[b, v] - 1)
+    return {age: (n, k) for age, (n, k) in sorted(ages.items())}
+
+
+def model_ties_by_age(
+    model: Model, batch: Batch
+) -> dict[str, dict[int, tuple[int, int]]]:
+    """:func:`ties_by_age` of ``model`` running free and teacher-forced.
+
+    Teacher-forced, every step reads the true trace, which names the right
+    parent: a tie lost there is lost in the model's own memory.
+    """
+    trace = Trace.of(batch)
+    free = forward(model.config, True, model.precision)(model.params, batch)
+    run_forced = forward(teacher_forced(model.config), False, model.precision)
+    forced = run_forced(model.params, batch)
+    return {
+        "free": ties_by_age(_pointers(free.outputs["pi"]), trace),
+        "forced": ties_by_age(_pointers(forced.outputs["pi"]), trace),
+    }
 
 
 def model_wrong_outputs(model: Model, batch: Batch) -> dict[str, int]:

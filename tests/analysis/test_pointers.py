@@ -93,10 +93,7 @@ def test_wrong_outputs_say_whether_they_name_a_tied_parent_a_child_or_else():
     """A 2 x 3 grid from its corner (dm-clrs's trace: nodes 4 and 5 have two
     parents one step nearer, and take the lower).  Seen failing with the
     sides of the distance step swapped, and with the source counted."""
-    adjacency = np.zeros((6, 6))  # 0 1 2 over 3 4 5
-    for u, v in ((0, 1), (1, 2), (0, 3), (1, 4), (2, 5), (3, 4), (4, 5)):
-        adjacency[u, v] = adjacency[v, u] = 1.0
-    trace = Trace.of(batch_from_graph("bfs", adjacency, 0))
+    trace = _grid_2x3()
     assert trace.parent[0, 4] == 1
     assert trace.reached_at[0].tolist() == [0, 1, 2, 1, 2, 3]
     output = trace.parent.copy()
@@ -111,6 +108,31 @@ def test_wrong_outputs_say_whether_they_name_a_tied_parent_a_child_or_else():
         "wrong_child": 1,
         "wrong_other": 1,
     }
+
+
+def _grid_2x3() -> Trace:
+    """0 1 2 over 3 4 5, from 0: nodes 4 and 5 have two parents one step nearer."""
+    adjacency = np.zeros((6, 6))
+    for u, v in ((0, 1), (1, 2), (0, 3), (1, 4), (2, 5), (3, 4), (4, 5)):
+        adjacency[u, v] = adjacency[v, u] = 1.0
+    return Trace.of(batch_from_graph("bfs", adjacency, 0))
+
+
+def test_ties_are_counted_by_how_long_before_the_trace_s_end_a_node_was_reached():
+    """Node 4 (reached at step 2 of 4 hints) is 1 step old at the end, node 5
+    (step 3) 0.  Seen failing with the age read as the reach step, and with
+    a tied node's child counted as another tied parent."""
+    trace = _grid_2x3()
+    assert pointers.tied_nodes(trace)[0].tolist() == [0, 0, 0, 0, 1, 1]
+    assert int(trace.lengths[0]) == 4
+    output = trace.parent.copy()
+    assert pointers.ties_by_age(output, trace) == {0: (1, 0), 1: (1, 0)}
+    output[0, 4] = 3  # node 4's other tied parent
+    assert pointers.ties_by_age(output, trace) == {0: (1, 0), 1: (1, 1)}
+    output[0, 4] = 5  # its child: wrong, but not a tie lost
+    output[0, 5] = 4  # node 5's other tied parent
+    assert pointers.ties_by_age(output, trace) == {0: (1, 1), 1: (1, 0)}
+    assert not pointers.tied_nodes(_path_trace(6)).any()
 
 
 def test_the_output_step_reads_the_prediction_of_the_step_before_it():

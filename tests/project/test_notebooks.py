@@ -799,8 +799,9 @@ def test_07_path_pointer_tables(executed):
     seed, the compiled network exact running free and teacher-forced with no
     hint error, no answer or pointer moved by any edit and no old node's
     pointer naming a child at any distance, every age's share of
-    node-steps at or above it falling from 1, and the transfer table's rows
-    for each trained contender, seed and size."""
+    node-steps at or above it falling from 1, the transfer table's rows
+    for each trained contender, seed and size, and the compiled network
+    keeping every tied parent on the grids."""
     from nar_gap.analysis.pointers import STATES
     from nar_gap.paper.experiments import path_pointers as pp
 
@@ -860,6 +861,19 @@ def test_07_path_pointer_tables(executed):
         wrong = round((1 - r["accuracy"]) * r["graphs"] * r["num_nodes"])
         counted = r["wrong_child"] + r["wrong_other"]  # the sources are not
         assert wrong - r["graphs"] <= counted <= wrong
+    ties = written.read_back(pp.ties_file("bfs"), typed=True)
+    assert {r["contender"] for r in ties} == {
+        "plain",
+        "supervised",
+        pp.TWIN,
+        "compiled",
+    }
+    assert {r["num_nodes"] for r in ties} == set(pp.TRANSFER_SIZES)
+    kept = [r for r in ties if r["contender"] == "compiled"]
+    assert sum(r["tied_nodes"] for r in kept) > 0
+    assert all(
+        r["other_tied"] == 0 for r in kept
+    )  # the compiled network keeps every one
 
 
 @in_chain("07_closing_the_gap")

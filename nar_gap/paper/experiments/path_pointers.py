@@ -33,6 +33,7 @@ from nar_gap.analysis.pointers import (
     Trace,
     age_counts,
     age_rows,
+    model_ties_by_age,
     model_wrong_outputs,
     pointer_tables,
 )
@@ -86,9 +87,15 @@ def transfer_file(algorithm: str) -> str:
     return f"path_pointers_transfer_{algorithm}.csv"
 
 
+def ties_file(algorithm: str) -> str:
+    """Per model, seed, rollout, grid size and age: tied parents kept or lost."""
+    return f"path_pointers_ties_{algorithm}.csv"
+
+
 def files_of(algorithm: str) -> list[str]:
-    """The section's five tables for ``algorithm``."""
+    """The section's six tables for ``algorithm``."""
     names = (rows_file, edits_file, ages_file, distances_file, transfer_file)
+    names += (ties_file,)
     return [name(algorithm) for name in names]
 
 
@@ -165,6 +172,44 @@ def transfer(
     return rows
 
 
+def tie_memory(
+    contenders: Sequence[tuple[str, str, Models]],
+    compiled: CompiledModel,
+    sizes: Sequence[int] = TRANSFER_SIZES,
+    graphs: int = generalisation.FAMILY_GRAPHS,
+) -> list[dict[str, Any]]:
+    """Each seed's tied parents on grids, kept or lost, by age, free and forced.
+
+    A grid's node off its source's row and column has two parents one step
+    nearer, and BFS takes the lowest id
+    (:func:`~nar_gap.analysis.pointers.model_ties_by_age`); the transfer
+    table's ``wrong_tied`` counts the outputs naming the other, and this
+    table says how long after the node's reach they do, running free and
+    teacher-forced.  ``compiled`` keeps every one: the control.
+    """
+    labelled = [
+        (contender, recipe, int(seed), model)
+        for contender, recipe, models in contenders
+        for seed, model in zip(models.seeds, models.each(), strict=True)
+    ]
+    labelled.append(("compiled", "compiled", -1, compiled))
+    rows = []
+    for num_nodes in sizes:
+        batch = family_batch(compiled.program.algorithm, "grid", num_nodes, graphs)
+        where = {"num_nodes": num_nodes, "graphs": graphs}
+        for contender, recipe, seed, model in labelled:
+            who = {"contender": contender, "recipe": recipe, "seed": seed}
+            for rollout, ages in model_ties_by_age(model, batch).items():
+                rows += [
+                    who
+                    | where
+                    | {"rollout": rollout, "age": age}
+                    | {"tied_nodes": n, "other_tied": k}
+                    for age, (n, k) in ages.items()
+                ]
+    return rows
+
+
 def twin_sides(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
     """Where the twin beats the supervised recipe's accuracy on every seed.
 
@@ -233,6 +278,7 @@ def run_path_pointers(
     tables = measure(trained, found[0].compiled, batch, training)
     families = generalisation.study_families(profile)
     tables += (transfer(trained, found[0].compiled, families),)
+    tables += (tie_memory(trained, found[0].compiled),)
     meta = metadata(
         profile,
         recipes=list(pair),

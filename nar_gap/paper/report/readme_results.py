@@ -748,7 +748,7 @@ def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
         "node's own pointer predictions, at the steps that read an edited hint, "
         "naming its parent on the true trace and under the edit (notebook 07, "
         f"section 6b). {exposure}\n\n{_distances(results, algorithm)}\n\n"
-        f"{_transfer(results, algorithm)}"
+        f"{_transfer(results, algorithm)}\n\n{_ties(results, algorithm)}"
     ).rstrip()
 
 
@@ -794,6 +794,36 @@ def _transfer(results: Path, algorithm: str) -> str:
         "another neighbour one step nearer the source, a parent BFS could "
         "have chosen (dm-clrs's takes the lowest id); `child`, a neighbour "
         "one step farther; `other`, any other node; of the reached nodes."
+    )
+
+
+def _ties(results: Path, algorithm: str) -> str:
+    """Tied parents lost on grids, by age, summed over the grid sizes."""
+    rows = files.read_table(results / path_pointers.ties_file(algorithm))
+    by: dict[tuple[str, str, str], dict[int, list[int]]] = {}
+    for r in rows:
+        cell = by.setdefault((r["recipe"], r["seed"], r["rollout"]), {})
+        counts = cell.setdefault(int(r["age"]), [0, 0])
+        counts[0] += int(r["tied_nodes"])
+        counts[1] += int(r["other_tied"])
+    ages = sorted({a for cell in by.values() for a in cell})
+    table = markdown_table(
+        ("model", "seed", "rollout", *(f"age {a}" for a in ages)),
+        [
+            (recipe, seed if seed != "-1" else "–", rollout)
+            + tuple(f"{cell[a][1]}/{cell[a][0]}" if a in cell else "–" for a in ages)
+            for (recipe, seed, rollout), cell in by.items()
+        ],
+    )
+    sizes = ", ".join(sorted({r["num_nodes"] for r in rows}, key=int))
+    return (
+        f"{table}\n\nOn grids of {sizes} nodes ({rows[0]['graphs']} each), the "
+        "nodes with two or more parents one step nearer the source (BFS takes "
+        "the lowest id), by their age at the end of the trace (steps since "
+        "their reach): those whose output names another of them, of those "
+        f"tied (`{path_pointers.ties_file(algorithm)}`, "
+        "`pointers.ties_by_age`). Teacher-forced (`forced`) every step reads "
+        "the true trace, which names the right parent."
     )
 
 

@@ -72,11 +72,19 @@ def test_the_rendered_section_names_each_output_decoder_s_reading_with_its_test(
             ("path", 32, path_pointers.TWIN, "attention_w10+families", 0, 0.75),
         )
     ]
-    tables = (rows, edits, ages, distances, transfer)
+    ties = [
+        {"contender": "plain", "recipe": "plain", "seed": 0, "rollout": rollout}
+        | {"num_nodes": n, "graphs": 8, "age": age}
+        | {"tied_nodes": 10, "other_tied": age if rollout == "free" else 0}
+        for rollout in ("free", "forced")
+        for n in (16, 32)
+        for age in (0, 3)
+    ]
+    tables = (rows, edits, ages, distances, transfer, ties)
     for name, table in zip(path_pointers.files_of("bfs"), tables, strict=True):
         files.write_table(tmp_path / name, table, {})
     rendered = path_pointers_table(tmp_path)
-    first, second = rendered.split("| model | seed | rollout")
+    first, second, third = rendered.split("| model | seed | rollout")
     lines = {line.split(" | ")[0]: line for line in first.splitlines()}
     assert (
         "| names the neighbour not pointing at it (p = 5.7e-14) |"
@@ -97,6 +105,10 @@ def test_the_rendered_section_names_each_output_decoder_s_reading_with_its_test(
     wrong = {line.split(" | ")[0]: line for line in second.splitlines()}
     assert "| attention_w10 | 0 | 9 · 2 · 0 of 100 | – |" in wrong["| attention_w10"]
     assert "| 0 | 7 · 2 · 0 of 100 | – |" in wrong["| attention_w10+families"]
+    assert third.startswith(" | age 0 | age 3 |")
+    assert "| plain | 0 | free | 0/20 | 6/20 |" in third  # summed over sizes
+    assert "| plain | 0 | forced | 0/20 | 0/20 |" in third
+    assert "On grids of 16, 32 nodes (8 each)" in third
 
 
 def _transfer_row(family, n, contender, seed, accuracy):
