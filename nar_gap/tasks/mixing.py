@@ -51,6 +51,7 @@ from nar_gap.tasks.fast_sampling import (
 )
 from nar_gap.tasks.graphs import batch_from_graph
 from nar_gap.tasks.sampling import (
+    _check_count,
     _check_lengths,
     _check_p,
     _check_seed,
@@ -316,6 +317,8 @@ def stacked_mixed_batches(
     go through dm-clrs (no array builder, too many nodes, a stream the
     replay lost) so does the whole step.
     """
+    step = _check_count(step, "step", 0)
+    batch_size = _check_count(batch_size, "batch_size", 1)
     count = family_graphs(share, batch_size) if families else 0
     options = {"lengths": lengths, "batch_size": batch_size, "p": p}
     options["random_pos"] = random_pos

@@ -196,3 +196,21 @@ def test_a_step_without_array_traces_goes_through_dm_clrs_whole(monkeypatch):
     monkeypatch.setattr(mixing, "sampled_graphs", lambda *args: None)
     fast = stacked_mixed_batches("bfs", SEEDS, 1, **options, **MIXED)
     assert _same_bytes(fast, _seed_by_seed("bfs", 1, ("path", "tree"), 0.5, True))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"step": -1}, "step >= 0"),
+        ({"batch_size": 0}, "batch_size >= 1"),
+        ({"seeds": ()}, "at least one seed"),
+        ({"lengths": ()}, "length"),
+        ({"families": ("paths",)}, "graph families among"),
+    ],
+)
+def test_a_bad_mixed_step_says_what_is_wrong_in_one_line(change, message):
+    arguments = {"algorithm": "bfs", "seeds": SEEDS, "step": 0}
+    arguments |= {"families": ("path",), "share": 0.5, **MIXED} | change
+    with pytest.raises(ValueError, match=message) as raised:
+        stacked_mixed_batches(**arguments)
+    assert "\n" not in str(raised.value)
