@@ -334,7 +334,17 @@ def stacked_train_batches(
         )
         for seed in seeds
     ]
-    nodes, steps = shape_for(num_nodes, max(b.num_steps for b in batches))
+    return padded_stack(batches, shape_for)
+
+
+def padded_stack(batches: Sequence[Batch], shape_for: ShapeFor) -> Batch:
+    """Seeds' batches of one size, padded to ``shape_for(N, longest trace)``.
+
+    Stacked: what the array path gives, for the steps drawn through dm-clrs.
+    """
+    nodes, steps = shape_for(
+        batches[0].num_nodes, max(batch.num_steps for batch in batches)
+    )
     return stack_seeds(
         [pad_batch(b, num_nodes=nodes, num_steps=steps) for b in batches]
     )

@@ -31,13 +31,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nar_gap.tasks.batch import (
-    UNWEIGHTED,
-    Batch,
-    concat_batches,
-    pad_batch,
-    stack_seeds,
-)
+from nar_gap.tasks.batch import UNWEIGHTED, Batch, concat_batches
 from nar_gap.tasks.defaults import BATCH_SIZE, TRAIN_LENGTHS, TRAIN_P
 from nar_gap.tasks.families import FAMILIES, make_graph
 from nar_gap.tasks.fast_graphs import Graphs
@@ -45,6 +39,7 @@ from nar_gap.tasks.fast_sampling import (
     ShapeFor,
     agrees_with_dm_clrs,
     is_fast,
+    padded_stack,
     sampled_graphs,
     stacked_train_batches,
     traced_batch,
@@ -345,7 +340,4 @@ def stacked_mixed_batches(
         )
         for seed in seeds
     ]
-    nodes, steps = shape_for(num_nodes, max(b.num_steps for b in batches))
-    return stack_seeds(
-        [pad_batch(b, num_nodes=nodes, num_steps=steps) for b in batches]
-    )
+    return padded_stack(batches, shape_for)
