@@ -781,19 +781,19 @@ def _transfer(results: Path, algorithm: str) -> str:
 
     sizes = sorted({n for _, n in cells})
     return (
-        f"{table}\n\n{_wrong_by_kind(rows, sizes[0])}\n\n"
-        f"Accuracy (CLRS score of the output `pi`) of each seed, "
+        f"{table}\n\nAccuracy (CLRS score of the output `pi`) of each seed, "
         f"in seed order, on {rows[0]['graphs']} graphs of each family at each "
         f"size; internal distance and argmax agreement against the compiled "
         f"network are in `{path_pointers.transfer_file(algorithm)}`. The twin "
         f"against the supervised recipe, on every seed (cells above "
         f"N = {sizes[0]}, `path_pointers.twin_sides`): on the families it "
-        f"trained on {said('trained')}; on the others {said('held_out')}. "
-        f"Under it, each seed's wrong outputs on the graphs above N = {sizes[0]} "
-        "by where they point instead (`pointers.wrong_outputs`): `tied`, "
-        "another neighbour one step nearer the source, a parent BFS could "
-        "have chosen (dm-clrs's takes the lowest id); `child`, a neighbour "
-        "one step farther; `other`, any other node; of the reached nodes."
+        f"trained on {said('trained')}; on the others {said('held_out')}.\n\n"
+        f"{_wrong_by_kind(rows, sizes[0])}\n\n"
+        f"Each seed's wrong outputs on the graphs above N = {sizes[0]}, by where "
+        "they point instead (`pointers.wrong_outputs`): `tied`, another "
+        "neighbour one step nearer the source, a parent BFS could have chosen "
+        "(dm-clrs's takes the lowest id); `child`, a neighbour one step "
+        "farther; `other`, any other node; of the reached nodes."
     )
 
 
