@@ -242,8 +242,8 @@ def tied_nodes(trace: Trace) -> np.ndarray:
     """``[B, N]``: reached nodes with two or more neighbours one step nearer.
 
     Each of those neighbours is a parent BFS could choose; dm-clrs's takes
-    the lowest id.  Paths and trees have none; a grid has one at every node
-    off its source's row and column.
+    the lowest id.  Paths and trees have none; on a grid, every node off its
+    source's row and column is one.
     """
     at = trace.reached_at
     nearer = trace.neighbours & (at[:, None, :] == at[:, :, None] - 1)
@@ -599,16 +599,21 @@ def free_hardened_by_parity(model: Model, batch: Batch) -> dict[str, np.ndarray]
     return out
 
 
-def age_counts(traces: Iterable[Trace]) -> dict[int, int]:
+def age_counts(
+    traces: Iterable[Trace], select: Callable[[Trace], np.ndarray] | None = None
+) -> dict[int, int]:
     """``{age: node-steps}``: reached nodes ``age`` ≥ 1 steps after their reach.
 
     Counted over each graph's hint steps 1 to ``L - 1`` (those a step
-    predicts), every real node reached before that step.
+    predicts), every real node reached before that step, or only the nodes
+    ``select(trace)`` marks (``[B, N]``; e.g. :func:`tied_nodes`: how long
+    training asks a node to keep which of its tied parents it took).
     """
     counts: dict[int, int] = {}
     for trace in traces:
+        chosen = trace.node_mask if select is None else select(trace) & trace.node_mask
         for b, length in enumerate(trace.lengths):
-            at = trace.reached_at[b][trace.node_mask[b]]
+            at = trace.reached_at[b][chosen[b]]
             for t in range(1, int(length)):
                 for age in (t - at[(at >= 0) & (at < t)]).tolist():
                     counts[age] = counts.get(age, 0) + 1

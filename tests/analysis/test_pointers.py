@@ -133,6 +133,8 @@ def test_ties_are_counted_by_how_long_before_the_trace_s_end_a_node_was_reached(
     output[0, 5] = 4  # node 5's other tied parent
     assert pointers.ties_by_age(output, trace) == {0: (1, 1), 1: (1, 0)}
     assert not pointers.tied_nodes(_path_trace(6)).any()
+    # node 4 at steps 3 (age 1), node 5 never before the trace ends
+    assert pointers.age_counts([trace], pointers.tied_nodes) == {1: 1}
 
 
 def test_the_output_step_reads_the_prediction_of_the_step_before_it():

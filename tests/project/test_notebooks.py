@@ -847,6 +847,8 @@ def test_07_path_pointer_tables(executed):
     for source in ("training", "training_families", "paths"):
         shares = [r[f"{source}_share_at_least"] for r in ages]
         assert shares[0] == 1.0 and shares == sorted(shares, reverse=True)
+    assert sum(r["grids_tied_node_steps"] for r in ages) > 0  # smoke's training
+    assert all("training_families_tied_node_steps" in r for r in ages)  # may hold 0
     old = ages[1]  # age 2: smoke's small training graphs hold none at EDIT_AGE
     assert old["training_families_share_at_least"] > old["training_share_at_least"]
     transfer = written.read_back(pp.transfer_file("bfs"), typed=True)

@@ -36,6 +36,7 @@ from nar_gap.analysis.pointers import (
     model_ties_by_age,
     model_wrong_outputs,
     pointer_tables,
+    tied_nodes,
 )
 from nar_gap.compiler.compiled_model import CompiledModel
 from nar_gap.model.model import Model
@@ -113,11 +114,15 @@ def measure(
     compiled: Model,
     batch: Batch,
     training: Mapping[str, Sequence[Batch]],
+    grids: Sequence[Batch],
 ) -> tuple[list[dict[str, Any]], ...]:
-    """The four tables (:func:`files_of`'s order) for each seed and ``compiled``.
+    """The first four tables (:func:`files_of`'s order) for each seed and ``compiled``.
 
     ``contenders``: ``(contender, recipe, models)``; ``training``: each
-    training distribution's graphs by name, for the exposure table.
+    training distribution's graphs by name, for the exposure table, which
+    also counts their tied nodes (:func:`~nar_gap.analysis.pointers.
+    tied_nodes`) against those of ``grids`` (``<name>_tied``,
+    ``grids_tied``).
     """
     labelled = [
         (contender, recipe, int(seed), model)
@@ -133,9 +138,12 @@ def measure(
         rows.append({**who, **shape, **read.row})
         edits += [{**who, "age": EDIT_AGE, **r} for r in read.edits]
         distances += [{**who, "age": EDIT_AGE, **r} for r in read.distances]
-    sources = {name: age_counts(map(Trace.of, b)) for name, b in training.items()}
-    ages = age_rows({**sources, "paths": age_counts([Trace.of(batch)])})
-    return rows, edits, ages, distances
+    traces = {name: [Trace.of(b) for b in part] for name, part in training.items()}
+    sources = {name: age_counts(t) for name, t in traces.items()}
+    sources["paths"] = age_counts([Trace.of(batch)])
+    sources |= {f"{name}_tied": age_counts(t, tied_nodes) for name, t in traces.items()}
+    sources["grids_tied"] = age_counts(map(Trace.of, grids), tied_nodes)
+    return rows, edits, age_rows(sources), distances
 
 
 def transfer(
@@ -175,10 +183,9 @@ def transfer(
 def tie_memory(
     contenders: Sequence[tuple[str, str, Models]],
     compiled: CompiledModel,
-    sizes: Sequence[int] = TRANSFER_SIZES,
-    graphs: int = generalisation.FAMILY_GRAPHS,
+    grids: Sequence[Batch],
 ) -> list[dict[str, Any]]:
-    """Each seed's tied parents on grids, kept or lost, by age, free and forced.
+    """Each seed's tied parents on ``grids``, kept or lost, by age, free and forced.
 
     A grid's node off its source's row and column has two parents one step
     nearer, and BFS takes the lowest id
@@ -194,9 +201,8 @@ def tie_memory(
     ]
     labelled.append(("compiled", "compiled", -1, compiled))
     rows = []
-    for num_nodes in sizes:
-        batch = family_batch(compiled.program.algorithm, "grid", num_nodes, graphs)
-        where = {"num_nodes": num_nodes, "graphs": graphs}
+    for batch in grids:
+        where = {"num_nodes": batch.num_nodes, "graphs": batch.batch_size}
         for contender, recipe, seed, model in labelled:
             who = {"contender": contender, "recipe": recipe, "seed": seed}
             for rollout, ages in model_ties_by_age(model, batch).items():
@@ -275,10 +281,14 @@ def run_path_pointers(
         "training": drawn_batches(config, config.seeds[0], steps),
         "training_families": drawn_batches(twin, config.seeds[0], steps),
     }
-    tables = measure(trained, found[0].compiled, batch, training)
+    grids = [
+        family_batch(algorithm, "grid", n, generalisation.FAMILY_GRAPHS)
+        for n in TRANSFER_SIZES
+    ]
+    tables = measure(trained, found[0].compiled, batch, training, grids)
     families = generalisation.study_families(profile)
     tables += (transfer(trained, found[0].compiled, families),)
-    tables += (tie_memory(trained, found[0].compiled),)
+    tables += (tie_memory(trained, found[0].compiled, grids),)
     meta = metadata(
         profile,
         recipes=list(pair),

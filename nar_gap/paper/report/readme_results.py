@@ -857,20 +857,28 @@ def _wrong_by_kind(rows: Sequence[Mapping[str, str]], smallest: int) -> str:
 
 def _exposure(results: Path, algorithm: str) -> str:
     """How many node-steps are old in training, in the twin's and on the paths."""
-    ages = {
-        int(r["age"]): r
-        for r in files.read_table(results / path_pointers.ages_file(algorithm))
-    }
+    rows = files.read_table(results / path_pointers.ages_file(algorithm))
+    ages = {int(r["age"]): r for r in rows}
     at = ages.get(EDIT_AGE)
     if not at:
         return ""
+
+    def old(source: str) -> str:
+        counts = [(int(r["age"]), int(r[f"{source}_node_steps"])) for r in rows]
+        above = sum(n for age, n in counts if age >= EDIT_AGE)
+        return f"{above} of {sum(n for _, n in counts)}"
+
     return (
         f"Node-steps {EDIT_AGE} or more steps after the node's "
         f"reach: {_fmt(at['training_share_at_least'])} of the training "
         f"batches', {_fmt(at['training_families_share_at_least'])} of the "
         f"twin's (`+families`: {_twin_mix()}), "
         f"{_fmt(at['paths_share_at_least'])} of the paths' "
-        f"(`{path_pointers.ages_file(algorithm)}`)."
+        f"(`{path_pointers.ages_file(algorithm)}`). Of the node-steps of nodes "
+        f"with tied parents (`pointers.tied_nodes`), those {EDIT_AGE} or more "
+        f"steps after the reach: {old('training_tied')} in the training "
+        f"batches, {old('training_families_tied')} in the twin's, "
+        f"{old('grids_tied')} on the tie table's grids."
     )
 
 

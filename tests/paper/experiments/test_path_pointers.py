@@ -52,6 +52,11 @@ def test_the_rendered_section_names_each_output_decoder_s_reading_with_its_test(
     ]
     ages = [{"age": 4, "training_share_at_least": 0.04, "paths_share_at_least": 0.6}]
     ages[0]["training_families_share_at_least"] = 0.2
+    ages.insert(0, {"age": 3})
+    for row, tied in zip(ages, ((5, 7, 9), (1, 2, 3)), strict=True):
+        names = ("training", "training_families", "grids")
+        for name, count in zip(names, tied, strict=True):
+            row[f"{name}_tied_node_steps"] = count
     distances = [
         {"contender": "plain", "recipe": "plain", "seed": 0, "age": 4}
         | {"rollout": rollout, "distance": d, "node_steps": 9, "to_child": d % 2}
@@ -98,6 +103,10 @@ def test_the_rendered_section_names_each_output_decoder_s_reading_with_its_test(
     assert "| 0 → 20 of 20 |" in lines["| compiled"]
     assert "0.040 of the training batches', 0.200 of the twin's" in first
     assert "0.25 of each batch's graphs path, tree, grid), 0.600 of the paths'" in first
+    assert (
+        "4 or more steps after the reach: 1 of 6 in the training batches, 2 of 9 "
+        "in the twin's, 3 of 12 on the tie table's grids." in first
+    )
     assert second.startswith(" | d = 1 | d = 2 | d = 3 |")
     assert "| plain | 0 | forced | 1/9 | 0/9 | 1/9 |" in second
     assert "| path | 32 | yes | 0.700 | 0.750 |" in second
@@ -166,3 +175,24 @@ def test_the_transfer_table_measures_every_contender_on_every_family_and_size():
         2 * 4,
         2 * 8,
     ]  # reached, no source
+
+
+def test_the_tie_table_reads_every_model_free_and_forced_on_each_grid():
+    """The compiled network, twice (as a contender and as the control):
+    ties on a 3 x 3 grid, none lost."""
+    from nar_gap.analysis.models import Models
+    from nar_gap.compiler import compile_algorithm
+    from nar_gap.tasks.graphs import family_batch
+
+    compiled = compile_algorithm("bfs", hidden_size=None)
+    own = Models.from_models([compiled], seeds=[7], source="compiled")
+    grids = [family_batch("bfs", "grid", 9, 2)]
+    ties = path_pointers.tie_memory([("c", "compiled", own)], compiled, grids)
+    assert {(r["contender"], r["seed"], r["rollout"]) for r in ties} == {
+        (c, seed, rollout)
+        for c, seed in (("c", 7), ("compiled", -1))
+        for rollout in ("free", "forced")
+    }
+    assert sum(r["tied_nodes"] for r in ties) > 0  # 3 x 3 grids have ties
+    assert all(r["other_tied"] == 0 and r["num_nodes"] == 9 for r in ties)
+    assert all(r["graphs"] == 2 for r in ties)
