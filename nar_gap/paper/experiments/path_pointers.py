@@ -11,7 +11,12 @@ the paths.  Then it asks whether the supervised recipe's decoders lack a memory
 for lack of such traces: its twin (:func:`with_families`) trains with a
 quarter of each batch's graphs paths, trees and grids
 (``TrainConfig.train_families``), whose traces ask for long memories; the
-paths of the test are then of a family and size it trained on.
+paths of the test are then of a family and size it trained on.  Last, it
+reads plain, supervised and the twin beyond the sizes they trained at
+(:func:`transfer`: the generalisation study's families at
+:data:`TRANSFER_SIZES` nodes, and where wrong outputs point instead) and, on
+grids, how long after a node's reach they keep which of its tied parents
+BFS took (:func:`tie_memory`).
 
 Counts, not intervals: the recipe study's 2 seeds at the cpu profile decide
 no test across seeds; each seed's count is a row, and the table says its n.
