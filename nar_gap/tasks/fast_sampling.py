@@ -25,9 +25,11 @@ rare step whose random stream the replay cannot follow go through
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -136,38 +138,106 @@ def _inputs(
     }
 
 
+def even_positions(lanes: int, batch_size: int, num_nodes: int) -> np.ndarray:
+    """[L, B, N] ``pos`` as dm-clrs's probes give it unrandomised: ``i / N``."""
+    even = np.arange(num_nodes) * 1.0 / num_nodes
+    return np.broadcast_to(even, (lanes, batch_size, num_nodes))
+
+
 def _positions(
     seeds: np.ndarray, batch_size: int, num_nodes: int, random_pos: bool
 ) -> np.ndarray:
     """[L, B, N] ``pos``: dm-clrs's ``i / N``, or ``process_random_pos``'s uniforms."""
     if random_pos:
         return random_positions(seeds, _RANDOM_POS_STREAM, batch_size, num_nodes)
-    even = np.arange(num_nodes) * 1.0 / num_nodes
-    return np.broadcast_to(even, (len(seeds), batch_size, num_nodes))
+    return even_positions(len(seeds), batch_size, num_nodes)
 
 
-def sampled_graphs(
-    algorithm: str,
-    seeds: Sequence[int],
-    step: int,
-    num_nodes: int,
-    batch_size: int,
-    p: tuple[float, ...],
-    random_pos: bool,
-) -> tuple[Graphs, np.ndarray] | None:
-    """Every seed's sampled graphs of ``step`` and their [L, B, N] ``pos``.
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """One training step of every seed, its arguments checked once.
 
-    What ``train_batch`` draws from dm-clrs's sampler, replayed as arrays;
-    None if a seed's stream was not followed (the caller draws through
-    ``train_batch`` instead).
+    What :func:`stacked_train_batches` and
+    :func:`nar_gap.tasks.mixing.stacked_mixed_batches` both draw from: the
+    same checks, sizes and fallback, whatever else the step mixes in.
     """
-    sampler_seeds = stream_seeds(seeds, step)
-    graphs = draw_graphs(
-        sampler_class(algorithm).__name__, sampler_seeds, num_nodes, batch_size, p
-    )
+
+    algorithm: str
+    seeds: tuple[int, ...]
+    step: int
+    lengths: tuple[int, ...]
+    batch_size: int
+    p: tuple[float, ...]
+    random_pos: bool
+    shape_for: ShapeFor
+
+    @classmethod
+    def checked(
+        cls,
+        algorithm: str,
+        seeds: Sequence[int],
+        step: int,
+        *,
+        lengths: Sequence[int],
+        batch_size: int,
+        p: Sequence[float],
+        random_pos: bool,
+        shape_for: ShapeFor | None,
+    ) -> Step:
+        """The step, or a one-line ValueError naming the bad argument."""
+        check_algorithm(algorithm)
+        seeds = tuple(_check_seed(seed) for seed in seeds)
+        if not seeds:
+            raise ValueError("expected at least one seed, found none")
+        return cls(
+            algorithm=algorithm,
+            seeds=seeds,
+            step=_check_count(step, "step", 0),
+            lengths=_check_lengths(lengths),
+            batch_size=_check_count(batch_size, "batch_size", 1),
+            p=_check_p(p),
+            random_pos=random_pos,
+            shape_for=shape_for or (lambda nodes, steps: (nodes, steps)),
+        )
+
+    @property
+    def num_nodes(self) -> int:
+        """The step's graph size (:func:`~nar_gap.tasks.sampling.step_size`)."""
+        return step_size(self.lengths, self.step)
+
+    @property
+    def drawn_whole(self) -> bool:
+        """Whether the step can be traced as arrays (else each seed via dm-clrs)."""
+        return is_fast(self.algorithm, self.num_nodes) and agrees_with_dm_clrs(
+            self.algorithm
+        )
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """``train_batch``'s keyword arguments for each seed of the step."""
+        return {
+            "lengths": self.lengths,
+            "batch_size": self.batch_size,
+            "p": self.p,
+            "random_pos": self.random_pos,
+        }
+
+
+def sampled_graphs(step: Step, batch_size: int) -> tuple[Graphs, np.ndarray] | None:
+    """Each seed's ``batch_size`` sampled graphs of ``step``, and their ``pos``.
+
+    What ``train_batch`` draws from dm-clrs's sampler, replayed as arrays,
+    ``pos`` [L, B, N]; None if a seed's stream was not followed (the caller
+    draws through ``train_batch`` instead).
+    """
+    sampler_seeds = stream_seeds(step.seeds, step.step)
+    sampler = sampler_class(step.algorithm).__name__
+    graphs = draw_graphs(sampler, sampler_seeds, step.num_nodes, batch_size, step.p)
     if not graphs.exact.all():
         return None
-    return graphs, _positions(sampler_seeds, batch_size, num_nodes, random_pos)
+    return graphs, _positions(
+        sampler_seeds, batch_size, step.num_nodes, step.random_pos
+    )
 
 
 def traced_batch(
@@ -208,19 +278,12 @@ def traced_batch(
     )
 
 
-def _draw_stacked(
-    algorithm: str,
-    seeds: Sequence[int],
-    step: int,
-    num_nodes: int,
-    batch_size: int,
-    p: tuple[float, ...],
-    random_pos: bool,
-    shape_for: ShapeFor,
-) -> Batch | None:
+def _draw_stacked(step: Step) -> Batch | None:
     """The step as one stacked batch, or None if a seed's stream was not followed."""
-    drawn = sampled_graphs(algorithm, seeds, step, num_nodes, batch_size, p, random_pos)
-    return None if drawn is None else traced_batch(algorithm, *drawn, shape_for)
+    drawn = sampled_graphs(step, step.batch_size)
+    return (
+        None if drawn is None else traced_batch(step.algorithm, *drawn, step.shape_for)
+    )
 
 
 def _same_bytes(first: Batch, second: Batch) -> bool:
@@ -251,15 +314,22 @@ def agrees_with_dm_clrs(algorithm: str) -> bool:
     numpy or dm-clrs than they did.  If it disagrees, a warning says so and
     :func:`stacked_train_batches` goes through ``train_batch`` instead.
     """
-    seeds, options = (0, 2**32 - 1), {"lengths": (5,), "batch_size": 4, "p": (0.3, 0.8)}
-    fast = _draw_stacked(
-        algorithm, seeds, 0, 5, 4, options["p"], True, lambda n, t: (n, t)
+    step = Step(
+        algorithm=algorithm,
+        seeds=(0, 2**32 - 1),
+        step=0,
+        lengths=(5,),
+        batch_size=4,
+        p=(0.3, 0.8),
+        random_pos=True,
+        shape_for=lambda n, t: (n, t),
     )
+    fast = _draw_stacked(step)
     agree = fast is None or all(
         _same_bytes(
-            unstack_lane(fast, lane), train_batch(algorithm, seed, 0, **options)
+            unstack_lane(fast, lane), train_batch(algorithm, seed, 0, **step.options)
         )
-        for lane, seed in enumerate(seeds)
+        for lane, seed in enumerate(step.seeds)
     )
     if not agree:
         warnings.warn(
@@ -306,35 +376,29 @@ def stacked_train_batches(
     Returns:
         A batch whose leaves have a leading seed axis S = ``len(seeds)``.
     """
-    check_algorithm(algorithm)
-    seeds = [_check_seed(seed) for seed in seeds]
-    if not seeds:
-        raise ValueError("expected at least one seed, found none")
-    step = _check_count(step, "step", 0)
-    lengths = _check_lengths(lengths)
-    batch_size = _check_count(batch_size, "batch_size", 1)
-    p = _check_p(p)
-    shape_for = shape_for or (lambda nodes, steps: (nodes, steps))
-    num_nodes = step_size(lengths, step)
-    if is_fast(algorithm, num_nodes) and agrees_with_dm_clrs(algorithm):
-        stacked = _draw_stacked(
-            algorithm, seeds, step, num_nodes, batch_size, p, random_pos, shape_for
-        )
-        if stacked is not None:
-            return stacked
+    checked = Step.checked(
+        algorithm,
+        seeds,
+        step,
+        lengths=lengths,
+        batch_size=batch_size,
+        p=p,
+        random_pos=random_pos,
+        shape_for=shape_for,
+    )
+    return stacked_step(checked)
+
+
+def stacked_step(step: Step) -> Batch:
+    """:func:`stacked_train_batches` of a checked :class:`Step`."""
+    stacked = _draw_stacked(step) if step.drawn_whole else None
+    if stacked is not None:
+        return stacked
     batches = [
-        train_batch(
-            algorithm,
-            seed,
-            step,
-            lengths=lengths,
-            batch_size=batch_size,
-            p=p,
-            random_pos=random_pos,
-        )
-        for seed in seeds
+        train_batch(step.algorithm, seed, step.step, **step.options)
+        for seed in step.seeds
     ]
-    return padded_stack(batches, shape_for)
+    return padded_stack(batches, step.shape_for)
 
 
 def padded_stack(batches: Sequence[Batch], shape_for: ShapeFor) -> Batch:

@@ -37,23 +37,16 @@ from nar_gap.tasks.families import FAMILIES, make_graph
 from nar_gap.tasks.fast_graphs import Graphs
 from nar_gap.tasks.fast_sampling import (
     ShapeFor,
-    agrees_with_dm_clrs,
-    is_fast,
+    Step,
+    even_positions,
     padded_stack,
     sampled_graphs,
-    stacked_train_batches,
+    stacked_step,
     traced_batch,
 )
 from nar_gap.tasks.graphs import batch_from_graph
-from nar_gap.tasks.sampling import (
-    _check_count,
-    _check_lengths,
-    _check_p,
-    _check_seed,
-    step_size,
-    train_batch,
-)
-from nar_gap.tasks.specs import check_algorithm, has_source
+from nar_gap.tasks.sampling import step_size, train_batch
+from nar_gap.tasks.specs import has_source
 
 _FAMILY_STREAM = 0x66616D  # "fam": the family graphs' stream, not the sampler's
 
@@ -241,50 +234,35 @@ def _joined(first: Graphs, second: Graphs) -> Graphs:
     )
 
 
-def _traced_mixed(
-    algorithm: str,
-    seeds: Sequence[int],
-    step: int,
-    count: int,
-    families: Sequence[str],
-    options: dict,
-    shape_for: ShapeFor,
-) -> Batch | None:
+def _traced_mixed(step: Step, count: int, families: Sequence[str]) -> Batch | None:
     """The mixed step drawn whole, or None if the sampler's replay lost a seed."""
-    lengths, batch_size, p, random_pos = (
-        options[k] for k in ("lengths", "batch_size", "p", "random_pos")
-    )
-    num_nodes = step_size(lengths, step)
+    num_nodes = step.num_nodes
     draws = [
         family_draws(
-            algorithm,
+            step.algorithm,
             families,
             seed,
-            step,
+            step.step,
             num_nodes=num_nodes,
             count=count,
-            p=p,
-            random_pos=random_pos,
+            p=step.p,
+            random_pos=step.random_pos,
         )
-        for seed in seeds
+        for seed in step.seeds
     ]
-    graphs = _family_graphs(algorithm, draws)
+    graphs = _family_graphs(step.algorithm, draws)
     positions = (
         np.stack([d.positions for d in draws])
-        if random_pos
-        else np.broadcast_to(
-            np.arange(num_nodes) / num_nodes, (len(seeds), count, num_nodes)
-        )
+        if step.random_pos
+        else even_positions(len(step.seeds), count, num_nodes)
     )
-    if count < batch_size:
-        drawn = sampled_graphs(
-            algorithm, seeds, step, num_nodes, batch_size - count, p, random_pos
-        )
+    if count < step.batch_size:
+        drawn = sampled_graphs(step, step.batch_size - count)
         if drawn is None:
             return None
         graphs = _joined(drawn[0], graphs)
         positions = np.concatenate([drawn[1], positions], axis=1)
-    return traced_batch(algorithm, graphs, positions, shape_for)
+    return traced_batch(step.algorithm, graphs, positions, step.shape_for)
 
 
 def stacked_mixed_batches(
@@ -312,32 +290,31 @@ def stacked_mixed_batches(
     go through dm-clrs (no array builder, too many nodes, a stream the
     replay lost) so does the whole step.
     """
-    step = _check_count(step, "step", 0)
-    batch_size = _check_count(batch_size, "batch_size", 1)
-    count = family_graphs(share, batch_size) if families else 0
-    options = {"lengths": lengths, "batch_size": batch_size, "p": p}
-    options["random_pos"] = random_pos
+    checked = Step.checked(
+        algorithm,
+        seeds,
+        step,
+        lengths=lengths,
+        batch_size=batch_size,
+        p=p,
+        random_pos=random_pos,
+        shape_for=shape_for,
+    )
+    count = family_graphs(share, checked.batch_size) if families else 0
     if not count:
-        return stacked_train_batches(
-            algorithm, seeds, step, shape_for=shape_for, **options
-        )
-    check_algorithm(algorithm)
-    seeds = [_check_seed(seed) for seed in seeds]
-    if not seeds:
-        raise ValueError("expected at least one seed, found none")
-    shape_for = shape_for or (lambda nodes, steps: (nodes, steps))
-    num_nodes = step_size(_check_lengths(lengths), step)
-    if is_fast(algorithm, num_nodes) and agrees_with_dm_clrs(algorithm):
-        options["p"] = _check_p(p)
-        stacked = _traced_mixed(
-            algorithm, seeds, step, count, families, options, shape_for
-        )
-        if stacked is not None:
-            return stacked
+        return stacked_step(checked)
+    stacked = _traced_mixed(checked, count, families) if checked.drawn_whole else None
+    if stacked is not None:
+        return stacked
     batches = [
         mixed_train_batch(
-            algorithm, seed, step, families=families, share=share, **options
+            algorithm,
+            seed,
+            checked.step,
+            families=families,
+            share=share,
+            **checked.options,
         )
-        for seed in seeds
+        for seed in checked.seeds
     ]
-    return padded_stack(batches, shape_for)
+    return padded_stack(batches, checked.shape_for)

@@ -72,15 +72,15 @@ def seed_batches(config: TrainConfig, step: int, fast: bool | None = None) -> Ba
         families=config.train_families,
         share=config.family_share,
         shape_for=bucketed(shapes, nodes, times),
-        **_draw_options(config, step, config.batch_size),
+        **_draw_options(config, step),
     )
 
 
-def _draw_options(config: TrainConfig, step: int, batch_size: int) -> dict[str, Any]:
+def _draw_options(config: TrainConfig, step: int) -> dict[str, Any]:
     """The sampler's options at ``step``: sizes, batch size, ``p``, ``pos``."""
     return {
         "lengths": config.lengths_at(step),
-        "batch_size": batch_size,
+        "batch_size": config.batch_size,
         "p": config.edge_probabilities,
         "random_pos": config.random_pos,
     }
@@ -102,7 +102,7 @@ def drawn_batches(config: TrainConfig, seed: int, steps: Sequence[int]) -> list[
             step,
             families=config.train_families,
             share=config.family_share,
-            **_draw_options(config, step, config.batch_size),
+            **_draw_options(config, step),
         )
         for step in steps
     ]
