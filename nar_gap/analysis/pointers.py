@@ -129,6 +129,20 @@ class Trace:
             and at[other] == at[node] + 1
         )
 
+    def is_nearer(self, graph: int, node: int, other: int) -> bool:
+        """Whether ``other`` is a neighbour one step nearer the source.
+
+        A parent BFS could have chosen for ``node``: more than one such
+        neighbour is a tie (:func:`tied_nodes`), which dm-clrs breaks by the
+        lowest id.
+        """
+        at = self.reached_at[graph]
+        return bool(
+            self.neighbours[graph, node, other]
+            and at[node] >= 1
+            and at[other] == at[node] - 1
+        )
+
 
 def hint_errors(predicted: np.ndarray, trace: Trace) -> dict[str, Any]:
     """Wrong ``pi_h`` predictions by node state, and the moves to a child.
@@ -225,16 +239,12 @@ def wrong_outputs(output: np.ndarray, trace: Trace) -> dict[str, int]:
         guess = int(output[b, v])
         if guess == trace.parent[b, v]:
             continue
-        near = trace.neighbours[b, v, guess]
-        step = trace.reached_at[b, guess] - trace.reached_at[b, v]
-        kind = (
-            "tied"
-            if near and step == -1
-            else "child"
-            if near and step == 1
-            else "other"
-        )
-        counts[f"wrong_{kind}"] += 1
+        if trace.is_nearer(b, v, guess):
+            counts["wrong_tied"] += 1
+        elif trace.is_child(b, v, guess):
+            counts["wrong_child"] += 1
+        else:
+            counts["wrong_other"] += 1
     return counts
 
 
@@ -261,13 +271,12 @@ def ties_by_age(output: np.ndarray, trace: Trace) -> dict[int, tuple[int, int]]:
     larger ages only.
     """
     ages: dict[int, list[int]] = {}
-    at = trace.reached_at
     for b, v in zip(*np.nonzero(tied_nodes(trace)), strict=True):
-        cell = ages.setdefault(int(trace.lengths[b]) - 1 - int(at[b, v]), [0, 0])
+        age = int(trace.lengths[b]) - 1 - int(trace.reached_at[b, v])
+        cell = ages.setdefault(age, [0, 0])
         cell[0] += 1
         guess = int(output[b, v])
-        other = guess != trace.parent[b, v] and trace.neighbours[b, v, guess]
-        cell[1] += int(other and at[b, guess] == at[b, v] - 1)
+        cell[1] += int(guess != trace.parent[b, v] and trace.is_nearer(b, v, guess))
     return {age: (n, k) for age, (n, k) in sorted(ages.items())}
 
 
