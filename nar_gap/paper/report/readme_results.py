@@ -800,21 +800,7 @@ def _transfer(results: Path, algorithm: str) -> str:
 def _ties(results: Path, algorithm: str) -> str:
     """Tied parents lost on grids, by age, summed over the grid sizes."""
     rows = files.read_table(results / path_pointers.ties_file(algorithm))
-    by: dict[tuple[str, str, str], dict[int, list[int]]] = {}
-    for r in rows:
-        cell = by.setdefault((r["recipe"], r["seed"], r["rollout"]), {})
-        counts = cell.setdefault(int(r["age"]), [0, 0])
-        counts[0] += int(r["tied_nodes"])
-        counts[1] += int(r["other_tied"])
-    ages = sorted({a for cell in by.values() for a in cell})
-    table = markdown_table(
-        ("model", "seed", "rollout", *(f"age {a}" for a in ages)),
-        [
-            (recipe, seed if seed != "-1" else "–", rollout)
-            + tuple(f"{cell[a][1]}/{cell[a][0]}" if a in cell else "–" for a in ages)
-            for (recipe, seed, rollout), cell in by.items()
-        ],
-    )
+    table = _counts_by_rollout(rows, ("age", "age "), ("other_tied", "tied_nodes"))
     sizes = ", ".join(sorted({r["num_nodes"] for r in rows}, key=int))
     return (
         f"{table}\n\nOn grids of {sizes} nodes ({rows[0]['graphs']} each), the "
@@ -888,21 +874,40 @@ def _twin_mix() -> str:
     return f"{path_pointers.MIXED_SHARE:g} of each batch's graphs {families}"
 
 
-def _distances(results: Path, algorithm: str) -> str:
-    """Old nodes' pointers naming a child (:data:`EDIT_AGE` or more steps on)."""
-    by: dict[tuple[str, str, str], dict[int, str]] = {}
-    for r in files.read_table(results / path_pointers.distances_file(algorithm)):
+def _counts_by_rollout(
+    rows: Sequence[Mapping[str, str]],
+    column: tuple[str, str],
+    counts: tuple[str, str],
+) -> str:
+    """A row per model, seed and rollout; ``hits/total`` per value of a column.
+
+    ``column``: the CSV column and its header prefix; ``counts``: the hit
+    and total columns, summed over the rows that share a cell (the tie
+    table's grid sizes).
+    """
+    name, prefix = column
+    hits, total = counts
+    by: dict[tuple[str, str, str], dict[int, list[int]]] = {}
+    for r in rows:
         cell = by.setdefault((r["recipe"], r["seed"], r["rollout"]), {})
-        cell[int(r["distance"])] = f"{r['to_child']}/{r['node_steps']}"
-    distances = sorted({d for cell in by.values() for d in cell})
-    table = markdown_table(
-        ("model", "seed", "rollout", *(f"d = {d}" for d in distances)),
+        summed = cell.setdefault(int(r[name]), [0, 0])
+        summed[0] += int(r[hits])
+        summed[1] += int(r[total])
+    values = sorted({v for cell in by.values() for v in cell})
+    return markdown_table(
+        ("model", "seed", "rollout", *(f"{prefix}{v}" for v in values)),
         [
             (recipe, seed if seed != "-1" else "–", rollout)
-            + tuple(cell.get(d, "–") for d in distances)
-            for (recipe, seed, rollout), cell in by.items()
+            + tuple(f"{c[v][0]}/{c[v][1]}" if v in c else "–" for v in values)
+            for (recipe, seed, rollout), c in by.items()
         ],
     )
+
+
+def _distances(results: Path, algorithm: str) -> str:
+    """Old nodes' pointers naming a child (:data:`EDIT_AGE` or more steps on)."""
+    rows = files.read_table(results / path_pointers.distances_file(algorithm))
+    table = _counts_by_rollout(rows, ("distance", "d = "), ("to_child", "node_steps"))
     return (
         f"{table}\n\nBy distance `d` from the source: of a node's `pi_h` "
         f"predictions {EDIT_AGE} or more steps after its reach, those naming a "
