@@ -11,7 +11,8 @@ Counts over a BFS trace (pure numpy) and two readings of a model on it:
   parent's fed pointer points back at it; :func:`wrong_outputs`: where the
   wrong ones point instead (a tied parent, a child, elsewhere);
 - :func:`ties_by_age`: whether a node with tied parents still names the
-  one BFS took, by how long ago it was reached;
+  one BFS took, by how long ago it was reached; :func:`tie_margins`: by how
+  much its output prefers that one;
 - :func:`edited_cases`: an intervention that makes the last one causal: the
   true trace with the pointers around one interior node ``v`` edited from
   :data:`EDIT_AGE` steps after its reach (``parent_back``: ``v``'s parent
@@ -260,19 +261,26 @@ def tied_nodes(trace: Trace) -> np.ndarray:
     return (at > 0) & trace.node_mask & (nearer.sum(-1) >= 2)
 
 
+def _tied_by_age(trace: Trace) -> Iterator[tuple[int, int, int]]:
+    """``(graph, node, age)`` of each tied node, ``age`` steps old at the end.
+
+    The age is ``lengths - 1 - reached_at``: how long the model had to keep
+    which of its tied parents it took.
+    """
+    for b, v in zip(*np.nonzero(tied_nodes(trace)), strict=True):
+        yield int(b), int(v), int(trace.lengths[b]) - 1 - int(trace.reached_at[b, v])
+
+
 def ties_by_age(output: np.ndarray, trace: Trace) -> dict[int, tuple[int, int]]:
     """``{age: (tied nodes, naming another tied parent)}`` of an output.
 
-    ``output``: ``[B, N]`` the predicted parents.  A tied node
-    (:func:`tied_nodes`) is ``age`` steps old at the end of its trace
-    (``lengths - 1 - reached_at``): how long the model had to keep which of
-    its tied parents it took.  A decoder that takes the right one when the
-    node is reached and loses it later names another tied parent at the
-    larger ages only.
+    ``output``: ``[B, N]`` the predicted parents; a tied node
+    (:func:`tied_nodes`) is ``age`` steps old at the end of its trace.  A
+    decoder that takes the right one when the node is reached and loses it
+    later names another tied parent at the larger ages only.
     """
     ages: dict[int, list[int]] = {}
-    for b, v in zip(*np.nonzero(tied_nodes(trace)), strict=True):
-        age = int(trace.lengths[b]) - 1 - int(trace.reached_at[b, v])
+    for b, v, age in _tied_by_age(trace):
         cell = ages.setdefault(age, [0, 0])
         cell[0] += 1
         guess = int(output[b, v])
@@ -280,22 +288,52 @@ def ties_by_age(output: np.ndarray, trace: Trace) -> dict[int, tuple[int, int]]:
     return {age: (n, k) for age, (n, k) in sorted(ages.items())}
 
 
+def tie_margins(logits: np.ndarray, trace: Trace) -> dict[int, np.ndarray]:
+    """``{age: margins}``: how much an output prefers the tied parent BFS took.
+
+    ``logits``: ``[B, N, N]`` the output's pointer scores.  A tied node's
+    margin is its parent's score less the highest score among its other
+    tied parents (:func:`tied_nodes`; ages as :func:`ties_by_age`'s), so it
+    is negative where another of them outscores the parent.  The counts of
+    :func:`ties_by_age` see only where the margin changes sign; the margin
+    says whether a memory fades before it does, and in which models.
+    """
+    ages: dict[int, list[float]] = {}
+    for b, v, age in _tied_by_age(trace):
+        others = [
+            u
+            for u in np.flatnonzero(trace.neighbours[b, v])
+            if u != trace.parent[b, v] and trace.is_nearer(b, v, int(u))
+        ]
+        scores = logits[b, v]
+        margin = float(scores[trace.parent[b, v]]) - float(scores[others].max())
+        ages.setdefault(age, []).append(margin)
+    return {age: np.array(m) for age, m in sorted(ages.items())}
+
+
 def model_ties_by_age(
     model: Model, batch: Batch
-) -> dict[str, dict[int, tuple[int, int]]]:
-    """:func:`ties_by_age` of ``model`` running free and teacher-forced.
+) -> dict[str, dict[int, tuple[int, int, float]]]:
+    """``{rollout: {age: (tied, lost, mean margin)}}``, free and teacher-forced.
 
-    Teacher-forced, every step reads the true trace, which names the right
-    parent: a tie lost there is lost in the model's own memory.
+    :func:`ties_by_age`'s counts and the mean of :func:`tie_margins` of
+    ``model``'s output.  Teacher-forced, every step reads the true trace,
+    which names the right parent: a tie lost there is lost in the model's
+    own memory.
     """
     trace = Trace.of(batch)
     free = forward(model.config, True, model.precision)(model.params, batch)
     run_forced = forward(teacher_forced(model.config), False, model.precision)
     forced = run_forced(model.params, batch)
-    return {
-        "free": ties_by_age(_pointers(free.outputs["pi"]), trace),
-        "forced": ties_by_age(_pointers(forced.outputs["pi"]), trace),
-    }
+    readings = {}
+    for rollout, out in (("free", free), ("forced", forced)):
+        logits = np.asarray(out.outputs["pi"])
+        margins = tie_margins(logits, trace)
+        readings[rollout] = {
+            age: (n, k, float(margins[age].mean()))
+            for age, (n, k) in ties_by_age(_pointers(logits), trace).items()
+        }
+    return readings
 
 
 def model_wrong_outputs(model: Model, batch: Batch) -> dict[str, int]:

@@ -137,6 +137,23 @@ def test_ties_are_counted_by_how_long_before_the_trace_s_end_a_node_was_reached(
     assert pointers.age_counts([trace], pointers.tied_nodes) == {1: 1}
 
 
+def test_a_tie_margin_is_the_parent_s_score_over_the_other_tied_parents_only():
+    """Node 4 (1 step old at the end) has parents 1 (BFS's) and 3, node 5 (0
+    steps old) 2 (BFS's) and 4.  A child's or a non-neighbour's score is not
+    another tied parent's.  Seen failing with every neighbour counted as
+    another tied parent, and with the parent itself among them."""
+    trace = _grid_2x3()
+    logits = np.zeros((1, 6, 6))
+    logits[0, 4, 1], logits[0, 4, 3] = 2.0, 0.5
+    logits[0, 4, 5] = 7.0  # node 4's child
+    logits[0, 5, 2], logits[0, 5, 4] = -1.0, 0.0  # the other parent wins
+    logits[0, 5, 0] = 9.0  # not a neighbour
+    margins = pointers.tie_margins(logits, trace)
+    assert list(margins) == [0, 1]
+    np.testing.assert_array_equal(margins[1], [1.5])
+    np.testing.assert_array_equal(margins[0], [-1.0])
+
+
 def test_the_output_step_reads_the_prediction_of_the_step_before_it():
     trace = _path_trace(5)
     predicted = np.full((4, 1, 5), 9)

@@ -197,7 +197,9 @@ def tie_memory(
     (:func:`~nar_gap.analysis.pointers.model_ties_by_age`); the transfer
     table's ``wrong_tied`` counts the outputs naming the other, and this
     table says how long after the node's reach they do, running free and
-    teacher-forced.  ``compiled`` keeps every one: the control.
+    teacher-forced, and by how much the output prefers the parent BFS took
+    (``margin_mean``, :func:`~nar_gap.analysis.pointers.tie_margins`).
+    ``compiled`` keeps every one: the control.
     """
     labelled = [
         (contender, recipe, int(seed), model)
@@ -215,8 +217,8 @@ def tie_memory(
                     who
                     | where
                     | {"rollout": rollout, "age": age}
-                    | {"tied_nodes": n, "other_tied": k}
-                    for age, (n, k) in ages.items()
+                    | {"tied_nodes": n, "other_tied": k, "margin_mean": margin}
+                    for age, (n, k, margin) in ages.items()
                 ]
     return rows
 

@@ -798,9 +798,10 @@ def _transfer(results: Path, algorithm: str) -> str:
 
 
 def _ties(results: Path, algorithm: str) -> str:
-    """Tied parents lost on grids, by age, summed over the grid sizes."""
+    """Tied parents lost on grids, by age, over the grid sizes; their margins."""
     rows = files.read_table(results / path_pointers.ties_file(algorithm))
-    table = _counts_by_rollout(rows, ("age", "age "), ("other_tied", "tied_nodes"))
+    table = _by_rollout(rows, ("age", "age "), _hits("other_tied", "tied_nodes"))
+    margins = _by_rollout(rows, ("age", "age "), _mean_margin)
     sizes = ", ".join(sorted({r["num_nodes"] for r in rows}, key=int))
     return (
         f"{table}\n\nOn grids of {sizes} nodes ({rows[0]['graphs']} each), the "
@@ -809,8 +810,19 @@ def _ties(results: Path, algorithm: str) -> str:
         "their reach): those whose output names another of them, of those "
         f"tied (`{path_pointers.ties_file(algorithm)}`, "
         "`pointers.ties_by_age`). Teacher-forced (`forced`) every step reads "
-        "the true trace, which names the right parent."
+        f"the true trace, which names the right parent.\n\n{margins}\n\n"
+        "The same nodes' mean margin: the output's score of the parent BFS "
+        "took less the highest score among the other tied parents "
+        "(`margin_mean`, `pointers.tie_margins`; negative where another "
+        "outscores it), over the grid sizes."
     )
+
+
+def _mean_margin(rows: Sequence[Mapping[str, str]]) -> str:
+    """The tie table's ``margin_mean`` over ``rows``, weighted by their tied nodes."""
+    tied = [int(r["tied_nodes"]) for r in rows]
+    total = sum(float(r["margin_mean"]) * n for r, n in zip(rows, tied, strict=True))
+    return f"{total / sum(tied):+.2f}"
 
 
 def _wrong_by_kind(rows: Sequence[Mapping[str, str]], smallest: int) -> str:
@@ -874,40 +886,45 @@ def _twin_mix() -> str:
     return f"{path_pointers.MIXED_SHARE:g} of each batch's graphs {families}"
 
 
-def _counts_by_rollout(
+def _by_rollout(
     rows: Sequence[Mapping[str, str]],
     column: tuple[str, str],
-    counts: tuple[str, str],
+    cell: Callable[[Sequence[Mapping[str, str]]], str],
 ) -> str:
-    """A row per model, seed and rollout; ``hits/total`` per value of a column.
+    """A row per model, seed and rollout; a cell per value of a column.
 
-    ``column``: the CSV column and its header prefix; ``counts``: the hit
-    and total columns, summed over the rows that share a cell (the tie
-    table's grid sizes).
+    ``column``: the CSV column and its header prefix; ``cell``: what the rows
+    that share a cell say (the tie table's grid sizes are several).
     """
     name, prefix = column
-    hits, total = counts
-    by: dict[tuple[str, str, str], dict[int, list[int]]] = {}
+    by: dict[tuple[str, str, str], dict[int, list[Mapping[str, str]]]] = {}
     for r in rows:
-        cell = by.setdefault((r["recipe"], r["seed"], r["rollout"]), {})
-        summed = cell.setdefault(int(r[name]), [0, 0])
-        summed[0] += int(r[hits])
-        summed[1] += int(r[total])
-    values = sorted({v for cell in by.values() for v in cell})
+        cells = by.setdefault((r["recipe"], r["seed"], r["rollout"]), {})
+        cells.setdefault(int(r[name]), []).append(r)
+    values = sorted({v for cells in by.values() for v in cells})
     return markdown_table(
         ("model", "seed", "rollout", *(f"{prefix}{v}" for v in values)),
         [
             (recipe, seed if seed != "-1" else "–", rollout)
-            + tuple(f"{c[v][0]}/{c[v][1]}" if v in c else "–" for v in values)
+            + tuple(cell(c[v]) if v in c else "–" for v in values)
             for (recipe, seed, rollout), c in by.items()
         ],
     )
 
 
+def _hits(hits: str, total: str) -> Callable[[Sequence[Mapping[str, str]]], str]:
+    """A cell of :func:`_by_rollout`: ``hits/total``, each column summed."""
+
+    def cell(rows: Sequence[Mapping[str, str]]) -> str:
+        return f"{sum(int(r[hits]) for r in rows)}/{sum(int(r[total]) for r in rows)}"
+
+    return cell
+
+
 def _distances(results: Path, algorithm: str) -> str:
     """Old nodes' pointers naming a child (:data:`EDIT_AGE` or more steps on)."""
     rows = files.read_table(results / path_pointers.distances_file(algorithm))
-    table = _counts_by_rollout(rows, ("distance", "d = "), ("to_child", "node_steps"))
+    table = _by_rollout(rows, ("distance", "d = "), _hits("to_child", "node_steps"))
     return (
         f"{table}\n\nBy distance `d` from the source: of a node's `pi_h` "
         f"predictions {EDIT_AGE} or more steps after its reach, those naming a "

@@ -80,7 +80,8 @@ def test_the_rendered_section_names_each_output_decoder_s_reading_with_its_test(
     ties = [
         {"contender": "plain", "recipe": "plain", "seed": 0, "rollout": rollout}
         | {"num_nodes": n, "graphs": 8, "age": age}
-        | {"tied_nodes": 10, "other_tied": age if rollout == "free" else 0}
+        | {"tied_nodes": 10 * n // 16, "other_tied": age if rollout == "free" else 0}
+        | {"margin_mean": 1.0 - age / 2 + n / 32}
         for rollout in ("free", "forced")
         for n in (16, 32)
         for age in (0, 3)
@@ -89,7 +90,7 @@ def test_the_rendered_section_names_each_output_decoder_s_reading_with_its_test(
     for name, table in zip(path_pointers.files_of("bfs"), tables, strict=True):
         files.write_table(tmp_path / name, table, {})
     rendered = path_pointers_table(tmp_path)
-    first, second, third = rendered.split("| model | seed | rollout")
+    first, second, third, fourth = rendered.split("| model | seed | rollout")
     lines = {line.split(" | ")[0]: line for line in first.splitlines()}
     assert (
         "| names the neighbour not pointing at it (p = 5.7e-14) |"
@@ -115,9 +116,11 @@ def test_the_rendered_section_names_each_output_decoder_s_reading_with_its_test(
     assert "| attention_w10 | 0 | 9 · 2 · 0 of 100 | – |" in wrong["| attention_w10"]
     assert "| 0 | 7 · 2 · 0 of 100 | – |" in wrong["| attention_w10+families"]
     assert third.startswith(" | age 0 | age 3 |")
-    assert "| plain | 0 | free | 0/20 | 6/20 |" in third  # summed over sizes
-    assert "| plain | 0 | forced | 0/20 | 0/20 |" in third
+    assert "| plain | 0 | free | 0/30 | 6/30 |" in third  # summed over sizes
+    assert "| plain | 0 | forced | 0/30 | 0/30 |" in third
     assert "On grids of 16, 32 nodes (8 each)" in third
+    assert fourth.startswith(" | age 0 | age 3 |")
+    assert "| plain | 0 | free | +1.83 | +0.33 |" in fourth  # weighted by tied nodes
 
 
 def _transfer_row(family, n, contender, seed, accuracy):
@@ -196,3 +199,4 @@ def test_the_tie_table_reads_every_model_free_and_forced_on_each_grid():
     assert sum(r["tied_nodes"] for r in ties) > 0  # 3 x 3 grids have ties
     assert all(r["other_tied"] == 0 and r["num_nodes"] == 9 for r in ties)
     assert all(r["graphs"] == 2 for r in ties)
+    assert all(r["margin_mean"] > 0 for r in ties)  # every tie kept, by a margin
