@@ -31,6 +31,7 @@ from nar_gap.analysis.faithfulness import (
     uniform_bins,
     uniform_timescale,
 )
+from nar_gap.compiler.compiled_model import CompiledModel
 from nar_gap.model.activations import teacher_forced
 from nar_gap.model.config import NetworkConfig
 from nar_gap.model.model import Model
@@ -43,7 +44,7 @@ from nar_gap.model.seeds import (
     stack_trees,
     unstack_tree,
 )
-from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.batch import Batch, graph_range
 from nar_gap.training.run_dir import TrainResult, load_run
 
 __all__ = [
@@ -336,6 +337,49 @@ def measure_models(
         attention=attention,
         lengths=np.asarray(batch.lengths),
     )
+
+
+AGAINST_COMPILED = ("accuracy", "internal", "argmax_agreement")
+"""What :func:`measure_against_compiled` gives per seed."""
+
+
+def measure_against_compiled(
+    models: Models,
+    batch: Batch,
+    compiled: CompiledModel,
+    graphs_per_part: int | None = None,
+    refit: bool = False,
+) -> dict[str, np.ndarray]:
+    """``{measure: [K]}``: each seed's accuracy, internal distance, agreement.
+
+    Accuracy is the CLRS score of the output; internal distance (Eq. 24)
+    and argmax agreement compare each seed's attention with ``compiled``'s
+    on the same graphs, fitted to their range (:meth:`~nar_gap.compiler.
+    compiled_model.CompiledModel.fitted`), so that graphs where accuracy
+    falls can say whether the attention left the compiled mechanism there.
+    ``refit``: ``models`` is the compiled model itself, fitted to each
+    part's range like the reference.  Large graphs are measured in parts
+    (the edge tensors of 1024 nodes are half a gigabyte per graph and
+    feature; by default a part holds 4096 nodes: the whole batch up to
+    N = 128, 4 graphs of N = 1 024): the mean over parts is weighted by
+    their graphs, exact for accuracy (every part has the batch's N) and for
+    the other two where the batch is one part.
+    """
+    per_part = graphs_per_part or max(1, 4096 // batch.num_nodes)
+    total = {m: np.zeros(len(models)) for m in AGAINST_COMPILED}
+    for start in range(0, batch.batch_size, per_part):
+        part = graph_range(batch, start, start + per_part)
+        own = compiled.fitted(part)
+        reference = reference_attention(own, part)
+        measured = (
+            Models.from_models([own], seeds=models.seeds, source="compiled")
+            if refit
+            else models
+        )
+        scalars = measure_models(measured, part, reference, chunk=1).scalars
+        for m in AGAINST_COMPILED:
+            total[m] += np.asarray(scalars[m], np.float64) * part.batch_size
+    return {m: v / batch.batch_size for m, v in total.items()}
 
 
 RANDOM_INIT_SEEDS = (10_000, 10_001, 10_002, 10_003)

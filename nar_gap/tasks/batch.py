@@ -434,6 +434,25 @@ def stack_seeds(batches: Sequence[Batch]) -> Batch:
     return jax.tree_util.tree_map(lambda *leaves: np.stack(leaves), *batches)
 
 
+def graph_range(batch: Batch, start: int, stop: int) -> Batch:
+    """Graphs ``start:stop`` of ``batch``, hints cut to their own longest trace.
+
+    A large batch measured in parts (:func:`~nar_gap.analysis.models.
+    measure_against_compiled`) runs each part only as long as its graphs.
+    """
+    stop = min(stop, batch.batch_size)
+    lengths = np.asarray(batch.lengths)[start:stop]
+    steps = int(lengths.max())
+    return Batch(
+        batch.algorithm,
+        {k: v[start:stop] for k, v in batch.inputs.items()},
+        {k: v[:steps, start:stop] for k, v in batch.hints.items()},
+        {k: v[start:stop] for k, v in batch.outputs.items()},
+        lengths,
+        batch.node_mask[start:stop],
+    )
+
+
 def first_graphs(batch: Batch, count: int) -> Batch:
     """The first ``count`` graphs of ``batch`` (all of them if it has fewer).
 

@@ -942,3 +942,37 @@ def test_a_mask_one_hint_is_one_choice_per_sample():
     assert fraction[0, 0] == 1.0 and np.all(fraction[1:] == 1.0)
     colour = np.asarray(matches["color"][0])
     assert colour.shape == preds["u"].shape[:2] and np.all(colour == 1.0)
+
+
+def test_measures_in_parts_are_the_whole_batchs():
+    """Accuracy is exact in parts; internal and agreement too, on a model
+    that is not the reference (the compiled model perturbed)."""
+    import jax
+
+    from nar_gap.analysis.models import (
+        AGAINST_COMPILED,
+        Models,
+        measure_against_compiled,
+        measure_models,
+        reference_attention,
+    )
+    from nar_gap.compiler import compile_algorithm
+    from nar_gap.model.model import Model
+    from nar_gap.tasks.sampling import sample_batch
+
+    compiled = compile_algorithm("bfs", hidden_size=None)
+    nudged = Model(
+        compiled.config,
+        jax.tree_util.tree_map(lambda x: x * 1.01, compiled.params),
+    )
+    models = Models.from_models([compiled, nudged], seeds=[0, 1])
+    batch = sample_batch("bfs", 16, 32, 2)
+    whole = measure_models(models, batch, reference_attention(compiled, batch))
+    parts = measure_against_compiled(
+        models, batch, compiled, graphs_per_part=5
+    )  # 6 x 5 + 2
+    np.testing.assert_allclose(parts["accuracy"], whole.scalars["accuracy"], rtol=1e-6)
+    one = measure_against_compiled(models, batch, compiled, graphs_per_part=32)
+    for measure in AGAINST_COMPILED:
+        np.testing.assert_allclose(one[measure], whole.scalars[measure], rtol=1e-6)
+    assert one["internal"][0] == 0.0 and one["internal"][1] > 0

@@ -70,7 +70,11 @@ import numpy as np
 from tqdm import tqdm
 
 from nar_gap.analysis.landscape import model_sharpness
-from nar_gap.analysis.models import Models, measure_models, reference_attention
+from nar_gap.analysis.models import (
+    AGAINST_COMPILED,
+    Models,
+    measure_against_compiled,
+)
 from nar_gap.analysis.verdicts import (
     CONFIDENCE_LEVEL,
     Summary,
@@ -184,62 +188,6 @@ def conditions(
     return out
 
 
-MEASURED = ("accuracy", "internal", "argmax_agreement")
-
-
-def measures(
-    models: Models,
-    batch: Batch,
-    compiled: CompiledModel,
-    graphs_per_part: int | None = None,
-    refit: bool = False,
-) -> dict[str, np.ndarray]:
-    """``{measure: [K]}``: each seed's accuracy, internal distance, agreement.
-
-    Accuracy is the CLRS score of the output; internal distance (Eq. 24)
-    and argmax agreement compare each seed's attention with ``compiled``'s
-    on the same graphs (fitted to their range, as ``run`` fits it), so that a
-    condition where accuracy falls can say whether the attention left the
-    compiled mechanism there.  ``refit``: ``models`` is the compiled model
-    itself, fitted to each part's range like the reference.  Large graphs
-    are measured in parts (the edge tensors of 1024 nodes are half a
-    gigabyte per graph and feature; by default a part holds 4096 nodes: the
-    whole batch up to N = 128, 4 graphs of N = 1 024): the mean over parts
-    is weighted by their graphs, exact for accuracy (every part has the
-    batch's N) and for the other two where the batch is one part.
-    """
-    per_part = graphs_per_part or max(1, 4096 // batch.num_nodes)
-    total = {m: np.zeros(len(models)) for m in MEASURED}
-    for start in range(0, batch.batch_size, per_part):
-        part = _graphs(batch, start, start + per_part)
-        own = compiled.fitted(part)
-        reference = reference_attention(own, part)
-        measured = (
-            Models.from_models([own], seeds=models.seeds, source="compiled")
-            if refit
-            else models
-        )
-        scalars = measure_models(measured, part, reference, chunk=1).scalars
-        for m in MEASURED:
-            total[m] += np.asarray(scalars[m], np.float64) * part.batch_size
-    return {m: v / batch.batch_size for m, v in total.items()}
-
-
-def _graphs(batch: Batch, start: int, stop: int) -> Batch:
-    """Graphs ``start:stop`` of ``batch``, hints cut to their own longest trace."""
-    stop = min(stop, batch.batch_size)
-    lengths = np.asarray(batch.lengths)[start:stop]
-    steps = int(lengths.max())
-    return Batch(
-        batch.algorithm,
-        {k: v[start:stop] for k, v in batch.inputs.items()},
-        {k: v[:steps, start:stop] for k, v in batch.hints.items()},
-        {k: v[start:stop] for k, v in batch.outputs.items()},
-        lengths,
-        batch.node_mask[start:stop],
-    )
-
-
 @dataclasses.dataclass(frozen=True)
 class Contender:
     """One row group of the table: a name, the recipe behind it, its models."""
@@ -300,14 +248,14 @@ def seed_rows(
     """Per seed: a row per condition and measure, and one for sharpness."""
     rows = []
     for condition in measured:
-        values = measures(
+        values = measure_against_compiled(
             contender.models,
             condition.batch,
             contender.compiled,
             refit=contender.refit,
         )
         for k, seed in enumerate(contender.models.seeds):
-            for measure in MEASURED:
+            for measure in AGAINST_COMPILED:
                 rows.append(
                     {
                         "contender": contender.name,

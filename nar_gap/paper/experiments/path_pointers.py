@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from nar_gap.analysis.models import Models
+from nar_gap.analysis.models import Models, measure_against_compiled
 from nar_gap.analysis.pointers import (
     ALGORITHMS,
     EDIT_AGE,
@@ -158,12 +158,13 @@ def transfer(
     sizes: Sequence[int] = TRANSFER_SIZES,
     graphs: int = generalisation.FAMILY_GRAPHS,
 ) -> list[dict[str, Any]]:
-    """Each seed's :data:`~.generalisation.MEASURED` on each family and size.
+    """Each seed's accuracy and faithfulness on each family and size.
 
     Whether the twin's families carry beyond the sizes it trained at, and to
     the families it did not train on: the generalisation study's measures
-    (:func:`~.generalisation.measures`: accuracy, and internal distance and
-    argmax agreement against ``compiled`` fitted to the graphs) on
+    (:func:`~nar_gap.analysis.models.measure_against_compiled`: accuracy,
+    and internal distance and argmax agreement against ``compiled`` fitted
+    to the graphs) on
     ``graphs`` graphs of each family at each size, and where each seed's
     wrong outputs point instead (:func:`~nar_gap.analysis.pointers.
     model_wrong_outputs`: a tied parent, a child, elsewhere); ``twin_trained``
@@ -176,7 +177,7 @@ def transfer(
             where = {"family": family, "num_nodes": num_nodes, "graphs": graphs}
             where["twin_trained"] = family in MIXED_FAMILIES
             for contender, recipe, models in contenders:
-                values = generalisation.measures(models, batch, compiled)
+                values = measure_against_compiled(models, batch, compiled)
                 for k, seed in enumerate(models.seeds):
                     measured = {m: float(v[k]) for m, v in values.items()}
                     measured |= model_wrong_outputs(models.model(k), batch)

@@ -96,31 +96,6 @@ def test_weights_scaled_by_one_give_the_clrs_test_graphs_back():
     np.testing.assert_array_equal(tenfold.outputs["pi"], base.outputs["pi"])
 
 
-def test_measures_in_parts_are_the_whole_batchs(tmp_path):
-    """Accuracy is exact in parts; internal and agreement too, on a model
-    that is not the reference (the compiled model perturbed)."""
-    import jax
-
-    from nar_gap.analysis.models import Models, measure_models, reference_attention
-    from nar_gap.compiler import compile_algorithm
-    from nar_gap.model.model import Model
-
-    compiled = compile_algorithm("bfs", hidden_size=None)
-    nudged = Model(
-        compiled.config,
-        jax.tree_util.tree_map(lambda x: x * 1.01, compiled.params),
-    )
-    models = Models.from_models([compiled, nudged], seeds=[0, 1])
-    batch = g._size_batch("bfs", 16)
-    whole = measure_models(models, batch, reference_attention(compiled, batch))
-    parts = g.measures(models, batch, compiled, graphs_per_part=5)  # 6 x 5 + 2
-    np.testing.assert_allclose(parts["accuracy"], whole.scalars["accuracy"], rtol=1e-6)
-    one = g.measures(models, batch, compiled, graphs_per_part=32)
-    for measure in g.MEASURED:
-        np.testing.assert_allclose(one[measure], whole.scalars[measure], rtol=1e-6)
-    assert one["internal"][0] == 0.0 and one["internal"][1] > 0
-
-
 def test_the_recipe_study_comes_first(tmp_path):
     dirs = profiles.output_dirs("smoke", str(tmp_path / "runs"), str(tmp_path / "o"))
     with pytest.raises(FileNotFoundError, match="recipe study for bfs runs first"):
@@ -180,14 +155,14 @@ def test_compiled_bellman_ford_is_exact_beyond_its_range_only_when_refitted():
     """Weights x100 leave the default range (max_weight 1, max_distance 8):
     `run`'s refit keeps the compiled program exact, the fixed parameters are
     not, and the table keeps both apart."""
-    from nar_gap.analysis.models import Models
+    from nar_gap.analysis.models import Models, measure_against_compiled
     from nar_gap.compiler import compile_algorithm
 
     compiled = compile_algorithm("bellman_ford", hidden_size=None)
     own = Models.from_models([compiled], seeds=[-1])
     heavy = g._scaled_batch("bellman_ford", 100.0)
-    fitted = g.measures(own, heavy, compiled, refit=True)
-    fixed = g.measures(own, heavy, compiled)
+    fitted = measure_against_compiled(own, heavy, compiled, refit=True)
+    fixed = measure_against_compiled(own, heavy, compiled)
     assert fitted["accuracy"][0] == 1.0 and fitted["internal"][0] == 0.0
     assert fixed["accuracy"][0] < 0.5
 
