@@ -342,6 +342,28 @@ def model_wrong_outputs(model: Model, batch: Batch) -> dict[str, int]:
     return wrong_outputs(_pointers(out.outputs["pi"]), Trace.of(batch))
 
 
+def model_tie_counts(model: Model, batch: Batch) -> dict[str, float]:
+    """A model's ties on ``batch``: where its outputs go, and what it lost forced.
+
+    :func:`model_wrong_outputs` (``nodes``, ``wrong`` of them and
+    ``wrong_tied``, running free), the tied nodes (``tied_nodes``) and of
+    them those whose teacher-forced output names another tied parent
+    (``forced_lost``, every age), and the lowest teacher-forced mean margin
+    over ages (``forced_margin_min``: below 0, at some age another parent
+    wins on average; NaN without ties), from :func:`model_ties_by_age`.
+    """
+    wrong = model_wrong_outputs(model, batch)
+    forced = model_ties_by_age(model, batch)["forced"]
+    return {
+        "nodes": wrong["nodes"],
+        "wrong": sum(wrong[f"wrong_{kind}"] for kind in WRONG_KINDS),
+        "wrong_tied": wrong["wrong_tied"],
+        "tied_nodes": sum(n for n, _, _ in forced.values()),
+        "forced_lost": sum(k for _, k, _ in forced.values()),
+        "forced_margin_min": min((m for *_, m in forced.values()), default=np.nan),
+    }
+
+
 @dataclasses.dataclass(frozen=True)
 class Case:
     """One edited trace: graph ``graph``, node ``node`` at ``distance``.

@@ -541,3 +541,32 @@ def test_hardening_one_parity_turns_the_nodes_that_read_it(paths, monkeypatch):
         flips = pointers.flips_by_distance(rollouts[f"free_hard_{parity}"], trace)
         assert all(k == 0 for d, (_, k) in flips.items() if d % 2 != turned)
         assert sum(k for d, (_, k) in flips.items() if d % 2 == turned) > 0
+
+
+def test_a_model_s_tie_counts_add_up_its_wrong_outputs_and_forced_ties():
+    """On a trained-like model (the compiled BFS with its output decoder's
+    weights perturbed), the counts are the sums of `model_wrong_outputs` and
+    the forced rollout of `model_ties_by_age`.  Seen failing with the free
+    rollout's ties counted."""
+    import jax
+
+    from nar_gap.model.model import Model
+
+    compiled = compile_algorithm("bfs", hidden_size=None)
+    grids = family_batch("bfs", "grid", 16, 3)
+    kept = pointers.model_tie_counts(compiled, grids)
+    assert kept["wrong"] == kept["wrong_tied"] == kept["forced_lost"] == 0
+    assert kept["tied_nodes"] > 0 and kept["forced_margin_min"] > 0
+    key = jax.random.PRNGKey(0)
+    noisy = jax.tree_util.tree_map(
+        lambda x: x + 0.3 * jax.numpy.std(x) * jax.random.normal(key, x.shape),
+        compiled.params,
+    )
+    model = Model(compiled.config, noisy)
+    counts = pointers.model_tie_counts(model, grids)
+    wrong = pointers.model_wrong_outputs(model, grids)
+    forced = pointers.model_ties_by_age(model, grids)["forced"]
+    assert counts["wrong_tied"] == wrong["wrong_tied"]
+    assert counts["wrong"] == sum(v for k, v in wrong.items() if k != "nodes")
+    assert counts["forced_lost"] == sum(k for _, k, _ in forced.values())
+    assert counts["forced_margin_min"] == min(m for *_, m in forced.values())

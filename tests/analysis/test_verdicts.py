@@ -508,3 +508,22 @@ def test_a_paired_side_of_one_seed_or_no_effect_gives_no_count():
         "undecided",
         None,
     )
+
+
+def test_paired_fewer_goes_either_way_and_says_what_an_undecided_pair_needs():
+    """Seen failing with the two one-sided p-values swapped and with the
+    level fixed at 5 %."""
+    arm, other = [1, 2, 0, 3, 1, 0, 2, 1], [9, 30, 4, 8, 200, 5, 7, 6]
+    fewer = v.paired_fewer(arm, other)
+    assert fewer.side == "fewer" and fewer.p_fewer == pytest.approx(1 / 256)
+    assert fewer.p_more > 0.99 and fewer.seeds_needed is None
+    more = v.paired_fewer(other, arm)
+    assert more.side == "more" and more.p_more == pytest.approx(1 / 256)
+    # Eight pairs all fewer pass 5 % but not 0.1 %: undecided, with a count.
+    strict = v.paired_fewer(arm, other, significance=0.001)
+    assert strict.side == "undecided" and strict.seeds_needed is not None
+    # Zero differences are dropped: two pairs left, one-sided p 1/4 at best.
+    tied = v.paired_fewer([0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 5, 6])
+    assert tied.side == "undecided" and tied.p_fewer == pytest.approx(0.25)
+    single = v.paired_fewer([1], [5])
+    assert single.side == "undecided" and math.isnan(single.p_fewer)

@@ -879,6 +879,39 @@ def test_07_path_pointer_tables(executed):
 
 
 @in_chain("07_closing_the_gap")
+def test_07_tie_test_tables(executed):
+    """Section 6c as notebook 07 ran it at smoke: every arm at the recipe
+    study's seeds on the two larger grids; its teacher-forced losses are
+    6b's tie table's, and at two seeds no contrast can be decided (two
+    pairs give a one-sided p of a quarter at least)."""
+    from nar_gap.paper.experiments import path_pointers as pp
+    from nar_gap.paper.experiments import tie_test
+
+    results, figures = executed.ran("07_closing_the_gap")
+    written = profiles.OutputDirs(executed.runs, results, figures)
+    rows = written.read_back(tie_test.seeds_file("bfs"), typed=True)
+    seeds = tie_test.tie_seeds(profiles.SMOKE, "bfs")
+    assert sorted((r["contender"], r["seed"], r["num_nodes"]) for r in rows) == sorted(
+        (arm, s, n)
+        for arm in tie_test.ARMS
+        for s in range(seeds)
+        for n in pp.TRANSFER_SIZES[1:]
+    )
+    lost: dict[tuple, int] = {}
+    for r in written.read_back(pp.ties_file("bfs"), typed=True):
+        if r["rollout"] == "forced":
+            key = (r["contender"], r["seed"], r["num_nodes"])
+            lost[key] = lost.get(key, 0) + r["other_tied"]
+    for r in rows:
+        key = (r["contender"], r["seed"], r["num_nodes"])
+        if r["contender"] != tie_test.MIXED_PLAIN:
+            assert r["forced_lost"] == lost[key]
+    tests = written.read_back(tie_test.tests_file("bfs"), typed=True)
+    assert len(tests) == len(tie_test.CONTRASTS) * len(tie_test.MEASURES)
+    assert all(t["seeds"] == seeds and t["side"] == "undecided" for t in tests)
+
+
+@in_chain("07_closing_the_gap")
 def test_07_self_row_tables(executed):
     """The self-row study as notebook 07 ran it at smoke: a class table for
     every family and law, the compiled network's leak 0 under every squeeze

@@ -28,6 +28,7 @@ from nar_gap.paper.experiments import (
     settings,
     size_sweep,
     stability,
+    tie_test,
     transnar,
 )
 from nar_gap.paper.experiments.profiles import Profile
@@ -110,7 +111,7 @@ def tables(profile: Profile, root: Path | None = None) -> dict[str, str]:
             if causal_gap.has_path_case(profile, a):
                 made["07"] += causal_gap.files_of(a, causal_gap.PATHS)
             if path_pointers.has_section(profile, a):
-                made["07"] += path_pointers.files_of(a)
+                made["07"] += path_pointers.files_of(a) + tie_test.files_of(a)
             if profile.studies.self_row_graphs and a in recipes.SELF_ROW_FLAGS:
                 made["07"] += [recipes.self_rows_file(a)]
                 made["07"] += [recipes.self_rows_positions_file(a)]

@@ -136,6 +136,8 @@ class Studies:
         continues it.
       self_row_graphs: graphs per family of the self-row study
         (``recipes.run_self_rows``); 0: notebook 07 shows the committed rows.
+      tie_seeds: seeds per arm of notebook 07's tie test (section 6c,
+        ``tie_test``); at least ``recipe_seeds``, whose runs it reads back.
     """
 
     recipe_algorithms: tuple[str, ...] = ("bfs",)
@@ -149,6 +151,7 @@ class Studies:
     ood_families: tuple[str, ...] = ()
     plateaus: tuple[tuple[str, bool, int], ...] = ()
     self_row_graphs: int = 0
+    tie_seeds: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -528,7 +531,8 @@ GPU = dataclasses.replace(
 # first 8 seeds of each baseline (all 3 of Bellman-Ford's, whose baseline the
 # studies profile keeps at cpu's size), a drift of 150 steps, the sweep to
 # 4 096 nodes, Bellman-Ford's plateau to 1 000 steps (600 for its
-# edge-information arm).
+# edge-information arm), and the tie test at 16 seeds per arm (the BFS
+# baseline's all).
 FULL_STUDIES = Studies(
     recipe_algorithms=("bfs", "bellman_ford"),
     recipe_seeds=8,
@@ -537,6 +541,7 @@ FULL_STUDIES = Studies(
     size_sweep_sizes=(),
     plateaus=(("bellman_ford", False, 1_000), ("bellman_ford", True, 600)),
     self_row_graphs=16,
+    tie_seeds=16,
 )
 
 # The cpu profile with its studies at full size: the notebooks that hold

@@ -41,6 +41,7 @@ from nar_gap.paper.experiments import (
     recipes,
     size_sweep,
     stability,
+    tie_test,
     transnar,
 )
 from nar_gap.paper.report import paper
@@ -818,6 +819,73 @@ def _ties(results: Path, algorithm: str) -> str:
     )
 
 
+def tie_test_table(results: Path, algorithm: str = "bfs") -> str:
+    """Notebook 07's section 6c: each arm's counts by seed, then the paired tests."""
+    rows = files.read_table(results / tie_test.seeds_file(algorithm))
+    cells: dict[int, dict[str, list[float]]] = {}
+    for r in rows:
+        counts = cells.setdefault(int(r["seed"]), {}).setdefault(
+            r["contender"], [0, 0, math.inf]
+        )
+        counts[0] += int(r["wrong_tied"])
+        counts[1] += int(r["forced_lost"])
+        counts[2] = min(counts[2], float(r["forced_margin_min"]))
+
+    def said(counts: list[float] | None) -> str:
+        if counts is None:
+            return "–"
+        return f"{counts[0]:.0f} · {counts[1]:.0f} ({counts[2]:+.2f})"
+
+    arms = [a for a in tie_test.ARMS if any(a in c for c in cells.values())]
+    by_seed = markdown_table(
+        ("seed", *arms),
+        [(seed, *(said(c.get(a)) for a in arms)) for seed, c in sorted(cells.items())],
+    )
+    tests = files.read_table(results / tie_test.tests_file(algorithm))
+    judged = markdown_table(
+        (
+            "count",
+            "arm",
+            "against",
+            "fewer · more · same",
+            "medians",
+            "p fewer",
+            "p more",
+            "level",
+            "side",
+            "seeds needed",
+        ),
+        [
+            (
+                t["measure"],
+                t["arm"],
+                t["against"],
+                f"{t['fewer_seeds']} · {t['more_seeds']} · {t['same_seeds']}",
+                f"{_fmt(t['median_arm'], 1)} vs {_fmt(t['median_against'], 1)}",
+                _fmt(t["p_fewer"], 4),
+                _fmt(t["p_more"], 4),
+                _fmt(t["level"], 4),
+                t["side"],
+                t["seeds_needed"] or "–",
+            )
+            for t in tests
+        ],
+    )
+    sizes = ", ".join(sorted({r["num_nodes"] for r in rows}, key=int))
+    return (
+        f"{by_seed}\n\nPer seed, summed over grids of {sizes} nodes "
+        f"({rows[0]['graphs']} each): outputs naming another tied parent "
+        "running free (`wrong_tied`) · tied nodes whose output names another "
+        "tied parent teacher-forced (`forced_lost`), and in brackets the "
+        "lowest teacher-forced mean margin over ages and sizes "
+        f"(`{tie_test.seeds_file(algorithm)}`).\n\n{judged}\n\n"
+        "Each contrast paired by seed: the seeds where the arm has fewer, more "
+        "or the same, the medians, and a one-sided Wilcoxon signed-rank test "
+        "each way (`verdicts.paired_fewer`) at the Bonferroni level over the "
+        f"table's tests (`{tie_test.tests_file(algorithm)}`)."
+    )
+
+
 def _mean_margin(rows: Sequence[Mapping[str, str]]) -> str:
     """The tie table's ``margin_mean`` over ``rows``, weighted by their tied nodes."""
     tied = [int(r["tied_nodes"]) for r in rows]
@@ -1239,6 +1307,14 @@ def _study_parts(results: Path) -> tuple[tuple[str, Callable[[Path], str]], ...]
                 (
                     f"Which pointers the decoders read on paths, {name} (notebook 07)",
                     functools.partial(path_pointers_table, algorithm=algorithm),
+                ),
+            )
+        if (results / tie_test.tests_file(algorithm)).exists():
+            parts += (
+                (
+                    f"Does mixing families protect the tie memory, {name} "
+                    "(notebook 07)",
+                    functools.partial(tie_test_table, algorithm=algorithm),
                 ),
             )
         if (results / recipes.self_rows_file(algorithm)).exists():

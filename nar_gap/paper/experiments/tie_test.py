@@ -1,0 +1,185 @@
+"""Does mixing graph families into training protect BFS's tie memory (6c)?
+
+Section 6b counts, per seed, the outputs that name the other of a node's
+tied parents on grids larger than any training graph, for the supervised
+recipe, its plain pair and the twin that trains with families mixed in.  6b
+tests nothing across seeds, and none of its arms mixes families in without
+supervision, so it cannot say whether the families protect the memory, nor
+whether the supervision is what loses it.  This section asks both on a
+two-by-two design, plain or supervised, without or with the families
+(:data:`ARMS`; :data:`MIXED_PLAIN` is the new arm), each arm trained from
+the same seeds (initialisation and data order) at :func:`tie_seeds` seeds,
+and tests :data:`CONTRASTS` paired by seed on :data:`MEASURES`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nar_gap.analysis.models import Models
+from nar_gap.analysis.pointers import model_tie_counts
+from nar_gap.analysis.verdicts import SIGNIFICANCE, paired_fewer
+from nar_gap.paper.experiments import generalisation, recipes
+from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, with_families
+from nar_gap.paper.experiments.profiles import OutputDirs, Profile
+from nar_gap.paper.experiments.runs import baseline_config, metadata, train_once
+from nar_gap.system import files
+from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.graphs import family_batch
+from nar_gap.training.config import TrainConfig
+
+MIXED_PLAIN = "plain, families mixed in"  # the control arm's contender name
+ARMS = ("plain", "supervised", TWIN, MIXED_PLAIN)
+# (arm, the arm it is paired with, what differs): does the arm hold fewer?
+CONTRASTS = (
+    (TWIN, "supervised", "families, under supervision"),
+    (MIXED_PLAIN, "plain", "families, without supervision"),
+    ("plain", "supervised", "no supervision, without families"),
+)
+# Per seed, summed over the grid sizes (pointers.model_tie_counts): outputs
+# naming another tied parent running free (6b's wrong_tied), and tied nodes
+# whose teacher-forced output names another, lost in the model's own memory.
+MEASURES = ("wrong_tied", "forced_lost")
+
+
+def seeds_file(algorithm: str) -> str:
+    """Per arm, seed and grid size: ``pointers.model_tie_counts``."""
+    return f"tie_test_seeds_{algorithm}.csv"
+
+
+def tests_file(algorithm: str) -> str:
+    """Per count and contrast: the paired test and the side it lands on."""
+    return f"tie_test_{algorithm}.csv"
+
+
+def files_of(algorithm: str) -> list[str]:
+    """The section's two tables for ``algorithm``."""
+    return [seeds_file(algorithm), tests_file(algorithm)]
+
+
+def tie_seeds(profile: Profile, algorithm: str) -> int:
+    """``studies.tie_seeds``, at least the recipe study's, at most the baseline's."""
+    wanted = max(profile.studies.tie_seeds, profile.studies.recipe_seeds)
+    return min(wanted, len(baseline_config(profile, algorithm).seeds))
+
+
+def arm_configs(
+    profile: Profile, algorithm: str, pair: tuple[str, str]
+) -> dict[str, list[TrainConfig]]:
+    """Each arm's runs: the recipe study's seeds, then the rest to :func:`tie_seeds`.
+
+    ``pair``: ``(supervised, plain)`` recipe names.  The first runs of
+    ``plain``, ``supervised`` and the twin are the recipe study's and 6b's
+    (the same configurations, so the same run directories): read back.
+    """
+    supervised, plain = recipes.named(list(pair))
+    total = tie_seeds(profile, algorithm)
+    first = min(profile.studies.recipe_seeds, total)
+    whole = {
+        "plain": recipes.recipe_config(profile, algorithm, plain, total),
+        "supervised": recipes.recipe_config(profile, algorithm, supervised, total),
+    }
+    whole[TWIN] = with_families(whole["supervised"])
+    whole[MIXED_PLAIN] = with_families(whole["plain"])
+    blocks = [(0, first)] + ([(first, total)] if total > first else [])
+    return {
+        arm: [dataclasses.replace(c, seeds=c.seeds[a:b]) for a, b in blocks]
+        for arm, c in whole.items()
+    }
+
+
+def seed_rows(
+    arms: Mapping[str, tuple[str, Sequence[Models]]], grids: Sequence[Batch]
+) -> list[dict[str, Any]]:
+    """``arms`` (contender -> recipe, its runs' models): each seed on each grid."""
+    return [
+        {"contender": contender, "recipe": recipe, "seed": int(seed)}
+        | {"num_nodes": batch.num_nodes, "graphs": batch.batch_size}
+        | model_tie_counts(model, batch)
+        for batch in grids
+        for contender, (recipe, runs) in arms.items()
+        for models in runs
+        for seed, model in zip(models.seeds, models.each(), strict=True)
+    ]
+
+
+def per_seed(rows: Sequence[Mapping[str, Any]], measure: str) -> dict[str, dict]:
+    """``{contender: {seed: measure summed over grid sizes}}``."""
+    totals: dict[str, dict[int, float]] = {}
+    for r in rows:
+        by_seed = totals.setdefault(str(r["contender"]), {})
+        by_seed[int(r["seed"])] = by_seed.get(int(r["seed"]), 0.0) + float(r[measure])
+    return totals
+
+
+def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each of :data:`CONTRASTS` on each of :data:`MEASURES`, paired by seed.
+
+    :func:`~nar_gap.analysis.verdicts.paired_fewer` (a Wilcoxon signed-rank
+    test each way: a few seeds lose hundreds of ties and most a handful, so
+    ranks, not a t-test) at a Bonferroni level over the table's tests:
+    ``side`` is ``fewer`` where the arm holds fewer, ``more``, or
+    ``undecided``; the seed counts say how the pairs fell.
+    """
+    level = SIGNIFICANCE / (len(CONTRASTS) * len(MEASURES))
+    out = []
+    for measure in MEASURES:
+        totals = per_seed(rows, measure)
+        for arm, other, differs in CONTRASTS:
+            a, b = totals.get(arm, {}), totals.get(other, {})
+            seeds = sorted(a.keys() & b.keys())
+            x, y = (np.asarray([t[s] for s in seeds], float) for t in (a, b))
+            judged = paired_fewer(x, y, level)
+            out.append(
+                {"measure": measure, "arm": arm, "against": other, "differs": differs}
+                | {"seeds": len(seeds), "fewer_seeds": int(np.sum(x < y))}
+                | {"more_seeds": int(np.sum(x > y)), "same_seeds": int(np.sum(x == y))}
+                | {"median_arm": np.median(x) if seeds else np.nan}
+                | {"median_against": np.median(y) if seeds else np.nan}
+                | {"p_fewer": judged.p_fewer, "p_more": judged.p_more, "level": level}
+                | {"side": judged.side, "seeds_needed": judged.seeds_needed}
+            )
+    return out
+
+
+def run_tie_test(
+    profile: Profile, algorithm: str, dirs: OutputDirs, progress: bool = True
+) -> None:
+    """Notebook 07's section 6c: train the runs not there, count, test, write.
+
+    The pair is the generalisation study's (:func:`~.generalisation.
+    chosen_recipes`), the grids 6b's above training's largest size
+    (:data:`~.path_pointers.TRANSFER_SIZES`), so the first seeds'
+    ``wrong_tied`` are 6b's own.  Reading (``dirs.reading``): nothing to do.
+    """
+    if dirs.reading:
+        return
+    pair = generalisation.chosen_recipes(dirs.results, algorithm)
+    recipe_of = {"plain": pair[1], "supervised": pair[0]}
+    recipe_of |= {TWIN: f"{pair[0]}+families", MIXED_PLAIN: f"{pair[1]}+families"}
+    arms = {
+        arm: (
+            recipe_of[arm],
+            [Models.from_run(train_once(c, dirs.runs, progress)) for c in runs],
+        )
+        for arm, runs in arm_configs(profile, algorithm, pair).items()
+    }
+    sizes = TRANSFER_SIZES[1:]
+    grids = [
+        family_batch(algorithm, "grid", n, generalisation.FAMILY_GRAPHS) for n in sizes
+    ]
+    rows = seed_rows(arms, grids)
+    meta = metadata(
+        profile,
+        recipes=list(pair),
+        seeds=tie_seeds(profile, algorithm),
+        grid_sizes=list(sizes),
+        contrasts=[list(c) for c in CONTRASTS],
+    )
+    for name, table in zip(files_of(algorithm), (rows, tests(rows)), strict=True):
+        files.write_table(Path(dirs.results) / name, table, meta)

@@ -1,0 +1,167 @@
+"""Notebook 07's section 6c: the two-by-two tie test, its arms, counts and tests."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from nar_gap.paper.experiments import (
+    outputs,
+    path_pointers,
+    profiles,
+    recipes,
+    tie_test,
+)
+
+PAIR = ("attention_w10_x2", "plain_x2")
+
+
+def test_the_catalogue_lists_the_section_s_tables_where_notebook_07_writes_them():
+    cpu = outputs.tables(profiles.CPU)
+    for name in tie_test.files_of("bfs"):
+        assert cpu[name] == "07_closing_the_gap"
+    assert tie_test.tests_file("bellman_ford") not in cpu
+
+
+def test_tie_seeds_are_at_least_the_recipe_study_s_and_at_most_the_baseline_s():
+    assert tie_test.tie_seeds(profiles.CPU, "bfs") == profiles.CPU.studies.recipe_seeds
+    assert tie_test.tie_seeds(profiles.STUDIES, "bfs") == 16
+    studies = profiles.STUDIES.studies
+    fewer = dataclasses.replace(studies, tie_seeds=3)
+    assert (
+        tie_test.tie_seeds(dataclasses.replace(profiles.STUDIES, studies=fewer), "bfs")
+        == studies.recipe_seeds
+    )
+    more = dataclasses.replace(studies, tie_seeds=1_000)
+    baseline = len(tie_test.baseline_config(profiles.STUDIES, "bfs").seeds)
+    assert (
+        tie_test.tie_seeds(dataclasses.replace(profiles.STUDIES, studies=more), "bfs")
+        == baseline
+    )
+
+
+def test_each_arm_reads_the_recipe_study_s_run_back_and_trains_the_rest_apart():
+    """The first run of each arm is the one 6b and the recipe study trained
+    (same configuration, so the same run directory); the second holds the
+    other seeds; only the mixed arms draw families, only the supervised
+    ones attend to the compiled network."""
+    profile = profiles.STUDIES
+    arms = tie_test.arm_configs(profile, "bfs", PAIR)
+    assert set(arms) == set(tie_test.ARMS)
+    supervised, plain = recipes.named(list(PAIR))
+    first = profile.studies.recipe_seeds
+    own = {
+        "plain": recipes.recipe_config(profile, "bfs", plain, first),
+        "supervised": recipes.recipe_config(profile, "bfs", supervised, first),
+    }
+    own[path_pointers.TWIN] = path_pointers.with_families(own["supervised"])
+    for arm, runs in arms.items():
+        assert [c.seeds for c in runs] == [tuple(range(8)), tuple(range(8, 16))]
+        if arm in own:
+            assert runs[0] == own[arm]
+        mixed = arm in (path_pointers.TWIN, tie_test.MIXED_PLAIN)
+        assert bool(runs[1].train_families) == mixed
+        assert (runs[1].attention_weight > 0) == ("supervised" in arm)
+        assert dataclasses.replace(runs[1], seeds=runs[0].seeds) == runs[0]
+    assert len(tie_test.arm_configs(profiles.CPU, "bfs", PAIR)["plain"]) == 1
+
+
+def _rows(counts: dict[str, list[int]], measure: str = "wrong_tied") -> list[dict]:
+    """One grid size per seed and two for seed 0 (summed), every other count 0."""
+    rows = []
+    for arm, by_seed in counts.items():
+        for seed, count in enumerate(by_seed):
+            sizes = (32, 64) if seed == 0 else (32,)
+            for n in sizes:
+                share = count if n == 32 else 0
+                row = {"contender": arm, "seed": seed, "num_nodes": n}
+                row |= dict.fromkeys(tie_test.MEASURES, 0) | {measure: share}
+                rows.append(row)
+    return rows
+
+
+def test_each_contrast_goes_either_way_on_the_data_paired_by_seed():
+    """Seen failing with the contrast's arms swapped and with the Bonferroni
+    level left at 5 %."""
+    seeds = 12
+    counts = {
+        "supervised": [40 + s for s in range(seeds)],
+        path_pointers.TWIN: [s % 3 for s in range(seeds)],  # fewer on every seed
+        "plain": [1] * seeds,
+        tie_test.MIXED_PLAIN: [1] * (seeds - 1) + [2],  # one seed more, the rest same
+    }
+    judged = {(t["measure"], t["arm"]): t for t in tie_test.tests(_rows(counts))}
+    level = 0.05 / (len(tie_test.CONTRASTS) * len(tie_test.MEASURES))
+    twin = judged[("wrong_tied", path_pointers.TWIN)]
+    assert (twin["side"], twin["fewer_seeds"], twin["seeds"]) == ("fewer", seeds, seeds)
+    assert twin["level"] == pytest.approx(level) and twin["p_fewer"] < level
+    assert twin["median_against"] == pytest.approx(45.5)
+    plain = judged[("wrong_tied", "plain")]  # plain against supervised
+    assert plain["side"] == "fewer"
+    mixed = judged[("wrong_tied", tie_test.MIXED_PLAIN)]
+    assert (mixed["side"], mixed["same_seeds"], mixed["more_seeds"]) == (
+        "undecided",
+        seeds - 1,
+        1,
+    )
+    assert judged[("forced_lost", path_pointers.TWIN)]["side"] == "undecided"
+    swapped = {
+        "supervised": counts[path_pointers.TWIN],
+        path_pointers.TWIN: counts["supervised"],
+    }
+    flipped = tie_test.tests(_rows(swapped))
+    assert flipped[0]["arm"] == path_pointers.TWIN and flipped[0]["side"] == "more"
+    assert flipped[1]["seeds"] == 0 and flipped[1]["side"] == "undecided"
+
+
+def test_a_p_below_five_percent_is_not_enough_at_the_table_s_level():
+    """Six seeds all fewer (an exact one-sided p of 1/64) pass 5 % but not
+    the Bonferroni level over the table's six tests."""
+    six = {"supervised": [9] * 6, path_pointers.TWIN: [1] * 6}
+    twin = tie_test.tests(_rows(six))[0]
+    assert twin["p_fewer"] == pytest.approx(1 / 64)
+    assert twin["side"] == "undecided"
+
+
+def test_the_counts_of_the_compiled_network_as_every_arm_are_zero():
+    """The compiled network keeps every tie: no wrong output, no tie lost
+    teacher-forced, a positive margin; rows per arm, seed and grid."""
+    from nar_gap.analysis.models import Models
+    from nar_gap.compiler import compile_algorithm
+    from nar_gap.tasks.graphs import family_batch
+
+    compiled = compile_algorithm("bfs", hidden_size=None)
+    own = Models.from_models([compiled], seeds=[3], source="compiled")
+    grids = [family_batch("bfs", "grid", 9, 2)]
+    rows = tie_test.seed_rows({"plain": ("c", [own]), "twin": ("c", [own])}, grids)
+    assert [(r["contender"], r["seed"], r["num_nodes"]) for r in rows] == [
+        ("plain", 3, 9),
+        ("twin", 3, 9),
+    ]
+    assert all(r["wrong"] == r["wrong_tied"] == r["forced_lost"] == 0 for r in rows)
+    assert all(r["tied_nodes"] > 0 and r["nodes"] == 2 * 8 for r in rows)
+    assert all(r["forced_margin_min"] > 0 for r in rows)
+
+
+def test_the_rendered_section_sums_each_seed_over_sizes_and_gives_each_test(tmp_path):
+    """Seen failing with the sizes not summed (the last size's count shown)."""
+    from nar_gap.paper.report.readme_results import tie_test_table
+    from nar_gap.system import files
+
+    counts = {"supervised": [40, 7], path_pointers.TWIN: [2, 3]}
+    rows = _rows(counts)
+    for r in rows:
+        r |= {"graphs": 8, "forced_margin_min": -0.25 if r["seed"] == 0 else 0.5}
+    files.write_table(tmp_path / tie_test.seeds_file("bfs"), rows, {})
+    files.write_table(tmp_path / tie_test.tests_file("bfs"), tie_test.tests(rows), {})
+    text = tie_test_table(tmp_path, "bfs")
+    assert "| 0 | 40 · 0 (-0.25) | 2 · 0 (-0.25) |" in text
+    assert "| 1 | 7 · 0 (+0.50) | 3 · 0 (+0.50) |" in text
+    assert "grids of 32, 64 nodes (8 each)" in text
+    assert (
+        "| wrong_tied | supervised, families mixed in | supervised | 2 · 0 · 0 |"
+        in text
+    )
+    assert not math.isnan(float(tie_test.tests(rows)[0]["p_fewer"]))
