@@ -881,8 +881,9 @@ def test_07_path_pointer_tables(executed):
 @in_chain("07_closing_the_gap")
 def test_07_tie_test_tables(executed):
     """Section 6c as notebook 07 ran it at smoke: every arm at the recipe
-    study's seeds on the two larger grids; its teacher-forced losses are
-    6b's tie table's, and at two seeds no contrast can be decided (two
+    study's seeds on the two larger grids, without and with dm-clrs's
+    self-loops; its teacher-forced losses on the first are 6b's tie table's,
+    and at two seeds no contrast can be decided (two
     pairs give a one-sided p of a quarter at least)."""
     from nar_gap.paper.experiments import path_pointers as pp
     from nar_gap.paper.experiments import tie_test
@@ -891,10 +892,13 @@ def test_07_tie_test_tables(executed):
     written = profiles.OutputDirs(executed.runs, results, figures)
     rows = written.read_back(tie_test.seeds_file("bfs"), typed=True)
     seeds = tie_test.tie_seeds(profiles.SMOKE, "bfs")
-    assert sorted((r["contender"], r["seed"], r["num_nodes"]) for r in rows) == sorted(
-        (arm, s, n)
+    assert sorted(
+        (r["contender"], r["seed"], r["clrs_law"], r["num_nodes"]) for r in rows
+    ) == sorted(
+        (arm, s, law, n)
         for arm in tie_test.ARMS
         for s in range(seeds)
+        for law in tie_test.GRID_LAWS
         for n in pp.TRANSFER_SIZES[1:]
     )
     lost: dict[tuple, int] = {}
@@ -904,10 +908,10 @@ def test_07_tie_test_tables(executed):
             lost[key] = lost.get(key, 0) + r["other_tied"]
     for r in rows:
         key = (r["contender"], r["seed"], r["num_nodes"])
-        if r["contender"] != tie_test.MIXED_PLAIN:
-            assert r["forced_lost"] == lost[key]
+        if r["contender"] != tie_test.MIXED_PLAIN and not r["clrs_law"]:
+            assert r["forced_lost"] == lost[key]  # 6b's grids: no self-loops
     tests = written.read_back(tie_test.tests_file("bfs"), typed=True)
-    assert len(tests) == len(tie_test.CONTRASTS) * len(tie_test.MEASURES)
+    assert len(tests) == len(tie_test.CONTRASTS) * len(tie_test.MEASURES) * 2
     assert all(t["seeds"] == seeds and t["side"] == "undecided" for t in tests)
 
 

@@ -9,12 +9,14 @@ whether the supervision is what loses it.  This section asks both on a
 two-by-two design, plain or supervised, without or with the families
 (:data:`ARMS`; :data:`MIXED_PLAIN` is the new arm), each arm trained from
 the same seeds (initialisation and data order) at :func:`tie_seeds` seeds,
-and tests :data:`CONTRASTS` paired by seed on :data:`MEASURES`.
+and tests :data:`CONTRASTS` paired by seed on :data:`MEASURES`, on grids
+drawn both ways :data:`GRID_LAWS` names.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,10 @@ CONTRASTS = (
 # naming another tied parent running free (6b's wrong_tied), and tied nodes
 # whose teacher-forced output names another, lost in the model's own memory.
 MEASURES = ("wrong_tied", "forced_lost")
+# 6b's grids have no self-loop, unlike every training graph, whose self-loops
+# dm-clrs draws (p = 0.5 a node): the same grids with dm-clrs's law too
+# (tasks.families.with_clrs_law), so the self-loop cue cannot decide a test.
+GRID_LAWS = (False, True)  # clrs_law
 
 
 def seeds_file(algorithm: str) -> str:
@@ -94,31 +100,40 @@ def arm_configs(
 
 
 def seed_rows(
-    arms: Mapping[str, tuple[str, Sequence[Models]]], grids: Sequence[Batch]
+    arms: Mapping[str, tuple[str, Sequence[Models]]],
+    grids: Sequence[tuple[bool, Batch]],
 ) -> list[dict[str, Any]]:
-    """``arms`` (contender -> recipe, its runs' models): each seed on each grid."""
+    """``arms`` (contender -> recipe, its runs' models): each seed on each grid.
+
+    ``grids``: ``(clrs_law, batch)``, the law each batch was drawn by.
+    """
     return [
         {"contender": contender, "recipe": recipe, "seed": int(seed)}
-        | {"num_nodes": batch.num_nodes, "graphs": batch.batch_size}
+        | {"clrs_law": law, "num_nodes": batch.num_nodes}
+        | {"graphs": batch.batch_size}
         | model_tie_counts(model, batch)
-        for batch in grids
+        for law, batch in grids
         for contender, (recipe, runs) in arms.items()
         for models in runs
         for seed, model in zip(models.seeds, models.each(), strict=True)
     ]
 
 
-def per_seed(rows: Sequence[Mapping[str, Any]], measure: str) -> dict[str, dict]:
-    """``{contender: {seed: measure summed over grid sizes}}``."""
+def per_seed(
+    rows: Sequence[Mapping[str, Any]], measure: str, clrs_law: bool
+) -> dict[str, dict]:
+    """``{contender: {seed: measure summed over grid sizes}}`` on one law's grids."""
     totals: dict[str, dict[int, float]] = {}
     for r in rows:
+        if str(r["clrs_law"]) != str(clrs_law):
+            continue
         by_seed = totals.setdefault(str(r["contender"]), {})
         by_seed[int(r["seed"])] = by_seed.get(int(r["seed"]), 0.0) + float(r[measure])
     return totals
 
 
 def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Each of :data:`CONTRASTS` on each of :data:`MEASURES`, paired by seed.
+    """Each of :data:`CONTRASTS` on each of :data:`MEASURES` and grid law, by seed.
 
     :func:`~nar_gap.analysis.verdicts.paired_fewer` (a Wilcoxon signed-rank
     test each way: a few seeds lose hundreds of ties and most a handful, so
@@ -126,17 +141,18 @@ def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ``side`` is ``fewer`` where the arm holds fewer, ``more``, or
     ``undecided``; the seed counts say how the pairs fell.
     """
-    level = SIGNIFICANCE / (len(CONTRASTS) * len(MEASURES))
+    level = SIGNIFICANCE / (len(CONTRASTS) * len(MEASURES) * len(GRID_LAWS))
     out = []
-    for measure in MEASURES:
-        totals = per_seed(rows, measure)
+    for measure, law in itertools.product(MEASURES, GRID_LAWS):
+        totals = per_seed(rows, measure, law)
         for arm, other, differs in CONTRASTS:
             a, b = totals.get(arm, {}), totals.get(other, {})
             seeds = sorted(a.keys() & b.keys())
             x, y = (np.asarray([t[s] for s in seeds], float) for t in (a, b))
             judged = paired_fewer(x, y, level)
             out.append(
-                {"measure": measure, "arm": arm, "against": other, "differs": differs}
+                {"measure": measure, "clrs_law": law, "arm": arm, "against": other}
+                | {"differs": differs}
                 | {"seeds": len(seeds), "fewer_seeds": int(np.sum(x < y))}
                 | {"more_seeds": int(np.sum(x > y)), "same_seeds": int(np.sum(x == y))}
                 | {"median_arm": np.median(x) if seeds else np.nan}
@@ -155,7 +171,8 @@ def run_tie_test(
     The pair is the generalisation study's (:func:`~.generalisation.
     chosen_recipes`), the grids 6b's above training's largest size
     (:data:`~.path_pointers.TRANSFER_SIZES`), so the first seeds'
-    ``wrong_tied`` are 6b's own.  Reading (``dirs.reading``): nothing to do.
+    ``wrong_tied`` on them are 6b's own, and the same grids by dm-clrs's law
+    (:data:`GRID_LAWS`).  Reading (``dirs.reading``): nothing to do.
     """
     if dirs.reading:
         return
@@ -170,8 +187,10 @@ def run_tie_test(
         for arm, runs in arm_configs(profile, algorithm, pair).items()
     }
     sizes = TRANSFER_SIZES[1:]
+    graphs = generalisation.FAMILY_GRAPHS
     grids = [
-        family_batch(algorithm, "grid", n, generalisation.FAMILY_GRAPHS) for n in sizes
+        (law, family_batch(algorithm, "grid", n, graphs, clrs_law=law))
+        for law, n in itertools.product(GRID_LAWS, sizes)
     ]
     rows = seed_rows(arms, grids)
     meta = metadata(
@@ -179,6 +198,7 @@ def run_tie_test(
         recipes=list(pair),
         seeds=tie_seeds(profile, algorithm),
         grid_sizes=list(sizes),
+        grid_laws=list(GRID_LAWS),
         contrasts=[list(c) for c in CONTRASTS],
     )
     for name, table in zip(files_of(algorithm), (rows, tests(rows)), strict=True):

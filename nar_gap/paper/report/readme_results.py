@@ -822,9 +822,10 @@ def _ties(results: Path, algorithm: str) -> str:
 def tie_test_table(results: Path, algorithm: str = "bfs") -> str:
     """Notebook 07's section 6c: each arm's counts by seed, then the paired tests."""
     rows = files.read_table(results / tie_test.seeds_file(algorithm))
-    cells: dict[int, dict[str, list[float]]] = {}
+    cells: dict[tuple[str, int], dict[str, list[float]]] = {}
     for r in rows:
-        counts = cells.setdefault(int(r["seed"]), {}).setdefault(
+        laws = "dm-clrs's" if r["clrs_law"] == "True" else "none"
+        counts = cells.setdefault((laws, int(r["seed"])), {}).setdefault(
             r["contender"], [0, 0, math.inf]
         )
         counts[0] += int(r["wrong_tied"])
@@ -838,13 +839,14 @@ def tie_test_table(results: Path, algorithm: str = "bfs") -> str:
 
     arms = [a for a in tie_test.ARMS if any(a in c for c in cells.values())]
     by_seed = markdown_table(
-        ("seed", *arms),
-        [(seed, *(said(c.get(a)) for a in arms)) for seed, c in sorted(cells.items())],
+        ("self-loops", "seed", *arms),
+        [(*key, *(said(c.get(a)) for a in arms)) for key, c in sorted(cells.items())],
     )
     tests = files.read_table(results / tie_test.tests_file(algorithm))
     judged = markdown_table(
         (
             "count",
+            "self-loops",
             "arm",
             "against",
             "fewer · more · same",
@@ -858,6 +860,7 @@ def tie_test_table(results: Path, algorithm: str = "bfs") -> str:
         [
             (
                 t["measure"],
+                "dm-clrs's" if t["clrs_law"] == "True" else "none",
                 t["arm"],
                 t["against"],
                 f"{t['fewer_seeds']} · {t['more_seeds']} · {t['same_seeds']}",
@@ -874,7 +877,9 @@ def tie_test_table(results: Path, algorithm: str = "bfs") -> str:
     sizes = ", ".join(sorted({r["num_nodes"] for r in rows}, key=int))
     return (
         f"{by_seed}\n\nPer seed, summed over grids of {sizes} nodes "
-        f"({rows[0]['graphs']} each): outputs naming another tied parent "
+        f"({rows[0]['graphs']} each), without self-loops (6b's) and with "
+        "dm-clrs's (each node's with probability 0.5, as in every training "
+        "graph; `families.with_clrs_law`): outputs naming another tied parent "
         "running free (`wrong_tied`) · tied nodes whose output names another "
         "tied parent teacher-forced (`forced_lost`), and in brackets the "
         "lowest teacher-forced mean margin over ages and sizes "

@@ -68,7 +68,9 @@ def test_each_arm_reads_the_recipe_study_s_run_back_and_trains_the_rest_apart():
     assert len(tie_test.arm_configs(profiles.CPU, "bfs", PAIR)["plain"]) == 1
 
 
-def _rows(counts: dict[str, list[int]], measure: str = "wrong_tied") -> list[dict]:
+def _rows(
+    counts: dict[str, list[int]], measure: str = "wrong_tied", law: bool = False
+) -> list[dict]:
     """One grid size per seed and two for seed 0 (summed), every other count 0."""
     rows = []
     for arm, by_seed in counts.items():
@@ -77,14 +79,16 @@ def _rows(counts: dict[str, list[int]], measure: str = "wrong_tied") -> list[dic
             for n in sizes:
                 share = count if n == 32 else 0
                 row = {"contender": arm, "seed": seed, "num_nodes": n}
+                row |= {"clrs_law": law}
                 row |= dict.fromkeys(tie_test.MEASURES, 0) | {measure: share}
                 rows.append(row)
     return rows
 
 
 def test_each_contrast_goes_either_way_on_the_data_paired_by_seed():
-    """Seen failing with the contrast's arms swapped and with the Bonferroni
-    level left at 5 %."""
+    """Seen failing with the contrast's arms swapped, with the Bonferroni
+    level left at 5 % and with the grid laws pooled (the rows drawn by
+    dm-clrs's law go the other way here)."""
     seeds = 12
     counts = {
         "supervised": [40 + s for s in range(seeds)],
@@ -92,33 +96,37 @@ def test_each_contrast_goes_either_way_on_the_data_paired_by_seed():
         "plain": [1] * seeds,
         tie_test.MIXED_PLAIN: [1] * (seeds - 1) + [2],  # one seed more, the rest same
     }
-    judged = {(t["measure"], t["arm"]): t for t in tie_test.tests(_rows(counts))}
-    level = 0.05 / (len(tie_test.CONTRASTS) * len(tie_test.MEASURES))
-    twin = judged[("wrong_tied", path_pointers.TWIN)]
+    swapped = {
+        "supervised": counts[path_pointers.TWIN],
+        path_pointers.TWIN: counts["supervised"],
+    }
+    rows = _rows(counts) + _rows(swapped, law=True)
+    judged = {(t["measure"], t["clrs_law"], t["arm"]): t for t in tie_test.tests(rows)}
+    tests = len(tie_test.CONTRASTS) * len(tie_test.MEASURES) * len(tie_test.GRID_LAWS)
+    level = 0.05 / tests
+    assert len(judged) == tests
+    twin = judged[("wrong_tied", False, path_pointers.TWIN)]
     assert (twin["side"], twin["fewer_seeds"], twin["seeds"]) == ("fewer", seeds, seeds)
     assert twin["level"] == pytest.approx(level) and twin["p_fewer"] < level
     assert twin["median_against"] == pytest.approx(45.5)
-    plain = judged[("wrong_tied", "plain")]  # plain against supervised
+    plain = judged[("wrong_tied", False, "plain")]  # plain against supervised
     assert plain["side"] == "fewer"
-    mixed = judged[("wrong_tied", tie_test.MIXED_PLAIN)]
+    mixed = judged[("wrong_tied", False, tie_test.MIXED_PLAIN)]
     assert (mixed["side"], mixed["same_seeds"], mixed["more_seeds"]) == (
         "undecided",
         seeds - 1,
         1,
     )
-    assert judged[("forced_lost", path_pointers.TWIN)]["side"] == "undecided"
-    swapped = {
-        "supervised": counts[path_pointers.TWIN],
-        path_pointers.TWIN: counts["supervised"],
-    }
-    flipped = tie_test.tests(_rows(swapped))
-    assert flipped[0]["arm"] == path_pointers.TWIN and flipped[0]["side"] == "more"
-    assert flipped[1]["seeds"] == 0 and flipped[1]["side"] == "undecided"
+    assert judged[("forced_lost", False, path_pointers.TWIN)]["side"] == "undecided"
+    flipped = judged[("wrong_tied", True, path_pointers.TWIN)]
+    assert (flipped["side"], flipped["more_seeds"]) == ("more", seeds)
+    absent = judged[("wrong_tied", True, tie_test.MIXED_PLAIN)]  # no such arm there
+    assert absent["seeds"] == 0 and absent["side"] == "undecided"
 
 
 def test_a_p_below_five_percent_is_not_enough_at_the_table_s_level():
     """Six seeds all fewer (an exact one-sided p of 1/64) pass 5 % but not
-    the Bonferroni level over the table's six tests."""
+    the Bonferroni level over the table's twelve tests."""
     six = {"supervised": [9] * 6, path_pointers.TWIN: [1] * 6}
     twin = tie_test.tests(_rows(six))[0]
     assert twin["p_fewer"] == pytest.approx(1 / 64)
@@ -134,11 +142,13 @@ def test_the_counts_of_the_compiled_network_as_every_arm_are_zero():
 
     compiled = compile_algorithm("bfs", hidden_size=None)
     own = Models.from_models([compiled], seeds=[3], source="compiled")
-    grids = [family_batch("bfs", "grid", 9, 2)]
+    grids = [(True, family_batch("bfs", "grid", 9, 2, clrs_law=True))]
     rows = tie_test.seed_rows({"plain": ("c", [own]), "twin": ("c", [own])}, grids)
-    assert [(r["contender"], r["seed"], r["num_nodes"]) for r in rows] == [
-        ("plain", 3, 9),
-        ("twin", 3, 9),
+    assert [
+        (r["contender"], r["seed"], r["clrs_law"], r["num_nodes"]) for r in rows
+    ] == [
+        ("plain", 3, True, 9),
+        ("twin", 3, True, 9),
     ]
     assert all(r["wrong"] == r["wrong_tied"] == r["forced_lost"] == 0 for r in rows)
     assert all(r["tied_nodes"] > 0 and r["nodes"] == 2 * 8 for r in rows)
@@ -146,22 +156,24 @@ def test_the_counts_of_the_compiled_network_as_every_arm_are_zero():
 
 
 def test_the_rendered_section_sums_each_seed_over_sizes_and_gives_each_test(tmp_path):
-    """Seen failing with the sizes not summed (the last size's count shown)."""
+    """Seen failing with the sizes not summed (the last size's count shown)
+    and with the grid laws not told apart."""
     from nar_gap.paper.report.readme_results import tie_test_table
     from nar_gap.system import files
 
     counts = {"supervised": [40, 7], path_pointers.TWIN: [2, 3]}
-    rows = _rows(counts)
+    rows = _rows(counts) + _rows({"supervised": [90, 1]}, law=True)
     for r in rows:
         r |= {"graphs": 8, "forced_margin_min": -0.25 if r["seed"] == 0 else 0.5}
     files.write_table(tmp_path / tie_test.seeds_file("bfs"), rows, {})
     files.write_table(tmp_path / tie_test.tests_file("bfs"), tie_test.tests(rows), {})
     text = tie_test_table(tmp_path, "bfs")
-    assert "| 0 | 40 · 0 (-0.25) | 2 · 0 (-0.25) |" in text
-    assert "| 1 | 7 · 0 (+0.50) | 3 · 0 (+0.50) |" in text
+    assert "| none | 0 | 40 · 0 (-0.25) | 2 · 0 (-0.25) |" in text
+    assert "| none | 1 | 7 · 0 (+0.50) | 3 · 0 (+0.50) |" in text
+    assert "| dm-clrs's | 0 | 90 · 0 (-0.25) | – |" in text
     assert "grids of 32, 64 nodes (8 each)" in text
     assert (
-        "| wrong_tied | supervised, families mixed in | supervised | 2 · 0 · 0 |"
+        "| wrong_tied | none | supervised, families mixed in | supervised | 2 · 0 · 0 |"
         in text
     )
     assert not math.isnan(float(tie_test.tests(rows)[0]["p_fewer"]))
