@@ -54,7 +54,7 @@ GRID_LAWS = (False, True)  # clrs_law
 
 
 def seeds_file(algorithm: str) -> str:
-    """Per arm, seed and grid size: ``pointers.model_tie_counts``."""
+    """Per arm, seed, grid law and size: ``pointers.model_tie_counts``."""
     return f"tie_test_seeds_{algorithm}.csv"
 
 
