@@ -311,6 +311,26 @@ def tie_margins(logits: np.ndarray, trace: Trace) -> dict[int, np.ndarray]:
     return {age: np.array(m) for age, m in sorted(ages.items())}
 
 
+def _output_logits(model: Model, batch: Batch) -> dict[str, np.ndarray]:
+    """The output ``pi``'s scores ``[B, N, N]`` running free and teacher-forced."""
+    free = forward(model.config, True, model.precision)(model.params, batch)
+    run_forced = forward(teacher_forced(model.config), False, model.precision)
+    forced = run_forced(model.params, batch)
+    return {
+        r: np.asarray(out.outputs["pi"])
+        for r, out in (("free", free), ("forced", forced))
+    }
+
+
+def _ties_of(logits: np.ndarray, trace: Trace) -> dict[int, tuple[int, int, float]]:
+    """``{age: (tied, lost, mean margin)}`` of one rollout's output scores."""
+    margins = tie_margins(logits, trace)
+    return {
+        age: (n, k, float(margins[age].mean()))
+        for age, (n, k) in ties_by_age(_pointers(logits), trace).items()
+    }
+
+
 def model_ties_by_age(
     model: Model, batch: Batch
 ) -> dict[str, dict[int, tuple[int, int, float]]]:
@@ -322,18 +342,10 @@ def model_ties_by_age(
     own memory.
     """
     trace = Trace.of(batch)
-    free = forward(model.config, True, model.precision)(model.params, batch)
-    run_forced = forward(teacher_forced(model.config), False, model.precision)
-    forced = run_forced(model.params, batch)
-    readings = {}
-    for rollout, out in (("free", free), ("forced", forced)):
-        logits = np.asarray(out.outputs["pi"])
-        margins = tie_margins(logits, trace)
-        readings[rollout] = {
-            age: (n, k, float(margins[age].mean()))
-            for age, (n, k) in ties_by_age(_pointers(logits), trace).items()
-        }
-    return readings
+    return {
+        rollout: _ties_of(logits, trace)
+        for rollout, logits in _output_logits(model, batch).items()
+    }
 
 
 def model_wrong_outputs(model: Model, batch: Batch) -> dict[str, int]:
@@ -345,15 +357,18 @@ def model_wrong_outputs(model: Model, batch: Batch) -> dict[str, int]:
 def model_tie_counts(model: Model, batch: Batch) -> dict[str, float]:
     """A model's ties on ``batch``: where its outputs go, and what it lost forced.
 
-    :func:`model_wrong_outputs` (``nodes``, ``wrong`` of them and
-    ``wrong_tied``, running free), the tied nodes (``tied_nodes``) and of
-    them those whose teacher-forced output names another tied parent
-    (``forced_lost``, every age), and the lowest teacher-forced mean margin
-    over ages (``forced_margin_min``: below 0, at some age another parent
-    wins on average; NaN without ties), from :func:`model_ties_by_age`.
+    :func:`wrong_outputs` running free (``nodes``, ``wrong`` of them and
+    ``wrong_tied``), the tied nodes (``tied_nodes``) and of them those whose
+    teacher-forced output names another tied parent (``forced_lost``, every
+    age), and the lowest teacher-forced mean margin over ages
+    (``forced_margin_min``: below 0, at some age another parent wins on
+    average; NaN without ties): :func:`model_wrong_outputs` and the forced
+    half of :func:`model_ties_by_age`, from one rollout of each kind.
     """
-    wrong = model_wrong_outputs(model, batch)
-    forced = model_ties_by_age(model, batch)["forced"]
+    trace = Trace.of(batch)
+    logits = _output_logits(model, batch)
+    wrong = wrong_outputs(_pointers(logits["free"]), trace)
+    forced = _ties_of(logits["forced"], trace)
     return {
         "nodes": wrong["nodes"],
         "wrong": sum(wrong[f"wrong_{kind}"] for kind in WRONG_KINDS),
