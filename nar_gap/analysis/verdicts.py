@@ -853,6 +853,16 @@ class RankedPair:
     p_more: float
     seeds_needed: int | None = None
 
+    @property
+    def p(self) -> float:
+        """The two-sided p-value: twice the smaller one-sided one (NaN if none)."""
+        return min(1.0, 2 * min(self.p_fewer, self.p_more))
+
+    @property
+    def leaning(self) -> str:
+        """The side the smaller one-sided p-value points to, decided or not."""
+        return "fewer" if self.p_fewer < self.p_more else "more"
+
 
 def paired_fewer(
     arm: Sequence[float], other: Sequence[float], significance: float = SIGNIFICANCE
@@ -860,22 +870,47 @@ def paired_fewer(
     """Whether ``arm`` scores lower than ``other``, paired by seed, either way.
 
     A one-sided Wilcoxon signed-rank test each way (zero differences
-    dropped, scipy's default): ``fewer`` where ``arm < other`` with p below
-    ``significance``, ``more`` where ``arm > other`` is, ``undecided``
-    otherwise, with the seeds a decision would need (:func:`_paired_count`:
-    a t-based count over the Wilcoxon efficiency, rough where the values
-    have a heavy tail).  For counts like wrong outputs, where a few seeds
-    hold hundreds and most a handful, a t-test would be led by the tail.
+    dropped, scipy's default), each at half ``significance``, so that the
+    chance of naming a side where the arms do not differ is ``significance``
+    in all (two-sided): ``fewer`` where ``arm < other``, ``more`` where
+    ``arm > other``, ``undecided`` otherwise, with the seeds a decision would
+    need (:func:`_paired_count`: a t-based count over the Wilcoxon
+    efficiency, rough where the values have a heavy tail; never fewer than
+    the seeds at which all pairs one way, the rank test's smallest p, pass).
+    For counts like wrong outputs, where a few seeds hold hundreds and most
+    a handful, a t-test would be led by the tail.
     """
     x, y = np.asarray(arm, np.float64), np.asarray(other, np.float64)
     keep = np.isfinite(x) & np.isfinite(y)
     if np.count_nonzero(keep) < 2:
         return RankedPair("undecided", math.nan, math.nan)
     more, fewer, _ = _paired_wilcoxon(x[keep], y[keep])
-    if fewer < significance or more < significance:
-        return RankedPair("fewer" if fewer < more else "more", fewer, more)
-    count = _paired_count(y[keep] - x[keep], significance=significance)
-    return RankedPair("undecided", fewer, more, count)
+    judged = RankedPair("undecided", fewer, more)
+    if judged.p < significance:
+        return dataclasses.replace(judged, side=judged.leaning)
+    count = _paired_count(y[keep] - x[keep], significance=significance / 2)
+    if count is not None:  # no fewer than the seeds whose best p can pass
+        count = max(count, math.floor(math.log2(2 / significance)) + 1)
+    return dataclasses.replace(judged, seeds_needed=count)
+
+
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjusted p-values, for a family of tests decided together.
+
+    A test is decided where its adjusted p-value is below the family's
+    level, and then the chance that any decided test is wrong stays below
+    that level, as with Bonferroni, but more tests can be decided: the
+    k-th smallest p-value is multiplied by the tests left (``m - k + 1``),
+    not by ``m``, and never falls below an earlier one's.  NaN p-values
+    (tests with no data) stay NaN and do not count in ``m``.
+    """
+    p = np.asarray(p_values, np.float64)
+    adjusted = np.full(p.shape, np.nan)
+    finite = np.flatnonzero(np.isfinite(p))
+    order = finite[np.argsort(p[finite], kind="stable")]
+    scaled = p[order] * np.arange(order.size, 0, -1)
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
+    return adjusted
 
 
 def degrade(series: Mapping[str, np.ndarray]) -> Judgement:

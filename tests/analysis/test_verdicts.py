@@ -510,18 +510,47 @@ def test_a_paired_side_of_one_seed_or_no_effect_gives_no_count():
     )
 
 
+def test_paired_fewer_names_a_side_at_its_level_where_the_arms_do_not_differ():
+    """The level is two-sided: on pairs drawn alike, a side is named about as
+    often as ``significance`` says, and not twice as often.  Seen failing
+    with each one-sided test at the whole level (a rate near 0.10)."""
+    rng = np.random.default_rng(0)
+    draws = 2_000
+    named = sum(
+        v.paired_fewer(rng.normal(size=12), rng.normal(size=12), 0.05).side
+        != "undecided"
+        for _ in range(draws)
+    )
+    assert 0.035 < named / draws < 0.065
+
+
+def test_holm_decides_what_bonferroni_decides_and_more_and_skips_no_data():
+    """Seen failing with Bonferroni's factor (m, not the tests left) and with
+    the step-down's running maximum left out."""
+    adjusted = v.holm([0.001, 0.02, 0.03])
+    assert adjusted == pytest.approx([0.003, 0.04, 0.04])
+    assert np.sum(adjusted < 0.05) == 3  # Bonferroni (x 3) decides one
+    out_of_order = v.holm([0.03, 0.01, math.nan, 0.04, 0.5])
+    assert out_of_order[[1, 0, 3, 4]] == pytest.approx([0.04, 0.09, 0.09, 0.5])
+    assert math.isnan(out_of_order[2])
+    assert v.holm([]).size == 0
+
+
 def test_paired_fewer_goes_either_way_and_says_what_an_undecided_pair_needs():
     """Seen failing with the two one-sided p-values swapped and with the
     level fixed at 5 %."""
     arm, other = [1, 2, 0, 3, 1, 0, 2, 1], [9, 30, 4, 8, 200, 5, 7, 6]
     fewer = v.paired_fewer(arm, other)
     assert fewer.side == "fewer" and fewer.p_fewer == pytest.approx(1 / 256)
+    assert fewer.p == pytest.approx(2 / 256)
     assert fewer.p_more > 0.99 and fewer.seeds_needed is None
     more = v.paired_fewer(other, arm)
     assert more.side == "more" and more.p_more == pytest.approx(1 / 256)
-    # Eight pairs all fewer pass 5 % but not 0.1 %: undecided, with a count.
-    strict = v.paired_fewer(arm, other, significance=0.001)
+    # Eight pairs all fewer pass 5 % but not 1 % two-sided (one-sided 1/256
+    # against half of it): undecided, with a count.
+    strict = v.paired_fewer(arm, other, significance=0.007)
     assert strict.side == "undecided" and strict.seeds_needed is not None
+    assert strict.leaning == "fewer"
     # Zero differences are dropped: two pairs left, one-sided p 1/4 at best.
     tied = v.paired_fewer([0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 5, 6])
     assert tied.side == "undecided" and tied.p_fewer == pytest.approx(0.25)

@@ -10,7 +10,8 @@ two-by-two design, plain or supervised, without or with the families
 (:data:`ARMS`; :data:`MIXED_PLAIN` is the new arm), each arm trained from
 the same seeds (initialisation and data order) at :func:`tie_seeds` seeds,
 and tests :data:`CONTRASTS` paired by seed on :data:`MEASURES`, on grids
-drawn both ways :data:`GRID_LAWS` names.
+drawn both ways :data:`GRID_LAWS` names, at each of :data:`GRID_SIZES`:
+summed over sizes, a contrast that reverses between two sizes would hide.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import numpy as np
 
 from nar_gap.analysis.models import Models
 from nar_gap.analysis.pointers import model_tie_counts
-from nar_gap.analysis.verdicts import SIGNIFICANCE, paired_fewer
+from nar_gap.analysis.verdicts import SIGNIFICANCE, holm, paired_fewer
 from nar_gap.paper.experiments import generalisation, recipes
 from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, with_families
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
@@ -43,14 +44,17 @@ CONTRASTS = (
     (MIXED_PLAIN, "plain", "families, without supervision"),
     ("plain", "supervised", "no supervision, without families"),
 )
-# Per seed, summed over the grid sizes (pointers.model_tie_counts): outputs
-# naming another tied parent running free (6b's wrong_tied), and tied nodes
-# whose teacher-forced output names another, lost in the model's own memory.
+# Per seed and grid size (pointers.model_tie_counts): outputs naming another
+# tied parent running free (6b's wrong_tied), and tied nodes whose
+# teacher-forced output names another, lost in the model's own memory.
 MEASURES = ("wrong_tied", "forced_lost")
 # 6b's grids have no self-loop, unlike every training graph, whose self-loops
 # dm-clrs draws (p = 0.5 a node): the same grids with dm-clrs's law too
 # (tasks.families.with_clrs_law), so the self-loop cue cannot decide a test.
 GRID_LAWS = (False, True)  # clrs_law
+# Training's largest size (no tie should be lost there), 2x and 4x (6b's
+# grids) and 8x: where along the size each contrast sets in, or turns.
+GRID_SIZES = (*TRANSFER_SIZES, 2 * TRANSFER_SIZES[-1])
 
 
 def seeds_file(algorithm: str) -> str:
@@ -59,7 +63,7 @@ def seeds_file(algorithm: str) -> str:
 
 
 def tests_file(algorithm: str) -> str:
-    """Per count and contrast: the paired test and the side it lands on."""
+    """Per count, grid law, size and contrast: the paired test and its side."""
     return f"tie_test_{algorithm}.csv"
 
 
@@ -120,46 +124,53 @@ def seed_rows(
 
 
 def per_seed(
-    rows: Sequence[Mapping[str, Any]], measure: str, clrs_law: bool
+    rows: Sequence[Mapping[str, Any]], measure: str, clrs_law: bool, num_nodes: int
 ) -> dict[str, dict]:
-    """``{contender: {seed: measure summed over grid sizes}}`` on one law's grids."""
-    totals: dict[str, dict[int, float]] = {}
+    """``{contender: {seed: measure}}`` on one law's grids of one size."""
+    counts: dict[str, dict[int, float]] = {}
     for r in rows:
-        if str(r["clrs_law"]) != str(clrs_law):
-            continue
-        by_seed = totals.setdefault(str(r["contender"]), {})
-        by_seed[int(r["seed"])] = by_seed.get(int(r["seed"]), 0.0) + float(r[measure])
-    return totals
+        if str(r["clrs_law"]) == str(clrs_law) and int(r["num_nodes"]) == num_nodes:
+            by_seed = counts.setdefault(str(r["contender"]), {})
+            by_seed[int(r["seed"])] = float(r[measure])
+    return counts
 
 
 def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Each of :data:`CONTRASTS` on each of :data:`MEASURES` and grid law, by seed.
+    """Each of :data:`CONTRASTS` on each measure, grid law and size, by seed.
 
     :func:`~nar_gap.analysis.verdicts.paired_fewer` (a Wilcoxon signed-rank
     test each way: a few seeds lose hundreds of ties and most a handful, so
-    ranks, not a t-test) at a Bonferroni level over the table's tests:
-    ``side`` is ``fewer`` where the arm holds fewer, ``more``, or
-    ``undecided``; the seed counts say how the pairs fell.
+    ranks, not a t-test), decided together by Holm's step-down over the
+    table's tests (:func:`~nar_gap.analysis.verdicts.holm`, at
+    :data:`~nar_gap.analysis.verdicts.SIGNIFICANCE`): ``side`` is ``fewer``
+    where the arm holds fewer, ``more``, or ``undecided``, with the seeds a
+    decision would need at the Bonferroni level (Holm's strictest); the
+    seed counts say how the pairs fell.  Sizes come from the rows.
     """
-    level = SIGNIFICANCE / (len(CONTRASTS) * len(MEASURES) * len(GRID_LAWS))
-    out = []
-    for measure, law in itertools.product(MEASURES, GRID_LAWS):
-        totals = per_seed(rows, measure, law)
-        for arm, other, differs in CONTRASTS:
-            a, b = totals.get(arm, {}), totals.get(other, {})
-            seeds = sorted(a.keys() & b.keys())
-            x, y = (np.asarray([t[s] for s in seeds], float) for t in (a, b))
-            judged = paired_fewer(x, y, level)
-            out.append(
-                {"measure": measure, "clrs_law": law, "arm": arm, "against": other}
-                | {"differs": differs}
-                | {"seeds": len(seeds), "fewer_seeds": int(np.sum(x < y))}
-                | {"more_seeds": int(np.sum(x > y)), "same_seeds": int(np.sum(x == y))}
-                | {"median_arm": np.median(x) if seeds else np.nan}
-                | {"median_against": np.median(y) if seeds else np.nan}
-                | {"p_fewer": judged.p_fewer, "p_more": judged.p_more, "level": level}
-                | {"side": judged.side, "seeds_needed": judged.seeds_needed}
-            )
+    sizes = sorted({int(r["num_nodes"]) for r in rows})
+    keys = list(itertools.product(MEASURES, GRID_LAWS, sizes, CONTRASTS))
+    bonferroni = SIGNIFICANCE / max(1, len(keys))
+    out, judgements = [], []
+    for measure, law, size, (arm, other, differs) in keys:
+        totals = per_seed(rows, measure, law, size)
+        a, b = totals.get(arm, {}), totals.get(other, {})
+        seeds = sorted(a.keys() & b.keys())
+        x, y = (np.asarray([t[s] for s in seeds], float) for t in (a, b))
+        judgements.append(judged := paired_fewer(x, y, bonferroni))
+        out.append(
+            {"measure": measure, "clrs_law": law, "num_nodes": size}
+            | {"arm": arm, "against": other, "differs": differs}
+            | {"seeds": len(seeds), "fewer_seeds": int(np.sum(x < y))}
+            | {"more_seeds": int(np.sum(x > y)), "same_seeds": int(np.sum(x == y))}
+            | {"median_arm": np.median(x) if seeds else np.nan}
+            | {"median_against": np.median(y) if seeds else np.nan}
+            | {"p_fewer": judged.p_fewer, "p_more": judged.p_more, "p": judged.p}
+        )
+    adjusted = holm([j.p for j in judgements])
+    for row, judged, p_holm in zip(out, judgements, adjusted, strict=True):
+        decided = bool(p_holm < SIGNIFICANCE)
+        row |= {"p_holm": p_holm, "side": judged.leaning if decided else "undecided"}
+        row["seeds_needed"] = None if decided else judged.seeds_needed
     return out
 
 
@@ -169,9 +180,9 @@ def run_tie_test(
     """Notebook 07's section 6c: train the runs not there, count, test, write.
 
     The pair is the generalisation study's (:func:`~.generalisation.
-    chosen_recipes`), the grids 6b's above training's largest size
-    (:data:`~.path_pointers.TRANSFER_SIZES`), so the first seeds'
-    ``wrong_tied`` on them are 6b's own, and the same grids by dm-clrs's law
+    chosen_recipes`), the grids 6b's (:data:`~.path_pointers.TRANSFER_SIZES`:
+    training's largest size, 2x and 4x), so the first seeds' counts on them
+    are 6b's own, and 8x (:data:`GRID_SIZES`), each also by dm-clrs's law
     (:data:`GRID_LAWS`).  Reading (``dirs.reading``): nothing to do.
     """
     if dirs.reading:
@@ -186,7 +197,7 @@ def run_tie_test(
         )
         for arm, runs in arm_configs(profile, algorithm, pair).items()
     }
-    sizes = TRANSFER_SIZES[1:]
+    sizes = GRID_SIZES
     graphs = generalisation.FAMILY_GRAPHS
     grids = [
         (law, family_batch(algorithm, "grid", n, graphs, clrs_law=law))

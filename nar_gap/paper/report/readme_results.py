@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from nar_gap.analysis.pointers import EDIT_AGE, edit_reading
+from nar_gap.analysis.verdicts import SIGNIFICANCE
 from nar_gap.paper.experiments import (
     ablations,
     baselines,
@@ -819,41 +820,46 @@ def _ties(results: Path, algorithm: str) -> str:
     )
 
 
+def _tie_cell(rows: Sequence[Mapping[str, str]]) -> str:
+    """One arm on one law's grids of one size: sums, seeds losing any, margin."""
+    if not rows:
+        return "–"
+    lost = sum(int(r["forced_lost"]) > 0 for r in rows)
+    margin = float(np.median([float(r["forced_margin_min"]) for r in rows]))
+    wrong_tied = sum(int(r["wrong_tied"]) for r in rows)
+    forced_lost = sum(int(r["forced_lost"]) for r in rows)
+    return f"{wrong_tied} · {forced_lost} ({lost}/{len(rows)}; {margin:+.2f})"
+
+
 def tie_test_table(results: Path, algorithm: str = "bfs") -> str:
-    """Notebook 07's section 6c: each arm's counts by seed, then the paired tests."""
+    """Notebook 07's section 6c: each arm's counts by grid size, then the tests."""
     rows = files.read_table(results / tie_test.seeds_file(algorithm))
-    cells: dict[tuple[str, int], dict[str, list[float]]] = {}
+    cells: dict[tuple[str, int], dict[str, list]] = {}
     for r in rows:
         laws = "dm-clrs's" if r["clrs_law"] == "True" else "none"
-        counts = cells.setdefault((laws, int(r["seed"])), {}).setdefault(
-            r["contender"], [0, 0, math.inf]
-        )
-        counts[0] += int(r["wrong_tied"])
-        counts[1] += int(r["forced_lost"])
-        counts[2] = min(counts[2], float(r["forced_margin_min"]))
-
-    def said(counts: list[float] | None) -> str:
-        if counts is None:
-            return "–"
-        return f"{counts[0]:.0f} · {counts[1]:.0f} ({counts[2]:+.2f})"
-
+        key = (laws, int(r["num_nodes"]))
+        cells.setdefault(key, {}).setdefault(r["contender"], []).append(r)
     arms = [a for a in tie_test.ARMS if any(a in c for c in cells.values())]
-    by_seed = markdown_table(
-        ("self-loops", "seed", *arms),
-        [(*key, *(said(c.get(a)) for a in arms)) for key, c in sorted(cells.items())],
+    by_size = markdown_table(
+        ("self-loops", "nodes", *arms),
+        [
+            (*key, *(_tie_cell(c.get(a, [])) for a in arms))
+            for key, c in sorted(cells.items())
+        ],
     )
     tests = files.read_table(results / tie_test.tests_file(algorithm))
     judged = markdown_table(
         (
             "count",
             "self-loops",
+            "nodes",
             "arm",
             "against",
             "fewer · more · same",
             "medians",
             "p fewer",
             "p more",
-            "level",
+            "p Holm",
             "side",
             "seeds needed",
         ),
@@ -861,33 +867,37 @@ def tie_test_table(results: Path, algorithm: str = "bfs") -> str:
             (
                 t["measure"],
                 "dm-clrs's" if t["clrs_law"] == "True" else "none",
+                t["num_nodes"],
                 t["arm"],
                 t["against"],
                 f"{t['fewer_seeds']} · {t['more_seeds']} · {t['same_seeds']}",
                 f"{_fmt(t['median_arm'], 1)} vs {_fmt(t['median_against'], 1)}",
                 _fmt(t["p_fewer"], 4),
                 _fmt(t["p_more"], 4),
-                _fmt(t["level"], 4),
+                _fmt(t["p_holm"], 4),
                 t["side"],
                 t["seeds_needed"] or "–",
             )
             for t in tests
         ],
     )
-    sizes = ", ".join(sorted({r["num_nodes"] for r in rows}, key=int))
     return (
-        f"{by_seed}\n\nPer seed, summed over grids of {sizes} nodes "
-        f"({rows[0]['graphs']} each), without self-loops (6b's) and with "
-        "dm-clrs's (each node's with probability 0.5, as in every training "
-        "graph; `families.with_clrs_law`): outputs naming another tied parent "
-        "running free (`wrong_tied`) · tied nodes whose output names another "
-        "tied parent teacher-forced (`forced_lost`), and in brackets the "
-        "lowest teacher-forced mean margin over ages and sizes "
-        f"(`{tie_test.seeds_file(algorithm)}`).\n\n{judged}\n\n"
-        "Each contrast paired by seed: the seeds where the arm has fewer, more "
-        "or the same, the medians, and a one-sided Wilcoxon signed-rank test "
-        "each way (`verdicts.paired_fewer`) at the Bonferroni level over the "
-        f"table's tests (`{tie_test.tests_file(algorithm)}`)."
+        f"{by_size}\n\nPer arm, on grids of each size ({rows[0]['graphs']} "
+        "each; the smallest is training's largest), without self-loops (6b's) "
+        "and with dm-clrs's (each node's with probability 0.5, as in every "
+        "training graph; `families.with_clrs_law`), summed over seeds: outputs "
+        "naming another tied parent running free (`wrong_tied`) · tied nodes "
+        "whose output names another tied parent teacher-forced (`forced_lost`), "
+        "and in brackets the seeds that lose any teacher-forced and the median "
+        "over seeds of the lowest teacher-forced mean margin over ages (per "
+        f"seed in `{tie_test.seeds_file(algorithm)}`).\n\n{judged}\n\n"
+        "Each contrast paired by seed on one law's grids of one size: the seeds "
+        "where the arm has fewer, more or the same, the medians, a one-sided "
+        "Wilcoxon signed-rank test each way (`verdicts.paired_fewer`), and the "
+        "two-sided p adjusted by Holm's step-down over the table's tests "
+        f"(`verdicts.holm`): a side where it is below {SIGNIFICANCE:g}, else "
+        "the seeds a decision would need at the Bonferroni level "
+        f"(`{tie_test.tests_file(algorithm)}`)."
     )
 
 
