@@ -20,13 +20,20 @@ The rules and the approximations:
   at that n, power from the noncentral t;
 - a correlation (``no_correlation``): Fisher's z, whose standard error is
   ``1 / sqrt(n - 3)``: the interval must fall inside the equivalence bounds
-  (when the measured r is inside them) or beyond one (when it is outside).
+  (when the measured r is inside them) or beyond one (when it is outside);
+- paired counts by a signed-rank test (``paired_fewer``): no formula, since
+  counts like wrong outputs have no spread a t-test reads well (most seeds a
+  handful, a few hundreds); the measured differences are resampled at each
+  n, as the seeds to come would fall if they fell as these did.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Sequence
 
+import numpy as np
 from scipy import stats
 
 from nar_gap.analysis.stats import CONFIDENCE_LEVEL
@@ -38,6 +45,12 @@ MAX_SEEDS = 100_000
 """Counts above this are reported as out of reach (an effect of about zero)."""
 
 MIN_SEEDS = 2
+
+SIGNED_RANK_DRAWS = 400
+"""Resampled seed sets per count tried: the power's standard error about 0.02."""
+
+SIGNED_RANK_MAX_SEEDS = 4_096
+"""The resampled counts stop here, out of reach (each try ranks draws x n)."""
 
 
 def _t_power(effect: float, spread: float, n: int, df: float, alpha: float) -> float:
@@ -153,3 +166,58 @@ def seeds_for_correlation(
         return float(stats.norm.sf((edge + critical * se - abs(centre)) / se))
 
     return _smallest(power_at, low=4)
+
+
+def signed_rank_floor(significance: float) -> int:
+    """The fewest pairs whose smallest two-sided signed-rank p passes ``significance``.
+
+    All pairs one way give ``2 / 2**n`` (each way at half the level).
+    """
+    return math.floor(math.log2(2 / significance)) + 1
+
+
+def seeds_for_signed_rank(
+    differences: Sequence[float],
+    significance: float,
+    draws: int = SIGNED_RANK_DRAWS,
+    seed: int = 0,
+) -> int | None:
+    """Seeds for a two-sided Wilcoxon signed-rank test of paired ``differences``.
+
+    At each count ``n`` tried, ``draws`` sets of ``n`` differences are drawn
+    with replacement from the measured ones and tested (zeros dropped, as
+    the test drops them; the normal approximation, which scipy itself uses
+    from 14 pairs where differences tie or are zero, at every ``n`` here);
+    the count is the smallest ``n`` whose share of p-values below
+    ``significance`` reaches :data:`POWER`, never below
+    :func:`signed_rank_floor`.  None where no difference is nonzero or
+    :data:`SIGNED_RANK_MAX_SEEDS` do not reach it (about as many differences
+    each way).  The same ``seed`` gives the same count.
+    """
+    d = np.asarray(differences, np.float64)
+    d = d[np.isfinite(d)]
+    if not np.any(d):
+        return None
+
+    def power_at(n: int) -> float:
+        sample = np.random.default_rng([seed, n]).choice(d, size=(draws, n))
+        with warnings.catch_warnings():  # a draw of zeros only has no p-value
+            warnings.simplefilter("ignore", RuntimeWarning)
+            p = stats.wilcoxon(sample, axis=-1, method="asymptotic").pvalue
+        return float(np.mean(np.nan_to_num(p, nan=1.0) < significance))
+
+    low = signed_rank_floor(significance)
+    if power_at(low) >= POWER:
+        return low
+    high = low
+    while power_at(high) < POWER:  # doubling: a large effect is found cheaply
+        if high >= SIGNED_RANK_MAX_SEEDS:
+            return None
+        low, high = high, min(2 * high, SIGNED_RANK_MAX_SEEDS)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if power_at(middle) >= POWER:
+            high = middle
+        else:
+            low = middle
+    return high

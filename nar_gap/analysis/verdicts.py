@@ -828,16 +828,14 @@ WILCOXON_EFFICIENCY = 3 / math.pi
 data: it needs about ``1 / 0.955`` times the t-test's seeds."""
 
 
-def _paired_count(
-    differences: np.ndarray, wilcoxon: bool = True, significance: float = SIGNIFICANCE
-) -> int | None:
-    """Seeds for a one-sided test at ``significance`` of paired ``differences`` vs 0."""
+def _paired_count(differences: np.ndarray, wilcoxon: bool = True) -> int | None:
+    """Seeds for a one-sided test at 5 % of paired ``differences`` against 0."""
     d = np.asarray(differences, np.float64)
     d = d[np.isfinite(d)]
     if d.size < 2:
         return None
     count = power.seeds_for_mean_vs_bound(
-        float(d.mean()), float(d.std(ddof=1)), 0.0, level=1 - 2 * significance
+        float(d.mean()), float(d.std(ddof=1)), 0.0, level=1 - 2 * SIGNIFICANCE
     )
     if count is None or not wilcoxon:
         return count
@@ -846,12 +844,11 @@ def _paired_count(
 
 @dataclasses.dataclass(frozen=True)
 class RankedPair:
-    """:func:`paired_fewer`'s answer: a side, its p-value each way, seeds to decide."""
+    """:func:`paired_fewer`'s answer: a side and its p-value each way."""
 
     side: str  # "fewer", "more" or "undecided"
     p_fewer: float
     p_more: float
-    seeds_needed: int | None = None
 
     @property
     def p(self) -> float:
@@ -873,12 +870,10 @@ def paired_fewer(
     dropped, scipy's default), each at half ``significance``, so that the
     chance of naming a side where the arms do not differ is ``significance``
     in all (two-sided): ``fewer`` where ``arm < other``, ``more`` where
-    ``arm > other``, ``undecided`` otherwise, with the seeds a decision would
-    need (:func:`_paired_count`: a t-based count over the Wilcoxon
-    efficiency, rough where the values have a heavy tail; never fewer than
-    the seeds at which all pairs one way, the rank test's smallest p, pass).
-    For counts like wrong outputs, where a few seeds hold hundreds and most
-    a handful, a t-test would be led by the tail.
+    ``arm > other``, ``undecided`` otherwise.  For counts like wrong
+    outputs, where a few seeds hold hundreds and most a handful, a t-test
+    would be led by the tail.  The seeds an undecided pair would need:
+    :func:`~nar_gap.analysis.power.seeds_for_signed_rank`.
     """
     x, y = np.asarray(arm, np.float64), np.asarray(other, np.float64)
     keep = np.isfinite(x) & np.isfinite(y)
@@ -886,12 +881,11 @@ def paired_fewer(
         return RankedPair("undecided", math.nan, math.nan)
     more, fewer, _ = _paired_wilcoxon(x[keep], y[keep])
     judged = RankedPair("undecided", fewer, more)
-    if judged.p < significance:
-        return dataclasses.replace(judged, side=judged.leaning)
-    count = _paired_count(y[keep] - x[keep], significance=significance / 2)
-    if count is not None:  # no fewer than the seeds whose best p can pass
-        count = max(count, math.floor(math.log2(2 / significance)) + 1)
-    return dataclasses.replace(judged, seeds_needed=count)
+    return (
+        dataclasses.replace(judged, side=judged.leaning)
+        if judged.p < significance
+        else judged
+    )
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:

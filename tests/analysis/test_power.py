@@ -8,6 +8,7 @@ decisions must be about ``POWER``; at half the count it must be clearly lower.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -81,3 +82,49 @@ def test_no_effect_has_no_count():
     assert power.seeds_per_arm_for_difference(0.0, 0.01, 0.01) is None
     assert power.seeds_for_correlation(0.3, 0.3) is None
     assert power.seeds_for_mean_vs_bound(0.99001, 0.5, 0.99) is None  # out of reach
+
+
+# Wrong outputs' differences as the tie test meets them: most seeds a few
+# apart, one seed hundreds the other way, which leads a t-based count.
+HEAVY_TAILED = np.array([3, 1, 0, 2, 0, 5, 1, -1, 0, 4, 2, -2, 0, 1, 6, -150.0])
+
+
+def _signed_rank_decided(n: int, differences: np.ndarray, significance: float) -> float:
+    """The share of fresh resamples of ``n`` on which the two-sided test decides."""
+    sample = np.random.default_rng(n + 1).choice(differences, (1_000, n))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        p = stats.wilcoxon(sample, axis=-1).pvalue  # scipy's own choice of method
+    return float(np.mean(np.nan_to_num(p, nan=1.0) < significance))
+
+
+def test_a_signed_rank_count_decides_paired_fewer_80_percent_of_the_time():
+    """Checked on fresh resamples by the test ``paired_fewer`` runs (its
+    two one-sided p-values, each at half the level, are the two-sided one's);
+    the t-based count, led by the one seed far the other way, asks for more
+    than twice as many.  Seen failing with the level taken one-sided."""
+    n = power.seeds_for_signed_rank(HEAVY_TAILED, v.SIGNIFICANCE)
+    assert 40 <= n <= 80
+    assert _signed_rank_decided(n, HEAVY_TAILED, v.SIGNIFICANCE) == pytest.approx(
+        power.POWER, abs=0.05
+    )
+    assert _signed_rank_decided(n // 2, HEAVY_TAILED, v.SIGNIFICANCE) < 0.65
+    assert v._paired_count(HEAVY_TAILED) > 2 * n
+    assert power.seeds_for_signed_rank(HEAVY_TAILED, v.SIGNIFICANCE) == n  # seeded
+
+
+def test_a_signed_rank_count_starts_where_all_pairs_one_way_can_pass():
+    """Constant differences decide at the first count whose smallest p
+    passes (2 / 2**n two-sided), however few a t-based count would say;
+    differences that balance, or none, have no count."""
+    assert [power.signed_rank_floor(s) for s in (0.05, 0.05 / 12, 0.05 / 48)] == [
+        6,
+        9,
+        11,
+    ]
+    assert power.seeds_for_signed_rank([8.0] * 6, 0.05 / 12) == 9
+    # The normal approximation would pass four such pairs at 5 % (p 0.046),
+    # where the test itself cannot (2 / 16 at best).
+    assert power.seeds_for_signed_rank([8.0] * 6, 0.05) == 6
+    assert power.seeds_for_signed_rank([1, -1, 2, -2, 0, 3, -3], 0.05) is None
+    assert power.seeds_for_signed_rank([0.0, 0.0, math.nan], 0.05) is None

@@ -26,6 +26,7 @@ import numpy as np
 
 from nar_gap.analysis.models import Models
 from nar_gap.analysis.pointers import model_tie_counts
+from nar_gap.analysis.power import seeds_for_signed_rank
 from nar_gap.analysis.verdicts import SIGNIFICANCE, holm, paired_fewer
 from nar_gap.paper.experiments import generalisation, recipes
 from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, with_families
@@ -144,19 +145,22 @@ def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     table's tests (:func:`~nar_gap.analysis.verdicts.holm`, at
     :data:`~nar_gap.analysis.verdicts.SIGNIFICANCE`): ``side`` is ``fewer``
     where the arm holds fewer, ``more``, or ``undecided``, with the seeds a
-    decision would need at the Bonferroni level (Holm's strictest); the
-    seed counts say how the pairs fell.  Sizes come from the rows.
+    decision would need at the Bonferroni level, Holm's strictest
+    (:func:`~nar_gap.analysis.power.seeds_for_signed_rank`: the measured
+    differences resampled); the seed counts say how the pairs fell.  Sizes
+    come from the rows.
     """
     sizes = sorted({int(r["num_nodes"]) for r in rows})
     keys = list(itertools.product(MEASURES, GRID_LAWS, sizes, CONTRASTS))
     bonferroni = SIGNIFICANCE / max(1, len(keys))
-    out, judgements = [], []
+    out, judgements, differences = [], [], []
     for measure, law, size, (arm, other, differs) in keys:
         totals = per_seed(rows, measure, law, size)
         a, b = totals.get(arm, {}), totals.get(other, {})
         seeds = sorted(a.keys() & b.keys())
         x, y = (np.asarray([t[s] for s in seeds], float) for t in (a, b))
         judgements.append(judged := paired_fewer(x, y, bonferroni))
+        differences.append(y - x)
         out.append(
             {"measure": measure, "clrs_law": law, "num_nodes": size}
             | {"arm": arm, "against": other, "differs": differs}
@@ -167,10 +171,12 @@ def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             | {"p_fewer": judged.p_fewer, "p_more": judged.p_more, "p": judged.p}
         )
     adjusted = holm([j.p for j in judgements])
-    for row, judged, p_holm in zip(out, judgements, adjusted, strict=True):
+    for row, judged, d, p_holm in zip(
+        out, judgements, differences, adjusted, strict=True
+    ):
         decided = bool(p_holm < SIGNIFICANCE)
         row |= {"p_holm": p_holm, "side": judged.leaning if decided else "undecided"}
-        row["seeds_needed"] = None if decided else judged.seeds_needed
+        row["seeds_needed"] = None if decided else seeds_for_signed_rank(d, bonferroni)
     return out
 
 

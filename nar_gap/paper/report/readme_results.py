@@ -896,8 +896,9 @@ def tie_test_table(results: Path, algorithm: str = "bfs") -> str:
         "Wilcoxon signed-rank test each way (`verdicts.paired_fewer`), and the "
         "two-sided p adjusted by Holm's step-down over the table's tests "
         f"(`verdicts.holm`): a side where it is below {SIGNIFICANCE:g}, else "
-        "the seeds a decision would need at the Bonferroni level "
-        f"(`{tie_test.tests_file(algorithm)}`)."
+        "the seeds a decision would need at the Bonferroni level, were the "
+        "seeds to come to differ as these did (`power.seeds_for_signed_rank`; "
+        f"– where out of reach) (`{tie_test.tests_file(algorithm)}`)."
     )
 
 
