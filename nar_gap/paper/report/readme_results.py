@@ -844,7 +844,7 @@ def tie_test_table(results: Path, algorithm: str = "bfs") -> str:
         ("self-loops", "nodes", *arms),
         [
             (*key, *(_tie_cell(c.get(a, [])) for a in arms))
-            for key, c in sorted(cells.items())
+            for key, c in sorted(cells.items(), key=lambda kc: (kc[0][0] != "none", kc))
         ],
     )
     tests = files.read_table(results / tie_test.tests_file(algorithm))

@@ -184,6 +184,7 @@ def test_the_rendered_section_sums_each_size_over_seeds_and_gives_each_test(
     assert "| none | 32 | 0 · 47 (2/2; +0.12) | 0 · 2 (1/2; +0.12) |" in text
     assert "| none | 64 | 0 · 11 (2/2; +0.12) | – |" in text
     assert "| dm-clrs's | 32 | 91 · 0 (0/2; +0.12) | – |" in text
+    assert text.index("| none | 64 |") < text.index("| dm-clrs's | 32 |")  # 6b's first
     assert "grids of each size (8 each" in text
     assert (
         "| forced_lost | none | 32 | supervised, families mixed in | supervised "
