@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy import stats
@@ -71,9 +71,13 @@ def _smallest(power_at, low: int = MIN_SEEDS) -> int | None:
     """
     if power_at(MAX_SEEDS) < POWER:
         return None
-    high = MAX_SEEDS
     if power_at(low) >= POWER:
         return low
+    return _bisect(power_at, low, MAX_SEEDS)
+
+
+def _bisect(power_at: Callable[[int], float], low: int, high: int) -> int:
+    """The smallest n in ``(low, high]`` reaching :data:`POWER` (``high`` does)."""
     while high - low > 1:
         middle = (low + high) // 2
         if power_at(middle) >= POWER:
@@ -214,10 +218,4 @@ def seeds_for_signed_rank(
         if high >= SIGNED_RANK_MAX_SEEDS:
             return None
         low, high = high, min(2 * high, SIGNED_RANK_MAX_SEEDS)
-    while high - low > 1:
-        middle = (low + high) // 2
-        if power_at(middle) >= POWER:
-            high = middle
-        else:
-            low = middle
-    return high
+    return _bisect(power_at, low, high)
