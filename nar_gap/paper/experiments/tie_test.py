@@ -53,8 +53,8 @@ MEASURES = ("wrong_tied", "forced_lost")
 # dm-clrs draws (p = 0.5 a node): the same grids with dm-clrs's law too
 # (tasks.families.with_clrs_law), so the self-loop cue cannot decide a test.
 GRID_LAWS = (False, True)  # clrs_law
-# Training's largest size (no tie should be lost there), 2x and 4x (6b's
-# grids) and 8x: where along the size each contrast sets in, or turns.
+# Training's largest size (in distribution), 2x and 4x (6b's grids beyond
+# it) and 8x: where along the size each contrast sets in, or turns.
 GRID_SIZES = (*TRANSFER_SIZES, 2 * TRANSFER_SIZES[-1])
 
 
@@ -155,8 +155,8 @@ def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     bonferroni = SIGNIFICANCE / max(1, len(keys))
     out, judgements, differences = [], [], []
     for measure, law, size, (arm, other, differs) in keys:
-        totals = per_seed(rows, measure, law, size)
-        a, b = totals.get(arm, {}), totals.get(other, {})
+        counts = per_seed(rows, measure, law, size)
+        a, b = counts.get(arm, {}), counts.get(other, {})
         seeds = sorted(a.keys() & b.keys())
         x, y = (np.asarray([t[s] for s in seeds], float) for t in (a, b))
         judgements.append(judged := paired_fewer(x, y, bonferroni))
