@@ -212,10 +212,7 @@ def seeds_for_signed_rank(
             p = stats.wilcoxon(sample, axis=-1, method="asymptotic").pvalue
         return float(np.mean(np.nan_to_num(p, nan=1.0) < significance))
 
-    low = signed_rank_floor(significance)
-    if power_at(low) >= POWER:
-        return low
-    high = low
+    low = high = signed_rank_floor(significance)
     while power_at(high) < POWER:  # doubling: a large effect is found cheaply
         if high >= SIGNED_RANK_MAX_SEEDS:
             return None
