@@ -820,6 +820,11 @@ def _ties(results: Path, algorithm: str) -> str:
     )
 
 
+def _self_loops(clrs_law: str) -> str:
+    """6c's grid kind as its tables name it: dm-clrs's self-loops, or none."""
+    return "dm-clrs's" if clrs_law == "True" else "none"
+
+
 def _tie_cell(rows: Sequence[Mapping[str, str]]) -> str:
     """One arm on one law's grids of one size: sums, seeds losing any, margin."""
     if not rows:
@@ -836,8 +841,7 @@ def tie_test_table(results: Path, algorithm: str = "bfs") -> str:
     rows = files.read_table(results / tie_test.seeds_file(algorithm))
     cells: dict[tuple[str, int], dict[str, list]] = {}
     for r in rows:
-        laws = "dm-clrs's" if r["clrs_law"] == "True" else "none"
-        key = (laws, int(r["num_nodes"]))
+        key = (_self_loops(r["clrs_law"]), int(r["num_nodes"]))
         cells.setdefault(key, {}).setdefault(r["contender"], []).append(r)
     arms = [a for a in tie_test.ARMS if any(a in c for c in cells.values())]
     by_size = markdown_table(
@@ -866,7 +870,7 @@ def tie_test_table(results: Path, algorithm: str = "bfs") -> str:
         [
             (
                 t["measure"],
-                "dm-clrs's" if t["clrs_law"] == "True" else "none",
+                _self_loops(t["clrs_law"]),
                 t["num_nodes"],
                 t["arm"],
                 t["against"],
