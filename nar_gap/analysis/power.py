@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy import stats
 
-from nar_gap.analysis.stats import CONFIDENCE_LEVEL
+from nar_gap.analysis.stats import CONFIDENCE_LEVEL, page_z
 
 POWER = 0.8
 """The chance of a decision the counts are sized for (the planning convention)."""
@@ -46,10 +46,10 @@ MAX_SEEDS = 100_000
 
 MIN_SEEDS = 2
 
-SIGNED_RANK_DRAWS = 400
+RESAMPLED_DRAWS = 400
 """Resampled seed sets per count tried: the power's standard error about 0.02."""
 
-SIGNED_RANK_MAX_SEEDS = 4_096
+RESAMPLED_MAX_SEEDS = 4_096
 """The resampled counts stop here, out of reach (each try ranks draws x n)."""
 
 
@@ -183,7 +183,7 @@ def signed_rank_floor(significance: float) -> int:
 def seeds_for_signed_rank(
     differences: Sequence[float],
     significance: float,
-    draws: int = SIGNED_RANK_DRAWS,
+    draws: int = RESAMPLED_DRAWS,
     seed: int = 0,
 ) -> int | None:
     """Seeds for a two-sided Wilcoxon signed-rank test of paired ``differences``.
@@ -197,7 +197,7 @@ def seeds_for_signed_rank(
     the count is the smallest ``n`` whose share of p-values below
     ``significance`` reaches :data:`POWER`, never below
     :func:`signed_rank_floor`.  None where no difference is nonzero or
-    :data:`SIGNED_RANK_MAX_SEEDS` do not reach it (about as many differences
+    :data:`RESAMPLED_MAX_SEEDS` do not reach it (about as many differences
     each way).  The same ``seed`` gives the same count.
     """
     d = np.asarray(differences, np.float64)
@@ -212,9 +212,64 @@ def seeds_for_signed_rank(
             p = stats.wilcoxon(sample, axis=-1, method="asymptotic").pvalue
         return float(np.mean(np.nan_to_num(p, nan=1.0) < significance))
 
-    low = high = signed_rank_floor(significance)
-    while power_at(high) < POWER:  # doubling: a large effect is found cheaply
-        if high >= SIGNED_RANK_MAX_SEEDS:
+    return _resampled_count(power_at, signed_rank_floor(significance))
+
+
+def _resampled_count(power_at: Callable[[int], float], floor: int) -> int | None:
+    """The smallest n >= ``floor`` reaching :data:`POWER`, or None past the cap.
+
+    Doubling from ``floor`` (a large effect is found in a few tries of
+    resampled draws), then :func:`_bisect`; past :data:`RESAMPLED_MAX_SEEDS`,
+    None.
+    """
+    low = high = floor
+    while power_at(high) < POWER:
+        if high >= RESAMPLED_MAX_SEEDS:
             return None
-        low, high = high, min(2 * high, SIGNED_RANK_MAX_SEEDS)
+        low, high = high, min(2 * high, RESAMPLED_MAX_SEEDS)
     return _bisect(power_at, low, high)
+
+
+def trend_floor(conditions: int, significance: float) -> int:
+    """The fewest blocks whose smallest two-sided Page's-test p passes ``significance``.
+
+    Every block in the order, nothing tied: one in ``conditions!`` orders
+    each, ``2 / conditions!**n`` (each way at half the level).
+    """
+    return (
+        math.floor(math.log(2 / significance) / math.log(math.factorial(conditions)))
+        + 1
+    )
+
+
+def seeds_for_trend(
+    blocks: np.ndarray,
+    significance: float,
+    draws: int = RESAMPLED_DRAWS,
+    seed: int = 0,
+) -> int | None:
+    """Blocks (seeds) for a two-sided Page's test of a trend in ``blocks``.
+
+    ``blocks``: ``[blocks, conditions]``, as
+    :func:`~nar_gap.analysis.stats.page_trend` takes them.  At each count
+    ``n`` tried, ``draws`` sets of ``n`` blocks are drawn with replacement
+    from the measured ones and each is tested by L's normal approximation
+    under permutation, ties accounted for
+    (:func:`~nar_gap.analysis.stats.page_z`: the permutation test itself
+    draws thousands of permutations per set); the count is the smallest
+    ``n`` whose share of p-values below ``significance`` reaches
+    :data:`POWER`, never below :func:`trend_floor`.  None where no block
+    varies along the conditions or :data:`RESAMPLED_MAX_SEEDS` do not reach
+    it.  The same ``seed`` gives the same count.
+    """
+    b = np.asarray(blocks, np.float64)
+    b = b[np.all(np.isfinite(b), axis=-1)]
+    if b.shape[0] == 0 or not np.any(np.ptp(b, axis=-1)):
+        return None
+
+    def power_at(n: int) -> float:
+        chosen = np.random.default_rng([seed, n]).integers(b.shape[0], size=(draws, n))
+        p = 2 * stats.norm.sf(np.abs(page_z(b[chosen])))
+        return float(np.mean(np.nan_to_num(p, nan=1.0) < significance))
+
+    return _resampled_count(power_at, trend_floor(b.shape[-1], significance))

@@ -47,9 +47,11 @@ from nar_gap.analysis import power
 from nar_gap.analysis.stats import (
     CONFIDENCE_LEVEL,
     MIN_SEEDS_FOR_P,
+    RESAMPLES,
     Summary,
     finite_summary,
     nan_mean,
+    page_trend,
 )
 
 AGREE = "agree"
@@ -853,7 +855,7 @@ class RankedPair:
     @property
     def p(self) -> float:
         """The two-sided p-value: twice the smaller one-sided one (NaN if none)."""
-        return min(1.0, 2 * min(self.p_fewer, self.p_more))
+        return float(np.minimum(1.0, 2 * np.minimum(self.p_fewer, self.p_more)))
 
     @property
     def leaning(self) -> str:
@@ -881,6 +883,53 @@ def paired_fewer(
         return RankedPair("undecided", math.nan, math.nan)
     more, fewer, _ = _paired_wilcoxon(x[keep], y[keep])
     judged = RankedPair("undecided", fewer, more)
+    return (
+        dataclasses.replace(judged, side=judged.leaning)
+        if judged.p < significance
+        else judged
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class OrderedTrend:
+    """:func:`ordered_trend`'s answer: a side, Page's L and its p-value each way."""
+
+    side: str  # "rises", "falls" or "undecided"
+    statistic: float
+    p_rises: float
+    p_falls: float
+    blocks: int
+
+    @property
+    def p(self) -> float:
+        """The two-sided p-value: twice the smaller one-sided one (NaN if none)."""
+        return float(np.minimum(1.0, 2 * np.minimum(self.p_rises, self.p_falls)))
+
+    @property
+    def leaning(self) -> str:
+        """The side the smaller one-sided p-value points to, decided or not."""
+        return "rises" if self.p_rises < self.p_falls else "falls"
+
+
+def ordered_trend(
+    blocks: np.ndarray, significance: float = SIGNIFICANCE, resamples: int = RESAMPLES
+) -> OrderedTrend:
+    """Whether values rise or fall along ordered conditions, block by block.
+
+    ``blocks``: ``[blocks, conditions]``, e.g. a seed's excess over its pair
+    at each grid size, sizes in order.  Page's L test
+    (:func:`~nar_gap.analysis.stats.page_trend`: ranks within each block,
+    p-values by permuting each block's values, so ties are allowed), each
+    way at half ``significance`` as :func:`paired_fewer` does: ``rises``,
+    ``falls`` or ``undecided``.  A trend says the values change with the
+    order, not that they change sign: values all above zero that grow rise.
+    The seeds an undecided trend would need:
+    :func:`~nar_gap.analysis.power.seeds_for_trend`.
+    """
+    found = page_trend(blocks, resamples)
+    judged = OrderedTrend(
+        "undecided", found.statistic, found.p_rises, found.p_falls, found.blocks
+    )
     return (
         dataclasses.replace(judged, side=judged.leaning)
         if judged.p < significance

@@ -128,3 +128,50 @@ def test_a_signed_rank_count_starts_where_all_pairs_one_way_can_pass():
     assert power.seeds_for_signed_rank([8.0] * 6, 0.05) == 6
     assert power.seeds_for_signed_rank([1, -1, 2, -2, 0, 3, -3], 0.05) is None
     assert power.seeds_for_signed_rank([0.0, 0.0, math.nan], 0.05) is None
+
+
+def _trend_decided(n: int, blocks: np.ndarray, significance: float) -> float:
+    """The share of fresh resamples of ``n`` blocks on which Page's test decides."""
+    rng = np.random.default_rng(n + 1)
+    decided = [
+        v.ordered_trend(
+            blocks[rng.integers(len(blocks), size=n)], significance, resamples=999
+        ).side
+        != "undecided"
+        for _ in range(300)
+    ]
+    return float(np.mean(decided))
+
+
+# Relative excesses as the tie test's trends meet them: nothing at the
+# smallest size, then a contrast that turns on most seeds, and ties.
+TURNING = np.array(
+    [[0, -0.5, -0.2, 0.3], [0, 0, 0.4, 0.2], [0, -1, -1, -1], [0, 0.2, -0.3, 0.6]]
+    + [[0, -0.4, 0.1, 0.0], [0, 0, 0, 0], [0, 0.3, 0.1, -0.2], [0, -0.6, 0.2, 0.5]]
+)
+
+
+def test_a_trend_count_decides_ordered_trend_80_percent_of_the_time():
+    """Checked on fresh resamples by the permutation test ``ordered_trend``
+    runs (the count itself uses its normal approximation).  Seen failing with
+    the level taken one-sided."""
+    n = power.seeds_for_trend(TURNING, v.SIGNIFICANCE)
+    assert 10 <= n <= 60
+    assert _trend_decided(n, TURNING, v.SIGNIFICANCE) == pytest.approx(
+        power.POWER, abs=0.07
+    )
+    assert _trend_decided(n // 2, TURNING, v.SIGNIFICANCE) < 0.6
+    assert power.seeds_for_trend(TURNING, v.SIGNIFICANCE) == n  # seeded
+
+
+def test_a_trend_count_starts_where_blocks_all_in_order_can_pass():
+    """Blocks all in the order decide at the first count whose smallest p
+    passes (2 / k!**n two-sided); blocks that never vary, or none, have no
+    count."""
+    assert [power.trend_floor(4, s) for s in (0.05, 0.05 / 12)] == [2, 2]
+    assert [power.trend_floor(3, s) for s in (0.05, 0.05 / 12)] == [3, 4]
+    # Four such blocks pass exactly (2 / 6**4), but the count's normal
+    # approximation is conservative at so few blocks (p 0.0047): five.
+    assert power.seeds_for_trend(np.tile(np.arange(3.0), (6, 1)), 0.05 / 12) == 5
+    assert power.seeds_for_trend(np.full((6, 4), 2.0), 0.05) is None
+    assert power.seeds_for_trend(np.full((2, 4), math.nan), 0.05) is None

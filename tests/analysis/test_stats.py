@@ -475,3 +475,25 @@ def test_summary_of_every_value_keeps_a_nan():
         np.mean(values), np.std(values), len(values)
     )
     assert math.isnan(st.Summary.of([0.25, np.nan]).mean)
+
+
+def test_page_l_is_scipy_s_and_its_z_matches_the_permutation_test_under_ties():
+    """L as scipy's ``page_trend_test`` computes it; the tie-aware normal
+    approximation (the seed counts' test) within 0.01 of the permutation
+    p where half the values tie, where the approximation that assumes no
+    ties (scipy's) is further off.  Seen failing with the variance of untied
+    ranks in ``page_z``."""
+    from nar_gap.analysis.stats import page_l, page_trend, page_z
+
+    rng = np.random.default_rng(3)
+    untied = rng.normal(size=(10, 4))
+    assert page_l(untied) == stats.page_trend_test(untied).statistic
+    tied = np.zeros((16, 4))
+    tied[:, 2:] = rng.normal(size=(16, 2)) + [0.0, 0.8]
+    found = page_trend(tied)
+    z = float(page_z(tied))
+    assert stats.norm.sf(z) == pytest.approx(found.p_rises, abs=0.01)
+    assert stats.norm.cdf(z) == pytest.approx(found.p_falls, abs=0.01)
+    untied_p = stats.page_trend_test(tied, method="asymptotic").pvalue
+    assert abs(untied_p - found.p_rises) > abs(stats.norm.sf(z) - found.p_rises)
+    assert math.isnan(page_z(np.ones((5, 4))))

@@ -555,3 +555,45 @@ def test_paired_fewer_goes_either_way_and_leans_where_it_cannot_decide():
     assert tied.side == "undecided" and tied.p_fewer == pytest.approx(0.25)
     single = v.paired_fewer([1], [5])
     assert single.side == "undecided" and math.isnan(single.p_fewer)
+    assert math.isnan(single.p)  # no test: Holm leaves it out of the family
+
+
+def test_ordered_trend_rises_or_falls_with_the_order_and_leans_otherwise():
+    """Seen failing with the two one-sided p-values swapped and with the
+    conditions' order ignored (ranks summed unweighted)."""
+    rng = np.random.default_rng(1)
+    turning = np.array([-0.6, -0.3, 0.1, 0.5]) + rng.normal(0, 0.3, (16, 4))
+    rises = v.ordered_trend(turning)
+    assert rises.side == "rises" and rises.p_rises < 0.001 < 0.99 < rises.p_falls
+    assert rises.p == pytest.approx(2 * rises.p_rises) and rises.blocks == 16
+    falls = v.ordered_trend(turning[:, ::-1])
+    assert falls.side == "falls" and falls.p_falls == pytest.approx(rises.p_rises)
+    # Three blocks all in the order: 24**3 orders, more than the resamples,
+    # so they are drawn and p >= 1 / 10 000 each way: 5 % passes, 1e-5 cannot.
+    in_order = np.tile(np.arange(4.0), (3, 1))
+    assert v.ordered_trend(in_order).side == "rises"
+    three = v.ordered_trend(in_order, significance=1e-5)
+    assert three.side == "undecided" and three.leaning == "rises"
+    # A steady offset is no trend: within a block every value ranks alike.
+    steady = v.ordered_trend(np.full((16, 4), 3.0))
+    assert steady.side == "undecided" and steady.p == 1.0
+    gone = v.ordered_trend(np.full((4, 4), math.nan))
+    assert gone.side == "undecided" and gone.blocks == 0 and math.isnan(gone.p)
+
+
+def test_ordered_trend_names_a_side_at_its_level_where_the_order_does_not_matter():
+    """Blocks drawn alike along the order, with values that tie (as counts
+    of zero do) and without: a side at about the level, two-sided, or less
+    with ties.  Seen failing with each one-sided test at the whole level (a
+    rate near 0.10)."""
+    rng = np.random.default_rng(0)
+    draws = 400
+    for values in (
+        lambda: rng.normal(size=(12, 4)),
+        lambda: rng.integers(0, 3, size=(12, 4)).astype(float),
+    ):
+        named = sum(
+            v.ordered_trend(values(), 0.05, resamples=999).side != "undecided"
+            for _ in range(draws)
+        )
+        assert 0.02 < named / draws < 0.075

@@ -26,8 +26,8 @@ import numpy as np
 
 from nar_gap.analysis.models import Models
 from nar_gap.analysis.pointers import model_tie_counts
-from nar_gap.analysis.power import seeds_for_signed_rank
-from nar_gap.analysis.verdicts import SIGNIFICANCE, holm, paired_fewer
+from nar_gap.analysis.power import seeds_for_signed_rank, seeds_for_trend
+from nar_gap.analysis.verdicts import SIGNIFICANCE, holm, ordered_trend, paired_fewer
 from nar_gap.paper.experiments import generalisation, recipes
 from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, with_families
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
@@ -68,9 +68,14 @@ def tests_file(algorithm: str) -> str:
     return f"tie_test_{algorithm}.csv"
 
 
+def trends_file(algorithm: str) -> str:
+    """Per count, grid law and contrast: Page's test along the sizes."""
+    return f"tie_trend_{algorithm}.csv"
+
+
 def files_of(algorithm: str) -> list[str]:
-    """The section's two tables for ``algorithm``."""
-    return [seeds_file(algorithm), tests_file(algorithm)]
+    """The section's three tables for ``algorithm``."""
+    return [seeds_file(algorithm), tests_file(algorithm), trends_file(algorithm)]
 
 
 def tie_seeds(profile: Profile, algorithm: str) -> int:
@@ -180,6 +185,70 @@ def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def relative_excess(arm: np.ndarray, against: np.ndarray) -> np.ndarray:
+    """``(arm - against) / (arm + against)``, 0 where both are 0: from -1 to 1.
+
+    The counts grow with the grid, so an arm that loses a steady share more
+    than its pair has a raw excess that grows with size too; its relative
+    excess stays put, so a trend in it is a change in the contrast itself
+    (setting in, fading or turning), not in the grid's count of ties.
+    """
+    total = arm + against
+    return np.divide(arm - against, total, out=np.zeros_like(total), where=total != 0)
+
+
+def trends(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Does each contrast change with the grid's size?  Page's test, by seed.
+
+    Per count, grid law and contrast, each seed's :func:`relative_excess` of
+    the arm over its pair at each size, sizes in order, tested for a trend
+    along them (:func:`~nar_gap.analysis.verdicts.ordered_trend`: ranks
+    within each seed, p by permuting them), the table's tests decided
+    together by Holm's step-down at :data:`~nar_gap.analysis.verdicts.
+    SIGNIFICANCE`, a family apart from :func:`tests`' (its own question):
+    ``side`` is ``rises`` (the arm's share of the pair's count grows with
+    size), ``falls`` or ``undecided``, with the seeds a decision would need
+    at the Bonferroni level (:func:`~nar_gap.analysis.power.seeds_for_trend`).
+    One test across the sizes, where :func:`tests` spends one on each size.
+    """
+    sizes = sorted({int(r["num_nodes"]) for r in rows})
+    keys = list(itertools.product(MEASURES, GRID_LAWS, CONTRASTS))
+    bonferroni = SIGNIFICANCE / max(1, len(keys))
+    out, judgements, excesses = [], [], []
+    for measure, law, (arm, other, differs) in keys:
+        at = [per_seed(rows, measure, law, size) for size in sizes]
+        seeds = sorted(
+            set.intersection(*(set(c.get(k, {})) for c in at for k in (arm, other)))
+        )
+        a, b = (
+            np.asarray([[c[k][s] for c in at] for s in seeds], float).reshape(
+                len(seeds), len(sizes)
+            )
+            for k in (arm, other)
+        )
+        excess = relative_excess(a, b)
+        judgements.append(judged := ordered_trend(excess, bonferroni))
+        excesses.append(excess)
+        out.append(
+            {"measure": measure, "clrs_law": law}
+            | {"arm": arm, "against": other, "differs": differs, "seeds": len(seeds)}
+            | {
+                f"median_excess_{n}": np.median(excess[:, i]) if seeds else np.nan
+                for i, n in enumerate(sizes)
+            }
+            | {"page_l": judged.statistic, "p_rises": judged.p_rises}
+            | {"p_falls": judged.p_falls, "p": judged.p}
+        )
+    adjusted = holm([j.p for j in judgements])
+    for row, judged, excess, p_holm in zip(
+        out, judgements, excesses, adjusted, strict=True
+    ):
+        decided = bool(p_holm < SIGNIFICANCE)
+        row |= {"p_holm": p_holm, "side": judged.leaning if decided else "undecided"}
+        row["seeds_needed"] = None if decided else seeds_for_trend(excess, bonferroni)
+    return out
+
+
 def run_tie_test(
     profile: Profile, algorithm: str, dirs: OutputDirs, progress: bool = True
 ) -> None:
@@ -218,5 +287,6 @@ def run_tie_test(
         grid_laws=list(GRID_LAWS),
         contrasts=[list(c) for c in CONTRASTS],
     )
-    for name, table in zip(files_of(algorithm), (rows, tests(rows)), strict=True):
+    tables = (rows, tests(rows), trends(rows))
+    for name, table in zip(files_of(algorithm), tables, strict=True):
         files.write_table(Path(dirs.results) / name, table, meta)

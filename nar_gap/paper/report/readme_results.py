@@ -902,7 +902,62 @@ def tie_test_table(results: Path, algorithm: str = "bfs") -> str:
         f"(`verdicts.holm`): a side where it is below {SIGNIFICANCE:g}, else "
         "the seeds a decision would need at the Bonferroni level, were the "
         "seeds to come to differ as these did (`power.seeds_for_signed_rank`; "
-        f"– where out of reach) (`{tie_test.tests_file(algorithm)}`)."
+        f"– where out of reach) (`{tie_test.tests_file(algorithm)}`).\n\n"
+        f"{_tie_trends(results, algorithm)}"
+    )
+
+
+def _signed(text: str) -> str:
+    """A CSV cell as a signed number to two places, – where empty (NaN)."""
+    return f"{float(text):+.2f}" if text else "–"
+
+
+def _tie_trends(results: Path, algorithm: str) -> str:
+    """Section 6c's second question: does each contrast change with size?"""
+    trends = files.read_table(results / tie_test.trends_file(algorithm))
+    sizes = [k.removeprefix("median_excess_") for k in trends[0] if "excess_" in k]
+    return markdown_table(
+        (
+            "count",
+            "self-loops",
+            "arm",
+            "against",
+            f"relative excess at {' · '.join(sizes)} nodes",
+            "p rises",
+            "p falls",
+            "p Holm",
+            "side",
+            "seeds needed",
+        ),
+        [
+            (
+                t["measure"],
+                _self_loops(t["clrs_law"]),
+                t["arm"],
+                t["against"],
+                " · ".join(_signed(t[f"median_excess_{n}"]) for n in sizes),
+                _fmt(t["p_rises"], 4),
+                _fmt(t["p_falls"], 4),
+                _fmt(t["p_holm"], 4),
+                t["side"],
+                t["seeds_needed"] or "–",
+            )
+            for t in trends
+        ],
+    ) + (
+        "\n\nEach contrast along the sizes, paired by seed: per seed and size "
+        "the arm's relative excess over its pair, (arm − pair) / (arm + pair), 0 "
+        "where both are 0 (`tie_test.relative_excess`: the counts grow with the "
+        "grid, so a steady share more would grow in raw counts too), its median "
+        "over seeds at each size, and Page's test of a trend along the sizes "
+        "(`verdicts.ordered_trend`: ranks within each seed, p by permuting them, "
+        "each way), the two-sided p adjusted by Holm's step-down over these "
+        f"tests, a family apart: `rises` or `falls` where it is below "
+        f"{SIGNIFICANCE:g}, else the seeds a decision would need at the "
+        "Bonferroni level (`power.seeds_for_trend`; – where out of reach or "
+        "nothing varies). A trend says the contrast changes with size (sets "
+        "in, fades or turns), not where its sign changes; the tests above say "
+        f"where it is decided (`{tie_test.trends_file(algorithm)}`)."
     )
 
 

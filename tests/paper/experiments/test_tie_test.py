@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 
+from nar_gap.analysis import verdicts
 from nar_gap.paper.experiments import (
     outputs,
     path_pointers,
@@ -127,6 +129,7 @@ def test_each_contrast_goes_either_way_on_the_data_paired_by_seed():
         assert (twin["side"], twin["more_seeds"]) == ("more", seeds)
     absent = judged[("wrong_tied", True, 32, tie_test.MIXED_PLAIN)]  # no such arm
     assert absent["seeds"] == 0 and absent["side"] == "undecided"
+    assert math.isnan(absent["p"]) and math.isnan(absent["p_holm"])
 
 
 def test_a_p_below_five_percent_is_not_enough_among_the_table_s_tests():
@@ -141,6 +144,55 @@ def test_a_p_below_five_percent_is_not_enough_among_the_table_s_tests():
     # pass the Bonferroni level 0.05/12 (eight give 1/128): the count is no
     # lower, though the t-based count of constant differences is 3.
     assert twin["side"] == "undecided" and twin["seeds_needed"] == 9
+
+
+def _sized_rows(by_size: dict[int, dict[str, list[int]]], law: bool) -> list[dict]:
+    """``_rows`` of ``wrong_tied`` at each size: ``{size: {arm: by seed}}``."""
+    return [
+        r for n, counts in by_size.items() for r in _rows(counts, law=law, num_nodes=n)
+    ]
+
+
+def test_each_contrast_s_trend_along_the_sizes_goes_either_way_on_the_data():
+    """The twin turns from fewer to more as the grids grow (rises), the mixed
+    plain the other way (falls); plain loses a steady twice supervised's
+    count, which grows with the grid: no trend in its relative excess, though
+    its raw excess rises.  Seen failing with the raw excess in place of the
+    relative one, with the sizes taken in reverse and with the grid laws
+    pooled (dm-clrs's rows turn the other way here)."""
+    seeds, sizes = 10, (16, 32, 64, 128)
+    share = dict(zip(sizes, (0.3, 0.6, 1.5, 3.0), strict=True))
+    by_size, swapped = {}, {}
+    for n in sizes:
+        supervised = [(5 + s) * n // 16 for s in range(seeds)]
+        plain = [2 * c for c in supervised]
+        twin = [round(c * share[n]) for c in supervised]
+        mixed = [round(c / share[n]) for c in plain]
+        by_size[n] = {"supervised": supervised, path_pointers.TWIN: twin}
+        by_size[n] |= {"plain": plain, tie_test.MIXED_PLAIN: mixed}
+        swapped[n] = by_size[n] | {"supervised": twin, path_pointers.TWIN: supervised}
+    rows = _sized_rows(by_size, False) + _sized_rows(swapped, True)
+    trends = {(t["measure"], t["clrs_law"], t["arm"]): t for t in tie_test.trends(rows)}
+    assert len(trends) == len(tie_test.CONTRASTS) * len(tie_test.MEASURES) * 2
+    twin = trends[("wrong_tied", False, path_pointers.TWIN)]
+    assert (twin["side"], twin["seeds"]) == ("rises", seeds) and twin["p_holm"] < 0.05
+    assert twin["median_excess_16"] < 0 < twin["median_excess_128"]
+    assert trends[("wrong_tied", True, path_pointers.TWIN)]["side"] == "falls"
+    assert trends[("wrong_tied", False, tie_test.MIXED_PLAIN)]["side"] == "falls"
+    plain = trends[("wrong_tied", False, "plain")]
+    assert plain["side"] == "undecided" and plain["p"] == 1.0
+    assert plain["median_excess_16"] == pytest.approx(1 / 3)
+    assert plain["seeds_needed"] is None  # nothing varies along the sizes
+    raw = np.asarray(
+        [
+            [2 * (5 + s) * n // 16 - (5 + s) * n // 16 for n in sizes]
+            for s in range(seeds)
+        ],
+        float,
+    )
+    assert verdicts.ordered_trend(raw).side == "rises"  # the grid's count of ties
+    none = trends[("forced_lost", False, path_pointers.TWIN)]  # all zero
+    assert none["side"] == "undecided" and none["seeds_needed"] is None
 
 
 def test_the_counts_of_the_compiled_network_as_every_arm_are_zero():
@@ -175,14 +227,18 @@ def test_the_rendered_section_sums_each_size_over_seeds_and_gives_each_test(
 
     counts = {"supervised": [40, 7], path_pointers.TWIN: [2, 0]}
     rows = _rows(counts, "forced_lost") + _rows({"supervised": [90, 1]}, law=True)
-    rows += _rows({"supervised": [5, 6]}, "forced_lost", num_nodes=64)
+    rows += _rows(
+        {"supervised": [5, 6], path_pointers.TWIN: [9, 9]}, "forced_lost", num_nodes=64
+    )
     for r in rows:
         r |= {"graphs": 8, "forced_margin_min": -0.25 if r["seed"] == 0 else 0.5}
     files.write_table(tmp_path / tie_test.seeds_file("bfs"), rows, {})
     files.write_table(tmp_path / tie_test.tests_file("bfs"), tie_test.tests(rows), {})
+    trends = tie_test.trends(rows)
+    files.write_table(tmp_path / tie_test.trends_file("bfs"), trends, {})
     text = tie_test_table(tmp_path, "bfs")
     assert "| none | 32 | 0 · 47 (2/2; +0.12) | 0 · 2 (1/2; +0.12) |" in text
-    assert "| none | 64 | 0 · 11 (2/2; +0.12) | – |" in text
+    assert "| none | 64 | 0 · 11 (2/2; +0.12) | 0 · 18 (2/2; +0.12) |" in text
     assert "| dm-clrs's | 32 | 91 · 0 (0/2; +0.12) | – |" in text
     assert text.index("| none | 64 |") < text.index("| dm-clrs's | 32 |")  # 6b's first
     assert "grids of each size (8 each" in text
@@ -191,3 +247,14 @@ def test_the_rendered_section_sums_each_size_over_seeds_and_gives_each_test(
         "| 2 · 0 · 0 |" in text
     )
     assert not math.isnan(float(tie_test.tests(rows)[0]["p_fewer"]))
+    # The twin's relative excess: -0.90 and -1 at 32 nodes, +0.29 and +0.20
+    # at 64; with dm-clrs's law only supervised has rows: no seeds, no medians.
+    assert "| relative excess at 32 · 64 nodes |" in text
+    assert (
+        "| forced_lost | none | supervised, families mixed in | supervised "
+        "| -0.95 · +0.24 |" in text
+    )
+    assert (
+        "| forced_lost | dm-clrs's | supervised, families mixed in | supervised "
+        "| – · – |" in text
+    )
