@@ -891,7 +891,7 @@ def test_07_tie_test_tables(executed):
     results, figures = executed.ran("07_closing_the_gap")
     written = profiles.OutputDirs(executed.runs, results, figures)
     rows = written.read_back(tie_test.seeds_file("bfs"), typed=True)
-    seeds = tie_test.tie_seeds(profiles.SMOKE, "bfs")
+    seeds = tie_test.tie_seeds(profiles.SMOKE)
     assert sorted(
         (r["contender"], r["seed"], r["clrs_law"], r["num_nodes"]) for r in rows
     ) == sorted(

@@ -31,7 +31,7 @@ from nar_gap.analysis.verdicts import SIGNIFICANCE, holm, ordered_trend, paired_
 from nar_gap.paper.experiments import generalisation, recipes
 from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, with_families
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
-from nar_gap.paper.experiments.runs import baseline_config, metadata, train_once
+from nar_gap.paper.experiments.runs import metadata, train_once
 from nar_gap.system import files
 from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.graphs import family_batch
@@ -78,31 +78,38 @@ def files_of(algorithm: str) -> list[str]:
     return [seeds_file(algorithm), tests_file(algorithm), trends_file(algorithm)]
 
 
-def tie_seeds(profile: Profile, algorithm: str) -> int:
-    """``studies.tie_seeds``, at least the recipe study's, at most the baseline's."""
-    wanted = max(profile.studies.tie_seeds, profile.studies.recipe_seeds)
-    return min(wanted, len(baseline_config(profile, algorithm).seeds))
+def tie_seeds(profile: Profile) -> int:
+    """``studies.tie_seeds``, at least the recipe study's (whose runs it reads)."""
+    return max(profile.studies.tie_seeds, profile.studies.recipe_seeds)
 
 
 def arm_configs(
     profile: Profile, algorithm: str, pair: tuple[str, str]
 ) -> dict[str, list[TrainConfig]]:
-    """Each arm's runs: the recipe study's seeds, then the rest to :func:`tie_seeds`.
+    """Each arm's runs: :func:`tie_seeds` seeds in blocks of the recipe study's.
 
     ``pair``: ``(supervised, plain)`` recipe names.  The first runs of
     ``plain``, ``supervised`` and the twin are the recipe study's and 6b's
     (the same configurations, so the same run directories): read back.
+    Each further block is one run of as many seeds, so raising
+    ``tie_seeds`` trains only the blocks it adds and reads the others back.
+    The seeds run on past the baseline's where ``tie_seeds`` asks for more
+    (the recipes train from their own initialisation, not the baseline's
+    runs).
     """
     supervised, plain = recipes.named(list(pair))
-    total = tie_seeds(profile, algorithm)
-    first = min(profile.studies.recipe_seeds, total)
+    total = tie_seeds(profile)
+    block = profile.studies.recipe_seeds
+    seeds = profile.seed_list(total)
     whole = {
-        "plain": recipes.recipe_config(profile, algorithm, plain, total),
-        "supervised": recipes.recipe_config(profile, algorithm, supervised, total),
+        arm: dataclasses.replace(
+            recipes.recipe_config(profile, algorithm, recipe, total), seeds=seeds
+        )
+        for arm, recipe in (("plain", plain), ("supervised", supervised))
     }
     whole[TWIN] = with_families(whole["supervised"])
     whole[MIXED_PLAIN] = with_families(whole["plain"])
-    blocks = [(0, first)] + ([(first, total)] if total > first else [])
+    blocks = [(a, min(a + block, total)) for a in range(0, total, block)]
     return {
         arm: [dataclasses.replace(c, seeds=c.seeds[a:b]) for a, b in blocks]
         for arm, c in whole.items()
@@ -282,7 +289,7 @@ def run_tie_test(
     meta = metadata(
         profile,
         recipes=list(pair),
-        seeds=tie_seeds(profile, algorithm),
+        seeds=tie_seeds(profile),
         grid_sizes=list(sizes),
         grid_laws=list(GRID_LAWS),
         contrasts=[list(c) for c in CONTRASTS],
