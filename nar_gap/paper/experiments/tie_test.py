@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,14 @@ import numpy as np
 from nar_gap.analysis.models import Models
 from nar_gap.analysis.pointers import model_tie_counts
 from nar_gap.analysis.power import seeds_for_signed_rank, seeds_for_trend
-from nar_gap.analysis.verdicts import SIGNIFICANCE, holm, ordered_trend, paired_fewer
+from nar_gap.analysis.verdicts import (
+    SIGNIFICANCE,
+    OrderedTrend,
+    RankedPair,
+    holm,
+    ordered_trend,
+    paired_fewer,
+)
 from nar_gap.paper.experiments import generalisation, recipes
 from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, with_families
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
@@ -99,7 +106,7 @@ def arm_configs(
     """
     supervised, plain = recipes.named(list(pair))
     total = tie_seeds(profile)
-    block = profile.studies.recipe_seeds
+    block = max(1, profile.studies.recipe_seeds)
     seeds = profile.seed_list(total)
     whole = {
         arm: dataclasses.replace(
@@ -148,6 +155,28 @@ def per_seed(
     return counts
 
 
+def _decided_together(
+    rows: list[dict[str, Any]],
+    judgements: Sequence[RankedPair | OrderedTrend],
+    samples: Sequence[np.ndarray],
+    count: Callable[[np.ndarray, float], int | None],
+) -> list[dict[str, Any]]:
+    """Holm's step-down over a table's tests: each row's side or its seed count.
+
+    ``count``: the seeds a test would need at the Bonferroni level (Holm's
+    strictest), from the ``samples`` it was run on; only for the undecided.
+    """
+    bonferroni = SIGNIFICANCE / max(1, len(rows))
+    adjusted = holm([j.p for j in judgements])
+    for row, judged, sample, p_holm in zip(
+        rows, judgements, samples, adjusted, strict=True
+    ):
+        decided = bool(p_holm < SIGNIFICANCE)
+        row |= {"p_holm": p_holm, "side": judged.leaning if decided else "undecided"}
+        row["seeds_needed"] = None if decided else count(sample, bonferroni)
+    return rows
+
+
 def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each of :data:`CONTRASTS` on each measure, grid law and size, by seed.
 
@@ -164,14 +193,13 @@ def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """
     sizes = sorted({int(r["num_nodes"]) for r in rows})
     keys = list(itertools.product(MEASURES, GRID_LAWS, sizes, CONTRASTS))
-    bonferroni = SIGNIFICANCE / max(1, len(keys))
     out, judgements, differences = [], [], []
     for measure, law, size, (arm, other, differs) in keys:
         counts = per_seed(rows, measure, law, size)
         a, b = counts.get(arm, {}), counts.get(other, {})
         seeds = sorted(a.keys() & b.keys())
         x, y = (np.asarray([t[s] for s in seeds], float) for t in (a, b))
-        judgements.append(judged := paired_fewer(x, y, bonferroni))
+        judgements.append(judged := paired_fewer(x, y))
         differences.append(y - x)
         out.append(
             {"measure": measure, "clrs_law": law, "num_nodes": size}
@@ -182,14 +210,7 @@ def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             | {"median_against": np.median(y) if seeds else np.nan}
             | {"p_fewer": judged.p_fewer, "p_more": judged.p_more, "p": judged.p}
         )
-    adjusted = holm([j.p for j in judgements])
-    for row, judged, d, p_holm in zip(
-        out, judgements, differences, adjusted, strict=True
-    ):
-        decided = bool(p_holm < SIGNIFICANCE)
-        row |= {"p_holm": p_holm, "side": judged.leaning if decided else "undecided"}
-        row["seeds_needed"] = None if decided else seeds_for_signed_rank(d, bonferroni)
-    return out
+    return _decided_together(out, judgements, differences, seeds_for_signed_rank)
 
 
 def relative_excess(arm: np.ndarray, against: np.ndarray) -> np.ndarray:
@@ -220,7 +241,6 @@ def trends(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """
     sizes = sorted({int(r["num_nodes"]) for r in rows})
     keys = list(itertools.product(MEASURES, GRID_LAWS, CONTRASTS))
-    bonferroni = SIGNIFICANCE / max(1, len(keys))
     out, judgements, excesses = [], [], []
     for measure, law, (arm, other, differs) in keys:
         at = [per_seed(rows, measure, law, size) for size in sizes]
@@ -234,7 +254,7 @@ def trends(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             for k in (arm, other)
         )
         excess = relative_excess(a, b)
-        judgements.append(judged := ordered_trend(excess, bonferroni))
+        judgements.append(judged := ordered_trend(excess))
         excesses.append(excess)
         out.append(
             {"measure": measure, "clrs_law": law}
@@ -246,14 +266,7 @@ def trends(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             | {"page_l": judged.statistic, "p_rises": judged.p_rises}
             | {"p_falls": judged.p_falls, "p": judged.p}
         )
-    adjusted = holm([j.p for j in judgements])
-    for row, judged, excess, p_holm in zip(
-        out, judgements, excesses, adjusted, strict=True
-    ):
-        decided = bool(p_holm < SIGNIFICANCE)
-        row |= {"p_holm": p_holm, "side": judged.leaning if decided else "undecided"}
-        row["seeds_needed"] = None if decided else seeds_for_trend(excess, bonferroni)
-    return out
+    return _decided_together(out, judgements, excesses, seeds_for_trend)
 
 
 def run_tie_test(
