@@ -37,7 +37,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -954,6 +954,33 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     scaled = p[order] * np.arange(order.size, 0, -1)
     adjusted[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
     return adjusted
+
+
+def decided_together(
+    judgements: Sequence[RankedPair | OrderedTrend],
+    samples: Sequence[np.ndarray],
+    count: Callable[[np.ndarray, float], int | None],
+    significance: float = SIGNIFICANCE,
+) -> list[dict[str, Any]]:
+    """A family of tests decided by :func:`holm`: each one's side or seed count.
+
+    Per test, ``p_holm``; ``side``, its ``leaning`` where ``p_holm`` is
+    below ``significance``, else ``undecided``; and ``seeds_needed``, for the
+    undecided only: ``count`` (e.g. :func:`~nar_gap.analysis.power.
+    seeds_for_signed_rank`) on the ``sample`` the test ran on, at the
+    Bonferroni level, Holm's strictest.
+    """
+    bonferroni = significance / max(1, len(judgements))
+    decisions = []
+    for judged, sample, p_holm in zip(
+        judgements, samples, holm([j.p for j in judgements]), strict=True
+    ):
+        decided = bool(p_holm < significance)
+        decisions.append(
+            {"p_holm": p_holm, "side": judged.leaning if decided else "undecided"}
+            | {"seeds_needed": None if decided else count(sample, bonferroni)}
+        )
+    return decisions
 
 
 def degrade(series: Mapping[str, np.ndarray]) -> Judgement:

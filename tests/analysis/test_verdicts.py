@@ -597,3 +597,26 @@ def test_ordered_trend_names_a_side_at_its_level_where_the_order_does_not_matter
             for _ in range(draws)
         )
         assert 0.02 < named / draws < 0.075
+
+
+def test_a_family_decided_together_counts_seeds_for_the_undecided_only():
+    """Holm's adjusted p decides each test's side; only the undecided are
+    counted, at the Bonferroni level.  Seen failing with each test decided
+    at its own p and with the count asked at the family's level."""
+    judgements = [
+        v.RankedPair("undecided", 0.001, 0.999),  # two-sided 0.002: x 3 = 0.006
+        v.RankedPair("undecided", 0.9, 0.02),  # 0.04: x 2 = 0.08
+        v.RankedPair("undecided", 0.5, 0.5),
+    ]
+    asked = []
+
+    def count(sample: np.ndarray, level: float) -> int:
+        asked.append((float(sample[0]), level))
+        return 7
+
+    decided = v.decided_together(judgements, [np.array([i]) for i in range(3)], count)
+    assert [d["side"] for d in decided] == ["fewer", "undecided", "undecided"]
+    assert decided[0]["p_holm"] == pytest.approx(0.006)
+    assert decided[1]["p_holm"] == pytest.approx(0.08)
+    assert [d["seeds_needed"] for d in decided] == [None, 7, 7]
+    assert asked == [(1.0, pytest.approx(0.05 / 3)), (2.0, pytest.approx(0.05 / 3))]

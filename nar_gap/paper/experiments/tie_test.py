@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +27,7 @@ import numpy as np
 from nar_gap.analysis.models import Models
 from nar_gap.analysis.pointers import model_tie_counts
 from nar_gap.analysis.power import seeds_for_signed_rank, seeds_for_trend
-from nar_gap.analysis.verdicts import (
-    SIGNIFICANCE,
-    OrderedTrend,
-    RankedPair,
-    holm,
-    ordered_trend,
-    paired_fewer,
-)
+from nar_gap.analysis.verdicts import decided_together, ordered_trend, paired_fewer
 from nar_gap.paper.experiments import generalisation, recipes
 from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, with_families
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
@@ -155,36 +148,14 @@ def per_seed(
     return counts
 
 
-def _decided_together(
-    rows: list[dict[str, Any]],
-    judgements: Sequence[RankedPair | OrderedTrend],
-    samples: Sequence[np.ndarray],
-    count: Callable[[np.ndarray, float], int | None],
-) -> list[dict[str, Any]]:
-    """Holm's step-down over a table's tests: each row's side or its seed count.
-
-    ``count``: the seeds a test would need at the Bonferroni level (Holm's
-    strictest), from the ``samples`` it was run on; only for the undecided.
-    """
-    bonferroni = SIGNIFICANCE / max(1, len(rows))
-    adjusted = holm([j.p for j in judgements])
-    for row, judged, sample, p_holm in zip(
-        rows, judgements, samples, adjusted, strict=True
-    ):
-        decided = bool(p_holm < SIGNIFICANCE)
-        row |= {"p_holm": p_holm, "side": judged.leaning if decided else "undecided"}
-        row["seeds_needed"] = None if decided else count(sample, bonferroni)
-    return rows
-
-
 def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each of :data:`CONTRASTS` on each measure, grid law and size, by seed.
 
     :func:`~nar_gap.analysis.verdicts.paired_fewer` (a Wilcoxon signed-rank
     test each way: a few seeds lose hundreds of ties and most a handful, so
     ranks, not a t-test), decided together by Holm's step-down over the
-    table's tests (:func:`~nar_gap.analysis.verdicts.holm`, at
-    :data:`~nar_gap.analysis.verdicts.SIGNIFICANCE`): ``side`` is ``fewer``
+    table's tests (:func:`~nar_gap.analysis.verdicts.decided_together`):
+    ``side`` is ``fewer``
     where the arm holds fewer, ``more``, or ``undecided``, with the seeds a
     decision would need at the Bonferroni level, Holm's strictest
     (:func:`~nar_gap.analysis.power.seeds_for_signed_rank`: the measured
@@ -210,7 +181,8 @@ def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             | {"median_against": np.median(y) if seeds else np.nan}
             | {"p_fewer": judged.p_fewer, "p_more": judged.p_more, "p": judged.p}
         )
-    return _decided_together(out, judgements, differences, seeds_for_signed_rank)
+    decisions = decided_together(judgements, differences, seeds_for_signed_rank)
+    return [row | decision for row, decision in zip(out, decisions, strict=True)]
 
 
 def relative_excess(arm: np.ndarray, against: np.ndarray) -> np.ndarray:
@@ -232,8 +204,8 @@ def trends(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     the arm over its pair at each size, sizes in order, tested for a trend
     along them (:func:`~nar_gap.analysis.verdicts.ordered_trend`: ranks
     within each seed, p by permuting them), the table's tests decided
-    together by Holm's step-down at :data:`~nar_gap.analysis.verdicts.
-    SIGNIFICANCE`, a family apart from :func:`tests`' (its own question):
+    together by Holm's step-down (:func:`~nar_gap.analysis.verdicts.
+    decided_together`), a family apart from :func:`tests`' (its own question):
     ``side`` is ``rises`` (the arm's share of the pair's count grows with
     size), ``falls`` or ``undecided``, with the seeds a decision would need
     at the Bonferroni level (:func:`~nar_gap.analysis.power.seeds_for_trend`).
@@ -266,7 +238,8 @@ def trends(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             | {"page_l": judged.statistic, "p_rises": judged.p_rises}
             | {"p_falls": judged.p_falls, "p": judged.p}
         )
-    return _decided_together(out, judgements, excesses, seeds_for_trend)
+    decisions = decided_together(judgements, excesses, seeds_for_trend)
+    return [row | decision for row, decision in zip(out, decisions, strict=True)]
 
 
 def run_tie_test(
