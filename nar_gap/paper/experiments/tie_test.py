@@ -84,26 +84,31 @@ def tie_seeds(profile: Profile) -> int:
 
 
 def arm_configs(
-    profile: Profile, algorithm: str, pair: tuple[str, str]
+    profile: Profile,
+    algorithm: str,
+    pair: tuple[str, str],
+    seeds: Sequence[int],
+    arms: Sequence[str] = ARMS,
 ) -> dict[str, list[TrainConfig]]:
-    """Each arm's runs: :func:`tie_seeds` seeds in blocks of the recipe study's.
+    """Each of ``arms``' runs: ``seeds`` in blocks of the recipe study's size.
 
-    ``pair``: ``(supervised, plain)`` recipe names.  The first runs of
-    ``plain``, ``supervised`` and the twin are the recipe study's and 6b's
-    (the same configurations, so the same run directories): read back.
-    Each further block is one run of as many seeds, so raising
-    ``tie_seeds`` trains only the blocks it adds and reads the others back.
-    The seeds run on past the baseline's where ``tie_seeds`` asks for more
-    (the recipes train from their own initialisation, not the baseline's
-    runs).
+    ``pair``: ``(supervised, plain)`` recipe names.  From seed 0 (this
+    section's :func:`tie_seeds` of them), the first runs of ``plain``,
+    ``supervised`` and the twin are the recipe study's and 6b's (the same
+    configurations, so the same run directories): read back.  Each further
+    block is one run of as many seeds, so raising ``tie_seeds`` trains only
+    the blocks it adds and reads the others back.  The seeds run on past the
+    baseline's where asked (the recipes train from their own
+    initialisation, not the baseline's runs), and may start anywhere: the
+    confirmation (notebook 09) trains a block no study had seen.
     """
     supervised, plain = recipes.named(list(pair))
-    total = tie_seeds(profile)
+    total = len(seeds)
     block = max(1, profile.studies.recipe_seeds)
-    seeds = profile.seed_list(total)
     whole = {
         arm: dataclasses.replace(
-            recipes.recipe_config(profile, algorithm, recipe, total), seeds=seeds
+            recipes.recipe_config(profile, algorithm, recipe, total),
+            seeds=tuple(int(s) for s in seeds),
         )
         for arm, recipe in (("plain", plain), ("supervised", supervised))
     }
@@ -111,8 +116,11 @@ def arm_configs(
     whole[MIXED_PLAIN] = with_families(whole["plain"])
     blocks = [(a, min(a + block, total)) for a in range(0, total, block)]
     return {
-        arm: [dataclasses.replace(c, seeds=c.seeds[a:b]) for a, b in blocks]
-        for arm, c in whole.items()
+        arm: [
+            dataclasses.replace(whole[arm], seeds=whole[arm].seeds[a:b])
+            for a, b in blocks
+        ]
+        for arm in arms
     }
 
 
@@ -263,7 +271,9 @@ def run_tie_test(
             recipe_of[arm],
             [Models.from_run(train_once(c, dirs.runs, progress)) for c in runs],
         )
-        for arm, runs in arm_configs(profile, algorithm, pair).items()
+        for arm, runs in arm_configs(
+            profile, algorithm, pair, profile.seed_list(tie_seeds(profile))
+        ).items()
     }
     sizes = GRID_SIZES
     graphs = generalisation.FAMILY_GRAPHS

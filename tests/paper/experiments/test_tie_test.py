@@ -47,7 +47,9 @@ def test_each_arm_reads_the_recipe_study_s_run_back_and_trains_the_rest_apart():
     arms draw families, only the supervised ones attend to the compiled
     network."""
     profile = profiles.STUDIES
-    arms = tie_test.arm_configs(profile, "bfs", PAIR)
+    arms = tie_test.arm_configs(
+        profile, "bfs", PAIR, profile.seed_list(tie_test.tie_seeds(profile))
+    )
     assert set(arms) == set(tie_test.ARMS)
     supervised, plain = recipes.named(list(PAIR))
     first = profile.studies.recipe_seeds
@@ -66,7 +68,9 @@ def test_each_arm_reads_the_recipe_study_s_run_back_and_trains_the_rest_apart():
         assert (runs[1].attention_weight > 0) == ("supervised" in arm)
         for later in runs[1:]:
             assert dataclasses.replace(later, seeds=runs[0].seeds) == runs[0]
-    assert len(tie_test.arm_configs(profiles.CPU, "bfs", PAIR)["plain"]) == 1
+    cpu = profiles.CPU
+    seeds = cpu.seed_list(tie_test.tie_seeds(cpu))
+    assert len(tie_test.arm_configs(cpu, "bfs", PAIR, seeds)["plain"]) == 1
 
 
 def _rows(
