@@ -41,7 +41,10 @@ from nar_gap.compiler.compiled_model import CompiledModel
 from nar_gap.compiler.layout import Layout
 from nar_gap.model.model import parameter_counts
 from nar_gap.model.network import param_shapes
-from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.batch import Batch, concat_batches, pad_batch
+from nar_gap.tasks.families import tie_graphs
+from nar_gap.tasks.graphs import batch_from_graph
+from nar_gap.tasks.specs import has_source
 
 Params = Any
 ExactCheck = Callable[[CompiledModel, Params, Sequence[Batch]], bool]
@@ -286,3 +289,39 @@ def summary(found: Minimal, compiled: CompiledModel) -> dict[str, Any]:
         "trials": found.trials,
         "rounds": found.rounds,
     }
+
+
+def tie_batches(model: CompiledModel, n: int, seeds: Sequence[int]) -> tuple[list, int]:
+    """Unit-weight graphs of every family (exact ties) the compiled model runs.
+
+    One batch per seed, every family's graph in it, all padded to one trace
+    length (one compiled shape for the search's many re-checks).
+    Bellman-Ford's weights are halved until the longest possible distance
+    (n - 1 edges) fits the model's distance range (halving keeps every tie
+    exact).  Graphs the compiled network itself does not reproduce exactly
+    are left out and counted in the second value (exact ties on graphs larger
+    than ``tie_nodes`` may split: ``CompilerConfig``), since a removal cannot
+    be judged on them.
+    """
+    algorithm = model.program.algorithm
+    scale = 1.0
+    if algorithm == "bellman_ford":
+        while (n - 1) * scale > model.compiler_config.max_distance:
+            scale /= 2.0
+    graphs = {}
+    for seed in seeds:
+        graphs[seed] = []
+        for k, weights in enumerate(tie_graphs(n, seed)):
+            source = (seed + k) % n if has_source(algorithm) else None
+            graphs[seed].append(batch_from_graph(algorithm, weights * scale, source))
+    steps = max(b.num_steps for made in graphs.values() for b in made)
+    batches, left_out = [], 0
+    for made in graphs.values():
+        batch = concat_batches([pad_batch(b, num_steps=steps) for b in made])
+        failed = {m.sample for m in model.check(batch)}
+        if failed:
+            left_out += len(failed)
+            kept = [b for i, b in enumerate(made) if i not in failed]
+            batch = concat_batches([pad_batch(b, num_steps=steps) for b in kept])
+        batches.append(batch)
+    return batches, left_out

@@ -81,10 +81,9 @@ def test_unit_weight_graphs_need_the_tie_channel_that_sampled_graphs_never_use()
     on sampled graphs; on the unit-weight graphs (exact ties) it does not,
     while the compiled network does.
     """
-    from nar_gap.paper.experiments.compilation import tie_batches
 
     model = compile_algorithm("bellman_ford", hidden_size=None)
-    ties, left_out = tie_batches(model, 8, [500, 501])
+    ties, left_out = minimal.tie_batches(model, 8, [500, 501])
     assert left_out == 0 and minimal.is_exact(model, model.params, ties)
     k = model.layout.pre_attention.index("lowest_id")
     without = minimal.drop_dimensions(model, [k], ties[0])

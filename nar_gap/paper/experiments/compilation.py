@@ -17,9 +17,6 @@ from nar_gap.paper.experiments.runs import metadata
 from nar_gap.programs.locality import find_witness, graphs
 from nar_gap.programs.registry import PROGRAMS
 from nar_gap.system import files
-from nar_gap.tasks.batch import concat_batches, pad_batch
-from nar_gap.tasks.families import tie_graphs
-from nar_gap.tasks.graphs import batch_from_graph
 from nar_gap.tasks.sampling import sample_batch
 from nar_gap.tasks.specs import has_source
 
@@ -224,42 +221,6 @@ def _minimal_batches(algorithm: str, n: int, seed: int) -> list:
     ]
 
 
-def tie_batches(model, n: int, seeds: Sequence[int]) -> tuple[list, int]:
-    """Unit-weight graphs of every family (exact ties) the compiled model runs.
-
-    One batch per seed, every family's graph in it, all padded to one trace
-    length (one compiled shape for the search's many re-checks).
-    Bellman-Ford's weights are halved until the longest possible distance
-    (n - 1 edges) fits the model's distance range (halving keeps every tie
-    exact).  Graphs the compiled network itself does not reproduce exactly
-    are left out and counted in the second value (exact ties on graphs larger
-    than ``tie_nodes`` may split: ``CompilerConfig``), since a removal cannot
-    be judged on them.
-    """
-    algorithm = model.program.algorithm
-    scale = 1.0
-    if algorithm == "bellman_ford":
-        while (n - 1) * scale > model.compiler_config.max_distance:
-            scale /= 2.0
-    graphs = {}
-    for seed in seeds:
-        graphs[seed] = []
-        for k, weights in enumerate(tie_graphs(n, seed)):
-            source = (seed + k) % n if has_source(algorithm) else None
-            graphs[seed].append(batch_from_graph(algorithm, weights * scale, source))
-    steps = max(b.num_steps for made in graphs.values() for b in made)
-    batches, left_out = [], 0
-    for made in graphs.values():
-        batch = concat_batches([pad_batch(b, num_steps=steps) for b in made])
-        failed = {m.sample for m in model.check(batch)}
-        if failed:
-            left_out += len(failed)
-            kept = [b for i, b in enumerate(made) if i not in failed]
-            batch = concat_batches([pad_batch(b, num_steps=steps) for b in kept])
-        batches.append(batch)
-    return batches, left_out
-
-
 def _tie_sizes(variant: str, model) -> tuple[int, ...]:
     """Where exact ties are judged.
 
@@ -289,11 +250,11 @@ def _counterexample_pool(algorithm: str, sizes: Sequence[int]) -> list:
 
 
 def _tie_pool(model, tie_sizes: Sequence[int]) -> tuple[list, int]:
-    """:func:`tie_batches` at every size, and how many graphs they left out."""
+    """``minimal.tie_batches`` at every size, and how many graphs they left out."""
     ties, left_out = [], 0
     for size in tie_sizes:
         seeds = range(COUNTEREXAMPLE_SEED, COUNTEREXAMPLE_SEED + TIE_SEEDS)
-        made, lost = tie_batches(model, size, seeds)
+        made, lost = minimal.tie_batches(model, size, seeds)
         ties, left_out = ties + made, left_out + lost
     return ties, left_out
 
@@ -323,7 +284,9 @@ def _minimal_row(
         for size in sizes
     }
     held_out_ties = [
-        b for size in tie_sizes for b in tie_batches(model, size, [HELD_OUT_SEED])[0]
+        b
+        for size in tie_sizes
+        for b in minimal.tie_batches(model, size, [HELD_OUT_SEED])[0]
     ]
     return {
         "algorithm": algorithm,
@@ -365,8 +328,9 @@ def minimal_table(
     ties (Bellman-Ford's lowest id) was removed when the pool held sampled
     graphs alone, though a unit-weight grid of 8 nodes needs it.  So the pool
     and the held-out set also hold unit-weight graphs of every family
-    (:func:`tie_batches`).  The same graphs on every profile (it is a
-    property of the compiler); the profile names the programs it searches
+    (:func:`~nar_gap.compiler.minimal.tie_batches`).  The same graphs on
+    every profile (it is a property of the compiler); the profile names the
+    programs it searches
     (``minimal_search_algorithms``).  Reading (``dirs.reading``): the rows of
     ``compiled_minimal.csv``, typed.
     """

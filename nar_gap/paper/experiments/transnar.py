@@ -8,7 +8,7 @@ TransNAR's shape, parse and CLRS scores at its training sizes and at larger
 ones.  The files:
 
 - ``transnar_<algorithm>.csv``: one row per model, seed and size: the three
-  scores, ``content`` (:func:`content_score`) and ``shaped`` (answers of the
+  scores, ``content`` (``scores.content_score``) and ``shaped`` (answers of the
   right length, of ``graphs``);
 - ``transnar_summary_<algorithm>.csv``: mean, std and seeds per model and size;
 - ``transnar_reads_<algorithm>.csv``: what the cross-attention reads;
@@ -18,8 +18,6 @@ ones.  The files:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -42,12 +40,16 @@ from nar_gap.paper.transnar.evaluation import (
     score_size,
 )
 from nar_gap.paper.transnar.model import TransformerConfig
-from nar_gap.paper.transnar.nar import nar_pointers, node_embeddings
-from nar_gap.paper.transnar.scores import SCORES, batch_scores
+from nar_gap.paper.transnar.nar import embedder, nar_clrs_score
+from nar_gap.paper.transnar.scores import SCORES, content_score
 from nar_gap.paper.transnar.tokenizer import vocabulary_size
-from nar_gap.paper.transnar.training import TextTrainConfig, train_text_model
+from nar_gap.paper.transnar.training import (
+    TextTrainConfig,
+    text_run_dir,
+    train_text_model,
+)
 from nar_gap.system import files
-from nar_gap.tasks.clrs_text import TEXT_ALGORITHMS, format_answer
+from nar_gap.tasks.clrs_text import TEXT_ALGORITHMS
 
 NAR_KINDS = ("none", "trained", "compiled")
 MODEL_NAMES = {
@@ -214,18 +216,6 @@ def text_train_config(
     )
 
 
-def text_run_dir(config: TextTrainConfig, runs: str | Path) -> Path:
-    """Where ``config`` trains: ``<runs>/transnar/<one name per configuration>``."""
-    text = json.dumps(config.to_dict(), sort_keys=True)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-    name = f"{config.algorithm}_{config.nar}_seed{config.seed}_{digest}"
-    return Path(runs) / "transnar" / name
-
-
-def _embedder(nar: Model | None):
-    return None if nar is None else (lambda graphs: node_embeddings(nar, graphs))
-
-
 def trained_text_model(
     profile: Profile,
     dirs: OutputDirs,
@@ -246,30 +236,9 @@ def trained_text_model(
     nar = nar_for(kind, seed, trained, compiled)
     config = text_train_config(profile, algorithm, kind, seed)
     params = train_text_model(
-        config, text_run_dir(config, dirs.runs), _embedder(nar), progress
+        config, text_run_dir(config, dirs.runs), embedder(nar), progress
     )
     return config, params, nar
-
-
-def content_score(scores: dict[str, np.ndarray]) -> float:
-    """The CLRS score over the answers of the right shape only (NaN if none).
-
-    The CLRS score is 0 for an answer of the wrong length, so out of
-    distribution it mixes two failures: writing the wrong number of elements,
-    and writing wrong ones.  This separates the second: how many elements are
-    right where the length is.
-    """
-    shaped = scores["shape"] == 1.0
-    return float(scores["clrs"][shaped].mean()) if shaped.any() else float("nan")
-
-
-def _nar_scores(nar: Model | None, texts) -> float:
-    if nar is None:
-        return float("nan")
-    predicted = nar_pointers(nar, texts.graphs)
-    truths = np.asarray(texts.graphs.outputs["pi"])
-    answers = [format_answer(row) for row in predicted]
-    return float(batch_scores(answers, truths)["clrs"].mean())
 
 
 def run_algorithm(
@@ -298,7 +267,7 @@ def run_algorithm(
     for kind, seed in tqdm(jobs, desc=f"TransNAR {algorithm}", disable=not progress):
         nar = nar_for(kind, seed, trained, compiled)
         config = text_train_config(profile, algorithm, kind, seed)
-        embed = _embedder(nar)
+        embed = embedder(nar)
         # one bar for the whole study: the runs' own bars would nest inside it
         params = train_text_model(config, text_run_dir(config, dirs.runs), embed, False)
         for num_nodes, batch in texts.items():
@@ -314,7 +283,7 @@ def run_algorithm(
                     **{name: float(scored.scores[name].mean()) for name in SCORES},
                     "content": content_score(scored.scores),
                     "shaped": int(scored.scores["shape"].sum()),
-                    "nar_clrs": _nar_scores(nar, batch),
+                    "nar_clrs": nar_clrs_score(nar, batch),
                 }
             )
             if nar is not None:

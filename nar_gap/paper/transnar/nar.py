@@ -15,7 +15,9 @@ import numpy as np
 
 from nar_gap.model.model import Model
 from nar_gap.model.network import output_steps
+from nar_gap.paper.transnar.scores import batch_scores
 from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.clrs_text import TextBatch, format_answer
 
 
 def node_embeddings(nar: Model, graphs: Batch) -> tuple[np.ndarray, np.ndarray]:
@@ -38,3 +40,18 @@ def nar_pointers(nar: Model, graphs: Batch, output: str = "pi") -> np.ndarray:
     mask = np.asarray(graphs.node_mask, dtype=bool)
     logits = np.where(mask[:, None, :], logits, -np.inf)
     return np.argmax(logits, axis=-1).astype(np.int32)
+
+
+def embedder(nar: Model | None):
+    """What TransNAR's tokens read of ``nar``: its node embeddings (None: no NAR)."""
+    return None if nar is None else (lambda graphs: node_embeddings(nar, graphs))
+
+
+def nar_clrs_score(nar: Model | None, texts: TextBatch) -> float:
+    """The NAR's own CLRS score on ``texts``' graphs, its pointers as answers."""
+    if nar is None:
+        return float("nan")
+    predicted = nar_pointers(nar, texts.graphs)
+    truths = np.asarray(texts.graphs.outputs["pi"])
+    answers = [format_answer(row) for row in predicted]
+    return float(batch_scores(answers, truths)["clrs"].mean())

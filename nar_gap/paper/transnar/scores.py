@@ -114,3 +114,15 @@ def listed_length(generated: str) -> int | None:
     if not body.startswith("[") or "]" not in body:
         return None
     return len(body[1 : body.index("]")].split())
+
+
+def content_score(scores: dict[str, np.ndarray]) -> float:
+    """The CLRS score over the answers of the right shape only (NaN if none).
+
+    The CLRS score is 0 for an answer of the wrong length, so out of
+    distribution it mixes two failures: writing the wrong number of elements,
+    and writing wrong ones.  This separates the second: how many elements are
+    right where the length is.
+    """
+    shaped = scores["shape"] == 1.0
+    return float(scores["clrs"][shaped].mean()) if shaped.any() else float("nan")

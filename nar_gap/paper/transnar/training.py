@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -321,3 +322,11 @@ def train_text_model(
 def training_losses(out_dir: str | os.PathLike) -> list[dict[str, str]]:
     """A finished run's loss at every step."""
     return files.read_table(Path(out_dir) / LOSS_FILE)
+
+
+def text_run_dir(config: TextTrainConfig, runs: str | Path) -> Path:
+    """Where ``config`` trains: ``<runs>/transnar/<one name per configuration>``."""
+    text = json.dumps(config.to_dict(), sort_keys=True)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    name = f"{config.algorithm}_{config.nar}_seed{config.seed}_{digest}"
+    return Path(runs) / "transnar" / name

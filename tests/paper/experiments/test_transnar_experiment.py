@@ -16,6 +16,8 @@ from nar_gap.analysis.verdicts import AGREE, DISAGREE, INCONCLUSIVE, NOT_TESTABL
 from nar_gap.paper import plots
 from nar_gap.paper.experiments import profiles, transnar
 from nar_gap.paper.report import paper
+from nar_gap.paper.transnar import scores as text_scores
+from nar_gap.paper.transnar import training as text_training
 from nar_gap.system import files
 
 MODELS = ("transformer", "transnar_trained", "transnar_compiled")
@@ -147,7 +149,7 @@ def test_each_profile_has_sizes_and_a_dry_run_cuts_them():
 def test_one_run_directory_per_configuration():
     profile = profiles.get("smoke")
     names = {
-        transnar.text_run_dir(
+        text_training.text_run_dir(
             transnar.text_train_config(profile, a, kind, seed), "runs"
         )
         for a in ("bfs", "bellman_ford")
@@ -167,9 +169,9 @@ def test_content_is_the_clrs_score_where_the_shape_is_right():
         "parse": np.array([1.0, 1.0, 1.0]),
         "clrs": np.array([1.0, 0.5, 0.0]),
     }
-    assert transnar.content_score(scores) == pytest.approx(0.75)  # not 0.5
+    assert text_scores.content_score(scores) == pytest.approx(0.75)  # not 0.5
     none = {name: np.zeros(3) for name in scores}
-    assert math.isnan(transnar.content_score(none))
+    assert math.isnan(text_scores.content_score(none))
     # seeds without an answer of the right length leave the content's mean
     rows = _rows({m: (0.5, 0.25) for m in MODELS})
     for row in rows:
