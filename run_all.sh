@@ -12,10 +12,11 @@ set -euo pipefail
 #   ./run_all.sh --profile gpu       notebooks 02 and 03 sized for one H100 job (8 min as priced
 #                                    by nar-gap plan --profile gpu --target h100)
 #   ./run_all.sh --profile paper     the paper's sizes and seeds (meant for a GPU)
-#   ./run_all.sh --profile studies   notebooks 01, 02, 04 and 07 with their studies at
+#   ./run_all.sh --profile studies   notebooks 01, 02, 04, 07 and 09 with their studies at
 #                                    full size (recipes, drift, generalisation, the size
 #                                    sweep to 4096 nodes, the plateau to 1 000 steps, 04's
-#                                    arms in the authors' forms and its DFS pair): hours
+#                                    arms in the authors' forms and its DFS pair, 09's
+#                                    fresh block of 24 seeds per arm): hours
 #   ./run_all.sh --profile paper --dry-run
 #                                    the paper profile's every program (seeds, shapes,
 #                                    sizes) traced and run once, each training cut to

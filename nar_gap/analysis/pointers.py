@@ -821,3 +821,37 @@ def pointer_tables(model: Model, batch: Batch) -> Readings:
     )
     edits = [{**o, **h} for o, h in zip(outputs, hints, strict=True)]
     return Readings(row, edits, distances)
+
+
+def tie_count_rows(
+    arms: Mapping[str, tuple[str, Sequence[Any]]],
+    grids: Sequence[tuple[bool, Batch]],
+) -> list[dict[str, Any]]:
+    """:func:`model_tie_counts` of each seed of each arm on each grid, a row each.
+
+    ``arms``: contender -> (recipe, its runs' :class:`~nar_gap.analysis.
+    models.Models`); ``grids``: ``(clrs_law, batch)``, the law each batch was
+    drawn by (notebook 07's section 6c and notebook 09 count this way).
+    """
+    return [
+        {"contender": contender, "recipe": recipe, "seed": int(seed)}
+        | {"clrs_law": law, "num_nodes": batch.num_nodes}
+        | {"graphs": batch.batch_size}
+        | model_tie_counts(model, batch)
+        for law, batch in grids
+        for contender, (recipe, runs) in arms.items()
+        for models in runs
+        for seed, model in zip(models.seeds, models.each(), strict=True)
+    ]
+
+
+def tie_count_table(
+    rows: Sequence[Mapping[str, Any]], measure: str, clrs_law: bool, num_nodes: int
+) -> dict[str, dict]:
+    """``{contender: {seed: measure}}`` of :func:`tie_count_rows`, one law and size."""
+    counts: dict[str, dict[int, float]] = {}
+    for r in rows:
+        if str(r["clrs_law"]) == str(clrs_law) and int(r["num_nodes"]) == num_nodes:
+            by_seed = counts.setdefault(str(r["contender"]), {})
+            by_seed[int(r["seed"])] = float(r[measure])
+    return counts

@@ -802,3 +802,15 @@ def mean_std_max(values: Sequence[float]) -> str:
     """The paper's table cell: ``mean ± std (max)`` (population std, 3 decimals)."""
     values = np.asarray(values, np.float64)
     return f"{values.mean():.3f} ± {values.std():.3f} ({values.max():.3f})"
+
+
+def relative_excess(arm: np.ndarray, against: np.ndarray) -> np.ndarray:
+    """``(arm - against) / (arm + against)``, 0 where both are 0: from -1 to 1.
+
+    The counts grow with the grid, so an arm that loses a steady share more
+    than its pair has a raw excess that grows with size too; its relative
+    excess stays put, so a trend in it is a change in the contrast itself
+    (setting in, fading or turning), not in the grid's count of ties.
+    """
+    total = arm + against
+    return np.divide(arm - against, total, out=np.zeros_like(total), where=total != 0)

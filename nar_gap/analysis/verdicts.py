@@ -983,6 +983,75 @@ def decided_together(
     return decisions
 
 
+CONFIRMED, NOT_CONFIRMED = "confirmed", "not confirmed"
+
+
+def least_one_sided_p(pairs: int) -> float:
+    """The smallest one-sided signed-rank p ``pairs`` can give: all one way.
+
+    ``0.5 ** pairs`` (the exact test): two seeds cannot go below 0.25, so a
+    small profile's ``not confirmed`` says nothing of the models.
+    """
+    return 0.5**pairs if pairs > 0 else math.nan
+
+
+def share_interval(
+    on_side: int, off_side: int, level: float = CONFIDENCE_LEVEL
+) -> tuple[float, float]:
+    """Clopper-Pearson interval of the share of untied pairs on one side.
+
+    The signed-rank test says whether; this says how many seeds a reader
+    should expect to go that way (NaN without an untied pair).
+    """
+    if on_side + off_side == 0:
+        return math.nan, math.nan
+    ci = stats.binomtest(on_side, on_side + off_side).proportion_ci(level)
+    return float(ci.low), float(ci.high)
+
+
+def confirmed_together(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]],
+    sides: Sequence[str],
+    significance: float = SIGNIFICANCE,
+) -> list[dict[str, Any]]:
+    """Hypotheses fixed before their data, each one-sided, decided by :func:`holm`.
+
+    ``pairs``: per hypothesis ``(arm, other)``, paired by seed; ``sides``:
+    what each hypothesis says, ``fewer`` (``arm < other``) or ``more``.  A
+    confirmation spends its level on the stated side only, where an
+    exploration (:func:`paired_fewer`) halves it to look both ways: the
+    one-sided Wilcoxon signed-rank p that way, Holm's step-down over the
+    hypotheses, ``confirmed`` below ``significance`` and ``not confirmed``
+    otherwise (no third answer: the other way is ``p_other_way``, shown,
+    not judged).  Beside it: the pairs on, off and not on either side, the
+    share on it with :func:`share_interval`, and :func:`least_one_sided_p`.
+    """
+    out = []
+    for (arm, other), side in zip(pairs, sides, strict=True):
+        x, y = np.asarray(arm, np.float64), np.asarray(other, np.float64)
+        more, fewer, _ = _paired_wilcoxon(x, y) if x.size else (math.nan,) * 3
+        on, off = int(np.sum(x < y)), int(np.sum(x > y))
+        p, p_other = fewer, more
+        if side == "more":
+            on, off, p, p_other = off, on, more, fewer
+        low, high = share_interval(on, off)
+        out.append(
+            {"seeds": int(x.size), "on_side": on, "off_side": off}
+            | {"same_seeds": int(x.size) - on - off}
+            | {"share": on / (on + off) if on + off else math.nan}
+            | {"share_low": low, "share_high": high}
+            | {"p": p, "p_other_way": p_other}
+            | {"least_p": least_one_sided_p(int(x.size))}
+        )
+    adjusted = holm([r["p"] for r in out])
+    return [
+        r
+        | {"p_holm": float(q)}
+        | {"verdict": CONFIRMED if q < significance else NOT_CONFIRMED}
+        for r, q in zip(out, adjusted, strict=True)
+    ]
+
+
 def degrade(series: Mapping[str, np.ndarray]) -> Judgement:
     """Trace predictions "degrade over time": first bin against last, per hint.
 

@@ -620,3 +620,54 @@ def test_a_family_decided_together_counts_seeds_for_the_undecided_only():
     assert decided[1]["p_holm"] == pytest.approx(0.08)
     assert [d["seeds_needed"] for d in decided] == [None, 7, 7]
     assert asked == [(1.0, pytest.approx(0.05 / 3)), (2.0, pytest.approx(0.05 / 3))]
+
+
+# --------------------------------------------------------------------------- #
+# confirmed_together: hypotheses fixed before their data (notebook 09)
+# --------------------------------------------------------------------------- #
+
+
+def test_a_hypothesis_is_confirmed_only_the_way_it_says():
+    """Eight seeds all fewer confirm "fewer" and not "more": the fresh block
+    that goes against a hypothesis shows in p_other_way, not in the verdict.
+    Seen failing with the sides' p-values swapped."""
+    arm, other = np.arange(8.0), np.arange(8.0) + 5
+    fewer, more = v.confirmed_together([(arm, other)] * 2, ["fewer", "more"])
+    assert (fewer["verdict"], more["verdict"]) == ("confirmed", "not confirmed")
+    assert (fewer["on_side"], fewer["off_side"], fewer["same_seeds"]) == (8, 0, 0)
+    assert (more["on_side"], more["off_side"]) == (0, 8)
+    assert fewer["p"] == pytest.approx(0.5**8) == more["p_other_way"]
+    assert more["p"] == pytest.approx(1.0)
+    assert fewer["p_holm"] == pytest.approx(2 * 0.5**8)
+    assert fewer["share"] == 1.0 and 0.6 < fewer["share_low"] < fewer["share_high"]
+
+
+def test_two_seeds_cannot_confirm_and_say_so():
+    """Both seeds on the stated side: p = 0.25, the least two seeds give."""
+    (row,) = v.confirmed_together([([0.0, 1.0], [3.0, 4.0])], ["fewer"])
+    assert row["least_p"] == pytest.approx(0.25) == row["p"]
+    assert row["verdict"] == "not confirmed"
+    (none,) = v.confirmed_together([([], [])], ["more"])
+    assert none["seeds"] == 0 and math.isnan(none["p"]) and math.isnan(none["share"])
+    assert none["verdict"] == "not confirmed"
+
+
+def test_where_nothing_differs_the_hypotheses_are_confirmed_at_the_level():
+    """400 null blocks of two hypotheses, 24 seeds: the chance that either
+    is confirmed stays at the family's 5 % (binomial sd 1.1 %).  Seen
+    failing (0.083) with each hypothesis judged at the whole level alone."""
+    rng = np.random.default_rng(0)
+    confirmed = 0
+    for _ in range(400):
+        pairs = [(rng.normal(size=24), rng.normal(size=24)) for _ in range(2)]
+        rows = v.confirmed_together(pairs, ["fewer", "more"])
+        confirmed += any(r["verdict"] == "confirmed" for r in rows)
+    assert confirmed / 400 <= 0.05 + 2 * 0.011
+
+
+def test_the_share_interval_holds_its_share_and_widens_with_fewer_seeds():
+    low, high = v.share_interval(18, 3)
+    assert low < 18 / 21 < high
+    few_low, few_high = v.share_interval(6, 1)
+    assert few_low < low and few_high >= high
+    assert all(math.isnan(v) for v in v.share_interval(0, 0))

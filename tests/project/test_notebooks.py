@@ -46,6 +46,7 @@ CHAINS = {
         "06_loss_landscapes",
         "07_closing_the_gap",
         "08_transnar",
+        "09_confirmation",
     ),
 }
 CHAIN_OF = {name: chain for chain, names in CHAINS.items() for name in names}
@@ -229,7 +230,7 @@ def test_exercises_close_each_notebook_with_hidden_solutions(path):
         assert "solution" in _tags(answer), cells[k].get("id")
         assert answer["metadata"].get("jupyter", {}).get("source_hidden") is True
     tail = cells[questions[-1] + 2 :]
-    if path.stem.startswith("07"):  # beyond the paper: nothing to compare
+    if path.stem[:2] in catalogue.numbers(catalogue.BEYOND):  # nothing to compare
         assert tail == []
     else:  # the computed comparison is the last word
         assert [c["cell_type"] for c in tail] == ["markdown", "code"]
@@ -244,6 +245,7 @@ HANDS_ON = {
     "05_stability": ["walkthrough.train_on("],
     "06_loss_landscapes": ["walkthrough.loss_along("],
     "08_transnar": ["text_batch(", "generate("],
+    "09_confirmation": ["walkthrough.winners_curse("],
 }
 
 
@@ -916,6 +918,34 @@ def test_07_tie_test_tables(executed):
     sizes = len(tie_test.GRID_SIZES)
     assert len(tests) == len(tie_test.CONTRASTS) * len(tie_test.MEASURES) * 2 * sizes
     assert all(t["seeds"] == seeds and t["side"] == "undecided" for t in tests)
+
+
+@in_chain("09_confirmation")
+def test_09_confirmation_tables(executed):
+    """Notebook 09 at smoke: both arms on the fresh block's seeds, on the
+    hypotheses' grids only; two seeds per arm cannot confirm (the least p
+    two seeds give is 0.25), and the table says so."""
+    from nar_gap.paper.experiments import confirmation
+    from nar_gap.system import files
+
+    results, figures = executed.ran("09_confirmation")
+    written = profiles.OutputDirs(executed.runs, results, figures)
+    rows = written.read_back(confirmation.seeds_file(), typed=True)
+    block = confirmation.seed_list(profiles.SMOKE)
+    cells = {(h.clrs_law, h.num_nodes) for h in confirmation.HYPOTHESES}
+    assert sorted(
+        (r["contender"], r["seed"], r["clrs_law"], r["num_nodes"]) for r in rows
+    ) == sorted(
+        (arm, s, *cell) for arm in confirmation.ARMS for s in block for cell in cells
+    )
+    judged = written.read_back(confirmation.results_file(), typed=True)
+    assert [(r["num_nodes"], r["side"]) for r in judged] == [
+        (h.num_nodes, h.side) for h in confirmation.HYPOTHESES
+    ]
+    assert all(r["seeds"] == len(block) and r["least_p"] == 0.25 for r in judged)
+    assert all(r["verdict"] == "not confirmed" for r in judged)
+    sidecar = files.read_json(files.sidecar_path(results / confirmation.results_file()))
+    assert sidecar["notebook"] == "09_confirmation" and sidecar["seeds"] == list(block)
 
 
 @in_chain("07_closing_the_gap")

@@ -7,6 +7,7 @@ ones, which take minutes even at the smoke profile.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -240,9 +241,10 @@ def _runs_trained_by(stem: str, profile, algorithms: list[str]) -> set[str]:
     if stem == "08_transnar":
         # its own runs, and notebook 02's baselines (finished: 08 waits for 02)
         from nar_gap.paper.experiments import transnar
+        from nar_gap.paper.transnar import training as text_training
 
         own = {
-            transnar.text_run_dir(
+            text_training.text_run_dir(
                 transnar.text_train_config(profile, a, kind, seed), "runs"
             ).name
             for a in algorithms
@@ -250,6 +252,20 @@ def _runs_trained_by(stem: str, profile, algorithms: list[str]) -> set[str]:
             for seed in range(transnar.sizes_for(profile).seeds)
         }
         return own | {name(baseline_config(profile, a)) for a in algorithms}
+    if stem == "09_confirmation":
+        # the fresh block of the pair 07 picks: any two of the profile's recipes
+        from nar_gap.paper.experiments import confirmation, recipes, tie_test
+
+        names = profile.studies.recipes or recipes.studied("bfs")
+        seeds = confirmation.seed_list(profile)
+        return {
+            name(c)
+            for pair in itertools.permutations(names, 2)
+            for runs in tie_test.arm_configs(
+                profile, "bfs", pair, seeds, confirmation.ARMS
+            ).values()
+            for c in runs
+        }
     if stem == "01_compile":
         return set()
     raise AssertionError(f"say which runs {stem} trains")

@@ -20,6 +20,7 @@ notebook            function                                  module
                     ``run_profile_recipes``                   ``recipes.py``
                     ``run_profile_generalisation``            ``generalisation.py``
 08_transnar         ``run_transnar``, ``write_question``        ``transnar.py``
+09_confirmation     ``run_confirmation``                      ``confirmation.py``
 ==================  ========================================  =======================
 
 Each of 01-06 ends with ``paper.write_comparison``: the paper's findings
@@ -54,6 +55,7 @@ _EXPORTS = {
     "run_ablations": "nar_gap.paper.experiments.ablations",
     "run_baselines": "nar_gap.paper.experiments.baselines",
     "run_closing_gap": "nar_gap.paper.experiments.closing_gap",
+    "run_confirmation": "nar_gap.paper.experiments.confirmation",
     "verdict": "nar_gap.paper.experiments.closing_gap",
     "run_faithfulness": "nar_gap.paper.experiments.faithfulness_study",
     "run_landscapes": "nar_gap.paper.experiments.landscape_study",

@@ -43,6 +43,7 @@ NOTEBOOKS: tuple[Notebook, ...] = (
     Notebook("06", "06_loss_landscapes", PAPER),
     Notebook("07", "07_closing_the_gap", BEYOND),
     Notebook("08", "08_transnar", TRANSNAR),
+    Notebook("09", "09_confirmation", BEYOND),
 )
 
 

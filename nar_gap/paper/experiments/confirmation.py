@@ -10,10 +10,11 @@ curse), and adding seeds where p looked promising spends the level again.
 
 This study separates choosing from testing.  :data:`HYPOTHESES` fixes each
 question before its data exist (cell, measure and direction; the commit
-that added them precedes the training of :data:`FIRST_SEED`'s block), and
+that added them precedes any count on :data:`FIRST_SEED`'s block), and
 :func:`run_confirmation` answers them on fresh seeds of the two arms only,
-one-sided in the stated direction, decided together by Holm's step-down: a
-hypothesis is ``confirmed`` or ``not confirmed``, nothing else.  The grids
+one-sided in the stated direction, decided together by Holm's step-down
+(:func:`~nar_gap.analysis.verdicts.confirmed_together`): a hypothesis is
+``confirmed`` or ``not confirmed``, nothing else.  The grids
 are 6c's own (the same draws), so a failure to confirm speaks of the seeds,
 not of the graphs.
 """
@@ -27,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from nar_gap.analysis.models import Models
-from nar_gap.analysis.verdicts import SIGNIFICANCE, holm, paired_fewer
+from nar_gap.analysis.pointers import tie_count_rows, tie_count_table
+from nar_gap.analysis.verdicts import confirmed_together
 from nar_gap.paper.experiments import generalisation, tie_test
-from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN
+from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, has_section
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
 from nar_gap.paper.experiments.runs import metadata, train_once
 from nar_gap.system import files
@@ -44,7 +45,6 @@ ARMS = (TWIN, "supervised")
 # (the paper profile's 128 baselines, the studies' 24 tie-test seeds); a test
 # keeps it so.
 FIRST_SEED = 1_000
-CONFIRMED, NOT_CONFIRMED = "confirmed", "not confirmed"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +79,13 @@ HYPOTHESES = (
 )
 
 
+def runs_at(profile: Profile) -> bool:
+    """Whether 6c runs at ``profile``, whose recipe pair the fresh block trains."""
+    return ALGORITHM in profile.studies.recipe_algorithms and has_section(
+        profile, ALGORITHM
+    )
+
+
 def confirm_seeds(profile: Profile) -> int:
     """``studies.confirm_seeds``, at least the recipe study's (its run size)."""
     return max(profile.studies.confirm_seeds, profile.studies.recipe_seeds)
@@ -104,99 +111,31 @@ def files_of(algorithm: str = ALGORITHM) -> list[str]:
     return [seeds_file(algorithm), results_file(algorithm)]
 
 
-def least_p(pairs: int) -> float:
-    """The smallest one-sided signed-rank p ``pairs`` can give: all one way.
-
-    ``0.5 ** pairs`` (the exact test): two seeds cannot go below 0.25, so a
-    small profile's ``not confirmed`` says nothing of the models.
-    """
-    return 0.5**pairs if pairs > 0 else math.nan
-
-
-def share_interval(
-    on_side: int, off_side: int, level: float = 1 - SIGNIFICANCE
-) -> tuple[float, float]:
-    """Clopper-Pearson interval of the share of untied seeds on the stated side.
-
-    The signed-rank test answers whether; this says how many seeds a reader
-    should expect to go that way (NaN without an untied seed).
-    """
-    n = on_side + off_side
-    if n == 0:
-        return math.nan, math.nan
-    ci = stats.binomtest(on_side, n).proportion_ci(level, method="exact")
-    return float(ci.low), float(ci.high)
-
-
-def explored(rows: Sequence[Mapping[str, Any]], h: Hypothesis) -> dict[str, Any]:
-    """6c's row for ``h``'s cell (``tie_test.tests``): its seeds and p that way."""
-    for r in rows:
-        if (
-            r["measure"] == h.measure
-            and str(r["clrs_law"]) == str(h.clrs_law)
-            and int(r["num_nodes"]) == h.num_nodes
-            and r["arm"] == h.arm
-            and r["against"] == h.against
-        ):
-            return {
-                "explored_seeds": int(r["seeds"]),
-                "explored_on_side": int(r[f"{h.side}_seeds"]),
-                "explored_p": float(r[f"p_{h.side}"]),
-            }
-    return {"explored_seeds": 0, "explored_on_side": 0, "explored_p": math.nan}
-
-
 def tests(
-    rows: Sequence[Mapping[str, Any]],
-    explored_rows: Sequence[Mapping[str, Any]] = (),
-    hypotheses: Sequence[Hypothesis] = HYPOTHESES,
-    significance: float = SIGNIFICANCE,
+    rows: Sequence[Mapping[str, Any]], hypotheses: Sequence[Hypothesis] = HYPOTHESES
 ) -> list[dict[str, Any]]:
-    """Each hypothesis on ``rows`` (:func:`.tie_test.seed_rows`), one-sided.
+    """Each hypothesis on ``rows`` (``pointers.tie_count_rows``), as stated.
 
-    The one-sided Wilcoxon signed-rank p in the stated direction
-    (:func:`~nar_gap.analysis.verdicts.paired_fewer`'s, zero differences
-    dropped), Holm's step-down over the hypotheses at ``significance``:
-    ``confirmed`` where the adjusted p is below it.  Beside it, the p the
-    other way (a fresh block that goes against the hypothesis shows there),
-    the share of untied seeds on the stated side with its interval
-    (:func:`share_interval`), :func:`least_p`, and 6c's row for the same
-    cell (:func:`explored`; ``explored_rows`` from ``tie_test.tests_file``).
+    :func:`~nar_gap.analysis.verdicts.confirmed_together`: one-sided in the
+    stated direction, Holm's step-down over the hypotheses; beside each,
+    the medians.
     """
-    out = []
+    pairs, out = [], []
     for h in hypotheses:
-        counts = tie_test.per_seed(rows, h.measure, h.clrs_law, h.num_nodes)
+        counts = tie_count_table(rows, h.measure, h.clrs_law, h.num_nodes)
         a, b = counts.get(h.arm, {}), counts.get(h.against, {})
         seeds = sorted(a.keys() & b.keys())
-        x, y = (np.asarray([t[s] for s in seeds], float) for t in (a, b))
-        judged = paired_fewer(x, y)
-        fewer, more = int(np.sum(x < y)), int(np.sum(x > y))
-        on, off = (fewer, more) if h.side == "fewer" else (more, fewer)
-        p, p_other = (
-            (judged.p_fewer, judged.p_more)
-            if h.side == "fewer"
-            else (judged.p_more, judged.p_fewer)
-        )
-        low, high = share_interval(on, off)
+        pairs.append(x_y := tuple(np.asarray([t[s] for s in seeds]) for t in (a, b)))
         out.append(
-            {"measure": h.measure, "clrs_law": h.clrs_law, "num_nodes": h.num_nodes}
-            | {"arm": h.arm, "against": h.against, "side": h.side}
-            | {"seeds": len(seeds), "on_side": on, "off_side": off}
-            | {"same_seeds": len(seeds) - on - off}
-            | {"share": on / (on + off) if on + off else math.nan}
-            | {"share_low": low, "share_high": high}
-            | {"median_arm": np.median(x) if seeds else math.nan}
-            | {"median_against": np.median(y) if seeds else math.nan}
-            | {"p": p, "p_other_way": p_other, "least_p": least_p(len(seeds))}
-            | explored(explored_rows, h)
+            dataclasses.asdict(h)
+            | {"num_nodes": h.num_nodes}
+            | {
+                f"median_{k}": np.median(v) if seeds else math.nan
+                for k, v in zip(("arm", "against"), x_y, strict=True)
+            }
         )
-    adjusted = holm([r["p"] for r in out])
-    return [
-        r
-        | {"p_holm": float(q)}
-        | {"verdict": CONFIRMED if q < significance else NOT_CONFIRMED}
-        for r, q in zip(out, adjusted, strict=True)
-    ]
+    judged = confirmed_together(pairs, [h.side for h in hypotheses])
+    return [row | found for row, found in zip(out, judged, strict=True)]
 
 
 def run_confirmation(profile: Profile, dirs: OutputDirs, progress: bool = True) -> None:
@@ -229,15 +168,12 @@ def run_confirmation(profile: Profile, dirs: OutputDirs, progress: bool = True) 
         )
         for law, n in cells
     ]
-    rows = tie_test.seed_rows(arms, grids)
-    explored_path = Path(dirs.results) / tie_test.tests_file(ALGORITHM)
-    explored_rows = files.read_table(explored_path) if explored_path.exists() else []
+    rows = tie_count_rows(arms, grids)
     meta = metadata(
         profile,
         recipes=list(pair),
         seeds=list(seed_list(profile)),
         hypotheses=[dataclasses.asdict(h) for h in HYPOTHESES],
-        explored_from=tie_test.tests_file(ALGORITHM),
     )
-    for name, table in zip(files_of(), (rows, tests(rows, explored_rows)), strict=True):
+    for name, table in zip(files_of(), (rows, tests(rows)), strict=True):
         files.write_table(Path(dirs.results) / name, table, meta)

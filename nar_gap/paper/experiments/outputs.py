@@ -19,6 +19,7 @@ from nar_gap.paper.experiments import (
     causal_gap,
     closing_gap,
     compilation,
+    confirmation,
     faithfulness_study,
     generalisation,
     landscape_study,
@@ -116,12 +117,12 @@ def tables(profile: Profile, root: Path | None = None) -> dict[str, str]:
                 made["07"] += [recipes.self_rows_file(a)]
                 made["07"] += [recipes.self_rows_positions_file(a)]
     made["08"].append(transnar.QUESTION_FILE)
-    for a in _algorithms("08", root):
-        made["08"] += [
-            transnar.RESULTS_FILE.format(a),
-            transnar.SUMMARY_FILE.format(a),
-            transnar.READS_FILE.format(a),
-        ]
+    made["08"] += [
+        name.format(a)
+        for a in _algorithms("08", root)
+        for name in (transnar.RESULTS_FILE, transnar.SUMMARY_FILE, transnar.READS_FILE)
+    ]
+    made["09"] += confirmation.files_of() if confirmation.runs_at(profile) else []
     for number in catalogue.numbers(catalogue.PAPER) + catalogue.numbers(
         catalogue.TRANSNAR
     ):

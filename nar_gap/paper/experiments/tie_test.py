@@ -25,15 +25,15 @@ from typing import Any
 import numpy as np
 
 from nar_gap.analysis.models import Models
-from nar_gap.analysis.pointers import model_tie_counts
+from nar_gap.analysis.pointers import tie_count_rows, tie_count_table
 from nar_gap.analysis.power import seeds_for_signed_rank, seeds_for_trend
+from nar_gap.analysis.stats import relative_excess
 from nar_gap.analysis.verdicts import decided_together, ordered_trend, paired_fewer
 from nar_gap.paper.experiments import generalisation, recipes
 from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, with_families
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
 from nar_gap.paper.experiments.runs import metadata, train_once
 from nar_gap.system import files
-from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.graphs import family_batch
 from nar_gap.training.config import TrainConfig
 
@@ -124,38 +124,6 @@ def arm_configs(
     }
 
 
-def seed_rows(
-    arms: Mapping[str, tuple[str, Sequence[Models]]],
-    grids: Sequence[tuple[bool, Batch]],
-) -> list[dict[str, Any]]:
-    """``arms`` (contender -> recipe, its runs' models): each seed on each grid.
-
-    ``grids``: ``(clrs_law, batch)``, the law each batch was drawn by.
-    """
-    return [
-        {"contender": contender, "recipe": recipe, "seed": int(seed)}
-        | {"clrs_law": law, "num_nodes": batch.num_nodes}
-        | {"graphs": batch.batch_size}
-        | model_tie_counts(model, batch)
-        for law, batch in grids
-        for contender, (recipe, runs) in arms.items()
-        for models in runs
-        for seed, model in zip(models.seeds, models.each(), strict=True)
-    ]
-
-
-def per_seed(
-    rows: Sequence[Mapping[str, Any]], measure: str, clrs_law: bool, num_nodes: int
-) -> dict[str, dict]:
-    """``{contender: {seed: measure}}`` on one law's grids of one size."""
-    counts: dict[str, dict[int, float]] = {}
-    for r in rows:
-        if str(r["clrs_law"]) == str(clrs_law) and int(r["num_nodes"]) == num_nodes:
-            by_seed = counts.setdefault(str(r["contender"]), {})
-            by_seed[int(r["seed"])] = float(r[measure])
-    return counts
-
-
 def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each of :data:`CONTRASTS` on each measure, grid law and size, by seed.
 
@@ -174,7 +142,7 @@ def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     keys = list(itertools.product(MEASURES, GRID_LAWS, sizes, CONTRASTS))
     out, judgements, differences = [], [], []
     for measure, law, size, (arm, other, differs) in keys:
-        counts = per_seed(rows, measure, law, size)
+        counts = tie_count_table(rows, measure, law, size)
         a, b = counts.get(arm, {}), counts.get(other, {})
         seeds = sorted(a.keys() & b.keys())
         x, y = (np.asarray([t[s] for s in seeds], float) for t in (a, b))
@@ -193,37 +161,26 @@ def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [row | decision for row, decision in zip(out, decisions, strict=True)]
 
 
-def relative_excess(arm: np.ndarray, against: np.ndarray) -> np.ndarray:
-    """``(arm - against) / (arm + against)``, 0 where both are 0: from -1 to 1.
-
-    The counts grow with the grid, so an arm that loses a steady share more
-    than its pair has a raw excess that grows with size too; its relative
-    excess stays put, so a trend in it is a change in the contrast itself
-    (setting in, fading or turning), not in the grid's count of ties.
-    """
-    total = arm + against
-    return np.divide(arm - against, total, out=np.zeros_like(total), where=total != 0)
-
-
 def trends(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Does each contrast change with the grid's size?  Page's test, by seed.
 
-    Per count, grid law and contrast, each seed's :func:`relative_excess` of
-    the arm over its pair at each size, sizes in order, tested for a trend
-    along them (:func:`~nar_gap.analysis.verdicts.ordered_trend`: ranks
-    within each seed, p by permuting them), the table's tests decided
-    together by Holm's step-down (:func:`~nar_gap.analysis.verdicts.
-    decided_together`), a family apart from :func:`tests`' (its own question):
-    ``side`` is ``rises`` (the arm's share of the pair's count grows with
-    size), ``falls`` or ``undecided``, with the seeds a decision would need
-    at the Bonferroni level (:func:`~nar_gap.analysis.power.seeds_for_trend`).
+    Per count, grid law and contrast, each seed's relative excess
+    (:func:`~nar_gap.analysis.stats.relative_excess`) of the arm over its
+    pair at each size, sizes in order, tested for a trend along them
+    (:func:`~nar_gap.analysis.verdicts.ordered_trend`: ranks within each
+    seed, p by permuting them), the table's tests decided together by Holm's
+    step-down (:func:`~nar_gap.analysis.verdicts.decided_together`), a family
+    apart from :func:`tests`' (its own question): ``side`` is ``rises`` (the
+    arm's share of the pair's count grows with size), ``falls`` or
+    ``undecided``, with the seeds a decision would need at the Bonferroni
+    level (:func:`~nar_gap.analysis.power.seeds_for_trend`).
     One test across the sizes, where :func:`tests` spends one on each size.
     """
     sizes = sorted({int(r["num_nodes"]) for r in rows})
     keys = list(itertools.product(MEASURES, GRID_LAWS, CONTRASTS))
     out, judgements, excesses = [], [], []
     for measure, law, (arm, other, differs) in keys:
-        at = [per_seed(rows, measure, law, size) for size in sizes]
+        at = [tie_count_table(rows, measure, law, size) for size in sizes]
         seeds = sorted(
             set.intersection(*(set(c.get(k, {})) for c in at for k in (arm, other)))
         )
@@ -281,7 +238,7 @@ def run_tie_test(
         (law, family_batch(algorithm, "grid", n, graphs, clrs_law=law))
         for law, n in itertools.product(GRID_LAWS, sizes)
     ]
-    rows = seed_rows(arms, grids)
+    rows = tie_count_rows(arms, grids)
     meta = metadata(
         profile,
         recipes=list(pair),

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nar_gap.analysis import verdicts
 from nar_gap.analysis.pointers import EDIT_AGE, edit_reading
 from nar_gap.analysis.verdicts import SIGNIFICANCE
 from nar_gap.paper.experiments import (
@@ -34,6 +35,7 @@ from nar_gap.paper.experiments import (
     catalogue,
     closing_gap,
     compilation,
+    confirmation,
     faithfulness_study,
     generalisation,
     landscape_study,
@@ -947,7 +949,7 @@ def _tie_trends(results: Path, algorithm: str) -> str:
     ) + (
         "\n\nEach contrast along the sizes, paired by seed: per seed and size "
         "the arm's relative excess over its pair, (arm − pair) / (arm + pair), 0 "
-        "where both are 0 (`tie_test.relative_excess`: the counts grow with the "
+        "where both are 0 (`stats.relative_excess`: the counts grow with the "
         "grid, so a steady share more would grow in raw counts too), its median "
         "over seeds at each size, and Page's test of a trend along the sizes "
         "(`verdicts.ordered_trend`: ranks within each seed, p by permuting them, "
@@ -958,6 +960,77 @@ def _tie_trends(results: Path, algorithm: str) -> str:
         "nothing varies). A trend says the contrast changes with size (sets "
         "in, fades or turns), not where its sign changes; the tests above say "
         f"where it is decided (`{tie_test.trends_file(algorithm)}`)."
+    )
+
+
+def _explored(rows: Sequence[Mapping[str, str]], h: Mapping[str, str]) -> str:
+    """6c's row for a hypothesis's cell: its seeds that way, and its p that way."""
+    for r in rows:
+        if all(r[k] == h[k] for k in ("measure", "clrs_law", "num_nodes", "arm")):
+            side = h["side"]
+            return f"{r[f'{side}_seeds']}/{r['seeds']}, p {_fmt(r[f'p_{side}'], 4)}"
+    return "–"
+
+
+def confirmation_table(results: Path) -> str:
+    """Notebook 09: each hypothesis on the fresh block, beside 6c's row for it."""
+    rows = files.read_table(results / confirmation.results_file())
+    explored_path = results / tie_test.tests_file(confirmation.ALGORITHM)
+    explored = files.read_table(explored_path) if explored_path.exists() else []
+    table = markdown_table(
+        (
+            "hypothesis",
+            "grids",
+            "fresh seeds on · off · same",
+            "share on its side (95 %)",
+            "medians",
+            "p",
+            "p other way",
+            "least p",
+            "p Holm",
+            "verdict",
+            "6c: on its side, p",
+        ),
+        [
+            (
+                f"{r['arm']} {r['side']} `{r['measure']}` than {r['against']}",
+                f"{r['num_nodes']} nodes, self-loops {_self_loops(r['clrs_law'])}",
+                f"{r['on_side']} · {r['off_side']} · {r['same_seeds']}",
+                f"{_fmt(r['share'], 2)} [{_fmt(r['share_low'], 2)}, "
+                f"{_fmt(r['share_high'], 2)}]",
+                f"{_fmt(r['median_arm'], 1)} vs {_fmt(r['median_against'], 1)}",
+                _fmt(r["p"], 4),
+                _fmt(r["p_other_way"], 4),
+                _fmt(r["least_p"], 4),
+                _fmt(r["p_holm"], 4),
+                r["verdict"],
+                _explored(explored, r),
+            )
+            for r in rows
+        ],
+    )
+    confirmed = sum(r["verdict"] == verdicts.CONFIRMED for r in rows)
+    floor = max(float(r["least_p"]) for r in rows)
+    powerless = (
+        f" At {rows[0]['seeds']} seeds per arm the test cannot go below "
+        f"p = {floor:.4g}, above Holm's strictest level here "
+        f"({SIGNIFICANCE / len(rows):g}): this profile's `not confirmed` says "
+        "nothing of the models."
+        if floor >= SIGNIFICANCE / len(rows)
+        else ""
+    )
+    return (
+        f"{table}\n\n{confirmed} of {len(rows)} hypotheses confirmed. Each was "
+        "fixed before its seeds were trained (`confirmation.HYPOTHESES`) and is "
+        "tested on a block of seeds no other study trains (from "
+        f"`confirmation.FIRST_SEED`, {confirmation.FIRST_SEED}), one-sided the "
+        "way it says, by a Wilcoxon signed-rank test paired by seed, Holm's "
+        f"step-down over the {len(rows)} at {SIGNIFICANCE:g} "
+        "(`verdicts.confirmed_together`); the share is of the seeds not tied, "
+        "with its Clopper-Pearson interval; least p is what the seeds would "
+        "give all on the stated side; the last column is 6c's row for the same "
+        f"cell, on the seeds that chose the hypothesis "
+        f"(`{confirmation.results_file()}`).{powerless}"
     )
 
 
@@ -1465,6 +1538,9 @@ def _parts(results: Path) -> list[tuple[str, str, Callable[[Path], str]]]:
         ("08", "TransNAR on CLRS-Text (notebook 08)", _transnar),
     ]
     parts += [("07", title, part) for title, part in _study_parts(results)]
+    if (results / confirmation.results_file()).exists():
+        title = "A confirmation of 6c on fresh seeds (notebook 09)"
+        parts.append(("09", title, confirmation_table))
     title = "The compiled models against dm-clrs by size (notebook 01)"
     return [*parts, ("01", title, _size_sweep)]
 

@@ -21,6 +21,7 @@ from typing import Any
 import jax
 import numpy as np
 import optax
+from scipy import stats
 
 from nar_gap.analysis.landscape import filter_normalised_direction, model_loss
 from nar_gap.analysis.models import relative_drift
@@ -309,3 +310,30 @@ def reading_stats(path: str | Path) -> ReadingStats:
         ),
         exercises=sum(text.startswith("**Exercise ") for text in prose),
     )
+
+
+def winners_curse(
+    tests: int, seeds: int, draws: int, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Explorations where nothing differs, and their best test run again.
+
+    Each of ``draws`` explorations runs ``tests`` paired comparisons of
+    ``seeds`` differences drawn from one normal law of mean 0 (no arm
+    differs from its pair), chooses the one with the smallest two-sided
+    signed-rank p, and runs it again, one-sided the way it leaned, on
+    ``seeds`` fresh differences.  Returns ``(chosen, fresh)``: the chosen
+    two-sided p and the fresh one-sided p of each exploration.  Notebook
+    09's first cell: what choosing by p does to p, where nothing is there.
+    """
+    rng = np.random.default_rng(seed)
+    explored = rng.normal(size=(draws, tests, seeds))
+    less = stats.wilcoxon(explored, axis=-1, alternative="less").pvalue
+    greater = stats.wilcoxon(explored, axis=-1, alternative="greater").pvalue
+    two_sided = np.minimum(1.0, 2 * np.minimum(less, greater))
+    best = np.argmin(two_sided, axis=-1)
+    leaned_less = np.take_along_axis(less < greater, best[:, None], -1)[:, 0]
+    fresh = rng.normal(size=(draws, seeds))
+    fresh_less = stats.wilcoxon(fresh, axis=-1, alternative="less").pvalue
+    fresh_greater = stats.wilcoxon(fresh, axis=-1, alternative="greater").pvalue
+    chosen = np.take_along_axis(two_sided, best[:, None], -1)[:, 0]
+    return chosen, np.where(leaned_less, fresh_less, fresh_greater)

@@ -84,6 +84,9 @@ NOT_COUNTED = {
     "(recipes.run_profile_recipes) are not counted either",
     "08": "TransNAR's text models (three per seed, trained on CLRS-Text) and "
     "their scoring: not counted; it reads notebook 02's baselines",
+    "09": "the fresh block of 6c's supervised recipe and its twin "
+    "(confirmation.run_confirmation): its recipe is the one the recipe study "
+    "picks, known once notebook 07 has run; not counted",
 }
 SCORE_CHUNK = 8  # score_seeds' default chunk: seeds scored per program call
 # Sampled training batches per (algorithm, size) whose trace lengths give the
@@ -207,6 +210,7 @@ def inventory(profile: Profile, root: Path | None = None) -> dict[str, list[Trai
         "06": _baselines(profile, _algorithms("06", root), "06"),
         "07": _closing_gap_runs(profile, _algorithms("07", root)),
         "08": _baselines(profile, _algorithms("08", root), "08"),
+        "09": [],
     }
     first: dict[str, str] = {}
     for number, runs in per_notebook.items():

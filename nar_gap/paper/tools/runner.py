@@ -146,7 +146,7 @@ def numbers_asked(options: Options) -> tuple[str, ...]:
 
     A profile sized for one job runs some notebooks only
     (``Profile.notebooks``: the gpu profile's 02 and 03, the studies
-    profile's 01, 02, 04 and 07).
+    profile's 01, 02, 04, 07 and 09).
     """
     base = options.profile.removesuffix(profiles.DRY_SUFFIX)
     return options.only or profiles.PROFILES[base].notebooks

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from nar_gap.analysis import verdicts
+from nar_gap.analysis import pointers, verdicts
 from nar_gap.paper.experiments import (
     outputs,
     path_pointers,
@@ -208,7 +208,7 @@ def test_the_counts_of_the_compiled_network_as_every_arm_are_zero():
     compiled = compile_algorithm("bfs", hidden_size=None)
     own = Models.from_models([compiled], seeds=[3], source="compiled")
     grids = [(True, family_batch("bfs", "grid", 9, 2, clrs_law=True))]
-    rows = tie_test.seed_rows({"plain": ("c", [own]), "twin": ("c", [own])}, grids)
+    rows = pointers.tie_count_rows({"plain": ("c", [own]), "twin": ("c", [own])}, grids)
     assert [
         (r["contender"], r["seed"], r["clrs_law"], r["num_nodes"]) for r in rows
     ] == [
