@@ -68,11 +68,12 @@ class Hypothesis:
         return self.size_factor * TRANSFER_SIZES[0]
 
 
-# Fixed from 6c at 24 seeds per arm (studies, `a7695af`), before any seed of
-# the fresh block was trained: the two cells where the twin's contrast with
-# supervised was strongest each way (wrong outputs among tied nodes running
-# free; fewer at 2x without self-loops, 18 of 24 seeds, more at 8x with
-# them, 20 of 24; neither decided by 6c's Holm over 48 tests).
+# Fixed from 6c at 24 seeds per arm (studies, `a7695af`) and committed
+# (`c6360c2`) before any seed of the fresh block was counted: the two cells
+# where the twin's contrast with supervised was strongest each way (wrong
+# outputs among tied nodes running free; fewer at 2x without self-loops, 18
+# of 24 seeds, more at 8x with them, 20 of 24; neither decided by 6c's Holm
+# over 48 tests).
 HYPOTHESES = (
     Hypothesis("wrong_tied", clrs_law=False, size_factor=2, side="fewer"),
     Hypothesis("wrong_tied", clrs_law=True, size_factor=8, side="more"),
@@ -80,15 +81,16 @@ HYPOTHESES = (
 
 
 def runs_at(profile: Profile) -> bool:
-    """Whether 6c runs at ``profile``, whose recipe pair the fresh block trains."""
-    return ALGORITHM in profile.studies.recipe_algorithms and has_section(
-        profile, ALGORITHM
+    """Whether ``profile`` asks for a fresh block and runs 6c (whose pair it trains)."""
+    return bool(profile.studies.confirm_seeds) and (
+        ALGORITHM in profile.studies.recipe_algorithms
+        and has_section(profile, ALGORITHM)
     )
 
 
 def confirm_seeds(profile: Profile) -> int:
-    """``studies.confirm_seeds``, at least the recipe study's (its run size)."""
-    return max(profile.studies.confirm_seeds, profile.studies.recipe_seeds)
+    """``studies.confirm_seeds``: the fresh block's seeds per arm (0: none)."""
+    return profile.studies.confirm_seeds
 
 
 def seed_list(profile: Profile) -> tuple[int, ...]:

@@ -141,7 +141,9 @@ class Studies:
         the recipe study's, read back); at least ``recipe_seeds``.
       confirm_seeds: seeds per arm of notebook 09's confirmation
         (``confirmation``), a block from ``confirmation.FIRST_SEED`` that no
-        other study trains; at least ``recipe_seeds``, its runs' size.
+        other study trains, in runs of ``recipe_seeds``; 0: no block, and
+        notebook 09 shows the committed rows (a block too small to confirm
+        anything is not worth the cpu hour's minutes).
     """
 
     recipe_algorithms: tuple[str, ...] = ("bfs",)
@@ -380,6 +382,7 @@ SMOKE = Profile(  # one graph size and one padded trace length: few compiles
         ood_families=("path",),
         plateaus=(("bfs", False, 0),),
         self_row_graphs=2,
+        confirm_seeds=2,
     ),
 )
 

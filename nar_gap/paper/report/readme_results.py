@@ -1021,7 +1021,8 @@ def confirmation_table(results: Path) -> str:
     )
     return (
         f"{table}\n\n{confirmed} of {len(rows)} hypotheses confirmed. Each was "
-        "fixed before its seeds were trained (`confirmation.HYPOTHESES`) and is "
+        "fixed in code before any of its seeds was counted "
+        "(`confirmation.HYPOTHESES`) and is "
         "tested on a block of seeds no other study trains (from "
         f"`confirmation.FIRST_SEED`, {confirmation.FIRST_SEED}), one-sided the "
         "way it says, by a Wilcoxon signed-rank test paired by seed, Holm's "
