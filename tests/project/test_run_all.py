@@ -256,6 +256,8 @@ def _runs_trained_by(stem: str, profile, algorithms: list[str]) -> set[str]:
         # the fresh block of the pair 07 picks: any two of the profile's recipes
         from nar_gap.paper.experiments import confirmation, recipes, tie_test
 
+        if not confirmation.runs_at(profile):
+            return set()
         names = profile.studies.recipes or recipes.studied("bfs")
         seeds = confirmation.seed_list(profile)
         return {
