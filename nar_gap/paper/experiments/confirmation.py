@@ -104,7 +104,7 @@ def seeds_file(algorithm: str = ALGORITHM) -> str:
 
 
 def results_file(algorithm: str = ALGORITHM) -> str:
-    """Per hypothesis: the fresh block's test and verdict beside 6c's."""
+    """Per hypothesis: the fresh block's test and verdict (:func:`tests`)."""
     return f"confirm_{algorithm}.csv"
 
 
