@@ -855,3 +855,22 @@ def tie_count_table(
             by_seed = counts.setdefault(str(r["contender"]), {})
             by_seed[int(r["seed"])] = float(r[measure])
     return counts
+
+
+def paired_tie_counts(
+    rows: Sequence[Mapping[str, Any]],
+    measure: str,
+    clrs_law: bool,
+    num_nodes: int,
+    arm: str,
+    against: str,
+) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """``(seeds, arm's, against's)``: :func:`tie_count_table`, paired by seed.
+
+    The seeds both contenders have, in order, and their ``measure`` on one
+    law's grids of one size (empty where either is absent).
+    """
+    counts = tie_count_table(rows, measure, clrs_law, num_nodes)
+    a, b = counts.get(arm, {}), counts.get(against, {})
+    seeds = sorted(a.keys() & b.keys())
+    return seeds, *(np.asarray([t[s] for s in seeds], np.float64) for t in (a, b))

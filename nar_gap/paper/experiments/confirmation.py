@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from nar_gap.analysis.models import Models
-from nar_gap.analysis.pointers import tie_count_rows, tie_count_table
+from nar_gap.analysis.pointers import paired_tie_counts, tie_count_rows
 from nar_gap.analysis.verdicts import confirmed_together
 from nar_gap.paper.experiments import generalisation, tie_test
 from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, has_section
@@ -124,10 +124,10 @@ def tests(
     """
     pairs, out = [], []
     for h in hypotheses:
-        counts = tie_count_table(rows, h.measure, h.clrs_law, h.num_nodes)
-        a, b = counts.get(h.arm, {}), counts.get(h.against, {})
-        seeds = sorted(a.keys() & b.keys())
-        pairs.append(x_y := tuple(np.asarray([t[s] for s in seeds]) for t in (a, b)))
+        seeds, *x_y = paired_tie_counts(
+            rows, h.measure, h.clrs_law, h.num_nodes, h.arm, h.against
+        )
+        pairs.append(x_y)
         out.append(
             dataclasses.asdict(h)
             | {"num_nodes": h.num_nodes}

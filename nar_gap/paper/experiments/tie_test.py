@@ -25,7 +25,11 @@ from typing import Any
 import numpy as np
 
 from nar_gap.analysis.models import Models
-from nar_gap.analysis.pointers import tie_count_rows, tie_count_table
+from nar_gap.analysis.pointers import (
+    paired_tie_counts,
+    tie_count_rows,
+    tie_count_table,
+)
 from nar_gap.analysis.power import seeds_for_signed_rank, seeds_for_trend
 from nar_gap.analysis.stats import relative_excess
 from nar_gap.analysis.verdicts import decided_together, ordered_trend, paired_fewer
@@ -142,10 +146,7 @@ def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     keys = list(itertools.product(MEASURES, GRID_LAWS, sizes, CONTRASTS))
     out, judgements, differences = [], [], []
     for measure, law, size, (arm, other, differs) in keys:
-        counts = tie_count_table(rows, measure, law, size)
-        a, b = counts.get(arm, {}), counts.get(other, {})
-        seeds = sorted(a.keys() & b.keys())
-        x, y = (np.asarray([t[s] for s in seeds], float) for t in (a, b))
+        seeds, x, y = paired_tie_counts(rows, measure, law, size, arm, other)
         judgements.append(judged := paired_fewer(x, y))
         differences.append(y - x)
         out.append(
