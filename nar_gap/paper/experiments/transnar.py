@@ -22,12 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from tqdm import tqdm
 
-from nar_gap.analysis import verdicts
 from nar_gap.analysis.models import Models
-from nar_gap.analysis.stats import finite_summary
 from nar_gap.compiler import DEFAULT_HIDDEN_SIZE
 from nar_gap.compiler.compiling import compile as compile_algorithm
 from nar_gap.model.model import Model
@@ -42,6 +39,7 @@ from nar_gap.paper.transnar.evaluation import (
 from nar_gap.paper.transnar.model import TransformerConfig
 from nar_gap.paper.transnar.nar import embedder, nar_clrs_score
 from nar_gap.paper.transnar.scores import SCORES, content_score
+from nar_gap.paper.transnar.summary import MODEL_NAMES, question_rows, summarise
 from nar_gap.paper.transnar.tokenizer import vocabulary_size
 from nar_gap.paper.transnar.training import (
     TextTrainConfig,
@@ -52,11 +50,6 @@ from nar_gap.system import files
 from nar_gap.tasks.clrs_text import TEXT_ALGORITHMS
 
 NAR_KINDS = ("none", "trained", "compiled")
-MODEL_NAMES = {
-    "none": "transformer",
-    "trained": "transnar_trained",
-    "compiled": "transnar_compiled",
-}
 COMPILED_HIDDEN = DEFAULT_HIDDEN_SIZE  # the compiled network the issue names
 RESULTS_FILE = "transnar_{}.csv"
 SUMMARY_FILE = "transnar_summary_{}.csv"
@@ -306,34 +299,6 @@ def run_algorithm(
     return {"rows": rows, "summary": summary, "reads": reads}
 
 
-def summarise(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Mean, std (over seeds) and seed count of each score, per model and size.
-
-    ``content`` is averaged over the seeds that wrote any answer of the right
-    length (``content_seeds`` of them), not over every seed.
-    """
-    keys = dict.fromkeys((r["model"], int(r["num_nodes"])) for r in rows)
-    summary = []
-    for model, num_nodes in keys:
-        chosen = [
-            r for r in rows if r["model"] == model and int(r["num_nodes"]) == num_nodes
-        ]
-        row: dict[str, Any] = {
-            "model": model,
-            "num_nodes": num_nodes,
-            "in_distribution": chosen[0]["in_distribution"],
-            "seeds": len(chosen),
-        }
-        for name in (*SCORES, "content", "nar_clrs"):
-            over_seeds = finite_summary([float(r[name]) for r in chosen])
-            row[f"{name}_mean"] = over_seeds.mean
-            row[f"{name}_std"] = over_seeds.std
-        # seeds with at least one answer of the right length: the content's n
-        row["content_seeds"] = finite_summary([float(r["content"]) for r in chosen]).n
-        summary.append(row)
-    return summary
-
-
 def run_transnar(
     profile: Profile,
     dirs: OutputDirs,
@@ -347,94 +312,6 @@ def run_transnar(
 QUESTION_FILE = "transnar_question.csv"
 
 
-def per_seed(
-    rows: Sequence[dict[str, Any]],
-    model: str,
-    in_distribution: bool,
-    score: str = "clrs",
-) -> list[float]:
-    """Per seed, ``model``'s mean ``score`` over the in- or out-of-distribution sizes.
-
-    ``rows`` as :func:`run_algorithm` returns them or as its CSV reads back.
-    """
-    chosen = [r for r in rows if r["model"] == model and _inside(r) == in_distribution]
-    seeds = sorted({int(r["seed"]) for r in chosen})
-    return [
-        float(np.mean([float(r[score]) for r in chosen if int(r["seed"]) == s]))
-        for s in seeds
-    ]
-
-
-def _per_seed_ood(
-    rows: Sequence[dict[str, Any]], model: str, score: str = "clrs"
-) -> list[float]:
-    return per_seed(rows, model, False, score)
-
-
-def _inside(row: dict[str, Any]) -> bool:
-    value = row["in_distribution"]
-    return value is True or value == "True"
-
-
-def question_rows(
-    rows_by_algorithm: dict[str, Sequence[dict[str, Any]]],
-) -> list[dict[str, Any]]:
-    """The notebook's question, answered per algorithm from the per-seed rows.
-
-    Does an exact NAR make the hybrid exact out of distribution, and how
-    much of TransNAR's benefit survives when the NAR is trained?  Per
-    algorithm: each model's mean out-of-distribution CLRS score over seeds,
-    the compiled NAR's own score on the same graphs, whether the compiled
-    hybrid is exact there (every seed scores 1 on every graph), and two
-    one-sided Welch tests across seeds (compiled hybrid above the trained
-    one; trained hybrid above the Transformer).
-    """
-    out = []
-    for algorithm, rows in rows_by_algorithm.items():
-        compiled = _per_seed_ood(rows, "transnar_compiled")
-        trained = _per_seed_ood(rows, "transnar_trained")
-        alone = _per_seed_ood(rows, "transformer")
-        nar_own = [
-            float(r["nar_clrs"])
-            for r in rows
-            if r["model"] == "transnar_compiled" and not _inside(r)
-        ]
-        out.append(
-            {
-                "algorithm": algorithm,
-                "ood_sizes": " ".join(
-                    str(n)
-                    for n in sorted(
-                        {int(r["num_nodes"]) for r in rows if not _inside(r)}
-                    )
-                ),
-                "seeds": len(compiled),
-                "transformer": float(np.mean(alone)),
-                "transnar_trained": float(np.mean(trained)),
-                "transnar_compiled": float(np.mean(compiled)),
-                "compiled_nar_alone": float(np.mean(nar_own)),
-                # CLRS is 0 for an answer of the wrong length: how often each
-                # model wrote the right number of elements out of distribution
-                **{
-                    f"shape_{model}": float(
-                        np.mean(_per_seed_ood(rows, model, "shape"))
-                    )
-                    for model in MODEL_NAMES.values()
-                },
-                "compiled_hybrid_exact": bool(compiled and min(compiled) == 1.0),
-                "compiled_above_trained": verdicts.higher(compiled, trained).verdict,
-                "compiled_above_trained_evidence": verdicts.higher(
-                    compiled, trained
-                ).evidence,
-                "trained_above_transformer": verdicts.higher(trained, alone).verdict,
-                "trained_above_transformer_evidence": verdicts.higher(
-                    trained, alone
-                ).evidence,
-            }
-        )
-    return out
-
-
 def write_question(
     rows_by_algorithm: dict[str, Sequence[dict[str, Any]]],
     dirs: OutputDirs,
@@ -446,28 +323,6 @@ def write_question(
         question_rows(rows_by_algorithm),
         metadata(profile),
     )
-
-
-def question_sentence(rows: Sequence[dict[str, Any]]) -> str:
-    """The answer, in words written from :func:`question_rows`' values."""
-    parts = []
-    for r in rows:
-        exact = str(r["compiled_hybrid_exact"]) == "True"
-        parts.append(
-            f"{r['algorithm']} at N = {', '.join(str(r['ood_sizes']).split())} "
-            f"({r['seeds']} seeds): the "
-            f"compiled NAR alone scores {float(r['compiled_nar_alone']):.3f}, the "
-            f"hybrid reading it {float(r['transnar_compiled']):.3f} "
-            f"({'exact' if exact else 'not exact'}), the hybrid reading a trained "
-            f"NAR {float(r['transnar_trained']):.3f}, the Transformer alone "
-            f"{float(r['transformer']):.3f}; compiled above trained: "
-            f"{r['compiled_above_trained']}; trained above the Transformer: "
-            f"{r['trained_above_transformer']}; answers of the right length "
-            f"(shape score): Transformer {float(r['shape_transformer']):.3f}, "
-            f"trained {float(r['shape_transnar_trained']):.3f}, compiled "
-            f"{float(r['shape_transnar_compiled']):.3f}"
-        )
-    return "Out of distribution (mean CLRS score over seeds): " + "; ".join(parts) + "."
 
 
 def read_results(results: str | Path, algorithm: str) -> list[dict[str, str]]:

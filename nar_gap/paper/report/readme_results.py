@@ -48,6 +48,7 @@ from nar_gap.paper.experiments import (
     transnar,
 )
 from nar_gap.paper.report import paper
+from nar_gap.paper.transnar.summary import question_sentence
 from nar_gap.system import files
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
@@ -1357,7 +1358,7 @@ def _transnar(results: Path) -> str:
     return "\n\n".join(
         [
             *parts,
-            transnar.question_sentence(question),
+            question_sentence(question),
             trend,
             paper.verdict_sentence(rows),
         ]

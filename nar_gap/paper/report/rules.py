@@ -45,6 +45,7 @@ from nar_gap.paper.experiments import (
     stability,
     transnar,
 )
+from nar_gap.paper.transnar.summary import per_seed
 from nar_gap.system import files
 from nar_gap.tasks.defaults import LEARNING_RATE
 from nar_gap.tasks.specs import get_spec
@@ -1179,7 +1180,7 @@ def _transnar_per_seed(
     rows = _rows(results / table)
     for column in ("model", "in_distribution", "seed", "clrs"):
         _field(rows[0], column, table)
-    values = transnar.per_seed(rows, model, in_distribution)
+    values = per_seed(rows, model, in_distribution)
     if not values:
         where = "in" if in_distribution else "out of"
         raise Absent(f"no {model} rows {where} distribution in {table}")

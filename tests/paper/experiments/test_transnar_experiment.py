@@ -17,6 +17,7 @@ from nar_gap.paper import plots
 from nar_gap.paper.experiments import profiles, transnar
 from nar_gap.paper.report import paper
 from nar_gap.paper.transnar import scores as text_scores
+from nar_gap.paper.transnar import summary as text_summary
 from nar_gap.paper.transnar import training as text_training
 from nar_gap.system import files
 
@@ -96,14 +97,14 @@ def test_the_question_is_answered_from_the_rows():
             "transnar_compiled": (0.9, 1.0),
         }
     )
-    (row,) = transnar.question_rows({"bfs": exact})
+    (row,) = text_summary.question_rows({"bfs": exact})
     assert row["compiled_hybrid_exact"] is True
     assert row["compiled_above_trained"] == AGREE
     assert row["trained_above_transformer"] == AGREE
     assert row["ood_sizes"] == "10 20" and row["seeds"] == 4
     assert row["compiled_nar_alone"] == 1.0
     assert row["shape_transformer"] == 1.0
-    assert "exact" in transnar.question_sentence([row])
+    assert "exact" in text_summary.question_sentence([row])
     short = _rows(
         {
             "transformer": (0.9, 0.3),
@@ -111,15 +112,15 @@ def test_the_question_is_answered_from_the_rows():
             "transnar_compiled": (0.9, 0.97),
         }
     )
-    (row,) = transnar.question_rows({"bfs": short})
+    (row,) = text_summary.question_rows({"bfs": short})
     assert row["compiled_hybrid_exact"] is False
     assert row["trained_above_transformer"] == INCONCLUSIVE
-    assert "not exact" in transnar.question_sentence([row])
+    assert "not exact" in text_summary.question_sentence([row])
 
 
 def test_the_summary_is_over_seeds_and_the_figure_draws_it():
     rows = _rows({m: (0.5, 0.25) for m in MODELS})
-    summary = transnar.summarise(rows)
+    summary = text_summary.summarise(rows)
     assert len(summary) == 3 * 3
     first = summary[0]
     assert first["seeds"] == 4
@@ -177,7 +178,7 @@ def test_content_is_the_clrs_score_where_the_shape_is_right():
     for row in rows:
         if row["seed"] == 0:
             row["content"] = math.nan
-    first = transnar.summarise(rows)[0]
+    first = text_summary.summarise(rows)[0]
     assert first["content_seeds"] == 3 and first["seeds"] == 4
     assert first["content_mean"] == pytest.approx(0.5 + 0.01 * 0.5)
 
