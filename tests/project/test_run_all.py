@@ -259,12 +259,16 @@ def _runs_trained_by(stem: str, profile, algorithms: list[str]) -> set[str]:
         if not confirmation.runs_at(profile):
             return set()
         names = profile.studies.recipes or recipes.studied("bfs")
-        seeds = confirmation.seed_list(profile)
         return {
             name(c)
             for pair in itertools.permutations(names, 2)
+            for r in confirmation.rounds()
             for runs in tie_test.arm_configs(
-                profile, "bfs", pair, seeds, confirmation.ARMS
+                profile,
+                "bfs",
+                pair,
+                confirmation.seed_list(profile, r),
+                confirmation.ARMS,
             ).values()
             for c in runs
         }

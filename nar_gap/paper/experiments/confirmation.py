@@ -34,7 +34,7 @@ import numpy as np
 
 from nar_gap.analysis.models import Models
 from nar_gap.analysis.pointers import paired_tie_counts, tie_count_rows
-from nar_gap.analysis.verdicts import confirmed_together
+from nar_gap.analysis.verdicts import CONFIRMED, confirmed_together
 from nar_gap.paper.experiments import generalisation, tie_test
 from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, has_section
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
@@ -177,6 +177,38 @@ def _round_tests(
         )
     judged = confirmed_together(pairs, [h.side for h in hypotheses])
     return [row | found for row, found in zip(out, judged, strict=True)]
+
+
+def turns(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each contrast tested both ways within one kind of grid, and whether it turns.
+
+    ``rows``: :func:`tests`' (as written or read back).  A contrast is a
+    measure, a pair of arms and a grid law; it turns where it is confirmed
+    ``fewer`` at some size and ``more`` at another.  Each part is confirmed
+    at the level on its own block, so the turn, which asks every part to
+    hold, holds at the level too (an intersection-union test: no correction,
+    because no part can pass alone).  ``fewer_at``/``more_at``: the sizes
+    tested each way; ``turned``: every one of them confirmed.
+    """
+
+    def contrast(r: Mapping[str, Any]) -> tuple[str, ...]:
+        return tuple(str(r[k]) for k in ("measure", "arm", "against", "clrs_law"))
+
+    out = []
+    for key in dict.fromkeys(map(contrast, rows)):
+        own = [r for r in rows if contrast(r) == key]
+        at = {
+            side: sorted(int(r["num_nodes"]) for r in own if r["side"] == side)
+            for side in ("fewer", "more")
+        }
+        if at["fewer"] and at["more"]:
+            turned = all(r["verdict"] == CONFIRMED for r in own)
+            names = ("measure", "arm", "against", "clrs_law")
+            out.append(
+                dict(zip(names, key, strict=True))
+                | {"fewer_at": at["fewer"], "more_at": at["more"], "turned": turned}
+            )
+    return out
 
 
 def round_rows(

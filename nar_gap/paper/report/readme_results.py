@@ -974,12 +974,13 @@ def _explored(rows: Sequence[Mapping[str, str]], h: Mapping[str, str]) -> str:
 
 
 def confirmation_table(results: Path) -> str:
-    """Notebook 09: each hypothesis on the fresh block, beside 6c's row for it."""
+    """Notebook 09: each hypothesis on its round's block, beside 6c's row for it."""
     rows = files.read_table(results / confirmation.results_file())
     explored_path = results / tie_test.tests_file(confirmation.ALGORITHM)
     explored = files.read_table(explored_path) if explored_path.exists() else []
     table = markdown_table(
         (
+            "round",
             "hypothesis",
             "grids",
             "fresh seeds on · off · same",
@@ -994,6 +995,7 @@ def confirmation_table(results: Path) -> str:
         ),
         [
             (
+                r["round"],
                 f"{r['arm']} {r['side']} `{r['measure']}` than {r['against']}",
                 f"{r['num_nodes']} nodes, self-loops {_self_loops(r['clrs_law'])}",
                 f"{r['on_side']} · {r['off_side']} · {r['same_seeds']}",
@@ -1011,29 +1013,60 @@ def confirmation_table(results: Path) -> str:
         ],
     )
     confirmed = sum(r["verdict"] == verdicts.CONFIRMED for r in rows)
-    floor = max(float(r["least_p"]) for r in rows)
-    powerless = (
-        f" At {rows[0]['seeds']} seeds per arm the test cannot go below "
-        f"p = {floor:.4g}, above Holm's strictest level here "
-        f"({SIGNIFICANCE / len(rows):g}): this profile's `not confirmed` says "
-        "nothing of the models."
-        if floor >= SIGNIFICANCE / len(rows)
-        else ""
-    )
     return (
         f"{table}\n\n{confirmed} of {len(rows)} hypotheses confirmed. Each was "
         "fixed in code before any of its seeds was counted "
-        "(`confirmation.HYPOTHESES`) and is "
-        "tested on a block of seeds no other study trains (from "
-        f"`confirmation.FIRST_SEED`, {confirmation.FIRST_SEED}), one-sided the "
-        "way it says, by a Wilcoxon signed-rank test paired by seed, Holm's "
-        f"step-down over the {len(rows)} at {SIGNIFICANCE:g} "
-        "(`verdicts.confirmed_together`); the share is of the seeds not tied, "
-        "with its Clopper-Pearson interval; least p is what the seeds would "
-        "give all on the stated side; the last column is 6c's row for the same "
-        f"cell, on the seeds that chose the hypothesis "
-        f"(`{confirmation.results_file()}`).{powerless}"
+        "(`confirmation.HYPOTHESES`), a round at a time, and is tested on its "
+        "round's block of seeds, which no other study trains (from "
+        f"`confirmation.first_seed`, {confirmation.BLOCK_STRIDE} times the "
+        "round), one-sided the way it says, by a Wilcoxon signed-rank test "
+        "paired by seed, Holm's step-down over its round's hypotheses at "
+        f"{SIGNIFICANCE:g} (`verdicts.confirmed_together`); the share is of "
+        "the seeds not tied, with its Clopper-Pearson interval; least p is "
+        "what the seeds would give all on the stated side; the last column is "
+        "6c's row for the same cell, on the seeds that chose the hypothesis "
+        f"(`{confirmation.results_file()}`).{_powerless(rows)}{_turns(rows)}"
     )
+
+
+def _powerless(rows: Sequence[Mapping[str, str]]) -> str:
+    """Each round whose seeds cannot reach Holm's strictest level, said so."""
+    said = []
+    for r in dict.fromkeys(row["round"] for row in rows):
+        own = [row for row in rows if row["round"] == r]
+        floor, level = max(float(x["least_p"]) for x in own), SIGNIFICANCE / len(own)
+        if floor >= level:
+            said.append(
+                f" At {own[0]['seeds']} seeds per arm round {r}'s test cannot go "
+                f"below p = {floor:.4g}, above Holm's strictest level there "
+                f"({level:g}): this profile's `not confirmed` says nothing of "
+                "the models."
+            )
+    return "".join(said)
+
+
+def _turns(rows: Sequence[Mapping[str, str]]) -> str:
+    """``confirmation.turns``, in words: each contrast tested both ways in one kind."""
+    said = []
+    for t in confirmation.turns(rows):
+        where = (
+            f"On grids with self-loops {_self_loops(t['clrs_law'])}, "
+            f"{t['arm']} fewer `{t['measure']}` than {t['against']} at "
+            f"{_nodes(t['fewer_at'])} and more at {_nodes(t['more_at'])}"
+        )
+        said.append(
+            f" {where}: each confirmed on its own block, so the contrast turns "
+            "within this kind of grid, at the level (an intersection-union "
+            "test: it asks every part to hold, so it needs no correction)."
+            if t["turned"]
+            else f" {where}: not every part confirmed, so a turn within this "
+            "kind of grid is not shown."
+        )
+    return "".join(said)
+
+
+def _nodes(sizes: Sequence[int]) -> str:
+    return " and ".join(str(n) for n in sizes) + " nodes"
 
 
 def _mean_margin(rows: Sequence[Mapping[str, str]]) -> str:

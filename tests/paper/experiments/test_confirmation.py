@@ -37,39 +37,46 @@ def test_each_hypothesis_is_a_cell_and_contrast_of_6c_s_design():
         assert h.against in confirmation.ARMS
 
 
-def test_the_fresh_block_is_seeds_no_other_study_trains():
+def test_each_round_s_block_is_seeds_no_other_study_or_round_trains():
+    rounds = confirmation.rounds()
+    assert rounds == (1, 2)
     for profile in profiles.PROFILES.values():
         elsewhere = max(
             profile.seeds,
             tie_test.tie_seeds(profile),
             *(s.seeds for _, s in profile.baselines),
         )
-        assert elsewhere <= confirmation.FIRST_SEED
-        block = confirmation.seed_list(profile)
-        assert block[:1] in ((), (confirmation.FIRST_SEED,))
-        assert len(block) == confirmation.confirm_seeds(profile)
-    assert confirmation.confirm_seeds(profiles.STUDIES) == 24
-    assert confirmation.confirm_seeds(profiles.SMOKE) == 2
-    assert confirmation.confirm_seeds(profiles.CPU) == 0
+        assert elsewhere <= confirmation.first_seed(1)
+        for r in rounds:
+            block = confirmation.seed_list(profile, r)
+            assert block[:1] in ((), (confirmation.first_seed(r),))
+            assert len(block) == confirmation.confirm_seeds(profile)[r]
+            assert block[-1:] < (confirmation.first_seed(r + 1),)
+    assert confirmation.confirm_seeds(profiles.STUDIES) == {1: 24, 2: 48}
+    assert confirmation.confirm_seeds(profiles.SMOKE) == {1: 2, 2: 2}
+    assert confirmation.confirm_seeds(profiles.CPU) == {1: 0, 2: 0}
 
 
 def test_the_arms_are_6c_s_configurations_but_for_the_seeds():
     profile = profiles.STUDIES
-    fresh = tie_test.arm_configs(
-        profile, "bfs", PAIR, confirmation.seed_list(profile), confirmation.ARMS
-    )
     explored = tie_test.arm_configs(
         profile, "bfs", PAIR, profile.seed_list(tie_test.tie_seeds(profile))
     )
-    assert set(fresh) == set(confirmation.ARMS)
-    for arm, runs in fresh.items():
-        assert [c.seeds[0] for c in runs] == [1_000, 1_008, 1_016]
-        for config in runs:
-            same = dataclasses.replace(config, seeds=explored[arm][0].seeds)
-            assert same == explored[arm][0]
+    for r, firsts in ((1, range(1_000, 1_024, 8)), (2, range(2_000, 2_048, 8))):
+        fresh = tie_test.arm_configs(
+            profile, "bfs", PAIR, confirmation.seed_list(profile, r), confirmation.ARMS
+        )
+        assert set(fresh) == set(confirmation.ARMS)
+        for arm, runs in fresh.items():
+            assert [c.seeds[0] for c in runs] == list(firsts)
+            for config in runs:
+                same = dataclasses.replace(config, seeds=explored[arm][0].seeds)
+                assert same == explored[arm][0]
 
 
-def _rows(sides: dict[tuple[bool, int], int], seeds: int = 8) -> list[dict]:
+def _rows(
+    sides: dict[tuple[bool, int], int], seeds: int = 8, round: int = 1
+) -> list[dict]:
     """Per grid cell, the twin ``d`` away from supervised on every seed."""
     rows = []
     for (law, size), d in sides.items():
@@ -77,32 +84,76 @@ def _rows(sides: dict[tuple[bool, int], int], seeds: int = 8) -> list[dict]:
             for arm, count in (("supervised", 10 + seed), (path_pointers.TWIN, None)):
                 value = 10 + seed + d if count is None else count
                 rows.append(
-                    {"contender": arm, "seed": seed, "clrs_law": law}
+                    {"round": round, "contender": arm, "seed": seed, "clrs_law": law}
                     | {"num_nodes": size, "wrong_tied": value, "forced_lost": 0}
                 )
     return rows
 
 
+def _their_way(d: int = 3, seeds: int = 8) -> list[dict]:
+    """Each round's cells ``d`` the way its hypotheses say (``-d``: the other)."""
+    sign = {"fewer": -1, "more": 1}
+    return [
+        row
+        for r in confirmation.rounds()
+        for row in _rows(
+            {
+                (h.clrs_law, h.num_nodes): sign[h.side] * d
+                for h in confirmation.HYPOTHESES
+                if h.round == r
+            },
+            seeds,
+            r,
+        )
+    ]
+
+
 def test_the_hypotheses_are_confirmed_by_data_that_go_their_way_only():
     """Seen failing with both hypotheses given the same side."""
-    (low, high) = confirmation.HYPOTHESES
-    their_way = _rows({(low.clrs_law, 32): -3, (high.clrs_law, 128): +3})
-    judged = confirmation.tests(their_way)
-    assert [r["verdict"] for r in judged] == ["confirmed", "confirmed"]
-    assert [r["num_nodes"] for r in judged] == [32, 128]
-    against = confirmation.tests(
-        _rows({(low.clrs_law, 32): +3, (high.clrs_law, 128): -3})
-    )
-    assert [r["verdict"] for r in against] == ["not confirmed"] * 2
+    judged = confirmation.tests(_their_way())
+    assert [r["verdict"] for r in judged] == ["confirmed"] * 3
+    assert [(r["round"], r["num_nodes"]) for r in judged] == [
+        (1, 32),
+        (1, 128),
+        (2, 32),
+    ]
+    against = confirmation.tests(_their_way(-3))
+    assert [r["verdict"] for r in against] == ["not confirmed"] * 3
     assert all(r["p_other_way"] < 0.01 for r in against)
+
+
+def test_each_round_is_its_own_holm_family_on_its_own_rows():
+    """Seen failing with Holm over every round's hypotheses at once, and with
+    every round's rows in each round's test."""
+    rows = _their_way(seeds=6)
+    judged = confirmation.tests(rows)
+    first, second, third = judged
+    assert third["p_holm"] == third["p"]  # a round of one: nothing to adjust
+    assert first["p_holm"] == pytest.approx(2 * first["p"])  # equal p, m = 2
+    # round 1's rows at round 2's cell, going the other way, are not round 2's
+    wrong_way = _rows({(True, 32): +3}, seeds=6, round=1)
+    assert confirmation.tests(rows + wrong_way)[2] == third
+
+
+def test_a_turn_within_one_kind_of_grid_needs_every_part_confirmed():
+    """Seen failing with a turn said where one side alone is confirmed."""
+    judged = confirmation.tests(_their_way())
+    (turn,) = confirmation.turns(judged)  # the self-loop grids: 32 and 128
+    assert turn["clrs_law"] == "True" and turn["turned"]
+    assert (turn["fewer_at"], turn["more_at"]) == ([32], [128])
+    half = _their_way()
+    half = [r for r in half if r["round"] == 1] + _rows({(True, 32): 0}, 8, 2)
+    (turn,) = confirmation.turns(confirmation.tests(half))
+    assert not turn["turned"]
+    assert confirmation.turns(judged[:2]) == []  # two kinds, one side each
 
 
 def test_the_rendered_table_sets_the_fresh_block_beside_6c_s_rows(tmp_path):
     """Seen failing with 6c's rows matched on measure and arm alone (another
     size's or law's row shown), and with the sentence on too few seeds left
     out."""
-    (low, high) = confirmation.HYPOTHESES
-    rows = _rows({(low.clrs_law, 32): -3, (high.clrs_law, 128): +3}, seeds=2)
+    (low, high, _) = confirmation.HYPOTHESES
+    rows = _their_way(seeds=2)
     files.write_table(tmp_path / confirmation.results_file(), confirmation.tests(rows))
     explored = [
         {"measure": "wrong_tied", "clrs_law": law, "num_nodes": n}
@@ -112,15 +163,37 @@ def test_the_rendered_table_sets_the_fresh_block_beside_6c_s_rows(tmp_path):
         for law, n, fewer, p in (
             (low.clrs_law, 32, 18, 0.0037),
             (low.clrs_law, 64, 5, 0.5),
-            (high.clrs_law, 32, 7, 0.6),
+            (high.clrs_law, 64, 7, 0.6),
         )
     ]
     files.write_table(tmp_path / tie_test.tests_file("bfs"), explored)
     text = readme_results.confirmation_table(tmp_path)
-    assert "0 of 2 hypotheses confirmed" in text
-    first, second = (line for line in text.splitlines() if "`wrong_tied`" in line)
+    assert "0 of 3 hypotheses confirmed" in text
+    first, second, third = (
+        line for line in text.splitlines() if line.startswith("| ") and "`wrong" in line
+    )
+    assert first.startswith("| 1 |") and third.startswith("| 2 |")
     assert first.endswith("| 18/24, p 0.0037 |") and second.endswith("| – |")
-    assert "At 2 seeds per arm the test cannot go below p = 0.25" in text
+    assert third.endswith("| – |")
+    for r, level in ((1, 0.025), (2, 0.05)):
+        assert (
+            f"At 2 seeds per arm round {r}'s test cannot go below p = 0.25, "
+            f"above Holm's strictest level there ({level:g})"
+        ) in text
+    assert "a turn within this kind of grid is not shown" in text
+
+
+def test_the_rendered_table_says_a_turn_only_where_every_part_holds(tmp_path):
+    """Seen failing with the turn's sentence keyed on one part alone."""
+    files.write_table(
+        tmp_path / confirmation.results_file(), confirmation.tests(_their_way())
+    )
+    text = readme_results.confirmation_table(tmp_path)
+    assert "3 of 3 hypotheses confirmed" in text and "cannot go below" not in text
+    assert (
+        "fewer `wrong_tied` than supervised at 32 nodes and more at 128 nodes: "
+        "each confirmed on its own block, so the contrast turns"
+    ) in text
 
 
 @pytest.mark.parametrize("profile", [profiles.SMOKE, profiles.STUDIES])
@@ -128,5 +201,6 @@ def test_a_profile_runs_the_confirmation_where_it_runs_6c_and_asks_for_seeds(
     profile,
 ):
     assert confirmation.runs_at(profile) == path_pointers.has_section(profile, "bfs")
-    none = dataclasses.replace(profile.studies, confirm_seeds=0)
-    assert not confirmation.runs_at(dataclasses.replace(profile, studies=none))
+    for none in ((), (0, 0)):
+        studies = dataclasses.replace(profile.studies, confirm_seeds=none)
+        assert not confirmation.runs_at(dataclasses.replace(profile, studies=studies))
