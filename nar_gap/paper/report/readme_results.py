@@ -1025,7 +1025,8 @@ def confirmation_table(results: Path) -> str:
         "the seeds not tied, with its Clopper-Pearson interval; least p is "
         "what the seeds would give all on the stated side; the last column is "
         "6c's row for the same cell, on the seeds that chose the hypothesis "
-        f"(`{confirmation.results_file()}`).{_powerless(rows)}{_turns(rows)}"
+        f"(`{confirmation.results_file()}`).{_powerless(rows)}"
+        f"{_across_rounds(rows)}{_turns(rows)}"
     )
 
 
@@ -1043,6 +1044,21 @@ def _powerless(rows: Sequence[Mapping[str, str]]) -> str:
                 "the models."
             )
     return "".join(said)
+
+
+def _across_rounds(rows: Sequence[Mapping[str, str]]) -> str:
+    """What the rounds' confirmations are worth together: Bonferroni over rounds."""
+    rounds = len(dict.fromkeys(r["round"] for r in rows))
+    if rounds < 2:
+        return ""
+    held = sum(float(r["p_holm"]) * rounds < SIGNIFICANCE for r in rows)
+    return (
+        f" Each round holds its own family at {SIGNIFICANCE:g}, so across its "
+        f"{rounds} rounds the chance that some confirmation here is false is at "
+        f"most {rounds} × {SIGNIFICANCE:g}; judged across them at {SIGNIFICANCE:g} "
+        f"(each round's Holm p times {rounds}), {held} of {len(rows)} stay "
+        "confirmed."
+    )
 
 
 def _turns(rows: Sequence[Mapping[str, str]]) -> str:

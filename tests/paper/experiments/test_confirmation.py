@@ -183,6 +183,20 @@ def test_the_rendered_table_sets_the_fresh_block_beside_6c_s_rows(tmp_path):
     assert "a turn within this kind of grid is not shown" in text
 
 
+def test_the_rendered_table_judges_the_rounds_together_too(tmp_path):
+    """Six seeds all one way: p = 1/64 in each test.  Round 1's Holm doubles
+    it (0.031, confirmed), and across two rounds it doubles again (0.063,
+    not); round 2's one test stays under (0.031).  Seen failing with the
+    rounds' count left out of the product."""
+    judged = confirmation.tests(_their_way(seeds=6))
+    assert [r["verdict"] for r in judged] == ["confirmed"] * 3
+    files.write_table(tmp_path / confirmation.results_file(), judged)
+    text = readme_results.confirmation_table(tmp_path)
+    assert "judged across them at 0.05 (each round's Holm p times 2), 1 of 3" in text
+    files.write_table(tmp_path / confirmation.results_file(), judged[:2])
+    assert "across" not in readme_results.confirmation_table(tmp_path)
+
+
 def test_the_rendered_table_says_a_turn_only_where_every_part_holds(tmp_path):
     """Seen failing with the turn's sentence keyed on one part alone."""
     files.write_table(
