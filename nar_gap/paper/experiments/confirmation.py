@@ -185,28 +185,25 @@ def turns(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ``rows``: :func:`tests`' (as written or read back).  A contrast is a
     measure, a pair of arms and a grid law; it turns where it is confirmed
     ``fewer`` at some size and ``more`` at another.  Each part is confirmed
-    at the level on its own block, so the turn, which asks every part to
-    hold, holds at the level too (an intersection-union test: no correction,
-    because no part can pass alone).  ``fewer_at``/``more_at``: the sizes
-    tested each way; ``turned``: every one of them confirmed.
+    at the level on its own block, so the turn holds at the level too (an
+    intersection-union test: it needs no correction, since the turn is
+    claimed only when every part passes).  ``fewer_at``/``more_at``: the
+    sizes tested each way; ``turned``: every one of them confirmed.
     """
-
-    def contrast(r: Mapping[str, Any]) -> tuple[str, ...]:
-        return tuple(str(r[k]) for k in ("measure", "arm", "against", "clrs_law"))
-
+    names = ("measure", "arm", "against", "clrs_law")
+    keys = [tuple(str(r[k]) for k in names) for r in rows]
     out = []
-    for key in dict.fromkeys(map(contrast, rows)):
-        own = [r for r in rows if contrast(r) == key]
+    for key in dict.fromkeys(keys):
+        own = [r for r, k in zip(rows, keys, strict=True) if k == key]
         at = {
             side: sorted(int(r["num_nodes"]) for r in own if r["side"] == side)
             for side in ("fewer", "more")
         }
         if at["fewer"] and at["more"]:
-            turned = all(r["verdict"] == CONFIRMED for r in own)
-            names = ("measure", "arm", "against", "clrs_law")
             out.append(
                 dict(zip(names, key, strict=True))
-                | {"fewer_at": at["fewer"], "more_at": at["more"], "turned": turned}
+                | {"fewer_at": at["fewer"], "more_at": at["more"]}
+                | {"turned": all(r["verdict"] == CONFIRMED for r in own)}
             )
     return out
 

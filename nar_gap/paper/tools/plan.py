@@ -84,7 +84,7 @@ NOT_COUNTED = {
     "(recipes.run_profile_recipes) are not counted either",
     "08": "TransNAR's text models (three per seed, trained on CLRS-Text) and "
     "their scoring: not counted; it reads notebook 02's baselines",
-    "09": "the fresh block of 6c's supervised recipe and its twin "
+    "09": "each round's fresh block of 6c's supervised recipe and its twin "
     "(confirmation.run_confirmation): its recipe is the one the recipe study "
     "picks, known once notebook 07 has run; not counted",
 }
