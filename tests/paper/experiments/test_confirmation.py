@@ -181,6 +181,28 @@ def test_the_rendered_table_sets_the_fresh_block_beside_6c_s_rows(tmp_path):
             f"above Holm's strictest level there ({level:g})"
         ) in text
     assert "a turn within this kind of grid is not shown" in text
+    assert "even split" not in text  # nothing confirmed
+
+
+def test_a_confirmation_whose_share_reaches_one_half_says_so(tmp_path):
+    """14 seeds fewer by 5, 6 more by 1: the ranks confirm (p < 0.001), the
+    share (0.70) has an interval from 0.46.  Seen failing with the caveat
+    keyed on the share itself rather than its interval's lower end."""
+    rows = [
+        {"round": 2, "contender": arm, "seed": seed, "clrs_law": True}
+        | {"num_nodes": 32, "wrong_tied": value, "forced_lost": 0}
+        for seed in range(20)
+        for arm, value in (
+            ("supervised", 10),
+            (path_pointers.TWIN, 5 if seed < 14 else 11),
+        )
+    ]
+    (judged,) = confirmation.tests(rows)
+    assert judged["verdict"] == "confirmed" and judged["share_low"] < 0.5
+    files.write_table(tmp_path / confirmation.results_file(), [judged])
+    text = readme_results.confirmation_table(tmp_path)
+    assert "Round 2's fewer at 32 nodes is confirmed while its share's" in text
+    assert "does not rule out an even split" in text
 
 
 def test_the_rendered_table_judges_the_rounds_together_too(tmp_path):
@@ -204,7 +226,9 @@ def test_the_rendered_table_says_a_turn_only_where_every_part_holds(tmp_path):
     )
     text = readme_results.confirmation_table(tmp_path)
     assert "3 of 3 hypotheses confirmed" in text and "cannot go below" not in text
+    assert "even split" not in text  # every seed on its side
     assert (
+        "On grids with dm-clrs's self-loops, supervised, families mixed in holds "
         "fewer `wrong_tied` than supervised at 32 nodes and more at 128 nodes: "
         "each confirmed on its own block, so the contrast turns"
     ) in text
