@@ -56,6 +56,8 @@ class Hypothesis:
 
     On 6c's grids of ``size_factor`` times training's largest size, drawn
     without self-loops or by dm-clrs's law (``clrs_law``), paired by seed.
+    ``round``: the round it was fixed in, whose block of seeds and Holm
+    family it shares.
     """
 
     measure: str
@@ -151,9 +153,9 @@ def tests(
     hypotheses; beside each, the medians.
     """
     out = []
-    for r in sorted({row["round"] for row in rows}):
+    for r in sorted({int(row["round"]) for row in rows}):
         own = [h for h in hypotheses if h.round == r]
-        out += _round_tests([row for row in rows if row["round"] == r], own)
+        out += _round_tests([row for row in rows if int(row["round"]) == r], own)
     return out
 
 

@@ -133,6 +133,9 @@ def test_each_round_is_its_own_holm_family_on_its_own_rows():
     # round 1's rows at round 2's cell, going the other way, are not round 2's
     wrong_way = _rows({(True, 32): +3}, seeds=6, round=1)
     assert confirmation.tests(rows + wrong_way)[2] == third
+    # as the table reads back: every field a string
+    read_back = [{k: str(v) for k, v in row.items()} for row in rows]
+    assert confirmation.tests(read_back) == judged
 
 
 def test_a_turn_within_one_kind_of_grid_needs_every_part_confirmed():
