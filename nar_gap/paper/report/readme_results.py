@@ -1080,8 +1080,9 @@ def _turns(rows: Sequence[Mapping[str, str]]) -> str:
     said = []
     for t in confirmation.turns(rows):
         kind = "dm-clrs's self-loops" if t["clrs_law"] == "True" else "no self-loops"
+        verb = "holds" if t["turned"] else "was tested for"
         where = (
-            f"On grids with {kind}, {t['arm']} holds fewer `{t['measure']}` than "
+            f"On grids with {kind}, {t['arm']} {verb} fewer `{t['measure']}` than "
             f"{t['against']} at {_nodes(t['fewer_at'])} and more at "
             f"{_nodes(t['more_at'])}"
         )

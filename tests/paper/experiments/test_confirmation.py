@@ -184,6 +184,7 @@ def test_the_rendered_table_sets_the_fresh_block_beside_6c_s_rows(tmp_path):
             f"above Holm's strictest level there ({level:g})"
         ) in text
     assert "a turn within this kind of grid is not shown" in text
+    assert "holds fewer" not in text and "was tested for fewer" in text
     assert "even split" not in text  # nothing confirmed
 
 
