@@ -32,15 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from nar_gap.analysis.models import Models
 from nar_gap.analysis.pointers import paired_tie_counts, tie_count_rows
 from nar_gap.analysis.verdicts import CONFIRMED, confirmed_together
 from nar_gap.paper.experiments import generalisation, tie_test
 from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, has_section
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
-from nar_gap.paper.experiments.runs import metadata, train_once
+from nar_gap.paper.experiments.runs import metadata
 from nar_gap.system import files
-from nar_gap.tasks.graphs import family_batch
 
 ALGORITHM = "bfs"  # 6c's: BFS's tied parents
 ARMS = (TWIN, "supervised")
@@ -220,28 +218,12 @@ def round_rows(
     """Round ``round``'s block, trained where not there, counted on its grids.
 
     The grids are 6c's for each of the round's hypotheses
-    (``generalisation.FAMILY_GRAPHS`` from the first).
+    (:func:`.tie_test.tie_grids`).
     """
-    recipe_of = {"supervised": pair[0], TWIN: f"{pair[0]}+families"}
     seeds = seed_list(profile, round)
-    configs = tie_test.arm_configs(profile, ALGORITHM, pair, seeds, ARMS)
-    arms = {
-        arm: (
-            recipe_of[arm],
-            [Models.from_run(train_once(c, dirs.runs, progress)) for c in runs],
-        )
-        for arm, runs in configs.items()
-    }
+    arms = tie_test.trained_arms(profile, ALGORITHM, pair, seeds, dirs, ARMS, progress)
     cells = sorted({(h.clrs_law, h.num_nodes) for h in HYPOTHESES if h.round == round})
-    grids = [
-        (
-            law,
-            family_batch(
-                ALGORITHM, "grid", n, generalisation.FAMILY_GRAPHS, clrs_law=law
-            ),
-        )
-        for law, n in cells
-    ]
+    grids = tie_test.tie_grids(ALGORITHM, cells)
     return [{"round": round} | row for row in tie_count_rows(arms, grids)]
 
 

@@ -38,6 +38,7 @@ from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, with_f
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
 from nar_gap.paper.experiments.runs import metadata, train_once
 from nar_gap.system import files
+from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.graphs import family_batch
 from nar_gap.training.config import TrainConfig
 
@@ -126,6 +127,50 @@ def arm_configs(
         ]
         for arm in arms
     }
+
+
+def trained_arms(
+    profile: Profile,
+    algorithm: str,
+    pair: tuple[str, str],
+    seeds: Sequence[int],
+    dirs: OutputDirs,
+    arms: Sequence[str] = ARMS,
+    progress: bool = True,
+) -> dict[str, tuple[str, list[Models]]]:
+    """Each of ``arms``: its recipe's name and its :func:`arm_configs` runs.
+
+    Trained where not there, read back otherwise; the form
+    ``pointers.tie_count_rows`` counts.
+    """
+    recipe_of = {"plain": pair[1], "supervised": pair[0]}
+    recipe_of |= {TWIN: f"{pair[0]}+families", MIXED_PLAIN: f"{pair[1]}+families"}
+    return {
+        arm: (
+            recipe_of[arm],
+            [Models.from_run(train_once(c, dirs.runs, progress)) for c in runs],
+        )
+        for arm, runs in arm_configs(profile, algorithm, pair, seeds, arms).items()
+    }
+
+
+def tie_grids(
+    algorithm: str, cells: Sequence[tuple[bool, int]]
+) -> list[tuple[bool, Batch]]:
+    """6c's grids of each ``(clrs_law, num_nodes)`` cell, drawn by its law.
+
+    ``generalisation.FAMILY_GRAPHS`` grids from the first, so every study
+    counting on a cell counts on the same draws.
+    """
+    return [
+        (
+            law,
+            family_batch(
+                algorithm, "grid", n, generalisation.FAMILY_GRAPHS, clrs_law=law
+            ),
+        )
+        for law, n in cells
+    ]
 
 
 def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -222,23 +267,10 @@ def run_tie_test(
     if dirs.reading:
         return
     pair = generalisation.chosen_recipes(dirs.results, algorithm)
-    recipe_of = {"plain": pair[1], "supervised": pair[0]}
-    recipe_of |= {TWIN: f"{pair[0]}+families", MIXED_PLAIN: f"{pair[1]}+families"}
-    arms = {
-        arm: (
-            recipe_of[arm],
-            [Models.from_run(train_once(c, dirs.runs, progress)) for c in runs],
-        )
-        for arm, runs in arm_configs(
-            profile, algorithm, pair, profile.seed_list(tie_seeds(profile))
-        ).items()
-    }
+    seeds = profile.seed_list(tie_seeds(profile))
+    arms = trained_arms(profile, algorithm, pair, seeds, dirs, progress=progress)
     sizes = GRID_SIZES
-    graphs = generalisation.FAMILY_GRAPHS
-    grids = [
-        (law, family_batch(algorithm, "grid", n, graphs, clrs_law=law))
-        for law, n in itertools.product(GRID_LAWS, sizes)
-    ]
+    grids = tie_grids(algorithm, list(itertools.product(GRID_LAWS, sizes)))
     rows = tie_count_rows(arms, grids)
     meta = metadata(
         profile,
