@@ -155,18 +155,24 @@ def trained_arms(
 
 
 def tie_grids(
-    algorithm: str, cells: Sequence[tuple[bool, int]]
+    algorithm: str, cells: Sequence[tuple[bool, int]], first: int = 0
 ) -> list[tuple[bool, Batch]]:
-    """6c's grids of each ``(clrs_law, num_nodes)`` cell, drawn by its law.
+    """The grids of each ``(clrs_law, num_nodes)`` cell, drawn by its law.
 
-    ``generalisation.FAMILY_GRAPHS`` grids from the first, so every study
-    counting on a cell counts on the same draws.
+    ``generalisation.FAMILY_GRAPHS`` grids from draw ``first``: 0, 6c's, so
+    every study counting on a cell counts on the same draws unless it asks
+    for others.
     """
     return [
         (
             law,
             family_batch(
-                algorithm, "grid", n, generalisation.FAMILY_GRAPHS, clrs_law=law
+                algorithm,
+                "grid",
+                n,
+                generalisation.FAMILY_GRAPHS,
+                first=first,
+                clrs_law=law,
             ),
         )
         for law, n in cells
