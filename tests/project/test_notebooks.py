@@ -923,8 +923,8 @@ def test_07_tie_test_tables(executed):
 @in_chain("09_confirmation")
 def test_09_confirmation_tables(executed):
     """Notebook 09 at smoke: both arms on each round's block of seeds, on
-    that round's hypotheses' grids only; two seeds per arm cannot confirm
-    (the least p two seeds give is 0.25), and the table says so."""
+    that round's hypotheses' grids and draws only; two seeds per arm cannot
+    confirm (the least p two seeds give is 0.25), and the table says so."""
     from nar_gap.paper.experiments import confirmation
     from nar_gap.system import files
 
@@ -932,17 +932,15 @@ def test_09_confirmation_tables(executed):
     written = profiles.OutputDirs(executed.runs, results, figures)
     rows = written.read_back(confirmation.seeds_file(), typed=True)
     expected = [
-        (r, arm, s, h.clrs_law, h.num_nodes)
+        (r, arm, s, h.clrs_law, h.num_nodes, h.first_grid)
         for r in confirmation.rounds()
         for h in confirmation.HYPOTHESES
         if h.round == r
         for arm in confirmation.ARMS
         for s in confirmation.seed_list(profiles.SMOKE, r)
     ]
-    assert sorted(
-        (r["round"], r["contender"], r["seed"], r["clrs_law"], r["num_nodes"])
-        for r in rows
-    ) == sorted(expected)
+    names = ("round", "contender", "seed", "clrs_law", "num_nodes", "first_grid")
+    assert sorted(tuple(r[k] for k in names) for r in rows) == sorted(expected)
     judged = written.read_back(confirmation.results_file(), typed=True)
     assert [(r["round"], r["num_nodes"], r["side"]) for r in judged] == [
         (h.round, h.num_nodes, h.side) for h in confirmation.HYPOTHESES

@@ -14,12 +14,13 @@ that added them precedes any count on its block, :func:`first_seed`), and
 :func:`run_confirmation` answers them on fresh seeds of the two arms only,
 one-sided in the stated direction, decided together by Holm's step-down
 (:func:`~nar_gap.analysis.verdicts.confirmed_together`): a hypothesis is
-``confirmed`` or ``not confirmed``, nothing else.  The grids
-are 6c's own (the same draws), so a failure to confirm speaks of the seeds,
-not of the graphs.  Hypotheses come in rounds: each round is fixed
-together, tested on its own block and decided by its own Holm family, so a
-later round may be chosen knowing an earlier round's verdicts without
-spending their level again.
+``confirmed`` or ``not confirmed``, nothing else.  Its grids are 6c's own
+draws (so a failure to confirm speaks of the seeds, not of the graphs) or,
+where it says so (``Hypothesis.first_grid``), draws no study has counted
+on, so a confirmation speaks of graphs too.  Hypotheses come in rounds:
+each round is fixed together, tested on its own block and decided by its
+own Holm family, so a later round may be chosen knowing an earlier round's
+verdicts without spending their level again.
 """
 
 from __future__ import annotations
@@ -211,14 +212,16 @@ def turns(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each contrast tested both ways within one kind of grid, and whether it turns.
 
     ``rows``: :func:`tests`' (as written or read back).  A contrast is a
-    measure, a pair of arms and a grid law; it turns where it is confirmed
-    ``fewer`` at some size and ``more`` at another.  Each part is confirmed
-    at the level on its own block, so the turn holds at the level too (an
-    intersection-union test: it needs no correction, since the turn is
-    claimed only when every part passes).  ``fewer_at``/``more_at``: the
-    sizes tested each way; ``turned``: every one of them confirmed.
+    measure, a pair of arms, a grid law and its draws (``first_grid``: a
+    turn on fresh draws is claimed apart from one on 6c's); it turns where
+    it is confirmed ``fewer`` at some size and ``more`` at another.  Each
+    part is confirmed at the level (its round's Holm p), so the turn holds
+    at the level too (an intersection-union test: it needs no correction,
+    since the turn is claimed only when every part passes).
+    ``fewer_at``/``more_at``: the sizes tested each way; ``turned``: every
+    one of them confirmed.
     """
-    names = ("measure", "arm", "against", "clrs_law")
+    names = ("measure", "arm", "against", "clrs_law", "first_grid")
     keys = [tuple(str(r[k]) for k in names) for r in rows]
     out = []
     for key in dict.fromkeys(keys):
@@ -266,10 +269,12 @@ def round_rows(
     return rows
 
 
-def _round_draws(round: int) -> dict[tuple[bool, int], int]:
+def _round_draws(
+    round: int, hypotheses: Sequence[Hypothesis] = HYPOTHESES
+) -> dict[tuple[bool, int], int]:
     """Round ``round``'s cells ``(clrs_law, num_nodes)``, each with its first draw."""
     draws: dict[tuple[bool, int], int] = {}
-    for h in (h for h in HYPOTHESES if h.round == round):
+    for h in (h for h in hypotheses if h.round == round):
         cell = (h.clrs_law, h.num_nodes)
         if draws.setdefault(cell, h.first_grid) != h.first_grid:
             raise ValueError(

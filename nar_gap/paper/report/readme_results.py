@@ -965,7 +965,13 @@ def _tie_trends(results: Path, algorithm: str) -> str:
 
 
 def _explored(rows: Sequence[Mapping[str, str]], h: Mapping[str, str]) -> str:
-    """6c's row for a hypothesis's cell: its seeds that way, and its p that way."""
+    """6c's row for a hypothesis's cell: its seeds that way, and its p that way.
+
+    Only on 6c's own draws (``first_grid`` 0): on fresh draws 6c counted
+    nothing.
+    """
+    if int(h["first_grid"]):
+        return "–"
     for r in rows:
         if all(r[k] == h[k] for k in ("measure", "clrs_law", "num_nodes", "arm")):
             side = h["side"]
@@ -997,7 +1003,8 @@ def confirmation_table(results: Path) -> str:
             (
                 r["round"],
                 f"{r['arm']} {r['side']} `{r['measure']}` than {r['against']}",
-                f"{r['num_nodes']} nodes, self-loops {_self_loops(r['clrs_law'])}",
+                f"{r['num_nodes']} nodes, self-loops {_self_loops(r['clrs_law'])}, "
+                f"{_draws(r['first_grid'])}",
                 f"{r['on_side']} · {r['off_side']} · {r['same_seeds']}",
                 f"{_fmt(r['share'], 2)} [{_fmt(r['share_low'], 2)}, "
                 f"{_fmt(r['share_high'], 2)}]",
@@ -1028,6 +1035,12 @@ def confirmation_table(results: Path) -> str:
         f"(`{confirmation.results_file()}`).{_powerless(rows)}"
         f"{_across_rounds(rows)}{_by_ranks(rows)}{_turns(rows)}"
     )
+
+
+def _draws(first_grid: str) -> str:
+    """Which grid draws a hypothesis counts on, as the table names them."""
+    first = int(first_grid)
+    return "6c's draws" if not first else f"fresh draws from graph {first}"
 
 
 def _powerless(rows: Sequence[Mapping[str, str]]) -> str:
@@ -1080,6 +1093,7 @@ def _turns(rows: Sequence[Mapping[str, str]]) -> str:
     said = []
     for t in confirmation.turns(rows):
         kind = "dm-clrs's self-loops" if t["clrs_law"] == "True" else "no self-loops"
+        kind += f" ({_draws(t['first_grid'])})"
         verb = "holds" if t["turned"] else "was tested for"
         where = (
             f"On grids with {kind}, {t['arm']} {verb} fewer `{t['measure']}` than "
@@ -1087,12 +1101,12 @@ def _turns(rows: Sequence[Mapping[str, str]]) -> str:
             f"{_nodes(t['more_at'])}"
         )
         said.append(
-            f" {where}: each confirmed on its own block, so the contrast turns "
-            "within this kind of grid, at the level (an intersection-union "
+            f" {where}: each part confirmed at the level, so the contrast turns "
+            "within these grids, at the level (an intersection-union "
             "test: it asks every part to hold, so it needs no correction)."
             if t["turned"]
-            else f" {where}: not every part confirmed, so a turn within this "
-            "kind of grid is not shown."
+            else f" {where}: not every part confirmed, so a turn within these "
+            "grids is not shown."
         )
     return "".join(said)
 
