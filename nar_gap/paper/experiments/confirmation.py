@@ -219,7 +219,9 @@ def turns(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     at the level too (an intersection-union test: it needs no correction,
     since the turn is claimed only when every part passes).
     ``fewer_at``/``more_at``: the sizes tested each way; ``turned``: every
-    one of them confirmed.
+    one of them confirmed; ``p``: the turn's p, the largest of its parts'
+    Holm p (the intersection-union test's), so it can be judged at another
+    level too.
     """
     names = ("measure", "arm", "against", "clrs_law", "first_grid")
     keys = [tuple(str(r[k]) for k in names) for r in rows]
@@ -235,6 +237,7 @@ def turns(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 dict(zip(names, key, strict=True))
                 | {"fewer_at": at["fewer"], "more_at": at["more"]}
                 | {"turned": all(r["verdict"] == CONFIRMED for r in own)}
+                | {"p": max(float(r["p_holm"]) for r in own)}
             )
     return out
 

@@ -1065,12 +1065,19 @@ def _across_rounds(rows: Sequence[Mapping[str, str]]) -> str:
     if rounds < 2:
         return ""
     held = sum(float(r["p_holm"]) * rounds < SIGNIFICANCE for r in rows)
+    dropped = [
+        f"round {r['round']}'s {r['side']} at {r['num_nodes']} nodes "
+        f"({float(r['p_holm']) * rounds:.3g})"
+        for r in rows
+        if r["verdict"] == verdicts.CONFIRMED
+        and float(r["p_holm"]) * rounds >= SIGNIFICANCE
+    ]
     return (
         f" Each round holds its own family at {SIGNIFICANCE:g}, so across its "
         f"{rounds} rounds the chance that some confirmation here is false is at "
         f"most {rounds} × {SIGNIFICANCE:g}; judged across them at {SIGNIFICANCE:g} "
         f"(each round's Holm p times {rounds}), {held} of {len(rows)} stay "
-        "confirmed."
+        "confirmed" + (f"; not {', '.join(dropped)}" if dropped else "") + "."
     )
 
 
@@ -1089,8 +1096,13 @@ def _by_ranks(rows: Sequence[Mapping[str, str]]) -> str:
 
 
 def _turns(rows: Sequence[Mapping[str, str]]) -> str:
-    """``confirmation.turns``, in words: each contrast tested both ways in one kind."""
+    """``confirmation.turns``, in words: each contrast tested both ways in one kind.
+
+    With more than one round, each turn is judged across them as well, as
+    :func:`_across_rounds` judges each hypothesis.
+    """
     said = []
+    rounds = len(dict.fromkeys(r["round"] for r in rows))
     for t in confirmation.turns(rows):
         kind = "dm-clrs's self-loops" if t["clrs_law"] == "True" else "no self-loops"
         kind += f" ({_draws(t['first_grid'])})"
@@ -1108,6 +1120,13 @@ def _turns(rows: Sequence[Mapping[str, str]]) -> str:
             else f" {where}: not every part confirmed, so a turn within these "
             "grids is not shown."
         )
+        if t["turned"] and rounds > 1:
+            across = t["p"] * rounds < SIGNIFICANCE
+            said.append(
+                f" Judged across the {rounds} rounds (the turn's p, its parts' "
+                f"largest, {t['p']:.3g}, times {rounds}) it "
+                + ("holds too." if across else "is not shown.")
+            )
     return "".join(said)
 
 

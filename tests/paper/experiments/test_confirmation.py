@@ -195,10 +195,15 @@ def test_a_turn_within_one_kind_of_grid_needs_every_part_confirmed():
         assert turn["clrs_law"] == "True" and turn["turned"]
         assert turn["first_grid"] == first
         assert (turn["fewer_at"], turn["more_at"]) == ([32], [128])
+    # the turn's p: its parts' largest Holm p (round 1's 8x and round 2's 2x)
+    assert old["p"] == max(judged[1]["p_holm"], judged[2]["p_holm"])
+    assert fresh["p"] == max(judged[3]["p_holm"], judged[4]["p_holm"])
     half = [r for r in _their_way() if r["round"] != 2]
     half += _rows({(True, 32): 0}, 8, 2)
-    old, fresh = confirmation.turns(_tests(half))
+    half_judged = _tests(half)
+    old, fresh = confirmation.turns(half_judged)
     assert not old["turned"] and fresh["turned"]
+    assert old["p"] == half_judged[2]["p_holm"] > 0.05  # the part that failed
     assert confirmation.turns(judged[:2]) == []  # two kinds, one side each
 
 
@@ -267,13 +272,21 @@ def test_a_confirmation_whose_share_reaches_one_half_says_so(tmp_path):
 def test_the_rendered_table_judges_the_rounds_together_too(tmp_path):
     """Six seeds all one way: p = 1/64 in each test.  Rounds 1's and 3's Holm
     double it (0.031, confirmed), and across three rounds it triples (0.094,
-    not); round 2's one test stays under (0.047).  Seen failing with the
-    rounds' count left out of the product."""
+    not); round 2's one test stays under (0.047), and the four that drop
+    are named.  Seen failing with the rounds' count left out of the product,
+    and with round 2 named among those that drop."""
     judged = _tests(_their_way(seeds=6))
     assert [r["verdict"] for r in judged] == ["confirmed"] * 5
     files.write_table(tmp_path / confirmation.results_file(), judged)
     text = readme_results.confirmation_table(tmp_path)
     assert "judged across them at 0.05 (each round's Holm p times 3), 1 of 5" in text
+    # both turns: each has a part at Holm p 2/64, times 3 over the level
+    assert text.count("times 3) it is not shown.") == 2
+    assert (
+        "stay confirmed; not round 1's fewer at 32 nodes (0.0938), round 1's "
+        "more at 128 nodes (0.0938), round 3's fewer at 32 nodes (0.0938), "
+        "round 3's more at 128 nodes (0.0938)."
+    ) in text
     files.write_table(tmp_path / confirmation.results_file(), judged[:2])
     assert "across" not in readme_results.confirmation_table(tmp_path)
 
@@ -291,6 +304,9 @@ def test_the_rendered_table_says_a_turn_only_where_every_part_holds(tmp_path):
             "more at 128 nodes: each part confirmed at the level, so the "
             "contrast turns"
         ) in text
+    # eight seeds all one way: p 1/256, Holm's 2/256 in a round of two; the
+    # turn's p on 6c's draws is its parts' largest, 2/256, times 3: held
+    assert text.count("times 3) it holds too.") == 2
 
 
 @pytest.mark.parametrize("profile", [profiles.SMOKE, profiles.STUDIES])
