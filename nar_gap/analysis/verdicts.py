@@ -1009,6 +1009,35 @@ def share_interval(
     return float(ci.low), float(ci.high)
 
 
+def hodges_lehmann(arm: np.ndarray, other: np.ndarray) -> float:
+    """How far ``arm`` sits from ``other``, as the signed-rank test sees it.
+
+    The median of the paired differences' Walsh averages (the pseudo-median):
+    the estimate that goes with the signed-rank test, whose null is
+    differences symmetric about zero, not a zero median or an even split of
+    seeds (:func:`sign_test_p`).  NaN without pairs.
+    """
+    d = np.asarray(arm, np.float64) - np.asarray(other, np.float64)
+    if not d.size:
+        return math.nan
+    i, j = np.triu_indices(d.size)
+    return float(np.median((d[i] + d[j]) / 2))
+
+
+def sign_test_p(on_side: int, off_side: int) -> float:
+    """One-sided exact sign test: could the untied pairs split evenly?
+
+    What the count of seeds on the stated side says alone, beside the
+    signed-rank test, which also weighs how far each seed went.  NaN without
+    an untied pair.
+    """
+    if on_side + off_side == 0:
+        return math.nan
+    return float(
+        stats.binomtest(on_side, on_side + off_side, alternative="greater").pvalue
+    )
+
+
 def confirmed_together(
     pairs: Sequence[tuple[np.ndarray, np.ndarray]],
     sides: Sequence[str],
@@ -1024,7 +1053,9 @@ def confirmed_together(
     hypotheses, ``confirmed`` below ``significance`` and ``not confirmed``
     otherwise (no third answer: the other way is ``p_other_way``, shown,
     not judged).  Beside it: the pairs on, off and not on either side, the
-    share on it with :func:`share_interval`, and :func:`least_one_sided_p`.
+    share on it with :func:`share_interval` and :func:`sign_test_p`, the
+    :func:`hodges_lehmann` difference ``arm - other``, and
+    :func:`least_one_sided_p`.
     """
     out = []
     for (arm, other), side in zip(pairs, sides, strict=True):
@@ -1040,6 +1071,8 @@ def confirmed_together(
             | {"same_seeds": int(x.size) - on - off}
             | {"share": on / (on + off) if on + off else math.nan}
             | {"share_low": low, "share_high": high}
+            | {"p_sign": sign_test_p(on, off)}
+            | {"hodges_lehmann": hodges_lehmann(x, y)}
             | {"p": p, "p_other_way": p_other}
             | {"least_p": least_one_sided_p(int(x.size))}
         )

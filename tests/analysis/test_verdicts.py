@@ -665,6 +665,22 @@ def test_where_nothing_differs_the_hypotheses_are_confirmed_at_the_level():
     assert confirmed / 400 <= 0.05 + 2 * 0.011
 
 
+def test_beside_the_ranks_the_count_alone_and_the_ranks_own_estimate():
+    """14 seeds fewer by 5 and 6 more by 1: the signed-rank test confirms,
+    and its estimate, the median of the 210 Walsh averages (105 of -5, 84
+    of -2, 21 of +1), is -3.5; the count alone, 14 of 20, gives the sign
+    test's P(X >= 14 | n 20, 0.5) = 0.0577.  Seen failing with the mean
+    difference in place of the pseudo-median, and with the sign test
+    two-sided."""
+    arm = np.array([5.0] * 14 + [11.0] * 6)
+    (row,) = v.confirmed_together([(arm, np.full(20, 10.0))], ["fewer"])
+    assert row["verdict"] == "confirmed" and row["p"] < 0.001
+    assert row["p_sign"] == pytest.approx(0.057659, abs=1e-6)
+    assert row["hodges_lehmann"] == -3.5  # the mean difference is -3.2
+    assert v.hodges_lehmann([1.0, 2.0, 3.0], [0.0, 0.0, 0.0]) == 2.0
+    assert math.isnan(v.hodges_lehmann([], [])) and math.isnan(v.sign_test_p(0, 0))
+
+
 def test_the_share_interval_holds_its_share_and_widens_with_fewer_seeds():
     low, high = v.share_interval(18, 3)
     assert low < 18 / 21 < high

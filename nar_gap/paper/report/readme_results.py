@@ -992,8 +992,10 @@ def confirmation_table(results: Path) -> str:
             "fresh seeds on · off · same",
             "share on its side (95 %)",
             "medians",
+            "Hodges-Lehmann",
             "p",
             "p other way",
+            "p sign test",
             "least p",
             "p Holm",
             "verdict",
@@ -1009,8 +1011,10 @@ def confirmation_table(results: Path) -> str:
                 f"{_fmt(r['share'], 2)} [{_fmt(r['share_low'], 2)}, "
                 f"{_fmt(r['share_high'], 2)}]",
                 f"{_fmt(r['median_arm'], 1)} vs {_fmt(r['median_against'], 1)}",
+                _fmt(r["hodges_lehmann"], 1),
                 _fmt(r["p"], 4),
                 _fmt(r["p_other_way"], 4),
+                _fmt(r["p_sign"], 4),
                 _fmt(r["least_p"], 4),
                 _fmt(r["p_holm"], 4),
                 r["verdict"],
@@ -1029,7 +1033,11 @@ def confirmation_table(results: Path) -> str:
         "round), one-sided the way it says, by a Wilcoxon signed-rank test "
         "paired by seed, Holm's step-down over its round's hypotheses at "
         f"{SIGNIFICANCE:g} (`verdicts.confirmed_together`); the share is of "
-        "the seeds not tied, with its Clopper-Pearson interval; least p is "
+        "the seeds not tied, with its Clopper-Pearson interval and the sign "
+        "test's one-sided p (the count alone, shown, not judged); "
+        "Hodges-Lehmann is the signed-rank test's own estimate of the "
+        "difference, arm minus against (the median of the paired differences' "
+        "Walsh averages); least p is "
         "what the seeds would give all on the stated side; the last column is "
         "6c's row for the same cell, on the seeds that chose the hypothesis "
         f"(`{confirmation.results_file()}`).{_powerless(rows)}"
@@ -1087,8 +1095,10 @@ def _by_ranks(rows: Sequence[Mapping[str, str]]) -> str:
         f" Round {r['round']}'s {r['side']} at {r['num_nodes']} nodes is confirmed "
         "while its share's interval reaches 0.5 (from "
         f"{float(r['share_low']):.3f}): the count of seeds on its side alone "
-        "does not rule out an even split at 95 %; the signed-rank test also "
-        "weighs how far each seed went."
+        "does not rule out an even split at 95 % (sign test, one-sided p "
+        f"{float(r['p_sign']):.3g}); the signed-rank test also weighs how far "
+        "each seed went (Hodges-Lehmann difference "
+        f"{float(r['hodges_lehmann']):+.3g})."
         for r in rows
         if r["verdict"] == verdicts.CONFIRMED and float(r["share_low"]) <= 0.5
     ]

@@ -266,7 +266,12 @@ def test_a_confirmation_whose_share_reaches_one_half_says_so(tmp_path):
     files.write_table(tmp_path / confirmation.results_file(), [judged])
     text = readme_results.confirmation_table(tmp_path)
     assert "Round 2's fewer at 32 nodes is confirmed while its share's" in text
-    assert "does not rule out an even split" in text
+    assert (
+        "does not rule out an even split at 95 % (sign test, one-sided p "
+        "0.0577); the signed-rank test also weighs how far each seed went "
+        "(Hodges-Lehmann difference -3.5)."
+    ) in text
+    assert "| 5.0 vs 10.0 | -3.5 |" in text  # medians, then the estimate
 
 
 def test_the_rendered_table_judges_the_rounds_together_too(tmp_path):
