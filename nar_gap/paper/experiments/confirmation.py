@@ -208,6 +208,21 @@ def _round_tests(
     return [row | found for row, found in zip(out, judged, strict=True)]
 
 
+def rounds_in(rows: Sequence[Mapping[str, Any]]) -> int:
+    """How many rounds ``rows`` hold (:func:`tests`', as written or read back)."""
+    return len({int(r["round"]) for r in rows})
+
+
+def across_rounds(p: float, rounds: int) -> float:
+    """``p`` (a round's Holm p, or a turn's) judged across ``rounds`` rounds.
+
+    Each round holds its own family at the level, so across them the chance
+    that some confirmation is false is at most the level times the rounds:
+    Bonferroni over the rounds.
+    """
+    return min(1.0, p * rounds)
+
+
 def turns(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each contrast tested both ways within one kind of grid, and whether it turns.
 

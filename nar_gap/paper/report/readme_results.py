@@ -1069,16 +1069,15 @@ def _powerless(rows: Sequence[Mapping[str, str]]) -> str:
 
 def _across_rounds(rows: Sequence[Mapping[str, str]]) -> str:
     """What the rounds' confirmations are worth together: Bonferroni over rounds."""
-    rounds = len(dict.fromkeys(r["round"] for r in rows))
+    rounds = confirmation.rounds_in(rows)
     if rounds < 2:
         return ""
-    held = sum(float(r["p_holm"]) * rounds < SIGNIFICANCE for r in rows)
+    across = [confirmation.across_rounds(float(r["p_holm"]), rounds) for r in rows]
+    held = sum(p < SIGNIFICANCE for p in across)
     dropped = [
-        f"round {r['round']}'s {r['side']} at {r['num_nodes']} nodes "
-        f"({float(r['p_holm']) * rounds:.3g})"
-        for r in rows
-        if r["verdict"] == verdicts.CONFIRMED
-        and float(r["p_holm"]) * rounds >= SIGNIFICANCE
+        f"round {r['round']}'s {r['side']} at {r['num_nodes']} nodes ({p:.3g})"
+        for r, p in zip(rows, across, strict=True)
+        if r["verdict"] == verdicts.CONFIRMED and p >= SIGNIFICANCE
     ]
     return (
         f" Each round holds its own family at {SIGNIFICANCE:g}, so across its "
@@ -1112,7 +1111,7 @@ def _turns(rows: Sequence[Mapping[str, str]]) -> str:
     :func:`_across_rounds` judges each hypothesis.
     """
     said = []
-    rounds = len(dict.fromkeys(r["round"] for r in rows))
+    rounds = confirmation.rounds_in(rows)
     for t in confirmation.turns(rows):
         kind = "dm-clrs's self-loops" if t["clrs_law"] == "True" else "no self-loops"
         kind += f" ({_draws(t['first_grid'])})"
@@ -1131,7 +1130,7 @@ def _turns(rows: Sequence[Mapping[str, str]]) -> str:
             "grids is not shown."
         )
         if t["turned"] and rounds > 1:
-            across = t["p"] * rounds < SIGNIFICANCE
+            across = confirmation.across_rounds(t["p"], rounds) < SIGNIFICANCE
             said.append(
                 f" Judged across the {rounds} rounds (the turn's p, its parts' "
                 f"largest, {t['p']:.3g}, times {rounds}) it "
