@@ -420,6 +420,7 @@ def family_batch(
     count: int,
     first: int = 0,
     clrs_law: bool = False,
+    shuffled_ids: bool = False,
 ) -> Batch:
     """``count`` graphs of ``family`` with ``num_nodes`` nodes, sources drawn.
 
@@ -427,6 +428,12 @@ def family_batch(
     for seed ``k`` (``clrs_law`` passed on), weighted for Bellman-Ford, its
     source drawn from ``[k, num_nodes]``: ``first`` past another batch's
     count gives graphs that batch does not hold.  Each trace is dm-clrs's.
+
+    ``shuffled_ids`` renumbers each graph's nodes by a permutation drawn from
+    ``[k, num_nodes, 7]``: a family numbers its nodes by its structure (a
+    grid row by row), and dm-clrs breaks ties by the lowest id, so unshuffled
+    every tie of a lattice is broken toward the same direction, and the
+    ``pos`` input a model reads lines up with the geometry.
     """
     weighted = algorithm == "bellman_ford"
     graphs = []
@@ -434,6 +441,9 @@ def family_batch(
         weights = make_graph(
             family, num_nodes, seed=k, weighted=weighted, clrs_law=clrs_law
         )
+        if shuffled_ids:
+            order = np.random.default_rng([k, num_nodes, 7]).permutation(num_nodes)
+            weights = weights[np.ix_(order, order)]
         source = int(np.random.default_rng([k, num_nodes]).integers(num_nodes))
         graphs.append(batch_from_graph(algorithm, weights, source))
     return concat_batches(graphs)

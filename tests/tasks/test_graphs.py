@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.graphs import GraphFileError, parse_edge_list, read_edge_list
 
 
@@ -124,3 +125,24 @@ def test_an_entry_given_twice_needs_the_same_weight(text, line):
 def test_an_arc_and_its_reverse_may_differ():
     a = parse_edge_list("0 -> 1 2\n1 -> 0 3\n")
     assert (a[0, 1], a[1, 0]) == (2.0, 3.0)
+
+
+def test_shuffled_ids_renumber_the_same_graphs_by_a_drawn_permutation():
+    """The same lattice, self-loops and source id; only the numbering (and so
+    dm-clrs's lowest-id tie-break and the ``pos`` a model reads) changes."""
+    from nar_gap.tasks.graphs import family_batch
+
+    def grids(shuffled_ids: bool) -> Batch:
+        return family_batch(
+            "bfs", "grid", 25, 4, first=7, clrs_law=True, shuffled_ids=shuffled_ids
+        )
+
+    plain, shuffled = grids(False), grids(True)
+    a, b = (np.asarray(x.inputs["A"]) for x in (plain, shuffled))
+    for k in range(4):
+        order = np.random.default_rng([7 + k, 25, 7]).permutation(25)
+        np.testing.assert_array_equal(b[k], a[k][np.ix_(order, order)])
+    assert not np.array_equal(a, b)
+    assert not np.array_equal(plain.outputs["pi"], shuffled.outputs["pi"])
+    np.testing.assert_array_equal(plain.inputs["s"], shuffled.inputs["s"])
+    np.testing.assert_array_equal(np.asarray(grids(True).inputs["A"]), b)

@@ -155,13 +155,16 @@ def trained_arms(
 
 
 def tie_grids(
-    algorithm: str, cells: Sequence[tuple[bool, int]], first: int = 0
+    algorithm: str,
+    cells: Sequence[tuple[bool, int]],
+    first: int = 0,
+    shuffled_ids: bool = False,
 ) -> list[tuple[bool, Batch]]:
     """The grids of each ``(clrs_law, num_nodes)`` cell, drawn by its law.
 
     ``generalisation.FAMILY_GRAPHS`` grids from draw ``first``: 0, 6c's, so
     every study counting on a cell counts on the same draws unless it asks
-    for others.
+    for others; numbered row by row unless ``shuffled_ids``.
     """
     return [
         (
@@ -173,6 +176,7 @@ def tie_grids(
                 generalisation.FAMILY_GRAPHS,
                 first=first,
                 clrs_law=law,
+                shuffled_ids=shuffled_ids,
             ),
         )
         for law, n in cells
