@@ -932,7 +932,7 @@ def test_09_confirmation_tables(executed):
     written = profiles.OutputDirs(executed.runs, results, figures)
     rows = written.read_back(confirmation.seeds_file(), typed=True)
     expected = [
-        (r, arm, s, h.clrs_law, h.num_nodes, h.first_grid)
+        (r, arm, s, h.clrs_law, h.num_nodes, h.first_grid, h.shuffled_ids)
         for r in confirmation.rounds()
         for h in confirmation.HYPOTHESES
         if h.round == r
@@ -940,6 +940,7 @@ def test_09_confirmation_tables(executed):
         for s in confirmation.seed_list(profiles.SMOKE, r)
     ]
     names = ("round", "contender", "seed", "clrs_law", "num_nodes", "first_grid")
+    names += ("shuffled_ids",)
     assert sorted(tuple(r[k] for k in names) for r in rows) == sorted(expected)
     judged = written.read_back(confirmation.results_file(), typed=True)
     assert [(r["round"], r["num_nodes"], r["side"]) for r in judged] == [

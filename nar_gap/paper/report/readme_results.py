@@ -1006,7 +1006,7 @@ def confirmation_table(results: Path) -> str:
                 r["round"],
                 f"{r['arm']} {r['side']} `{r['measure']}` than {r['against']}",
                 f"{r['num_nodes']} nodes, self-loops {_self_loops(r['clrs_law'])}, "
-                f"{_draws(r['first_grid'])}",
+                f"{_draws(r['first_grid'], r['shuffled_ids'])}",
                 f"{r['on_side']} · {r['off_side']} · {r['same_seeds']}",
                 f"{_fmt(r['share'], 2)} [{_fmt(r['share_low'], 2)}, "
                 f"{_fmt(r['share_high'], 2)}]",
@@ -1045,10 +1045,11 @@ def confirmation_table(results: Path) -> str:
     )
 
 
-def _draws(first_grid: str) -> str:
+def _draws(first_grid: str, shuffled_ids: str) -> str:
     """Which grid draws a hypothesis counts on, as the table names them."""
     first = int(first_grid)
-    return "6c's draws" if not first else f"fresh draws from graph {first}"
+    said = "6c's draws" if not first else f"fresh draws from graph {first}"
+    return said + (", ids shuffled" if shuffled_ids == "True" else "")
 
 
 def _powerless(rows: Sequence[Mapping[str, str]]) -> str:
@@ -1068,23 +1069,27 @@ def _powerless(rows: Sequence[Mapping[str, str]]) -> str:
 
 
 def _across_rounds(rows: Sequence[Mapping[str, str]]) -> str:
-    """What the rounds' confirmations are worth together: Bonferroni over rounds."""
-    rounds = confirmation.rounds_in(rows)
-    if rounds < 2:
-        return ""
-    across = [confirmation.across_rounds(float(r["p_holm"]), rounds) for r in rows]
+    """What the rounds' confirmations are worth together: each at its share."""
+    across = [
+        confirmation.across_rounds(float(r["p_holm"]), int(r["round"])) for r in rows
+    ]
     held = sum(p < SIGNIFICANCE for p in across)
     dropped = [
         f"round {r['round']}'s {r['side']} at {r['num_nodes']} nodes ({p:.3g})"
         for r, p in zip(rows, across, strict=True)
         if r["verdict"] == verdicts.CONFIRMED and p >= SIGNIFICANCE
     ]
+    closed = confirmation.CLOSED_ROUNDS
     return (
-        f" Each round holds its own family at {SIGNIFICANCE:g}, so across its "
-        f"{rounds} rounds the chance that some confirmation here is false is at "
-        f"most {rounds} × {SIGNIFICANCE:g}; judged across them at {SIGNIFICANCE:g} "
-        f"(each round's Holm p times {rounds}), {held} of {len(rows)} stay "
-        "confirmed" + (f"; not {', '.join(dropped)}" if dropped else "") + "."
+        f" Each round holds its own family at {SIGNIFICANCE:g}; judged across the "
+        f"rounds, each holds a share of {SIGNIFICANCE:g} fixed before its data "
+        f"(`confirmation.level_share`): rounds 1 to {closed}, the first block, "
+        f"1/{closed} each (Bonferroni over its rounds), and round r from "
+        f"{closed + 1} on one half to the power r − {closed}, so that no later "
+        "round changes an earlier verdict. So judged (each round's Holm p "
+        f"divided by its share), {held} of {len(rows)} stay confirmed"
+        + (f"; not {', '.join(dropped)}" if dropped else "")
+        + "."
     )
 
 
@@ -1107,14 +1112,13 @@ def _by_ranks(rows: Sequence[Mapping[str, str]]) -> str:
 def _turns(rows: Sequence[Mapping[str, str]]) -> str:
     """``confirmation.turns``, in words: each contrast tested both ways in one kind.
 
-    With more than one round, each turn is judged across them as well, as
+    Each turn that holds is judged across the rounds as well, as
     :func:`_across_rounds` judges each hypothesis.
     """
     said = []
-    rounds = confirmation.rounds_in(rows)
     for t in confirmation.turns(rows):
         kind = "dm-clrs's self-loops" if t["clrs_law"] == "True" else "no self-loops"
-        kind += f" ({_draws(t['first_grid'])})"
+        kind += f" ({_draws(t['first_grid'], t['shuffled_ids'])})"
         verb = "holds" if t["turned"] else "was tested for"
         where = (
             f"On grids with {kind}, {t['arm']} {verb} fewer `{t['measure']}` than "
@@ -1129,12 +1133,11 @@ def _turns(rows: Sequence[Mapping[str, str]]) -> str:
             else f" {where}: not every part confirmed, so a turn within these "
             "grids is not shown."
         )
-        if t["turned"] and rounds > 1:
-            across = confirmation.across_rounds(t["p"], rounds) < SIGNIFICANCE
+        if t["turned"]:
             said.append(
-                f" Judged across the {rounds} rounds (the turn's p, its parts' "
-                f"largest, {t['p']:.3g}, times {rounds}) it "
-                + ("holds too." if across else "is not shown.")
+                " Judged across the rounds (each part's Holm p divided by its "
+                f"round's share, the largest {t['p_across']:.3g}) it "
+                + ("holds too." if t["p_across"] < SIGNIFICANCE else "is not shown.")
             )
     return "".join(said)
 
