@@ -84,6 +84,15 @@ class Hypothesis:
         return self.size_factor * TRANSFER_SIZES[0]
 
 
+def _turn(round: int, first_grid: int, shuffled_ids: bool = False) -> list[Hypothesis]:
+    """Both parts of the turn on dm-clrs's grids: fewer at 2x, more at 8x."""
+    fewer = Hypothesis(
+        "wrong_tied", True, 2, "fewer", round=round, first_grid=first_grid
+    )
+    fewer = dataclasses.replace(fewer, shuffled_ids=shuffled_ids)
+    return [fewer, dataclasses.replace(fewer, size_factor=8, side="more")]
+
+
 # Fixed from 6c at 24 seeds per arm (studies, `a7695af`) and committed
 # (`c6360c2`) before any seed of the fresh block was counted: the two cells
 # where the twin's contrast with supervised was strongest each way (wrong
@@ -113,22 +122,7 @@ HYPOTHESES = (
     # study counts on, with fresh seeds: one Holm family of two.  Resampling
     # rounds 1 and 2, 48 seeds confirm "more" at 8x in all draws and "fewer"
     # at 2x in 85 % at 0.05 (75 % at 0.025); fresh grids may differ.
-    Hypothesis(
-        "wrong_tied",
-        clrs_law=True,
-        size_factor=2,
-        side="fewer",
-        round=3,
-        first_grid=3_000,
-    ),
-    Hypothesis(
-        "wrong_tied",
-        clrs_law=True,
-        size_factor=8,
-        side="more",
-        round=3,
-        first_grid=3_000,
-    ),
+    *_turn(round=3, first_grid=3_000),
     # Round 4, the first of the second block (:func:`level_share`), fixed
     # after round 3's verdicts and committed before any seed of its block was
     # trained.  Rounds 1 to 3 count on grids numbered row by row, where
@@ -139,24 +133,7 @@ HYPOTHESES = (
     # grids.  Its share of the level is one half (0.025).  Resampling rounds 2
     # and 3's differences, 64 seeds confirm "fewer" at 2x at 0.025 in 72 % of
     # draws (48 seeds: 59 %) and "more" at 8x in all; shuffled ids may differ.
-    Hypothesis(
-        "wrong_tied",
-        clrs_law=True,
-        size_factor=2,
-        side="fewer",
-        round=4,
-        first_grid=4_000,
-        shuffled_ids=True,
-    ),
-    Hypothesis(
-        "wrong_tied",
-        clrs_law=True,
-        size_factor=8,
-        side="more",
-        round=4,
-        first_grid=4_000,
-        shuffled_ids=True,
-    ),
+    *_turn(round=4, first_grid=4_000, shuffled_ids=True),
 )
 # Rounds 1 to 3 are the first block, closed: judged across them by Bonferroni
 # over its three rounds, as written when round 3 was counted.  From round 4 on
