@@ -233,9 +233,10 @@ def level_share(round: int) -> float:
     Fixed before the round's data, so that adding a round changes no earlier
     verdict.  The first block (:data:`CLOSED_ROUNDS`) shares it equally,
     Bonferroni over its rounds; from there round r holds ``2 ** -(r - 3)``,
-    so each block spends at most the level, whatever follows.  (Before round
-    4 the share was one over the rounds the table held, so each new round
-    weakened the earlier ones after the fact.)
+    so each block spends at most the level, whatever follows (the two blocks
+    together, at most twice it).  (Before round 4 the share was one over the
+    rounds the table held, so each new round weakened the earlier ones after
+    the fact.)
     """
     if round <= CLOSED_ROUNDS:
         return 1.0 / CLOSED_ROUNDS

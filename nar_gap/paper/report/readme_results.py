@@ -1086,7 +1086,8 @@ def _across_rounds(rows: Sequence[Mapping[str, str]]) -> str:
         f"(`confirmation.level_share`): rounds 1 to {closed}, the first block, "
         f"1/{closed} each (Bonferroni over its rounds), and round r from "
         f"{closed + 1} on one half to the power r − {closed}, so that no later "
-        "round changes an earlier verdict. So judged (each round's Holm p "
+        "round changes an earlier verdict (each block holds at most the level, "
+        "the two together at most twice it). So judged (each round's Holm p "
         f"divided by its share), {held} of {len(rows)} stay confirmed"
         + (f"; not {', '.join(dropped)}" if dropped else "")
         + "."
