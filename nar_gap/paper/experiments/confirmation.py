@@ -285,13 +285,13 @@ def turns(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 | {"fewer_at": at["fewer"], "more_at": at["more"]}
                 | {"turned": all(r["verdict"] == CONFIRMED for r in own)}
                 | {"p": max(float(r["p_holm"]) for r in own)}
-                | {"p_across": max(_across(r) for r in own)}
+                | {"p_across": max(row_across_rounds(r) for r in own)}
             )
     return out
 
 
-def _across(row: Mapping[str, Any]) -> float:
-    """:func:`tests`' row's Holm p judged across the rounds."""
+def row_across_rounds(row: Mapping[str, Any]) -> float:
+    """:func:`tests`' row's Holm p judged across the rounds (as written or read)."""
     return across_rounds(float(row["p_holm"]), int(row["round"]))
 
 

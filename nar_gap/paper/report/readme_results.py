@@ -1070,9 +1070,7 @@ def _powerless(rows: Sequence[Mapping[str, str]]) -> str:
 
 def _across_rounds(rows: Sequence[Mapping[str, str]]) -> str:
     """What the rounds' confirmations are worth together: each at its share."""
-    across = [
-        confirmation.across_rounds(float(r["p_holm"]), int(r["round"])) for r in rows
-    ]
+    across = [confirmation.row_across_rounds(r) for r in rows]
     held = sum(p < SIGNIFICANCE for p in across)
     dropped = [
         f"round {r['round']}'s {r['side']} at {r['num_nodes']} nodes ({p:.3g})"
