@@ -858,6 +858,7 @@ def test_07_path_pointer_tables(executed):
         (c, n) for c in ("plain", "supervised", pp.TWIN) for n in pp.TRANSFER_SIZES
     }
     assert len(transfer) == 3 * seeds * len(pp.TRANSFER_SIZES)  # smoke: paths only
+    assert {r["graphs"] for r in transfer} == {profiles.SMOKE.studies.family_graphs}
     assert all(r["twin_trained"] and 0 <= r["accuracy"] <= 1 for r in transfer)
     for r in transfer:  # paths: every node reached, and no tied parents
         assert r["nodes"] == r["graphs"] * (r["num_nodes"] - 1)
@@ -903,6 +904,7 @@ def test_07_tie_test_tables(executed):
         for law in tie_test.GRID_LAWS
         for n in tie_test.GRID_SIZES
     )
+    assert {r["graphs"] for r in rows} == {profiles.SMOKE.studies.family_graphs}
     lost: dict[tuple, int] = {}
     for r in written.read_back(pp.ties_file("bfs"), typed=True):
         if r["rollout"] == "forced":
@@ -942,6 +944,7 @@ def test_09_confirmation_tables(executed):
     names = ("round", "contender", "seed", "clrs_law", "num_nodes", "first_grid")
     names += ("shuffled_ids",)
     assert sorted(tuple(r[k] for k in names) for r in rows) == sorted(expected)
+    assert {r["graphs"] for r in rows} == {profiles.SMOKE.studies.family_graphs}
     judged = written.read_back(confirmation.results_file(), typed=True)
     assert [(r["round"], r["num_nodes"], r["side"]) for r in judged] == [
         (h.round, h.num_nodes, h.side) for h in confirmation.HYPOTHESES

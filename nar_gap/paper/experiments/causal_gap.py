@@ -583,7 +583,7 @@ def run_path_case(
     seeds = profile.studies.recipe_seeds
     config = recipes.recipe_config(profile, algorithm, recipe, seeds)
     result = train(config, run_dir(config, dirs.runs), progress=progress)
-    nodes, count = generalisation.FAMILY_NODES, generalisation.FAMILY_GRAPHS
+    nodes, count = generalisation.FAMILY_NODES, profile.studies.family_graphs
     batch = family_batch(algorithm, "path", nodes, count)
     fit_batch = family_batch(algorithm, "path", nodes, PROBE_GRAPHS, first=count)
     compiled = compile_algorithm(

@@ -23,8 +23,8 @@ Hypotheses come in rounds: each round is fixed together, tested on its own
 block and decided by its own Holm family, so a later round may be chosen
 knowing an earlier round's verdicts without spending their level again.
 Judged across rounds, each round holds a share of the level fixed before its
-data (:func:`level_share`), so a later round never changes an earlier
-round's verdict.
+data (:func:`~nar_gap.analysis.rounds.level_share`), so a later round never
+changes an earlier round's verdict.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from nar_gap.analysis.pointers import paired_tie_counts, tie_count_rows
+from nar_gap.analysis.rounds import across_rounds
 from nar_gap.analysis.verdicts import CONFIRMED, confirmed_together
 from nar_gap.paper.experiments import generalisation, tie_test
 from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, has_section
@@ -62,7 +63,7 @@ class Hypothesis:
     ``round``: the round it was fixed in, whose block of seeds and Holm
     family it shares.  ``first_grid``: the index of its first grid draw
     (``tasks.graphs.family_batch``'s ``first``); 0 is 6c's draws, any index
-    past 6c's ``generalisation.FAMILY_GRAPHS`` draws graphs 6c never saw.
+    past 6c's ``Studies.family_graphs`` draws graphs 6c never saw.
     ``shuffled_ids``: those grids with their nodes renumbered at random
     (``family_batch``'s ``shuffled_ids``), so that dm-clrs's lowest-id
     tie-break, and the ``pos`` input, no longer follow the lattice's rows.
@@ -123,7 +124,7 @@ HYPOTHESES = (
     # rounds 1 and 2, 48 seeds confirm "more" at 8x in all draws and "fewer"
     # at 2x in 85 % at 0.05 (75 % at 0.025); fresh grids may differ.
     *_turn(round=3, first_grid=3_000),
-    # Round 4, the first of the second block (:func:`level_share`), fixed
+    # Round 4, the first of the second block (rounds.level_share), fixed
     # after round 3's verdicts and committed before any seed of its block was
     # trained.  Rounds 1 to 3 count on grids numbered row by row, where
     # dm-clrs's lowest-id tie-break always favours the same directions and the
@@ -139,7 +140,8 @@ HYPOTHESES = (
 # over its three rounds, as written when round 3 was counted.  From round 4 on
 # each round's share of the level is fixed here, before its data: round r gets
 # one half to the power r - 3, so rounds 4, 5, ... together spend at most the
-# level however many follow, and no round's share depends on how many do.
+# level however many follow, and no round's share depends on how many do
+# (nar_gap.analysis.rounds).
 CLOSED_ROUNDS = 3
 
 
@@ -227,32 +229,6 @@ def _round_tests(
     return [row | found for row, found in zip(out, judged, strict=True)]
 
 
-def level_share(round: int) -> float:
-    """The share of the level round ``round`` is judged at across rounds.
-
-    Fixed before the round's data, so that adding a round changes no earlier
-    verdict.  The first block (:data:`CLOSED_ROUNDS`) shares it equally,
-    Bonferroni over its rounds; from there round r holds ``2 ** -(r - 3)``,
-    so each block spends at most the level, whatever follows (the two blocks
-    together, at most twice it).  (Before round 4 the share was one over the
-    rounds the table held, so each new round weakened the earlier ones after
-    the fact.)
-    """
-    if round <= CLOSED_ROUNDS:
-        return 1.0 / CLOSED_ROUNDS
-    return 0.5 ** (round - CLOSED_ROUNDS)
-
-
-def across_rounds(p: float, round: int) -> float:
-    """``p`` (round ``round``'s Holm p, or a turn's) judged across the rounds.
-
-    Within a block the chance that some confirmation is false is at most the
-    sum of its rounds' levels: ``p`` is compared with the level's
-    :func:`level_share`, here as ``p`` divided by the share.
-    """
-    return min(1.0, p / level_share(round))
-
-
 def turns(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each contrast tested both ways within one kind of grid, and whether it turns.
 
@@ -268,7 +244,7 @@ def turns(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     one of them confirmed; ``p``: the turn's p, the largest of its parts'
     Holm p (the intersection-union test's), so it can be judged at another
     level too; ``p_across``: the largest of its parts' p judged across the
-    rounds (:func:`across_rounds`, each at its own round's share).
+    rounds (:func:`row_across_rounds`, each at its own round's share).
     """
     names = ("measure", "arm", "against", "clrs_law", "first_grid", "shuffled_ids")
     keys = [tuple(str(r[k]) for k in names) for r in rows]
@@ -291,8 +267,12 @@ def turns(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def row_across_rounds(row: Mapping[str, Any]) -> float:
-    """:func:`tests`' row's Holm p judged across the rounds (as written or read)."""
-    return across_rounds(float(row["p_holm"]), int(row["round"]))
+    """:func:`tests`' row's Holm p judged across the rounds (as written or read).
+
+    At its round's share of the level (:func:`~nar_gap.analysis.rounds.
+    level_share`, the first block :data:`CLOSED_ROUNDS` rounds).
+    """
+    return across_rounds(float(row["p_holm"]), int(row["round"]), CLOSED_ROUNDS)
 
 
 def round_rows(
@@ -318,7 +298,8 @@ def round_rows(
     rows = []
     for first, shuffled in sorted(set(draws.values())):
         cells = sorted(c for c, d in draws.items() if d == (first, shuffled))
-        grids = tie_test.tie_grids(ALGORITHM, cells, first, shuffled)
+        graphs = profile.studies.family_graphs
+        grids = tie_test.tie_grids(ALGORITHM, cells, graphs, first, shuffled)
         rows += [
             {"round": round, "first_grid": first, "shuffled_ids": shuffled} | row
             for row in tie_count_rows(arms, grids)

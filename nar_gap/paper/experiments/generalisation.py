@@ -103,7 +103,6 @@ CONTENDERS = ("plain", "supervised", "compiled", "compiled_fixed")
 SIZES = (16, 64, 256, 1024)
 IN_DISTRIBUTION = ("size", "16")
 FAMILY_NODES = 16
-FAMILY_GRAPHS = 8
 WEIGHT_SCALES = (0.1, 10.0, 100.0)
 # Accuracies this close (the paired difference's whole interval inside
 # +-EQUAL_ACCURACY) count as equal in distribution.
@@ -172,7 +171,8 @@ def conditions(
     sizes: Sequence[int] = SIZES,
     families: Sequence[str] = SWEEP_FAMILIES,
     scales: Sequence[float] = WEIGHT_SCALES,
-    family_graphs: int = FAMILY_GRAPHS,
+    *,
+    family_graphs: int,
 ) -> list[Condition]:
     """Every condition's graphs (``scales`` only for Bellman-Ford)."""
     out = [Condition("size", str(n), _size_batch(algorithm, n)) for n in sizes]
@@ -525,7 +525,9 @@ def run_generalisation(
     every contender.
     """
     pair = pair or chosen_recipes(dirs.results, algorithm)
-    chosen = list(measured) if measured is not None else conditions(algorithm)
+    if measured is None:
+        measured = conditions(algorithm, family_graphs=profile.studies.family_graphs)
+    chosen = list(measured)
     loss_batch = sample_batch(
         algorithm, profile.val_num_nodes, profile.batch_size, seed=2
     )
@@ -593,6 +595,7 @@ def run_profile_generalisation(
         algorithm,
         studies.ood_sizes or SIZES,
         study_families(profile),
+        family_graphs=studies.family_graphs,
     )
     return run_generalisation(
         profile, algorithm, dirs, studies.recipe_seeds, progress, measured

@@ -156,7 +156,8 @@ def transfer(
     compiled: CompiledModel,
     families: Sequence[str],
     sizes: Sequence[int] = TRANSFER_SIZES,
-    graphs: int = generalisation.FAMILY_GRAPHS,
+    *,
+    graphs: int,
 ) -> list[dict[str, Any]]:
     """Each seed's accuracy and faithfulness on each family and size.
 
@@ -281,21 +282,17 @@ def run_path_pointers(
     twin = with_families(config)
     models = Models.from_run(train_once(twin, dirs.runs, progress))
     trained.append((TWIN, f"{pair[0]}+families", models))
-    batch = family_batch(
-        algorithm, "path", generalisation.FAMILY_NODES, generalisation.FAMILY_GRAPHS
-    )
+    graphs = profile.studies.family_graphs
+    batch = family_batch(algorithm, "path", generalisation.FAMILY_NODES, graphs)
     steps = range(TRAINING_ROUNDS * len(config.train_lengths))
     training = {
         "training": drawn_batches(config, config.seeds[0], steps),
         "training_families": drawn_batches(twin, config.seeds[0], steps),
     }
-    grids = [
-        family_batch(algorithm, "grid", n, generalisation.FAMILY_GRAPHS)
-        for n in TRANSFER_SIZES
-    ]
+    grids = [family_batch(algorithm, "grid", n, graphs) for n in TRANSFER_SIZES]
     tables = measure(trained, found[0].compiled, batch, training, grids)
     families = generalisation.study_families(profile)
-    tables += (transfer(trained, found[0].compiled, families),)
+    tables += (transfer(trained, found[0].compiled, families, graphs=graphs),)
     tables += (tie_memory(trained, found[0].compiled, grids),)
     meta = metadata(
         profile,

@@ -635,35 +635,6 @@ def closest_pair(rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     return str(best["recipe"]), str(twin(best)["recipe"])
 
 
-def annealed_against_constant(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Does the mechanism outlast its supervision?  One sentence per pair.
-
-    Pairs every annealed recipe with the recipe that differs from it in
-    ``anneal`` alone (same weights, steps and the rest), read from the
-    table's columns.
-    """
-    knobs = [f.name for f in dataclasses.fields(Recipe) if f.name != "name"]
-    said = []
-    for annealed in (r for r in rows if float(r["anneal"]) > 0):
-        twins = [
-            r
-            for r in rows
-            if float(r["anneal"]) == 0
-            and all(str(r[k]) == str(annealed[k]) for k in knobs if k != "anneal")
-        ]
-        for twin in twins:
-            said.append(
-                f"{annealed['recipe']} (supervision annealed to zero by "
-                f"{float(annealed['anneal']):g} of its steps) ends at internal "
-                f"{float(annealed['internal']):.3f} and agreement "
-                f"{float(annealed['argmax_agreement']):.3f}, against "
-                f"{float(twin['internal']):.3f} and "
-                f"{float(twin['argmax_agreement']):.3f} for {twin['recipe']}, "
-                "the same recipe with the weight held to the end."
-            )
-    return said
-
-
 @dataclasses.dataclass(frozen=True)
 class _TestGraphs:
     """Notebook 03's test graphs and the compiled model's attention on them.

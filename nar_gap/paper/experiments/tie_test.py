@@ -157,12 +157,13 @@ def trained_arms(
 def tie_grids(
     algorithm: str,
     cells: Sequence[tuple[bool, int]],
+    graphs: int,
     first: int = 0,
     shuffled_ids: bool = False,
 ) -> list[tuple[bool, Batch]]:
     """The grids of each ``(clrs_law, num_nodes)`` cell, drawn by its law.
 
-    ``generalisation.FAMILY_GRAPHS`` grids from draw ``first``: 0, 6c's, so
+    ``graphs`` grids (``Studies.family_graphs``) from draw ``first``: 0, 6c's, so
     every study counting on a cell counts on the same draws unless it asks
     for others; numbered row by row unless ``shuffled_ids``.
     """
@@ -173,7 +174,7 @@ def tie_grids(
                 algorithm,
                 "grid",
                 n,
-                generalisation.FAMILY_GRAPHS,
+                graphs,
                 first=first,
                 clrs_law=law,
                 shuffled_ids=shuffled_ids,
@@ -280,7 +281,8 @@ def run_tie_test(
     seeds = profile.seed_list(tie_seeds(profile))
     arms = trained_arms(profile, algorithm, pair, seeds, dirs, progress=progress)
     sizes = GRID_SIZES
-    grids = tie_grids(algorithm, list(itertools.product(GRID_LAWS, sizes)))
+    cells = list(itertools.product(GRID_LAWS, sizes))
+    grids = tie_grids(algorithm, cells, profile.studies.family_graphs)
     rows = tie_count_rows(arms, grids)
     meta = metadata(
         profile,

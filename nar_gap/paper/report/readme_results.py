@@ -18,11 +18,13 @@ parts of the notebooks that profile runs into its own page,
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -547,10 +549,39 @@ def _recipes(results: Path, algorithm: str = "bfs") -> str:
         ],
     )
     sidecar = files.read_json(files.sidecar_path(path))
-    outlasting = " ".join(recipes.annealed_against_constant(rows))
+    outlasting = " ".join(annealed_against_constant(rows))
     answer = f"{sidecar.get('verdict', '')} {outlasting}".rstrip()
     controls = _held_out_controls(rows, sidecar)
     return "\n\n".join(part for part in (table, answer, controls) if part)
+
+
+def annealed_against_constant(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Does the mechanism outlast its supervision?  One sentence per pair.
+
+    Pairs every annealed recipe with the recipe that differs from it in
+    ``anneal`` alone (same weights, steps and the rest), read from the
+    table's columns.
+    """
+    knobs = [f.name for f in dataclasses.fields(recipes.Recipe) if f.name != "name"]
+    said = []
+    for annealed in (r for r in rows if float(r["anneal"]) > 0):
+        twins = [
+            r
+            for r in rows
+            if float(r["anneal"]) == 0
+            and all(str(r[k]) == str(annealed[k]) for k in knobs if k != "anneal")
+        ]
+        for twin in twins:
+            said.append(
+                f"{annealed['recipe']} (supervision annealed to zero by "
+                f"{float(annealed['anneal']):g} of its steps) ends at internal "
+                f"{float(annealed['internal']):.3f} and agreement "
+                f"{float(annealed['argmax_agreement']):.3f}, against "
+                f"{float(twin['internal']):.3f} and "
+                f"{float(twin['argmax_agreement']):.3f} for {twin['recipe']}, "
+                "the same recipe with the weight held to the end."
+            )
+    return said
 
 
 def _self_rows(results: Path, algorithm: str = "bfs") -> str:
@@ -1081,7 +1112,7 @@ def _across_rounds(rows: Sequence[Mapping[str, str]]) -> str:
     return (
         f" Each round holds its own family at {SIGNIFICANCE:g}; judged across the "
         f"rounds, each holds a share of {SIGNIFICANCE:g} fixed before its data "
-        f"(`confirmation.level_share`): rounds 1 to {closed}, the first block, "
+        f"(`analysis.rounds.level_share`): rounds 1 to {closed}, the first block, "
         f"1/{closed} each (Bonferroni over its rounds), and round r from "
         f"{closed + 1} on one half to the power r − {closed}, so that no later "
         "round changes an earlier verdict (each block holds at most the level, "

@@ -184,6 +184,9 @@ def test_plain_is_notebook_02_s_baseline_on_its_first_seeds_trained_once(
 
 
 def test_an_annealed_recipe_is_compared_with_its_constant_twin_only():
+    """The rendered recipe table's sentence, on rows the recipe study writes."""
+    from nar_gap.paper.report import readme_results
+
     config = recipes.recipe_config(profiles.get("cpu"), "bfs", Recipe("x"), seeds=2)
     made = {}
     for recipe, internal in (
@@ -198,12 +201,12 @@ def test_an_annealed_recipe_is_compared_with_its_constant_twin_only():
             recipe, range(2), _seeds(*[(1.0, internal, 1.0)] * 2)
         )
         made[recipe.name] = recipes.recipe_row(recipe, config, per_seed)
-    said = recipes.annealed_against_constant(list(made.values()))
+    said = readme_results.annealed_against_constant(list(made.values()))
     assert len(said) == 1
     assert said[0].startswith("w10_x2_ann (supervision annealed to zero by 0.5")
     assert "against 0.030 and 1.000 for w10_x2," in said[0]
     del made["w10_x2"]
-    assert recipes.annealed_against_constant(list(made.values())) == []
+    assert readme_results.annealed_against_constant(list(made.values())) == []
 
 
 def test_drift_starts_from_the_recipes_own_model_and_trains_on_unsupervised(tmp_path):
