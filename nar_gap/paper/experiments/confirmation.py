@@ -87,10 +87,8 @@ class Hypothesis:
 
 def _turn(round: int, first_grid: int, shuffled_ids: bool = False) -> list[Hypothesis]:
     """Both parts of the turn on dm-clrs's grids: fewer at 2x, more at 8x."""
-    fewer = Hypothesis(
-        "wrong_tied", True, 2, "fewer", round=round, first_grid=first_grid
-    )
-    fewer = dataclasses.replace(fewer, shuffled_ids=shuffled_ids)
+    of_round = {"round": round, "first_grid": first_grid, "shuffled_ids": shuffled_ids}
+    fewer = Hypothesis("wrong_tied", True, 2, "fewer", **of_round)
     return [fewer, dataclasses.replace(fewer, size_factor=8, side="more")]
 
 
@@ -295,10 +293,9 @@ def round_rows(
     seeds = seed_list(profile, round)
     arms = tie_test.trained_arms(profile, ALGORITHM, pair, seeds, dirs, ARMS, progress)
     draws = _round_draws(round)
-    rows = []
+    graphs, rows = profile.studies.family_graphs, []
     for first, shuffled in sorted(set(draws.values())):
         cells = sorted(c for c, d in draws.items() if d == (first, shuffled))
-        graphs = profile.studies.family_graphs
         grids = tie_test.tie_grids(ALGORITHM, cells, graphs, first, shuffled)
         rows += [
             {"round": round, "first_grid": first, "shuffled_ids": shuffled} | row

@@ -101,8 +101,8 @@ def test_a_round_on_shuffled_ids_counts_the_same_lattices_renumbered():
 
 
 def test_each_round_s_block_is_seeds_no_other_study_or_round_trains():
-    rounds = confirmation.rounds()
-    assert rounds == (1, 2, 3, 4)
+    numbers = confirmation.rounds()
+    assert numbers == (1, 2, 3, 4)
     for profile in profiles.PROFILES.values():
         elsewhere = max(
             profile.seeds,
@@ -110,7 +110,7 @@ def test_each_round_s_block_is_seeds_no_other_study_or_round_trains():
             *(s.seeds for _, s in profile.baselines),
         )
         assert elsewhere <= confirmation.first_seed(1)
-        for r in rounds:
+        for r in numbers:
             block = confirmation.seed_list(profile, r)
             assert block[:1] in ((), (confirmation.first_seed(r),))
             assert len(block) == confirmation.confirm_seeds(profile)[r]
