@@ -391,7 +391,7 @@ SMOKE = Profile(  # one graph size and one padded trace length: few compiles
         # CI's budget: counting on 8 grids of up to 128 nodes, with XLA's
         # optimisations off, was most of notebook 07's tie test and 09's count.
         family_graphs=2,
-        confirm_seeds=(2, 2, 2, 2),
+        confirm_seeds=(2, 2, 2, 2, 2),
     ),
 )
 
@@ -566,7 +566,7 @@ FULL_STUDIES = Studies(
     # two hypotheses in 84 % and 95 % of draws.  Round 2, 48: its one
     # hypothesis at 0.05 in 91 % (40 seeds: 86 %, 32: 79 %).  Round 3, 48:
     # resampling rounds 1 and 2, both its hypotheses under Holm in 85 %.
-    confirm_seeds=(24, 48, 48, 64),
+    confirm_seeds=(24, 48, 48, 64, 32),
 )
 
 # The cpu profile with its studies at full size: the notebooks that hold
