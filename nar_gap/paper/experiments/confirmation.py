@@ -295,9 +295,10 @@ def turns(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each contrast tested both ways within one kind of grid, and whether it turns.
 
     ``rows``: :func:`tests`' (as written or read back).  A contrast is a
-    measure, a pair of arms, a grid law and its draws (``first_grid`` and
-    ``shuffled_ids``: a turn on fresh or renumbered draws is claimed apart
-    from one on 6c's); it turns where
+    measure, a pair of arms, a grid law and its draws (``first_grid``,
+    ``shuffled_ids`` and ``rows_minus_shuffled``: a turn on fresh or
+    renumbered draws, or of a numbering's cost, is claimed apart from one on
+    6c's); it turns where
     it is confirmed ``fewer`` at some size and ``more`` at another.  Each
     part is confirmed at the level (its round's Holm p), so the turn holds
     at the level too (an intersection-union test: it needs no correction,
@@ -309,6 +310,7 @@ def turns(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     rounds (:func:`row_across_rounds`, each at its own round's share).
     """
     names = ("measure", "arm", "against", "clrs_law", "first_grid", "shuffled_ids")
+    names += ("rows_minus_shuffled",)
     keys = [tuple(str(r[k]) for k in names) for r in rows]
     out = []
     for key in dict.fromkeys(keys):

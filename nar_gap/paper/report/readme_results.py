@@ -1035,9 +1035,8 @@ def confirmation_table(results: Path) -> str:
         [
             (
                 r["round"],
-                f"{r['arm']} {r['side']} `{r['measure']}` than {r['against']}",
-                f"{r['num_nodes']} nodes, self-loops {_self_loops(r['clrs_law'])}, "
-                f"{_draws(r['first_grid'], r['shuffled_ids'])}",
+                _hypothesis(r),
+                _grids(r),
                 f"{r['on_side']} · {r['off_side']} · {r['same_seeds']}",
                 f"{_fmt(r['share'], 2)} [{_fmt(r['share_low'], 2)}, "
                 f"{_fmt(r['share_high'], 2)}]",
@@ -1076,10 +1075,29 @@ def confirmation_table(results: Path) -> str:
     )
 
 
-def _draws(first_grid: str, shuffled_ids: str) -> str:
+def _hypothesis(r: Mapping[str, str]) -> str:
+    """What a hypothesis says, as the table names it."""
+    measure = f"`{r['measure']}`"
+    if r["rows_minus_shuffled"] == "True":
+        measure += " (ids row by row minus shuffled)"
+    return f"{r['arm']} {r['side']} {measure} than {r['against']}"
+
+
+def _grids(r: Mapping[str, str]) -> str:
+    """A hypothesis's grids: size, law and draws."""
+    draws = (r["first_grid"], r["shuffled_ids"], r["rows_minus_shuffled"])
+    return (
+        f"{r['num_nodes']} nodes, self-loops {_self_loops(r['clrs_law'])}, "
+        f"{_draws(*draws)}"
+    )
+
+
+def _draws(first_grid: str, shuffled_ids: str, rows_minus_shuffled: str) -> str:
     """Which grid draws a hypothesis counts on, as the table names them."""
     first = int(first_grid)
     said = "6c's draws" if not first else f"fresh draws from graph {first}"
+    if rows_minus_shuffled == "True":
+        return said + ", ids row by row and shuffled"
     return said + (", ids shuffled" if shuffled_ids == "True" else "")
 
 
@@ -1148,7 +1166,8 @@ def _turns(rows: Sequence[Mapping[str, str]]) -> str:
     said = []
     for t in confirmation.turns(rows):
         kind = "dm-clrs's self-loops" if t["clrs_law"] == "True" else "no self-loops"
-        kind += f" ({_draws(t['first_grid'], t['shuffled_ids'])})"
+        draws = (t["first_grid"], t["shuffled_ids"], t["rows_minus_shuffled"])
+        kind += f" ({_draws(*draws)})"
         verb = "holds" if t["turned"] else "was tested for"
         where = (
             f"On grids with {kind}, {t['arm']} {verb} fewer `{t['measure']}` than "
