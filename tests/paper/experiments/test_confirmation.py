@@ -65,8 +65,9 @@ def test_each_hypothesis_is_a_cell_and_contrast_of_6c_s_design():
         assert h.measure in tie_test.MEASURES and h.clrs_law in tie_test.GRID_LAWS
         assert h.num_nodes in tie_test.GRID_SIZES and h.side in ("fewer", "more")
         assert h.arm in confirmation.ARMS
+        assert not (h.rows_minus_shuffled and h.shuffled_ids)  # both, or one
         if h.against == confirmation.ZERO:  # one arm's cost of ids row by row
-            assert h.rows_minus_shuffled and not h.shuffled_ids
+            assert h.rows_minus_shuffled
         else:
             assert (h.arm, h.against) in contrasts and h.against in confirmation.ARMS
 
