@@ -871,6 +871,12 @@ def paired_tie_counts(
     law's grids of one size (empty where either is absent).
     """
     counts = tie_count_table(rows, measure, clrs_law, num_nodes)
-    a, b = counts.get(arm, {}), counts.get(against, {})
+    return paired_by_seed(counts.get(arm, {}), counts.get(against, {}))
+
+
+def paired_by_seed(
+    a: Mapping[int, float], b: Mapping[int, float]
+) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """``(seeds, a's, b's)``: the seeds both have, in order, and their values."""
     seeds = sorted(a.keys() & b.keys())
     return seeds, *(np.asarray([t[s] for s in seeds], np.float64) for t in (a, b))

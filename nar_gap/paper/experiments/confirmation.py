@@ -39,7 +39,11 @@ from typing import Any
 
 import numpy as np
 
-from nar_gap.analysis.pointers import tie_count_rows, tie_count_table
+from nar_gap.analysis.pointers import (
+    paired_by_seed,
+    tie_count_rows,
+    tie_count_table,
+)
 from nar_gap.analysis.rounds import across_rounds
 from nar_gap.analysis.verdicts import CONFIRMED, confirmed_together
 from nar_gap.paper.experiments import generalisation, tie_test
@@ -267,8 +271,7 @@ def paired(
     """
     a = _per_seed(rows, h, h.arm)
     b = dict.fromkeys(a, 0.0) if h.against == ZERO else _per_seed(rows, h, h.against)
-    seeds = sorted(a.keys() & b.keys())
-    return seeds, *(np.asarray([t[s] for s in seeds], np.float64) for t in (a, b))
+    return paired_by_seed(a, b)
 
 
 def _per_seed(
