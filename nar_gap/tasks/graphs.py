@@ -421,6 +421,7 @@ def family_batch(
     first: int = 0,
     clrs_law: bool = False,
     shuffled_ids: bool = False,
+    source_kept: bool = False,
 ) -> Batch:
     """``count`` graphs of ``family`` with ``num_nodes`` nodes, sources drawn.
 
@@ -433,20 +434,62 @@ def family_batch(
     ``[k, num_nodes, 7]``: a family numbers its nodes by its structure (a
     grid row by row), and dm-clrs breaks ties by the lowest id, so unshuffled
     every tie of a lattice is broken toward the same direction, and the
-    ``pos`` input a model reads lines up with the geometry.
+    ``pos`` input a model reads lines up with the geometry.  The drawn
+    source index then names another node of the graph (as uniform a draw);
+    ``source_kept`` renumbers the source with its graph instead, so the
+    shuffled draw is the unshuffled one relabelled and nothing else: a
+    count on both numberings then differs by the numbering alone.
     """
+    if source_kept and not shuffled_ids:
+        raise ValueError(
+            "source_kept keeps the source through a renumbering: it needs shuffled_ids"
+        )
     weighted = algorithm == "bellman_ford"
     graphs = []
     for k in range(first, first + count):
         weights = make_graph(
             family, num_nodes, seed=k, weighted=weighted, clrs_law=clrs_law
         )
+        source = int(np.random.default_rng([k, num_nodes]).integers(num_nodes))
         if shuffled_ids:
             order = np.random.default_rng([k, num_nodes, 7]).permutation(num_nodes)
-            weights = weights[np.ix_(order, order)]
-        source = int(np.random.default_rng([k, num_nodes]).integers(num_nodes))
+            weights = weights[np.ix_(order, order)]  # new id i is old node order[i]
+            if source_kept:
+                source = int(np.argsort(order)[source])
         graphs.append(batch_from_graph(algorithm, weights, source))
     return concat_batches(graphs)
+
+
+def grid_batches(
+    algorithm: str,
+    cells: Sequence[tuple[bool, int]],
+    count: int,
+    first: int = 0,
+    shuffled_ids: bool = False,
+    source_kept: bool = False,
+) -> list[tuple[bool, Batch]]:
+    """:func:`family_batch`'s grids of each ``(clrs_law, num_nodes)`` cell.
+
+    Each with the law it was drawn by, the form ``analysis.pointers.
+    tie_count_rows`` counts on: the grids' lowest-id ties are where a
+    trained model's pointers are put to the test.
+    """
+    return [
+        (
+            law,
+            family_batch(
+                algorithm,
+                "grid",
+                n,
+                count,
+                first=first,
+                clrs_law=law,
+                shuffled_ids=shuffled_ids,
+                source_kept=source_kept,
+            ),
+        )
+        for law, n in cells
+    ]
 
 
 def families_batch(

@@ -935,17 +935,18 @@ def test_09_confirmation_tables(executed):
     rows = written.read_back(confirmation.seeds_file(), typed=True)
     cells = {  # a cell read row by row minus shuffled is counted both ways
         (h.round, h.clrs_law, h.num_nodes, h.first_grid, shuffled)
-        for h in confirmation.HYPOTHESES
+        + (shuffled and h.source_kept,)  # and a check's shuffled, source kept
+        for h in confirmation.HYPOTHESES + confirmation.CHECKS
         for shuffled in ((False, True) if h.rows_minus_shuffled else (h.shuffled_ids,))
     }
     expected = [
-        (r, arm, s, law, n, first, shuffled)
-        for r, law, n, first, shuffled in cells
+        (r, arm, s, law, n, first, shuffled, kept)
+        for r, law, n, first, shuffled, kept in cells
         for arm in confirmation.ARMS
         for s in confirmation.seed_list(profiles.SMOKE, r)
     ]
     names = ("round", "contender", "seed", "clrs_law", "num_nodes", "first_grid")
-    names += ("shuffled_ids",)
+    names += ("shuffled_ids", "source_kept")
     assert sorted(tuple(r[k] for k in names) for r in rows) == sorted(expected)
     assert {r["graphs"] for r in rows} == {profiles.SMOKE.studies.family_graphs}
     judged = written.read_back(confirmation.results_file(), typed=True)
@@ -954,6 +955,10 @@ def test_09_confirmation_tables(executed):
     ]
     assert all(r["seeds"] == 2 and r["least_p"] == 0.25 for r in judged)
     assert all(r["verdict"] == "not confirmed" for r in judged)
+    checked = written.read_back(confirmation.checks_file(), typed=True)
+    assert [(r["round"], r["side"], r["source_kept"]) for r in checked] == [
+        (h.round, h.side, True) for h in confirmation.CHECKS
+    ]
     sidecar = files.read_json(files.sidecar_path(results / confirmation.results_file()))
     blocks = [confirmation.seed_list(profiles.SMOKE, r) for r in confirmation.rounds()]
     assert sidecar["notebook"] == "09_confirmation"

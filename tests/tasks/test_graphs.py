@@ -146,3 +146,28 @@ def test_shuffled_ids_renumber_the_same_graphs_by_a_drawn_permutation():
     assert not np.array_equal(plain.outputs["pi"], shuffled.outputs["pi"])
     np.testing.assert_array_equal(plain.inputs["s"], shuffled.inputs["s"])
     np.testing.assert_array_equal(np.asarray(grids(True).inputs["A"]), b)
+
+
+def test_a_kept_source_makes_the_shuffled_draw_the_plain_one_relabelled():
+    """Seen failing with the source left at its drawn index, and with it
+    mapped by the permutation instead of its inverse."""
+    from nar_gap.tasks.graphs import family_batch
+
+    def grids(**shuffled: bool) -> Batch:
+        return family_batch("bfs", "grid", 25, 4, first=7, clrs_law=True, **shuffled)
+
+    plain, kept = grids(), grids(shuffled_ids=True, source_kept=True)
+    moved = grids(shuffled_ids=True)
+    for k in range(4):
+        order = np.random.default_rng([7 + k, 25, 7]).permutation(25)
+        a, b = (np.asarray(x.inputs["A"][k]) for x in (plain, kept))
+        np.testing.assert_array_equal(b, a[np.ix_(order, order)])
+        # new id i is old node order[i]: the same source, the same reach
+        np.testing.assert_array_equal(kept.inputs["s"][k], plain.inputs["s"][k][order])
+        np.testing.assert_array_equal(
+            kept.hints["reach_h"][:, k], plain.hints["reach_h"][:, k][:, order]
+        )
+    np.testing.assert_array_equal(np.asarray(moved.inputs["A"]), kept.inputs["A"])
+    assert not np.array_equal(moved.inputs["s"], kept.inputs["s"])
+    with pytest.raises(ValueError, match="needs shuffled_ids"):
+        grids(source_kept=True)

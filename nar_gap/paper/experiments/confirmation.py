@@ -51,6 +51,7 @@ from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, has_se
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
 from nar_gap.paper.experiments.runs import metadata
 from nar_gap.system import files
+from nar_gap.tasks.graphs import grid_batches
 
 ALGORITHM = "bfs"  # 6c's: BFS's tied parents
 ARMS = (TWIN, "supervised")
@@ -78,7 +79,10 @@ class Hypothesis:
     by row minus its count on them with ids shuffled (the same lattices and
     self-loops; each source is drawn by its index, so it sits elsewhere on
     the lattice), what row-by-row numbering costs it; ``against``
-    :data:`ZERO` sets one arm's cost against none.
+    :data:`ZERO` sets one arm's cost against none.  ``source_kept``: the
+    shuffled grids keep each source at its node (``family_batch``'s
+    ``source_kept``), so a model's two counts differ by the numbering alone
+    (:data:`CHECKS`).
     """
 
     measure: str
@@ -91,6 +95,7 @@ class Hypothesis:
     first_grid: int = 0
     shuffled_ids: bool = False
     rows_minus_shuffled: bool = False
+    source_kept: bool = False
 
     @property
     def num_nodes(self) -> int:
@@ -176,6 +181,18 @@ HYPOTHESES = (
 # level however many follow, and no round's share depends on how many do
 # (nar_gap.analysis.rounds).
 CLOSED_ROUNDS = 3
+# Exploratory, chosen after round 5's verdicts, so no confirmation: on round
+# 5's shuffled draws each source is drawn by its index, so it sits at another
+# lattice node than on the same draw row by row, and a model's cost carries
+# where its source went beside the numbering.  Each check asks a hypothesis
+# that reads a cost again with every source kept at its node, on the same
+# models and lattices (:func:`checks`): where its verdict stays, the source's
+# move did not decide it.
+CHECKS = tuple(
+    dataclasses.replace(h, source_kept=True)
+    for h in HYPOTHESES
+    if h.rows_minus_shuffled
+)
 
 
 def runs_at(profile: Profile) -> bool:
@@ -217,9 +234,14 @@ def results_file(algorithm: str = ALGORITHM) -> str:
     return f"confirm_{algorithm}.csv"
 
 
+def checks_file(algorithm: str = ALGORITHM) -> str:
+    """Per check: :func:`checks`' test, beside its hypothesis's."""
+    return f"confirm_checks_{algorithm}.csv"
+
+
 def files_of(algorithm: str = ALGORITHM) -> list[str]:
-    """The study's two tables."""
-    return [seeds_file(algorithm), results_file(algorithm)]
+    """The study's three tables."""
+    return [seeds_file(algorithm), results_file(algorithm), checks_file(algorithm)]
 
 
 def tests(
@@ -236,8 +258,18 @@ def tests(
     out = []
     for r in sorted({int(row["round"]) for row in rows}):
         own = [h for h in hypotheses if h.round == r]
-        out += _round_tests([row for row in rows if int(row["round"]) == r], own)
+        if own:  # a round may have no check
+            out += _round_tests([row for row in rows if int(row["round"]) == r], own)
     return out
+
+
+def checks(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each of :data:`CHECKS` on its round's ``rows``, as :func:`tests` tests.
+
+    The same test and Holm family (the round's checks), so a check's verdict
+    is its hypothesis's with the source kept; exploratory all the same.
+    """
+    return tests(rows, CHECKS)
 
 
 def _round_tests(
@@ -280,11 +312,12 @@ def _per_seed(
     """``arm``'s ``h.measure`` per seed, as :func:`paired` reads it."""
 
     def on(shuffled: bool) -> dict[int, float]:
+        draw = (str(shuffled), str(shuffled and h.source_kept))
         drawn = [
             r
             for r in rows
             if int(r["first_grid"]) == h.first_grid
-            and str(r["shuffled_ids"]) == str(shuffled)
+            and (str(r["shuffled_ids"]), str(r["source_kept"])) == draw
         ]
         return tie_count_table(drawn, h.measure, h.clrs_law, h.num_nodes).get(arm, {})
 
@@ -352,36 +385,35 @@ def round_rows(
     """Round ``round``'s block, trained where not there, counted on its grids.
 
     Each of the round's hypotheses' cells, drawn from its ``first_grid``
-    (:func:`.tie_test.tie_grids`; 0: 6c's own draws), ids shuffled where it
-    says so (both ways where it reads ``rows_minus_shuffled``); each row
-    names its draws, so one cell may be counted on several.
+    (``tasks.graphs.grid_batches``; 0: 6c's own draws), ids shuffled where it
+    says so (both ways where it reads ``rows_minus_shuffled``, and for
+    :data:`CHECKS` shuffled with each source kept); each row names its draws,
+    so one cell may be counted on several.
     """
     seeds = seed_list(profile, round)
     arms = tie_test.trained_arms(profile, ALGORITHM, pair, seeds, dirs, ARMS, progress)
     graphs, rows = profile.studies.family_graphs, []
-    for (first, shuffled), cells in sorted(_round_draws(round).items()):
-        grids = tie_test.tie_grids(ALGORITHM, cells, graphs, first, shuffled)
-        rows += [
-            {"round": round, "first_grid": first, "shuffled_ids": shuffled} | row
-            for row in tie_count_rows(arms, grids)
-        ]
+    for (first, shuffled, kept), cells in sorted(_round_draws(round).items()):
+        grids = grid_batches(ALGORITHM, cells, graphs, first, shuffled, kept)
+        drawn = {"first_grid": first, "shuffled_ids": shuffled, "source_kept": kept}
+        rows += [{"round": round} | drawn | row for row in tie_count_rows(arms, grids)]
     return rows
 
 
 def _round_draws(
-    round: int, hypotheses: Sequence[Hypothesis] = HYPOTHESES
-) -> dict[tuple[int, bool], list[tuple[bool, int]]]:
-    """Round ``round``'s draws (first grid, ids shuffled), each with its cells.
+    round: int, hypotheses: Sequence[Hypothesis] = HYPOTHESES + CHECKS
+) -> dict[tuple[int, bool, bool], list[tuple[bool, int]]]:
+    """Round ``round``'s draws (first grid, ids shuffled, source kept), with cells.
 
     A cell: ``(clrs_law, num_nodes)``, sorted, each once per draw.
     """
-    draws: dict[tuple[int, bool], set[tuple[bool, int]]] = {}
+    draws: dict[tuple[int, bool, bool], set[tuple[bool, int]]] = {}
     for h in (h for h in hypotheses if h.round == round):
         ways = (False, True) if h.rows_minus_shuffled else (h.shuffled_ids,)
         for shuffled in ways:
-            draws.setdefault((h.first_grid, shuffled), set()).add(
-                (h.clrs_law, h.num_nodes)
-            )
+            draws.setdefault(
+                (h.first_grid, shuffled, shuffled and h.source_kept), set()
+            ).add((h.clrs_law, h.num_nodes))
     return {draw: sorted(cells) for draw, cells in draws.items()}
 
 
@@ -403,6 +435,8 @@ def run_confirmation(profile: Profile, dirs: OutputDirs, progress: bool = True) 
         recipes=list(pair),
         seeds=[s for r in asked for s in seed_list(profile, r)],
         hypotheses=[dataclasses.asdict(h) for h in HYPOTHESES if h.round in asked],
+        checks=[dataclasses.asdict(h) for h in CHECKS if h.round in asked],
     )
-    for name, table in zip(files_of(), (rows, tests(rows)), strict=True):
+    tables = (rows, tests(rows), checks(rows))
+    for name, table in zip(files_of(), tables, strict=True):
         files.write_table(Path(dirs.results) / name, table, meta)

@@ -38,8 +38,7 @@ from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, with_f
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
 from nar_gap.paper.experiments.runs import metadata, train_once
 from nar_gap.system import files
-from nar_gap.tasks.batch import Batch
-from nar_gap.tasks.graphs import family_batch
+from nar_gap.tasks.graphs import grid_batches
 from nar_gap.training.config import TrainConfig
 
 MIXED_PLAIN = "plain, families mixed in"  # the control arm's contender name
@@ -154,36 +153,6 @@ def trained_arms(
     }
 
 
-def tie_grids(
-    algorithm: str,
-    cells: Sequence[tuple[bool, int]],
-    graphs: int,
-    first: int = 0,
-    shuffled_ids: bool = False,
-) -> list[tuple[bool, Batch]]:
-    """The grids of each ``(clrs_law, num_nodes)`` cell, drawn by its law.
-
-    ``graphs`` grids (``Studies.family_graphs``) from draw ``first``: 0, 6c's, so
-    every study counting on a cell counts on the same draws unless it asks
-    for others; numbered row by row unless ``shuffled_ids``.
-    """
-    return [
-        (
-            law,
-            family_batch(
-                algorithm,
-                "grid",
-                n,
-                graphs,
-                first=first,
-                clrs_law=law,
-                shuffled_ids=shuffled_ids,
-            ),
-        )
-        for law, n in cells
-    ]
-
-
 def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each of :data:`CONTRASTS` on each measure, grid law and size, by seed.
 
@@ -282,7 +251,7 @@ def run_tie_test(
     arms = trained_arms(profile, algorithm, pair, seeds, dirs, progress=progress)
     sizes = GRID_SIZES
     cells = list(itertools.product(GRID_LAWS, sizes))
-    grids = tie_grids(algorithm, cells, profile.studies.family_graphs)
+    grids = grid_batches(algorithm, cells, profile.studies.family_graphs)
     rows = tie_count_rows(arms, grids)
     meta = metadata(
         profile,

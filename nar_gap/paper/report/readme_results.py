@@ -1072,6 +1072,58 @@ def confirmation_table(results: Path) -> str:
         "6c's row for the same cell, on the seeds that chose the hypothesis "
         f"(`{confirmation.results_file()}`).{_powerless(rows)}"
         f"{_across_rounds(rows)}{_by_ranks(rows)}{_turns(rows)}"
+        f"{_checks(results, rows)}"
+    )
+
+
+def _checks(results: Path, rows: Sequence[Mapping[str, str]]) -> str:
+    """Notebook 09's checks (``confirmation.checks``), each beside its hypothesis.
+
+    Exploratory: chosen after the verdicts, so said as a check, not a
+    confirmation ('' where this profile wrote none).
+    """
+    path = results / confirmation.checks_file()
+    checked = files.read_table(path) if path.exists() else []
+    if not checked:
+        return ""
+    names = [f.name for f in dataclasses.fields(confirmation.Hypothesis)]
+    names.remove("source_kept")
+    judged = {tuple(r[k] for k in names): r for r in rows}
+    pairs = [(judged[tuple(c[k] for k in names)], c) for c in checked]
+    table = markdown_table(
+        ("round", "hypothesis", "each source", "seeds on · off · same", "medians")
+        + ("Hodges-Lehmann", "p", "p Holm", "verdict"),
+        [
+            (
+                r["round"],
+                _hypothesis(r),
+                "kept at its node" if r["source_kept"] == "True" else "drawn by index",
+                f"{r['on_side']} · {r['off_side']} · {r['same_seeds']}",
+                f"{_fmt(r['median_arm'], 1)} vs {_fmt(r['median_against'], 1)}",
+                _fmt(r["hodges_lehmann"], 1),
+                _fmt(r["p"], 4),
+                _fmt(r["p_holm"], 4),
+                r["verdict"],
+            )
+            for pair in pairs
+            for r in pair
+        ],
+    )
+    kept = sum(h["verdict"] == c["verdict"] for h, c in pairs)
+    return (
+        "\n\n**A check, chosen after the verdicts (exploratory).** Where a "
+        "hypothesis reads a numbering's cost, its shuffled draws drew each "
+        "source by its index, so the source sits at another lattice node than "
+        "on the same draw numbered row by row, and a model's cost carries where "
+        "its source went beside the numbering. Each check asks the hypothesis "
+        "again on the same models and lattices with every source kept at its "
+        "node (`tasks.graphs.family_batch`'s `source_kept`), so that a model's "
+        "two counts differ by the numbering alone; the same test and Holm "
+        "family (the round's checks). Chosen after the verdicts, a check "
+        f"confirms nothing: {kept} of {len(pairs)} hypotheses keep their "
+        "verdict with each source kept"
+        + ("; for those, where the source sat did not decide it" if kept else "")
+        + f" (`{confirmation.checks_file()}`).\n\n{table}"
     )
 
 

@@ -17,6 +17,7 @@ from nar_gap.paper.experiments import (
 )
 from nar_gap.paper.report import readme_results
 from nar_gap.system import files
+from nar_gap.tasks.graphs import grid_batches
 
 PAIR = ("attention_w10_x2", "plain_x2")
 H = confirmation.Hypothesis
@@ -84,23 +85,24 @@ def test_a_round_draws_each_cell_once_and_fresh_draws_are_graphs_6c_never_saw():
     row by row minus shuffled counted one way only."""
     for r in confirmation.rounds():
         draws = confirmation._round_draws(r)
-        own = [h for h in confirmation.HYPOTHESES if h.round == r]
+        own = [h for h in confirmation.HYPOTHESES + confirmation.CHECKS if h.round == r]
         assert set(draws) == {
-            (h.first_grid, shuffled)
+            (h.first_grid, shuffled, shuffled and h.source_kept)
             for h in own
             for shuffled in (
                 (False, True) if h.rows_minus_shuffled else (h.shuffled_ids,)
             )
         }
-        for (first, shuffled), cells in draws.items():  # 6c's own, or past every draw
+        for (first, shuffled, _), cells in draws.items():  # 6c's own, or past all
             assert first == 0 or first >= confirmation.BLOCK_STRIDE
             assert first or not shuffled  # 6c counted on row-by-row ids only
             assert cells == sorted(set(cells))
     assert confirmation._round_draws(5) == {
-        (5_000, False): [(True, 32)],
-        (5_000, True): [(True, 32)],
+        (5_000, False, False): [(True, 32)],
+        (5_000, True, False): [(True, 32)],
+        (5_000, True, True): [(True, 32)],  # the checks' draw
     }
-    old, fresh = (tie_test.tie_grids("bfs", [(True, 32)], 2, f) for f in (0, 3_000))
+    old, fresh = (grid_batches("bfs", [(True, 32)], 2, f) for f in (0, 3_000))
     (law, old), (_, fresh) = old[0], fresh[0]
     assert law and old.inputs["s"].shape == fresh.inputs["s"].shape
     for probe in ("s", "A"):  # other sources, other self-loops
@@ -108,9 +110,9 @@ def test_a_round_draws_each_cell_once_and_fresh_draws_are_graphs_6c_never_saw():
 
 
 def test_a_round_on_shuffled_ids_counts_the_same_lattices_renumbered():
-    """Seen failing with ``tie_grids`` not passing ``shuffled_ids`` on."""
+    """Seen failing with ``grid_batches`` not passing ``shuffled_ids`` on."""
     (law, plain), (_, shuffled) = (
-        tie_test.tie_grids("bfs", [(True, 32)], 2, 4_000, s)[0] for s in (False, True)
+        grid_batches("bfs", [(True, 32)], 2, 4_000, s)[0] for s in (False, True)
     )
     assert law
     a, b = (np.asarray(x.inputs["A"]) for x in (plain, shuffled))
@@ -181,6 +183,7 @@ def _rows(
                 value = 10 + seed + d if count is None else count
                 rows.append(
                     {"round": round, "first_grid": draws[0], "shuffled_ids": draws[1]}
+                    | {"source_kept": False}
                     | {"contender": arm, "seed": seed, "clrs_law": law}
                     | {"num_nodes": size, "wrong_tied": value, "forced_lost": 0}
                 )
@@ -245,17 +248,30 @@ def test_each_round_is_its_own_holm_family_on_its_own_rows():
 
 
 def _costs(
-    cost: dict[str, int], base: dict[str, int], first: int = 5_000, seeds: int = 8
+    cost: dict[str, int],
+    base: dict[str, int],
+    first: int = 5_000,
+    seeds: int = 8,
+    kept: dict[str, int] | None = None,
 ) -> list:
     """Round 5's rows: each arm ``base`` plus 3 a seed shuffled, ``cost``
-    more row by row."""
+    more row by row; with ``kept``, also shuffled with each source kept,
+    where the arm's cost is ``kept``."""
     return [
         {"round": 5, "first_grid": first, "shuffled_ids": shuffled}
+        | {"source_kept": False}
         | {"contender": arm, "seed": seed, "clrs_law": True, "num_nodes": 32}
         | {"wrong_tied": base[arm] + 3 * seed + (0 if shuffled else c)}
         for shuffled in (False, True)
         for seed in range(seeds)
         for arm, c in cost.items()
+    ] + [
+        {"round": 5, "first_grid": first, "shuffled_ids": True, "source_kept": True}
+        | {"contender": arm, "seed": seed, "clrs_law": True, "num_nodes": 32}
+        | {"wrong_tied": base[arm] + 3 * seed + c - kept[arm]}
+        for seed in range(seeds)
+        for arm, c in cost.items()
+        if kept is not None
     ]
 
 
@@ -277,6 +293,67 @@ def test_round_5_reads_each_model_row_by_row_minus_shuffled():
     assert [r["verdict"] for r in confirmation.tests(cheaper, ROUND_5)] == [
         "not confirmed"
     ] * 2
+
+
+def test_a_check_reads_round_5_again_with_each_source_kept():
+    """The same models: their cost with each source moved confirms both
+    hypotheses, with it kept it goes the other way, and each test reads its
+    own draws.  Seen failing with the kept draw's rows read as the moved
+    one's, and with a check's source kept on the draw numbered row by row."""
+    base = {"supervised": 10, path_pointers.TWIN: 20}
+    cost, other_way = (
+        {"supervised": 5, path_pointers.TWIN: 1},
+        {
+            "supervised": -2,
+            path_pointers.TWIN: -1,
+        },
+    )
+    rows = _costs(cost, base, kept=other_way)
+    assert confirmation.CHECKS == tuple(
+        dataclasses.replace(h, source_kept=True) for h in ROUND_5
+    )
+    assert [r["verdict"] for r in confirmation.tests(rows, ROUND_5)] == [
+        "confirmed"
+    ] * 2
+    checked = confirmation.checks(rows)
+    assert [r["verdict"] for r in checked] == ["not confirmed"] * 2
+    assert [(r["median_arm"], r["median_against"]) for r in checked] == [
+        (-2, 0),
+        (-1, -2),
+    ]
+    assert all(r["source_kept"] for r in checked)
+    same = confirmation.checks(_costs(cost, base, kept=cost))
+    assert [r["verdict"] for r in same] == ["confirmed"] * 2
+    assert confirmation.checks(_rows({(True, 32): 3})) == []  # round 1: no check
+
+
+def test_the_rendered_table_sets_each_check_beside_its_hypothesis(tmp_path):
+    """Rounds 1 to 3 beside round 5, whose checks alone were counted.  Seen
+    failing with the checks paired to the hypotheses in order, and with the
+    count of kept verdicts taken from the hypotheses alone."""
+    base = {"supervised": 10, path_pointers.TWIN: 20}
+    cost = {"supervised": 5, path_pointers.TWIN: 1}
+    for kept, said in (
+        ({"supervised": 5, path_pointers.TWIN: 8}, "1 of 2 hypotheses keep"),
+        ({"supervised": -2, path_pointers.TWIN: -1}, "0 of 2 hypotheses keep"),
+    ):
+        rows = _costs(cost, base, kept=kept)
+        judged = confirmation.tests(_their_way() + rows, DESIGN + ROUND_5)
+        for name, table in (
+            (confirmation.results_file(), judged),
+            (confirmation.checks_file(), confirmation.checks(rows)),
+        ):
+            files.write_table(tmp_path / name, table)
+        text = readme_results.confirmation_table(tmp_path)
+        assert said + " their verdict with each source kept" in text
+        assert ("where the source sat" in text) == (said[0] != "0")
+    cost_row = (
+        "| 5 | supervised more `wrong_tied` (ids row by row minus shuffled) than zero"
+    )
+    assert f"{cost_row} | drawn by index | 8 · 0 · 0 | 5.0 vs 0.0 |" in text
+    assert f"{cost_row} | kept at its node | 0 · 8 · 0 | -2.0 vs 0.0 |" in text
+    (tmp_path / confirmation.checks_file()).unlink()
+    assert "A check" not in readme_results.confirmation_table(tmp_path)
 
 
 def test_the_rendered_table_names_round_5_s_cost_of_ids_row_by_row(tmp_path):
@@ -379,7 +456,7 @@ def test_a_confirmation_whose_share_reaches_one_half_says_so(tmp_path):
     share (0.70) has an interval from 0.46.  Seen failing with the caveat
     keyed on the share itself rather than its interval's lower end."""
     rows = [
-        {"round": 2, "first_grid": 0, "shuffled_ids": False}
+        {"round": 2, "first_grid": 0, "shuffled_ids": False, "source_kept": False}
         | {"contender": arm, "seed": seed, "clrs_law": True}
         | {"num_nodes": 32, "wrong_tied": value, "forced_lost": 0}
         for seed in range(20)
