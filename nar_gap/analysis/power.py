@@ -190,10 +190,11 @@ def seeds_for_signed_rank(
 
     At each count ``n`` tried, ``draws`` sets of ``n`` differences are drawn
     with replacement from the measured ones and tested (zeros dropped, as
-    the test drops them; the normal approximation, which scipy itself uses
-    from 14 pairs where differences tie or are zero, at every ``n`` here:
-    below that scipy's ``auto`` runs an exact permutation test, slice by
-    slice, minutes for a few hundred draws);
+    the test drops them; the normal approximation at every ``n``, vectorised
+    over the draws: the tests themselves are exact,
+    :func:`~nar_gap.analysis.stats.signed_rank_p`, one draw at a time, and
+    on counts where many seeds tie the approximation's p differed from
+    theirs either way, up to fourfold, so a count is a guide);
     the count is the smallest ``n`` whose share of p-values below
     ``significance`` reaches :data:`POWER`, never below
     :func:`signed_rank_floor`.  None where no difference is nonzero or

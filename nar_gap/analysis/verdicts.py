@@ -52,6 +52,7 @@ from nar_gap.analysis.stats import (
     finite_summary,
     nan_mean,
     page_trend,
+    signed_rank_p,
 )
 
 AGREE = "agree"
@@ -814,14 +815,12 @@ def none_closer(
 def _paired_wilcoxon(x: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:
     """One-sided Wilcoxon signed-rank p-values (x > y, x < y) and the pairs used.
 
-    Pairs with a NaN are dropped; with no nonzero difference both p are 1.
+    Exact at every n (:func:`~nar_gap.analysis.stats.signed_rank_p`).  Pairs
+    with a NaN are dropped; with no nonzero difference both p are 1.
     """
     keep = np.isfinite(x) & np.isfinite(y)
     x, y = x[keep], y[keep]
-    if not np.any(x != y):
-        return 1.0, 1.0, int(x.size)
-    greater = float(stats.wilcoxon(x, y, alternative="greater").pvalue)
-    less = float(stats.wilcoxon(x, y, alternative="less").pvalue)
+    greater, less = signed_rank_p(x - y)
     return greater, less, int(x.size)
 
 

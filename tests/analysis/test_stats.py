@@ -497,3 +497,43 @@ def test_page_l_is_scipy_s_and_its_z_matches_the_permutation_test_under_ties():
     untied_p = stats.page_trend_test(tied, method="asymptotic").pvalue
     assert abs(untied_p - found.p_rises) > abs(stats.norm.sf(z) - found.p_rises)
     assert math.isnan(page_z(np.ones((5, 4))))
+
+
+def _every_flip(d: np.ndarray) -> tuple[float, float]:
+    """The signed-rank p each way by listing all 2**n sign flips of ``d``'s
+    nonzero differences: the definition, at a cost only small n allow."""
+    d = d[d != 0]
+    ranks = stats.rankdata(np.abs(d))
+    observed = ranks[d > 0].sum()
+    flips = np.array(list(itertools.product((0, 1), repeat=d.size)))
+    sums = flips @ ranks
+    return float(np.mean(sums >= observed)), float(np.mean(sums <= observed))
+
+
+def test_the_signed_rank_p_counts_every_sign_flip_where_scipy_approximates():
+    """16 pairs with zeros and tied counts, where scipy takes the normal
+    approximation; 12 of 24 at zero and the rest all one way, where it gave
+    four times the exact 2**-12.  Seen failing with scipy's ``auto`` p."""
+    d = np.array([-9, -7, -7, -4, -3, -3, -2, -1, -1, 0, 0, 1, 2, 2, 5, 0], float)
+    assert st.signed_rank_p(d) == pytest.approx(_every_flip(d), rel=1e-12)
+    one_way = np.array([-22, -8, -5, -4, -4, -3] + [-1] * 6 + [0] * 12, float)
+    assert st.signed_rank_p(one_way) == (1.0, 2.0**-12)
+    scipy_auto = stats.wilcoxon(one_way, alternative="less").pvalue
+    assert scipy_auto > 3.9 * 2.0**-12  # what the tables said before
+
+
+def test_the_signed_rank_p_is_scipy_s_where_scipy_is_exact():
+    """No ties or zeros (scipy's exact distribution, any n to 50), and ties
+    at 13 pairs or fewer (its enumerated permutation test)."""
+    rng = np.random.default_rng(3)
+    for n in (1, 7, 20, 40):
+        d = rng.normal(0.3, 1.0, n)
+        for side, p in zip(("greater", "less"), st.signed_rank_p(d), strict=True):
+            exact = stats.wilcoxon(d, alternative=side, method="exact").pvalue
+            assert p == pytest.approx(exact, rel=1e-12), (n, side)
+    tied = rng.integers(-3, 5, 13).astype(float)
+    for side, p in zip(("greater", "less"), st.signed_rank_p(tied), strict=True):
+        assert p == pytest.approx(stats.wilcoxon(tied, alternative=side).pvalue)
+    assert st.signed_rank_p(np.zeros(5)) == (1.0, 1.0)
+    with pytest.raises(ValueError, match="must be finite"):
+        st.signed_rank_p([1.0, np.nan])
