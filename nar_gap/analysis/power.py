@@ -194,7 +194,7 @@ def seeds_for_signed_rank(
     over the draws: the tests themselves are exact,
     :func:`~nar_gap.analysis.stats.signed_rank_p`, one draw at a time, and
     on counts where many seeds tie the approximation's p differed from
-    theirs either way, up to fourfold, so a count is a guide);
+    theirs either way, so a count is a guide);
     the count is the smallest ``n`` whose share of p-values below
     ``significance`` reaches :data:`POWER`, never below
     :func:`signed_rank_floor`.  None where no difference is nonzero or

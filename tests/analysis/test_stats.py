@@ -513,13 +513,18 @@ def _every_flip(d: np.ndarray) -> tuple[float, float]:
 def test_the_signed_rank_p_counts_every_sign_flip_where_scipy_approximates():
     """16 pairs with zeros and tied counts, where scipy takes the normal
     approximation; 12 of 24 at zero and the rest all one way, where it gave
-    four times the exact 2**-12.  Seen failing with scipy's ``auto`` p."""
+    four times the exact 2**-12; 3 of 24 nonzero, where it gave less than
+    half the exact 1/8, the least p three coin flips can give.  Seen failing
+    with scipy's ``auto`` p."""
     d = np.array([-9, -7, -7, -4, -3, -3, -2, -1, -1, 0, 0, 1, 2, 2, 5, 0], float)
     assert st.signed_rank_p(d) == pytest.approx(_every_flip(d), rel=1e-12)
     one_way = np.array([-22, -8, -5, -4, -4, -3] + [-1] * 6 + [0] * 12, float)
     assert st.signed_rank_p(one_way) == (1.0, 2.0**-12)
     scipy_auto = stats.wilcoxon(one_way, alternative="less").pvalue
     assert scipy_auto > 3.9 * 2.0**-12  # what the tables said before
+    few = np.array([2, 3, 5] + [0] * 21, float)
+    assert st.signed_rank_p(few) == (0.125, 1.0)
+    assert stats.wilcoxon(few, alternative="greater").pvalue < 0.125 / 2
 
 
 def test_the_signed_rank_p_is_scipy_s_where_scipy_is_exact():
