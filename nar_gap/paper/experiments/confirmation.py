@@ -102,6 +102,17 @@ class Hypothesis:
         """The grids' size: ``size_factor`` times training's largest."""
         return self.size_factor * TRANSFER_SIZES[0]
 
+    @property
+    def draws(self) -> tuple[tuple[int, bool, bool], ...]:
+        """The draws it reads, ``(first_grid, shuffled_ids, source_kept)``.
+
+        One, or two for ``rows_minus_shuffled``: row by row, then shuffled
+        (with each source kept where ``source_kept``).  Counting
+        (:func:`_round_draws`) and reading (:func:`paired`) both go by it.
+        """
+        ways = (False, True) if self.rows_minus_shuffled else (self.shuffled_ids,)
+        return tuple((self.first_grid, s, s and self.source_kept) for s in ways)
+
 
 def _turn(round: int, first_grid: int, shuffled_ids: bool = False) -> list[Hypothesis]:
     """Both parts of the turn on dm-clrs's grids: fewer at 2x, more at 8x."""
@@ -314,19 +325,21 @@ def _per_seed(
 ) -> dict[int, float]:
     """``arm``'s ``h.measure`` per seed, as :func:`paired` reads it."""
 
-    def on(shuffled: bool) -> dict[int, float]:
-        draw = (str(shuffled), str(shuffled and h.source_kept))
+    def on(draw: tuple[int, bool, bool]) -> dict[int, float]:
+        first, shuffled, kept = draw
         drawn = [
             r
             for r in rows
-            if int(r["first_grid"]) == h.first_grid
-            and (str(r["shuffled_ids"]), str(r["source_kept"])) == draw
+            if int(r["first_grid"]) == first
+            and (str(r["shuffled_ids"]), str(r["source_kept"]))
+            == (str(shuffled), str(kept))
         ]
         return tie_count_table(drawn, h.measure, h.clrs_law, h.num_nodes).get(arm, {})
 
+    counts = [on(draw) for draw in h.draws]
     if not h.rows_minus_shuffled:
-        return on(h.shuffled_ids)
-    by_rows, shuffled = on(False), on(True)
+        return counts[0]
+    by_rows, shuffled = counts
     return {s: by_rows[s] - shuffled[s] for s in by_rows.keys() & shuffled.keys()}
 
 
@@ -412,11 +425,8 @@ def _round_draws(
     """
     draws: dict[tuple[int, bool, bool], set[tuple[bool, int]]] = {}
     for h in (h for h in hypotheses if h.round == round):
-        ways = (False, True) if h.rows_minus_shuffled else (h.shuffled_ids,)
-        for shuffled in ways:
-            draws.setdefault(
-                (h.first_grid, shuffled, shuffled and h.source_kept), set()
-            ).add((h.clrs_law, h.num_nodes))
+        for draw in h.draws:
+            draws.setdefault(draw, set()).add((h.clrs_law, h.num_nodes))
     return {draw: sorted(cells) for draw, cells in draws.items()}
 
 
