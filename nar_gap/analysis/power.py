@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy import stats
 
-from nar_gap.analysis.stats import CONFIDENCE_LEVEL, page_z
+from nar_gap.analysis.stats import CONFIDENCE_LEVEL, page_z, signed_rank_p_rows
 
 POWER = 0.8
 """The chance of a decision the counts are sized for (the planning convention)."""
@@ -51,6 +51,16 @@ RESAMPLED_DRAWS = 400
 
 RESAMPLED_MAX_SEEDS = 4_096
 """The resampled counts stop here, out of reach (each try ranks draws x n)."""
+
+EXACT_SIGNED_RANK_PAIRS = 64
+"""Up to this many nonzero differences a resampled set is tested exactly.
+
+The exact test of 400 sets of 64 takes about half a second
+(:func:`~nar_gap.analysis.stats.signed_rank_p_rows`, O(pairs^3) each) and
+grows as the cube; above it the normal approximation is close (with ties
+accounted for, zeros dropped), and below it it is not: at a few nonzero
+pairs it passes sets the exact test cannot (3 of 24: 0.054 against 1/8).
+"""
 
 
 def _t_power(effect: float, spread: float, n: int, df: float, alpha: float) -> float:
@@ -189,17 +199,14 @@ def seeds_for_signed_rank(
     """Seeds for a two-sided Wilcoxon signed-rank test of paired ``differences``.
 
     At each count ``n`` tried, ``draws`` sets of ``n`` differences are drawn
-    with replacement from the measured ones and tested (zeros dropped, as
-    the test drops them; the normal approximation at every ``n``, vectorised
-    over the draws: the tests themselves are exact,
-    :func:`~nar_gap.analysis.stats.signed_rank_p`, one draw at a time, and
-    on counts where many seeds tie the approximation's p differed from
-    theirs either way, so a count is a guide);
-    the count is the smallest ``n`` whose share of p-values below
-    ``significance`` reaches :data:`POWER`, never below
-    :func:`signed_rank_floor`.  None where no difference is nonzero or
-    :data:`RESAMPLED_MAX_SEEDS` do not reach it (about as many differences
-    each way).  The same ``seed`` gives the same count.
+    with replacement from the measured ones and tested as the verdicts test
+    them (:func:`signed_rank_two_sided`: exact up to
+    :data:`EXACT_SIGNED_RANK_PAIRS` nonzero differences); the count is the
+    smallest ``n`` whose share of p-values below ``significance`` reaches
+    :data:`POWER`, never below :func:`signed_rank_floor`.  None where no
+    difference is nonzero or :data:`RESAMPLED_MAX_SEEDS` do not reach it
+    (about as many differences each way).  The same ``seed`` gives the same
+    count.
     """
     d = np.asarray(differences, np.float64)
     d = d[np.isfinite(d)]
@@ -208,12 +215,33 @@ def seeds_for_signed_rank(
 
     def power_at(n: int) -> float:
         sample = np.random.default_rng([seed, n]).choice(d, size=(draws, n))
-        with warnings.catch_warnings():  # a draw of zeros only has no p-value
-            warnings.simplefilter("ignore", RuntimeWarning)
-            p = stats.wilcoxon(sample, axis=-1, method="asymptotic").pvalue
-        return float(np.mean(np.nan_to_num(p, nan=1.0) < significance))
+        return float(np.mean(signed_rank_two_sided(sample) < significance))
 
     return _resampled_count(power_at, signed_rank_floor(significance))
+
+
+def signed_rank_two_sided(samples: np.ndarray) -> np.ndarray:
+    """The two-sided signed-rank p of each row of ``samples`` (``[sets, n]``).
+
+    Twice the smaller one-sided p, as ``paired_fewer`` decides (each side at
+    half the level).  Rows of at most :data:`EXACT_SIGNED_RANK_PAIRS`
+    nonzero differences: exact
+    (:func:`~nar_gap.analysis.stats.signed_rank_p_rows`); longer ones: the
+    normal approximation with ties accounted for.  1 where none is nonzero.
+    """
+    samples = np.asarray(samples, np.float64)
+    p = np.ones(samples.shape[0])
+    nonzero = np.count_nonzero(samples, axis=-1)
+    exact = (nonzero > 0) & (nonzero <= EXACT_SIGNED_RANK_PAIRS)
+    if np.any(exact):
+        p[exact] = np.minimum(1.0, 2 * np.minimum(*signed_rank_p_rows(samples[exact])))
+    longer = nonzero > EXACT_SIGNED_RANK_PAIRS
+    if np.any(longer):
+        with warnings.catch_warnings():  # a set of zeros only has no p-value
+            warnings.simplefilter("ignore", RuntimeWarning)
+            found = stats.wilcoxon(samples[longer], axis=-1, method="asymptotic")
+        p[longer] = np.nan_to_num(found.pvalue, nan=1.0)
+    return p
 
 
 def _resampled_count(power_at: Callable[[int], float], floor: int) -> int | None:

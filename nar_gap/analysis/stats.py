@@ -225,29 +225,64 @@ def signed_rank_p(differences: Sequence[float] | np.ndarray) -> tuple[float, flo
     flip, of a statistic (the ranks of the positive differences summed) at
     least and at most the observed one.  Zeros are dropped (Wilcoxon's
     convention, scipy's default), tied magnitudes share their midrank, and
-    the p is exact at every n: the flips are counted by dynamic programming
-    over the doubled ranks (integers), O(n^3), where scipy enumerates them
-    only up to 13 pairs once differences tie or are zero and takes the
-    normal approximation above.  On 6c's tie counts at ``studies`` that
-    approximation erred both ways, from 0.44 to 113 times the exact p: too
-    small where 3 of 24 seeds differed at all (0.054 against 1/8, the least
-    three flips give), too large in the tail (the cases are in
-    ``tests/analysis/test_stats.py``).  ``(1.0, 1.0)`` where none is nonzero.
+    the p is exact at every n (:func:`signed_rank_p_rows`), where scipy
+    enumerates the flips only up to 13 pairs once differences tie or are
+    zero and takes the normal approximation above.  On 6c's tie counts at
+    ``studies`` that approximation erred both ways, from 0.44 to 113 times
+    the exact p: too small where 3 of 24 seeds differed at all (0.054
+    against 1/8, the least three flips give), too large in the tail (the
+    cases are in ``tests/analysis/test_stats.py``).  ``(1.0, 1.0)`` where
+    none is nonzero.
+    """
+    greater, less = signed_rank_p_rows(np.asarray(differences, np.float64)[None])
+    return float(greater[0]), float(less[0])
+
+
+def signed_rank_p_rows(differences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`signed_rank_p` of each row of ``differences`` (``[rows, pairs]``).
+
+    Many sets of seeds tested at once, as a power count resamples them
+    (:func:`~nar_gap.analysis.power.seeds_for_signed_rank`).  The flips are
+    counted by dynamic programming over the doubled ranks (integers), a
+    row's law shifted by its own rank at each pair, O(rows x pairs^3).  A
+    zero's rank counts as 0, a flip that moves nothing, so rows may hold
+    different numbers of nonzero differences.  The laws are multiples of
+    ``2**-k`` (k nonzero pairs), exact in float64 up to 53 of them.
     """
     d = np.asarray(differences, np.float64)
+    if d.ndim != 2:
+        raise ValueError(
+            f"signed_rank_p_rows: differences must be [rows, pairs], got {d.shape}"
+        )
     if not np.all(np.isfinite(d)):
         raise ValueError("signed_rank_p: every difference must be finite")
-    d = d[d != 0]
-    if not d.size:
-        return 1.0, 1.0
-    doubled = np.rint(2 * stats.rankdata(np.abs(d))).astype(np.int64)
-    law = np.zeros(int(doubled.sum()) + 1)  # the doubled statistic's distribution
-    law[0] = 1.0
-    for rank in doubled:  # this difference's sign: its rank counted or not
-        law = 0.5 * law + 0.5 * np.concatenate((np.zeros(rank), law[:-rank]))
-    observed = int(doubled[d > 0].sum())
-    greater, less = law[observed:].sum(), law[: observed + 1].sum()
-    return min(1.0, float(greater)), min(1.0, float(less))
+    nonzero = d != 0
+    zeros = np.count_nonzero(~nonzero, axis=-1, keepdims=True)
+    # Zeros rank first (|0| is least): a nonzero's rank among the nonzero is
+    # its rank among all less the zeros, ties' midranks kept.
+    ranks = stats.rankdata(np.abs(d), axis=-1) - zeros
+    doubled = np.where(nonzero, np.rint(2 * ranks), 0).astype(np.int64)
+    # Each row's nonzero first, in their order (the order the flips are
+    # counted in, so a row's law is the same bits as on its own).
+    first = np.argsort(~nonzero, axis=-1, kind="stable")
+    counted = int(np.max(nonzero.sum(-1), initial=0))
+    doubled = np.take_along_axis(doubled, first, axis=-1)[:, :counted]
+    totals = doubled.sum(-1)
+    support = np.arange(int(np.max(totals, initial=0)) + 1)
+    law = np.zeros((d.shape[0], support.size))  # each row's doubled statistic
+    law[:, 0] = 1.0
+    for rank in doubled.T:  # each row's next pair: its rank counted or not
+        moved = support - rank[:, None]
+        shifted = np.take_along_axis(law, np.maximum(moved, 0), axis=-1)
+        law = 0.5 * law + 0.5 * np.where(moved >= 0, shifted, 0.0)
+    observed = (
+        np.where(nonzero & (d > 0), np.rint(2 * ranks), 0).sum(-1).astype(np.int64)
+    )
+    greater = np.array(
+        [row[o : t + 1].sum() for row, o, t in zip(law, observed, totals, strict=True)]
+    )
+    less = np.array([row[: o + 1].sum() for row, o in zip(law, observed, strict=True)])
+    return np.minimum(1.0, greater), np.minimum(1.0, less)
 
 
 def _ordered(columns: Sequence[np.ndarray], axis: int) -> np.ndarray:

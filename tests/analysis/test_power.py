@@ -8,7 +8,6 @@ decisions must be about ``POWER``; at half the count it must be clearly lower.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -90,19 +89,21 @@ HEAVY_TAILED = np.array([3, 1, 0, 2, 0, 5, 1, -1, 0, 4, 2, -2, 0, 1, 6, -150.0])
 
 
 def _signed_rank_decided(n: int, differences: np.ndarray, significance: float) -> float:
-    """The share of fresh resamples of ``n`` on which the two-sided test decides."""
+    """The share of fresh resamples of ``n`` on which ``paired_fewer`` decides."""
     sample = np.random.default_rng(n + 1).choice(differences, (1_000, n))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        p = stats.wilcoxon(sample, axis=-1).pvalue  # scipy's own choice of method
-    return float(np.mean(np.nan_to_num(p, nan=1.0) < significance))
+    zeros = np.zeros(n)
+    decided = [
+        v.paired_fewer(s, zeros, significance).side != "undecided" for s in sample
+    ]
+    return float(np.mean(decided))
 
 
 def test_a_signed_rank_count_decides_paired_fewer_80_percent_of_the_time():
-    """Checked on fresh resamples by the test ``paired_fewer`` runs (its
-    two one-sided p-values, each at half the level, are the two-sided one's);
-    the t-based count, led by the one seed far the other way, asks for more
-    than twice as many.  Seen failing with the level taken one-sided."""
+    """Checked on fresh resamples by ``paired_fewer`` itself (its two
+    one-sided exact p-values, each at half the level, are the two-sided
+    one's); the t-based count, led by the one seed far the other way, asks
+    for more than twice as many.  Seen failing with the level taken
+    one-sided."""
     n = power.seeds_for_signed_rank(HEAVY_TAILED, v.SIGNIFICANCE)
     assert 40 <= n <= 80
     assert _signed_rank_decided(n, HEAVY_TAILED, v.SIGNIFICANCE) == pytest.approx(
@@ -113,21 +114,33 @@ def test_a_signed_rank_count_decides_paired_fewer_80_percent_of_the_time():
     assert power.seeds_for_signed_rank(HEAVY_TAILED, v.SIGNIFICANCE) == n  # seeded
 
 
-def test_a_signed_rank_count_starts_where_all_pairs_one_way_can_pass():
-    """Constant differences decide at the first count whose smallest p
-    passes (2 / 2**n two-sided), however few a t-based count would say;
-    differences that balance, or none, have no count."""
-    assert [power.signed_rank_floor(s) for s in (0.05, 0.05 / 12, 0.05 / 48)] == [
-        6,
-        9,
-        11,
-    ]
-    assert power.seeds_for_signed_rank([8.0] * 6, 0.05 / 12) == 9
-    # The normal approximation would pass four such pairs at 5 % (p 0.046),
-    # where the test itself cannot (2 / 16 at best).
-    assert power.seeds_for_signed_rank([8.0] * 6, 0.05) == 6
-    assert power.seeds_for_signed_rank([1, -1, 2, -2, 0, 3, -3], 0.05) is None
-    assert power.seeds_for_signed_rank([0.0, 0.0, math.nan], 0.05) is None
+def test_a_signed_rank_count_where_few_seeds_differ_is_the_exact_test_s():
+    """One seed in twelve differs: the exact test needs six of them, all one
+    way, at 5 % (2 / 2**6), where the normal approximation passes five
+    (about 0.043), so a count taken on the approximation falls short of
+    what ``paired_fewer`` decides on.  Seen failing with every set tested
+    by the approximation (``EXACT_SIGNED_RANK_PAIRS`` 0)."""
+    sparse = np.array([1.0] + [0.0] * 11)
+    n = power.seeds_for_signed_rank(sparse, v.SIGNIFICANCE)
+    assert _signed_rank_decided(n, sparse, v.SIGNIFICANCE) >= power.POWER - 0.03
+    assert _signed_rank_decided(n * 4 // 5, sparse, v.SIGNIFICANCE) < power.POWER
+    # six of one way in n draws at one in twelve: the count's true power
+    assert stats.binom.sf(5, n, 1 / 12) == pytest.approx(power.POWER, abs=0.05)
+
+
+def test_the_two_sided_signed_rank_p_is_exact_to_its_cap_and_approximate_past_it():
+    """Rows of up to ``EXACT_SIGNED_RANK_PAIRS`` nonzero differences get the
+    exact p (twice the smaller side), longer rows scipy's normal
+    approximation, rows of zeros 1."""
+    few = np.array([2.0, 3.0, 5.0] + [0.0] * 21)
+    many = np.random.default_rng(0).integers(-3, 9, power.EXACT_SIGNED_RANK_PAIRS + 8)
+    many = np.where(many == 0, 1, many).astype(float)
+    rows = np.zeros((3, many.size))
+    rows[0, : few.size], rows[1] = few, many
+    p = power.signed_rank_two_sided(rows)
+    assert p[0] == 0.25  # 2 x 1/8, where the approximation gives about 0.11
+    assert p[1] == pytest.approx(stats.wilcoxon(many, method="asymptotic").pvalue)
+    assert p[2] == 1.0
 
 
 def _trend_decided(n: int, blocks: np.ndarray, significance: float) -> float:

@@ -527,6 +527,23 @@ def test_the_signed_rank_p_counts_every_sign_flip_where_scipy_approximates():
     assert stats.wilcoxon(few, alternative="greater").pvalue < 0.125 / 2
 
 
+def test_signed_rank_p_rows_tests_each_row_as_on_its_own():
+    """Rows of different counts of zeros and ties, one all zeros: each row's
+    p is every flip's count (the definition) and the same bits as the row
+    tested alone.  Seen failing with each row's zeros not taken off its
+    ranks, and with its zeros counted before its nonzero."""
+    rng = np.random.default_rng(5)
+    rows = rng.integers(-4, 7, (6, 14)).astype(float)
+    rows[rows > 4] = 0.0
+    rows[2], rows[3, :10] = 0.0, 0.0
+    greater, less = st.signed_rank_p_rows(rows)
+    for row, g, s in zip(rows, greater, less, strict=True):
+        assert (g, s) == st.signed_rank_p(row)
+        assert (g, s) == pytest.approx(_every_flip(row) if row.any() else (1, 1))
+    with pytest.raises(ValueError, match="must be \\[rows, pairs\\]"):
+        st.signed_rank_p_rows(np.zeros(4))
+
+
 def test_the_signed_rank_p_is_scipy_s_where_scipy_is_exact():
     """No ties or zeros (scipy's exact distribution, any n to 50), and ties
     at 13 pairs or fewer (its enumerated permutation test)."""
