@@ -24,7 +24,9 @@ The rules and the approximations:
 - paired counts by a signed-rank test (``paired_fewer``): no formula, since
   counts like wrong outputs have no spread a t-test reads well (most seeds a
   handful, a few hundreds); the measured differences are resampled at each
-  n, as the seeds to come would fall if they fell as these did.
+  n, as the seeds to come would fall if they fell as these did, and each
+  set is tested as ``paired_fewer`` tests it (exactly, up to
+  :data:`EXACT_SIGNED_RANK_PAIRS` nonzero differences).
 """
 
 from __future__ import annotations
