@@ -136,7 +136,8 @@ def _numbering_cost(round: int, first_grid: int) -> list[Hypothesis]:
 # where the twin's contrast with supervised was strongest each way (wrong
 # outputs among tied nodes running free; fewer at 2x without self-loops, 18
 # of 24 seeds, more at 8x with them, 20 of 24; neither decided by 6c's Holm
-# over 48 tests).
+# over 48 tests on the approximation's p; on the exact test 6c's Holm decides
+# the second, as the rendered table beside each hypothesis shows).
 HYPOTHESES = (
     Hypothesis("wrong_tied", clrs_law=False, size_factor=2, side="fewer"),
     Hypothesis("wrong_tied", clrs_law=True, size_factor=8, side="more"),

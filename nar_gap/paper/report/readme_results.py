@@ -930,8 +930,9 @@ def tie_test_table(results: Path, algorithm: str = "bfs") -> str:
         "over seeds of the lowest teacher-forced mean margin over ages (per "
         f"seed in `{tie_test.seeds_file(algorithm)}`).\n\n{judged}\n\n"
         "Each contrast paired by seed on one law's grids of one size: the seeds "
-        "where the arm has fewer, more or the same, the medians, a one-sided "
-        "Wilcoxon signed-rank test each way (`verdicts.paired_fewer`), and the "
+        "where the arm has fewer, more or the same, the medians, an exact "
+        "one-sided Wilcoxon signed-rank test each way (`verdicts.paired_fewer`), "
+        "and the "
         "two-sided p adjusted by Holm's step-down over the table's tests "
         f"(`verdicts.holm`): a side where it is below {SIGNIFICANCE:g}, else "
         "the seeds a decision would need at the Bonferroni level, were the "
@@ -996,17 +997,22 @@ def _tie_trends(results: Path, algorithm: str) -> str:
 
 
 def _explored(rows: Sequence[Mapping[str, str]], h: Mapping[str, str]) -> str:
-    """6c's row for a hypothesis's cell: its seeds that way, and its p that way.
+    """6c's row for a hypothesis's cell: seeds and p its way, 6c's Holm, side.
 
-    Only on 6c's own draws (``first_grid`` 0): on fresh draws 6c counted
-    nothing.
+    What 6c's own Holm over its tests decided of the cell, so a reader sees
+    which cells the exploration had decided itself, with every test it ran
+    counted against it, and which it only leaned on.  Only on 6c's own draws
+    (``first_grid`` 0): on fresh draws 6c counted nothing.
     """
     if int(h["first_grid"]):
         return "–"
     for r in rows:
         if all(r[k] == h[k] for k in ("measure", "clrs_law", "num_nodes", "arm")):
             side = h["side"]
-            return f"{r[f'{side}_seeds']}/{r['seeds']}, p {_fmt(r[f'p_{side}'], 4)}"
+            return (
+                f"{r[f'{side}_seeds']}/{r['seeds']}, p {_fmt(r[f'p_{side}'], 4)}; "
+                f"Holm {_fmt(r['p_holm'], 4)}: {r['side']}"
+            )
     return "–"
 
 
@@ -1030,7 +1036,7 @@ def confirmation_table(results: Path) -> str:
             "least p",
             "p Holm",
             "verdict",
-            "6c: on its side, p",
+            "6c: on its side, p; Holm: its side",
         ),
         [
             (

@@ -412,8 +412,9 @@ def test_a_turn_within_one_kind_of_grid_needs_every_part_confirmed():
 
 def test_the_rendered_table_sets_the_fresh_block_beside_6c_s_rows(tmp_path):
     """Seen failing with 6c's rows matched on measure and arm alone (another
-    size's or law's row shown), with 6c's row shown beside fresh draws, and
-    with the sentence on too few seeds left out."""
+    size's or law's row shown), with 6c's row shown beside fresh draws, with
+    the sentence on too few seeds left out, and with 6c's Holm p and side
+    left out (which cell the exploration had decided itself)."""
     low, high, *_ = DESIGN
     rows = _their_way(seeds=2)
     files.write_table(tmp_path / confirmation.results_file(), _tests(rows))
@@ -421,12 +422,13 @@ def test_the_rendered_table_sets_the_fresh_block_beside_6c_s_rows(tmp_path):
         {"measure": "wrong_tied", "clrs_law": law, "num_nodes": n}
         | {"arm": path_pointers.TWIN, "seeds": 24, "fewer_seeds": fewer}
         | {"p_fewer": p, "more_seeds": 24 - fewer, "p_more": 0.99}
+        | {"p_holm": holm, "side": side}
         # the hypothesis's cell, then the other cells of its law and size
-        for law, n, fewer, p in (
-            (low.clrs_law, 32, 18, 0.0037),
-            (low.clrs_law, 64, 5, 0.5),
-            (high.clrs_law, 64, 7, 0.6),
-            (high.clrs_law, 32, 15, 0.023),  # round 2's and 3's cell
+        for law, n, fewer, p, holm, side in (
+            (low.clrs_law, 32, 18, 0.0037, 0.03, "fewer"),
+            (low.clrs_law, 64, 5, 0.5, 1.0, "undecided"),
+            (high.clrs_law, 64, 7, 0.6, 1.0, "undecided"),
+            (high.clrs_law, 32, 15, 0.023, 0.4, "undecided"),  # rounds 2 and 3
         )
     ]
     files.write_table(tmp_path / tie_test.tests_file("bfs"), explored)
@@ -437,8 +439,9 @@ def test_the_rendered_table_sets_the_fresh_block_beside_6c_s_rows(tmp_path):
     )
     assert first.startswith("| 1 |") and third.startswith("| 2 |")
     assert fourth.startswith("| 3 |") and fifth.startswith("| 3 |")
-    assert first.endswith("| 18/24, p 0.0037 |") and second.endswith("| – |")
-    assert third.endswith("| 15/24, p 0.0230 |") and fourth.endswith("| – |")
+    assert first.endswith("| 18/24, p 0.0037; Holm 0.0300: fewer |")
+    assert second.endswith("| – |") and fourth.endswith("| – |")
+    assert third.endswith("| 15/24, p 0.0230; Holm 0.4000: undecided |")
     assert "self-loops dm-clrs's, 6c's draws |" in third
     assert "self-loops dm-clrs's, fresh draws from graph 3000 |" in fourth
     for r, level in ((1, 0.025), (2, 0.05), (3, 0.025)):
