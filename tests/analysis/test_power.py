@@ -114,6 +114,23 @@ def test_a_signed_rank_count_decides_paired_fewer_80_percent_of_the_time():
     assert power.seeds_for_signed_rank(HEAVY_TAILED, v.SIGNIFICANCE) == n  # seeded
 
 
+def test_a_signed_rank_count_starts_where_all_pairs_one_way_can_pass():
+    """Constant differences decide at the first count whose smallest p
+    passes (2 / 2**n two-sided), however few a t-based count would say;
+    differences that balance, or none, have no count."""
+    assert [power.signed_rank_floor(s) for s in (0.05, 0.05 / 12, 0.05 / 48)] == [
+        6,
+        9,
+        11,
+    ]
+    assert power.seeds_for_signed_rank([8.0] * 6, 0.05 / 12) == 9
+    # The normal approximation would pass four such pairs at 5 % (p 0.046),
+    # where the test itself cannot (2 / 16 at best).
+    assert power.seeds_for_signed_rank([8.0] * 6, 0.05) == 6
+    assert power.seeds_for_signed_rank([1, -1, 2, -2, 0, 3, -3], 0.05) is None
+    assert power.seeds_for_signed_rank([0.0, 0.0, math.nan], 0.05) is None
+
+
 def test_a_signed_rank_count_where_few_seeds_differ_is_the_exact_test_s():
     """One seed in twelve differs: the exact test needs six of them, all one
     way, at 5 % (2 / 2**6), where the normal approximation passes five
