@@ -262,6 +262,7 @@ def signed_rank_p_rows(differences: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     # its rank among all less the zeros, ties' midranks kept.
     ranks = stats.rankdata(np.abs(d), axis=-1) - zeros
     doubled = np.where(nonzero, np.rint(2 * ranks), 0).astype(np.int64)
+    observed = np.where(d > 0, doubled, 0).sum(-1)  # the positives' ranks
     # Each row's nonzero first, in their order (the order the flips are
     # counted in, so a row's law is the same bits as on its own).
     first = np.argsort(~nonzero, axis=-1, kind="stable")
@@ -275,9 +276,6 @@ def signed_rank_p_rows(differences: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         moved = support - rank[:, None]
         shifted = np.take_along_axis(law, np.maximum(moved, 0), axis=-1)
         law = 0.5 * law + 0.5 * np.where(moved >= 0, shifted, 0.0)
-    observed = (
-        np.where(nonzero & (d > 0), np.rint(2 * ranks), 0).sum(-1).astype(np.int64)
-    )
     greater = np.array(
         [row[o : t + 1].sum() for row, o, t in zip(law, observed, totals, strict=True)]
     )
