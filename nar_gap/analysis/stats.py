@@ -10,6 +10,7 @@ computed; nothing here runs a network.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -317,6 +318,51 @@ def page_z(blocks: np.ndarray) -> np.ndarray:
     variance = np.sum(weights**2) * np.sum(centred**2, axis=(-2, -1)) / (k - 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(variance > 0, excess / np.sqrt(variance), np.nan)
+
+
+def page_p_rows(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Page's test of each row of ``blocks`` (``[rows, blocks, conditions]``), exact.
+
+    ``(rises, falls)``: the chance, were each block's values permuted along
+    the conditions (every order equally likely, as :func:`page_trend`
+    permutes them), of an L at least and at most the observed one.  Counted
+    by dynamic programming over the doubled L (integers, since tied values
+    share a half-integer midrank): each block's law is its ``conditions!``
+    orders' L, and a row's law the convolution of its blocks'.  O(rows x
+    blocks^2 x conditions^3 + rows x blocks x conditions!), so many sets of
+    seeds can be tested at once, as a power count resamples them
+    (:func:`~nar_gap.analysis.power.seeds_for_trend`), where
+    :func:`page_trend` draws :data:`RESAMPLES` permutations per set.  Exact
+    but for float rounding (each order's weight is ``1 / conditions!``).
+    """
+    b = np.asarray(blocks, np.float64)
+    if b.ndim != 3:
+        raise ValueError(
+            f"page_p_rows: blocks must be [rows, blocks, conditions], got {b.shape}"
+        )
+    if not np.all(np.isfinite(b)):
+        raise ValueError("page_p_rows: every value must be finite")
+    orders = np.array(list(itertools.permutations(range(b.shape[-1]))))
+    place = np.arange(1, b.shape[-1] + 1)
+    doubled = np.rint(2 * stats.rankdata(b, axis=-1)).astype(np.int64)
+    ordered = doubled[..., orders] @ place  # [rows, blocks, orders]: doubled L
+    least = ordered.min(-1)
+    above = ordered - least[..., None]  # each order's L above the block's least
+    width = int(above.max(initial=0))
+    # [blocks, rows, width + 1]: each block's law over its L above its least
+    shares = np.stack([np.mean(above == v, -1) for v in range(width + 1)], -1)
+    law = np.zeros((b.shape[0], b.shape[1] * width + 1))
+    law[:, 0] = 1.0
+    for block in np.moveaxis(shares, 1, 0):
+        moved = np.zeros_like(law)
+        for v in range(width + 1):
+            moved[:, v:] += block[:, v, None] * law[:, : law.shape[1] - v]
+        law = moved
+    observed = (doubled @ place - least).sum(-1)[:, None]
+    falls = np.take_along_axis(np.cumsum(law, -1), observed, -1)[:, 0]
+    tail = np.cumsum(law[:, ::-1], -1)[:, ::-1]  # summed from the top: no 1 - x
+    rises = np.take_along_axis(tail, observed, -1)[:, 0]
+    return np.minimum(1.0, rises), np.minimum(1.0, falls)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 
 from nar_gap.analysis import power
+from nar_gap.analysis import stats as st
 from nar_gap.analysis import verdicts as v
 from nar_gap.analysis.stats import Summary
 
@@ -183,8 +184,8 @@ TURNING = np.array(
 
 def test_a_trend_count_decides_ordered_trend_80_percent_of_the_time():
     """Checked on fresh resamples by the permutation test ``ordered_trend``
-    runs (the count itself uses its normal approximation).  Seen failing with
-    the level taken one-sided."""
+    runs (the count itself uses the exact law it estimates).  Seen failing
+    with the level taken one-sided."""
     n = power.seeds_for_trend(TURNING, v.SIGNIFICANCE)
     assert 10 <= n <= 60
     assert _trend_decided(n, TURNING, v.SIGNIFICANCE) == pytest.approx(
@@ -194,14 +195,30 @@ def test_a_trend_count_decides_ordered_trend_80_percent_of_the_time():
     assert power.seeds_for_trend(TURNING, v.SIGNIFICANCE) == n  # seeded
 
 
+def test_trend_two_sided_is_exact_to_its_cap_and_approximate_past_it():
+    """Sets of up to ``EXACT_TREND_BLOCKS`` blocks: twice the smaller side of
+    Page's exact law; longer sets: L's normal approximation (ties accounted
+    for); sets whose blocks never vary: 1."""
+    rng = np.random.default_rng(2)
+    few = rng.integers(0, 3, (3, 5, 4)).astype(float)
+    few[2] = 1.0
+    exact = 2 * np.minimum(*st.page_p_rows(few[:2]))
+    assert np.array_equal(power.trend_two_sided(few), [*np.minimum(1, exact), 1.0])
+    many = rng.integers(0, 3, (2, power.EXACT_TREND_BLOCKS + 1, 4)).astype(float)
+    z = st.page_z(many)
+    assert power.trend_two_sided(many) == pytest.approx(
+        np.minimum(1, 2 * stats.norm.sf(np.abs(z))), rel=1e-12
+    )
+
+
 def test_a_trend_count_starts_where_blocks_all_in_order_can_pass():
     """Blocks all in the order decide at the first count whose smallest p
-    passes (2 / k!**n two-sided); blocks that never vary, or none, have no
-    count."""
+    passes (2 / k!**n two-sided), as the exact law the count tests by says,
+    where L's normal approximation is conservative at so few blocks (p 0.0047
+    at four blocks of three) and counted one more.  Blocks that never vary,
+    or none, have no count.  Seen failing with every set approximated."""
     assert [power.trend_floor(4, s) for s in (0.05, 0.05 / 12)] == [2, 2]
     assert [power.trend_floor(3, s) for s in (0.05, 0.05 / 12)] == [3, 4]
-    # Four such blocks pass exactly (2 / 6**4), but the count's normal
-    # approximation is conservative at so few blocks (p 0.0047): five.
-    assert power.seeds_for_trend(np.tile(np.arange(3.0), (6, 1)), 0.05 / 12) == 5
+    assert power.seeds_for_trend(np.tile(np.arange(3.0), (6, 1)), 0.05 / 12) == 4
     assert power.seeds_for_trend(np.full((6, 4), 2.0), 0.05) is None
     assert power.seeds_for_trend(np.full((2, 4), math.nan), 0.05) is None

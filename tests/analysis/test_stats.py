@@ -499,6 +499,53 @@ def test_page_l_is_scipy_s_and_its_z_matches_the_permutation_test_under_ties():
     assert math.isnan(page_z(np.ones((5, 4))))
 
 
+def _every_order(blocks: np.ndarray) -> tuple[float, float]:
+    """Page's p each way by listing every block's every order of its values:
+    the definition, at a cost only a few small blocks allow."""
+    observed = st.page_l(blocks)
+    orders = list(itertools.permutations(range(blocks.shape[-1])))
+    every = np.array(
+        [
+            st.page_l(
+                np.stack([b[list(o)] for b, o in zip(blocks, chosen, strict=True)])
+            )
+            for chosen in itertools.product(orders, repeat=len(blocks))
+        ]
+    )
+    return float(np.mean(every >= observed)), float(np.mean(every <= observed))
+
+
+def test_page_p_rows_counts_every_order_of_every_block():
+    """Rows of tied and untied blocks, one that never varies: each row's p
+    is every order's count (the definition), and the permutation test's
+    where it lists every order (2 blocks of 4, 576 orders).  Thirteen blocks
+    one swap short of in order: 40 / 24**13, to the last bits (the tail summed
+    from the top).
+    Seen failing with the blocks' midranks rounded down (ties as if broken)
+    and with the tail taken as 1 - the rest."""
+    rng = np.random.default_rng(4)
+    rows = rng.integers(0, 3, (6, 3, 3)).astype(float)
+    rows[2] = 1.0
+    rises, falls = st.page_p_rows(rows)
+    for row, r, f in zip(rows, rises, falls, strict=True):
+        assert (r, f) == pytest.approx(_every_order(row), rel=1e-12)
+    two = rng.integers(0, 3, (2, 4)).astype(float)
+    found = st.page_trend(two)
+    rises, falls = st.page_p_rows(two[None])
+    assert (rises[0], falls[0]) == pytest.approx(
+        (found.p_rises, found.p_falls), rel=1e-12
+    )
+    # 12 blocks in order and one a swap short: L's top is one order of
+    # every block, one short of it one adjacent swap in any block (13 x 3).
+    near_top = np.array([[[0, 1, 2, 3]] * 12 + [[0, 1, 3, 2]]], float)
+    expected = 40 * 24.0**-13
+    assert st.page_p_rows(near_top)[0][0] == pytest.approx(expected, rel=1e-9, abs=0)
+    with pytest.raises(ValueError, match="must be \\[rows, blocks, conditions\\]"):
+        st.page_p_rows(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match="must be finite"):
+        st.page_p_rows(np.full((1, 2, 3), np.nan))
+
+
 def _every_flip(d: np.ndarray) -> tuple[float, float]:
     """The signed-rank p each way by listing all 2**n sign flips of ``d``'s
     nonzero differences: the definition, at a cost only small n allow."""
