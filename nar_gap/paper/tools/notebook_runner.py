@@ -18,6 +18,12 @@ can draw the same port in that gap; the loser dies with "Address already in
 use" and its notebook fails before its first cell.  Over ``ipc`` each kernel's
 endpoints are files in a directory made for that kernel alone, so there is
 no shared namespace to race on.  Windows has no ``ipc`` transport: TCP there.
+
+Why :func:`check_kernel_package`: the kernel is the venv's python, which
+imports nar_gap through the venv's editable install, not from the folder it
+runs in.  A checkout whose ``.venv`` was linked from another checkout ran the
+other checkout's code in every notebook, and its sidecars named the other
+commit; nothing failed.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import argparse
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -153,6 +160,55 @@ def kernel_end(status: int) -> str:
         "SIGSEGV": "; a crash in native code",
     }
     return f"killed by {name} (signal {-status}{why.get(name, '')})"
+
+
+# Where a python finds nar_gap, without importing it (no JAX start-up).
+_FIND_PACKAGE = "import importlib.util as u; print(u.find_spec('nar_gap').origin)"
+
+
+def kernel_package(cwd: str | Path) -> Path:
+    """The folder the notebooks' kernel imports nar_gap from, started in ``cwd``.
+
+    Asked of the kernel's own python (its kernelspec's command and
+    environment), as the notebooks will run.
+    """
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        spec = KernelSpecManager().get_kernel_spec(KERNEL_NAME)
+    except NoSuchKernel:
+        raise ValueError(
+            f"no Jupyter kernel '{KERNEL_NAME}' (scripts/ensure_env.sh registers it)"
+        ) from None
+    found = subprocess.run(
+        [spec.argv[0], "-c", _FIND_PACKAGE],
+        cwd=cwd,
+        env={**os.environ, **spec.env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if found.returncode != 0 or not found.stdout.strip():
+        raise ValueError(
+            f"the '{KERNEL_NAME}' kernel's python ({spec.argv[0]}) finds no nar_gap"
+        )
+    return Path(found.stdout.strip()).resolve().parent
+
+
+def check_kernel_package(expected: str | Path, cwd: str | Path) -> None:
+    """Refuse, in one line, a kernel that imports nar_gap from anywhere else.
+
+    ``expected``: the nar_gap folder the runner itself imported (the
+    checkout it runs in).
+    """
+    found = kernel_package(cwd)
+    if found != Path(expected).resolve():
+        raise ValueError(
+            f"the notebooks' kernel '{KERNEL_NAME}' imports nar_gap from {found}, "
+            f"not from {Path(expected).resolve()}: this .venv belongs to another "
+            "checkout (copied or linked?); give this one its own "
+            "(rm -rf .venv; scripts/ensure_env.sh)"
+        )
 
 
 def execute(

@@ -36,7 +36,9 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+import nar_gap
 from nar_gap.paper.experiments import profiles
+from nar_gap.paper.tools import notebook_runner
 from nar_gap.system import provenance
 
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
@@ -568,6 +570,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         notebooks = select(root / NOTEBOOKS_DIR, only, bool(options.results_from))
         needs = {n.stem: needs_of(n) for n in notebooks}
         runner = Runner(options, root, environ)
+        notebook_runner.check_kernel_package(
+            Path(nar_gap.__file__).parent, root / NOTEBOOKS_DIR
+        )
         note = build_note(runner.writes_committed, environ)
         if note:
             print(f"nar_gap: note: {note}", file=sys.stderr)

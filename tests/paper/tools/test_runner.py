@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
+import nar_gap
 from nar_gap.paper.experiments import profiles
-from nar_gap.paper.tools import runner
+from nar_gap.paper.tools import notebook_runner, runner
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _notebook(folder: Path, stem: str, **meta) -> Path:
@@ -184,3 +187,32 @@ def test_a_foreign_build_is_refused_results_and_noted_elsewhere(tmp_path):
     assert "env -u JAX_DISABLE_MOST_OPTIMIZATIONS ./run_all.sh" in message
     note = runner.build_note(False, tests_build)
     assert "JAX_DISABLE_MOST_OPTIMIZATIONS='1'" in note and "\n" not in note
+
+
+def test_a_kernel_that_imports_another_checkout_is_refused_in_one_line(
+    tmp_path, monkeypatch, capsys
+):
+    """A checkout whose .venv is another's runs the other's nar_gap in every
+    notebook (the kernel imports through the venv's editable install) and
+    names the other's commit in every sidecar.  The kernel's own python is
+    asked where it finds nar_gap: here, this checkout, which a runner that
+    imported nar_gap elsewhere refuses; and run_all.sh stops before any
+    notebook.  Seen failing with the check left out of ``main``."""
+    here = Path(nar_gap.__file__).parent
+    notebooks = ROOT / runner.NOTEBOOKS_DIR
+    assert notebook_runner.kernel_package(notebooks) == here.resolve()
+    notebook_runner.check_kernel_package(here, notebooks)
+    elsewhere = tmp_path / "other-checkout" / "nar_gap"
+    with pytest.raises(ValueError) as error:
+        notebook_runner.check_kernel_package(elsewhere, notebooks)
+    message = str(error.value)
+    assert "\n" not in message
+    assert str(here.resolve()) in message and str(elsewhere) in message
+    _notebook(tmp_path / "notebooks", "01_a")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(notebook_runner, "kernel_package", lambda cwd: elsewhere)
+    monkeypatch.setattr(runner.signal, "signal", lambda *args: None)  # pytest's
+    assert runner.main(["--profile", "smoke"]) == runner.EXIT_USAGE
+    said = capsys.readouterr().err.strip()
+    assert said.startswith("nar_gap: the notebooks' kernel") and "\n" not in said
+    assert not (tmp_path / "build" / "notebooks" / "smoke" / "01_a.ipynb").exists()
