@@ -239,6 +239,19 @@ def signed_rank_p(differences: Sequence[float] | np.ndarray) -> tuple[float, flo
     return float(greater[0]), float(less[0])
 
 
+def _finite(values: Any, caller: str, name: str, axes: str) -> np.ndarray:
+    """``values`` as float64 with one dimension per name in ``axes``, all finite.
+
+    Anything else is a one-line ``ValueError`` naming ``caller``.
+    """
+    array = np.asarray(values, np.float64)
+    if array.ndim != axes.count(",") + 1:
+        raise ValueError(f"{caller}: {name} must be [{axes}], got {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{caller}: every value of {name} must be finite")
+    return array
+
+
 def signed_rank_p_rows(differences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`signed_rank_p` of each row of ``differences`` (``[rows, pairs]``).
 
@@ -250,13 +263,7 @@ def signed_rank_p_rows(differences: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     different numbers of nonzero differences.  The laws are multiples of
     ``2**-k`` (k nonzero pairs), exact in float64 up to 53 of them.
     """
-    d = np.asarray(differences, np.float64)
-    if d.ndim != 2:
-        raise ValueError(
-            f"signed_rank_p_rows: differences must be [rows, pairs], got {d.shape}"
-        )
-    if not np.all(np.isfinite(d)):
-        raise ValueError("signed_rank_p: every difference must be finite")
+    d = _finite(differences, "signed_rank_p_rows", "differences", "rows, pairs")
     nonzero = d != 0
     zeros = np.count_nonzero(~nonzero, axis=-1, keepdims=True)
     # Zeros rank first (|0| is least): a nonzero's rank among the nonzero is
@@ -335,13 +342,7 @@ def page_p_rows(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     :func:`page_trend` draws :data:`RESAMPLES` permutations per set.  Exact
     but for float rounding (each order's weight is ``1 / conditions!``).
     """
-    b = np.asarray(blocks, np.float64)
-    if b.ndim != 3:
-        raise ValueError(
-            f"page_p_rows: blocks must be [rows, blocks, conditions], got {b.shape}"
-        )
-    if not np.all(np.isfinite(b)):
-        raise ValueError("page_p_rows: every value must be finite")
+    b = _finite(blocks, "page_p_rows", "blocks", "rows, blocks, conditions")
     orders = np.array(list(itertools.permutations(range(b.shape[-1]))))
     place = np.arange(1, b.shape[-1] + 1)
     doubled = np.rint(2 * stats.rankdata(b, axis=-1)).astype(np.int64)
