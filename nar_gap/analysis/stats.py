@@ -350,15 +350,22 @@ def page_p_rows(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     least = ordered.min(-1)
     above = ordered - least[..., None]  # each order's L above the block's least
     width = int(above.max(initial=0))
-    # [blocks, rows, width + 1]: each block's law over its L above its least
+    # Each row's varying blocks first, in their order: a block whose values
+    # all tie moves nothing, so past a row's last varying block its law is done.
+    varies = np.any(above > 0, axis=-1)
+    first = np.argsort(~varies, axis=-1, kind="stable")[..., None]
+    counted = int(np.max(varies.sum(-1), initial=0))
+    above = np.take_along_axis(above, first, axis=1)[:, :counted]
+    # [rows, counted, width + 1]: each block's law over its L above its least
     shares = np.stack([np.mean(above == v, -1) for v in range(width + 1)], -1)
-    law = np.zeros((b.shape[0], b.shape[1] * width + 1))
+    law = np.zeros((b.shape[0], counted * width + 1))
     law[:, 0] = 1.0
-    for block in np.moveaxis(shares, 1, 0):
-        moved = np.zeros_like(law)
-        for v in range(width + 1):
-            moved[:, v:] += block[:, v, None] * law[:, : law.shape[1] - v]
-        law = moved
+    for j in range(counted):  # the law so far reaches j x width
+        reach = j * width + 1
+        moved = np.zeros((b.shape[0], reach + width))
+        for v in np.flatnonzero(np.any(shares[:, j] > 0, axis=0)):
+            moved[:, v : v + reach] += shares[:, j, v, None] * law[:, :reach]
+        law[:, : reach + width] = moved
     observed = (doubled @ place - least).sum(-1)[:, None]
     falls = np.take_along_axis(np.cumsum(law, -1), observed, -1)[:, 0]
     tail = np.cumsum(law[:, ::-1], -1)[:, ::-1]  # summed from the top: no 1 - x
