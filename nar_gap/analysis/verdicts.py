@@ -969,7 +969,8 @@ def decided_together(
     seeds_for_signed_rank`) on the ``sample`` the test ran on, at the
     Bonferroni level, Holm's strictest.
     """
-    bonferroni = significance / max(1, len(judgements))
+    # Holm's strictest level: its m counts the tests with data only
+    bonferroni = significance / max(1, sum(math.isfinite(j.p) for j in judgements))
     decisions = []
     for judged, sample, p_holm in zip(
         judgements, samples, holm([j.p for j in judgements]), strict=True

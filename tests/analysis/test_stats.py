@@ -521,14 +521,20 @@ def test_page_p_rows_counts_every_order_of_every_block():
     where it lists every order (2 blocks of 4, 576 orders).  Thirteen blocks
     one swap short of in order: 40 / 24**13, to the last bits (the tail summed
     from the top).
-    Seen failing with the blocks' midranks rounded down (ties as if broken)
-    and with the tail taken as 1 - the rest."""
+    Seen failing with the blocks' midranks rounded down (ties as if broken),
+    with the tail taken as 1 - the rest, and with a row's tied blocks left
+    before its varying ones."""
     rng = np.random.default_rng(4)
     rows = rng.integers(0, 3, (6, 3, 3)).astype(float)
     rows[2] = 1.0
     rises, falls = st.page_p_rows(rows)
     for row, r, f in zip(rows, rises, falls, strict=True):
         assert (r, f) == pytest.approx(_every_order(row), rel=1e-12)
+    # rows of fewer varying blocks than blocks, a tied block before them
+    fewer = np.array([[[1, 1, 1], [0, 1, 2], [2, 0, 1]], [[0, 2, 1], [1] * 3, [1] * 3]])
+    rises, falls = st.page_p_rows(fewer.astype(float))
+    for row, r, f in zip(fewer, rises, falls, strict=True):
+        assert (r, f) == pytest.approx(_every_order(row.astype(float)), rel=1e-12)
     two = rng.integers(0, 3, (2, 4)).astype(float)
     found = st.page_trend(two)
     rises, falls = st.page_p_rows(two[None])

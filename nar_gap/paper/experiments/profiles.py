@@ -59,6 +59,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+from nar_gap.analysis.power import RESAMPLED_DRAWS
 from nar_gap.model.config import NetworkConfig
 from nar_gap.system.files import cell_value, read_table
 from nar_gap.tasks.defaults import (
@@ -149,6 +150,11 @@ class Studies:
         ``recipe_seeds``; empty: no block, and notebook 09 shows the
         committed rows (a block too small to confirm anything is not worth
         the cpu hour's minutes).
+      count_draws: resampled seed sets per count tried where 6c
+        (``tie_test``) counts the seeds an undecided test would need
+        (:data:`~nar_gap.analysis.power.RESAMPLED_DRAWS`, the power's
+        standard error about 0.02); ``smoke`` draws fewer (its counts, on
+        two seeds, only run the code).
     """
 
     recipe_algorithms: tuple[str, ...] = ("bfs",)
@@ -165,6 +171,7 @@ class Studies:
     tie_seeds: int = 0
     family_graphs: int = 8
     confirm_seeds: tuple[int, ...] = ()
+    count_draws: int = RESAMPLED_DRAWS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -392,6 +399,9 @@ SMOKE = Profile(  # one graph size and one padded trace length: few compiles
         # optimisations off, was most of notebook 07's tie test and 09's count.
         family_graphs=2,
         confirm_seeds=(2, 2, 2, 2, 2),
+        # CI's budget: at 400 resampled sets per count tried, notebook 07's
+        # tie test took 25 s on finished runs, at 50 11 s.
+        count_draws=50,
     ),
 )
 

@@ -17,6 +17,7 @@ summed over sizes, a contrast that reverses between two sizes would hide.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -30,7 +31,11 @@ from nar_gap.analysis.pointers import (
     tie_count_rows,
     tie_count_table,
 )
-from nar_gap.analysis.power import seeds_for_signed_rank, seeds_for_trend
+from nar_gap.analysis.power import (
+    RESAMPLED_DRAWS,
+    seeds_for_signed_rank,
+    seeds_for_trend,
+)
 from nar_gap.analysis.stats import relative_excess
 from nar_gap.analysis.verdicts import decided_together, ordered_trend, paired_fewer
 from nar_gap.paper.experiments import generalisation, recipes
@@ -153,7 +158,9 @@ def trained_arms(
     }
 
 
-def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def tests(
+    rows: Sequence[Mapping[str, Any]], draws: int = RESAMPLED_DRAWS
+) -> list[dict[str, Any]]:
     """Each of :data:`CONTRASTS` on each measure, grid law and size, by seed.
 
     :func:`~nar_gap.analysis.verdicts.paired_fewer` (a Wilcoxon signed-rank
@@ -164,8 +171,8 @@ def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     where the arm holds fewer, ``more``, or ``undecided``, with the seeds a
     decision would need at the Bonferroni level, Holm's strictest
     (:func:`~nar_gap.analysis.power.seeds_for_signed_rank`: the measured
-    differences resampled); the seed counts say how the pairs fell.  Sizes
-    come from the rows.
+    differences resampled, ``draws`` sets per count tried); the seed counts
+    say how the pairs fell.  Sizes come from the rows.
     """
     sizes = sorted({int(r["num_nodes"]) for r in rows})
     keys = list(itertools.product(MEASURES, GRID_LAWS, sizes, CONTRASTS))
@@ -183,11 +190,14 @@ def tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             | {"median_against": np.median(y) if seeds else np.nan}
             | {"p_fewer": judged.p_fewer, "p_more": judged.p_more, "p": judged.p}
         )
-    decisions = decided_together(judgements, differences, seeds_for_signed_rank)
+    count = functools.partial(seeds_for_signed_rank, draws=draws)
+    decisions = decided_together(judgements, differences, count)
     return [row | decision for row, decision in zip(out, decisions, strict=True)]
 
 
-def trends(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def trends(
+    rows: Sequence[Mapping[str, Any]], draws: int = RESAMPLED_DRAWS
+) -> list[dict[str, Any]]:
     """Does each contrast change with the grid's size?  Page's test, by seed.
 
     Per count, grid law and contrast, each seed's relative excess
@@ -199,7 +209,8 @@ def trends(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     apart from :func:`tests`' (its own question): ``side`` is ``rises`` (the
     arm's share of the pair's count grows with size), ``falls`` or
     ``undecided``, with the seeds a decision would need at the Bonferroni
-    level (:func:`~nar_gap.analysis.power.seeds_for_trend`).
+    level (:func:`~nar_gap.analysis.power.seeds_for_trend`, ``draws`` sets
+    per count tried).
     One test across the sizes, where :func:`tests` spends one on each size.
     """
     sizes = sorted({int(r["num_nodes"]) for r in rows})
@@ -229,7 +240,8 @@ def trends(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             | {"page_l": judged.statistic, "p_rises": judged.p_rises}
             | {"p_falls": judged.p_falls, "p": judged.p}
         )
-    decisions = decided_together(judgements, excesses, seeds_for_trend)
+    count = functools.partial(seeds_for_trend, draws=draws)
+    decisions = decided_together(judgements, excesses, count)
     return [row | decision for row, decision in zip(out, decisions, strict=True)]
 
 
@@ -261,6 +273,7 @@ def run_tie_test(
         grid_laws=list(GRID_LAWS),
         contrasts=[list(c) for c in CONTRASTS],
     )
-    tables = (rows, tests(rows), trends(rows))
+    draws = profile.studies.count_draws
+    tables = (rows, tests(rows, draws), trends(rows, draws))
     for name, table in zip(files_of(algorithm), tables, strict=True):
         files.write_table(Path(dirs.results) / name, table, meta)

@@ -149,6 +149,42 @@ def test_a_p_below_five_percent_is_not_enough_among_the_table_s_tests():
     assert twin["side"] == "undecided" and twin["seeds_needed"] == 9
 
 
+def test_the_seed_counts_resample_as_many_sets_as_the_profile_asks():
+    """``draws`` reaches both tables' counts: an undecided test's count is
+    ``power``'s at that many resampled sets, at the Bonferroni level of the
+    table's tests with data (Holm's m: a law with no grids is no test).  Seen
+    failing with the default draws kept in either table, and with the tests
+    without data counted in the level."""
+    from nar_gap.analysis import power
+    from nar_gap.analysis.stats import relative_excess
+
+    seeds = 8
+    supervised = np.array([3, 0, 5, 2, 4, 1, 6, 2])
+    mixed = {"supervised": supervised, path_pointers.TWIN: [2, 1, 3, 2, 6, 0, 4, 1]}
+    mixed |= {"plain": [0] * seeds, tie_test.MIXED_PLAIN: [0] * seeds}
+    later = [1] + [0] * (seeds - 1)  # plain at 32 nodes: one seed moves
+    rows = _sized_rows({16: mixed, 32: mixed | {"plain": later}}, False)
+    differences = supervised - np.asarray(mixed[path_pointers.TWIN])
+    plain = np.stack([np.zeros(seeds), later], axis=-1)
+    excess = relative_excess(plain, np.stack([supervised] * 2, axis=-1))
+    assert profiles.SMOKE.studies.count_draws < power.RESAMPLED_DRAWS
+    for draws in (profiles.SMOKE.studies.count_draws, power.RESAMPLED_DRAWS):
+        tested = tie_test.tests(rows, draws)
+        level = 0.05 / sum(math.isfinite(t["p"]) for t in tested)
+        assert (tested[0]["arm"], tested[0]["side"]) == (
+            path_pointers.TWIN,
+            "undecided",
+        )
+        assert tested[0]["seeds_needed"] == power.seeds_for_signed_rank(
+            differences, level, draws
+        )
+        trend = tie_test.trends(rows, draws)
+        level = 0.05 / sum(math.isfinite(t["p"]) for t in trend)
+        found = next(t for t in trend if t["arm"] == "plain" and not t["clrs_law"])
+        assert found["side"] == "undecided"
+        assert found["seeds_needed"] == power.seeds_for_trend(excess, level, draws)
+
+
 def _sized_rows(by_size: dict[int, dict[str, list[int]]], law: bool) -> list[dict]:
     """``_rows`` of ``wrong_tied`` at each size: ``{size: {arm: by seed}}``."""
     return [
