@@ -79,7 +79,7 @@ EXACT_TREND_BLOCKS = 64
 
 :func:`~nar_gap.analysis.stats.page_p_rows`, for up to
 :data:`EXACT_TREND_CONDITIONS` conditions: 400 sets of 64 blocks of 4 take
-about a second, of 128 about 7.  Measured on 6c's 16 trend tests with a
+about half a second, of 128 about 2.5.  Measured on 6c's 16 trend tests with a
 count (12 at ``cpu``, 4 at ``studies``): L's normal approximation at every
 count gave the same counts but one, 12 where the exact law gives 10;
 testing to 128 blocks exactly changed none.
