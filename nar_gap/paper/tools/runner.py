@@ -569,10 +569,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         only = numbers_asked(options)
         notebooks = select(root / NOTEBOOKS_DIR, only, bool(options.results_from))
         needs = {n.stem: needs_of(n) for n in notebooks}
-        runner = Runner(options, root, environ)
+        # before Runner, which makes the output folders: a refusal leaves none
         notebook_runner.check_kernel_package(
             Path(nar_gap.__file__).parent, root / NOTEBOOKS_DIR
         )
+        runner = Runner(options, root, environ)
         note = build_note(runner.writes_committed, environ)
         if note:
             print(f"nar_gap: note: {note}", file=sys.stderr)

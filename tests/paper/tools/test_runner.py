@@ -197,7 +197,8 @@ def test_a_kernel_that_imports_another_checkout_is_refused_in_one_line(
     names the other's commit in every sidecar.  The kernel's own python is
     asked where it finds nar_gap: here, this checkout, which a runner that
     imported nar_gap elsewhere refuses; and run_all.sh stops before any
-    notebook.  Seen failing with the check left out of ``main``."""
+    notebook, before making any output folder.  Seen failing with the check
+    left out of ``main``, and with it after the output folders are made."""
     here = Path(nar_gap.__file__).parent
     notebooks = ROOT / runner.NOTEBOOKS_DIR
     assert notebook_runner.kernel_package(notebooks) == here.resolve()
@@ -215,4 +216,4 @@ def test_a_kernel_that_imports_another_checkout_is_refused_in_one_line(
     assert runner.main(["--profile", "smoke"]) == runner.EXIT_USAGE
     said = capsys.readouterr().err.strip()
     assert said.startswith("nar_gap: the notebooks' kernel") and "\n" not in said
-    assert not (tmp_path / "build" / "notebooks" / "smoke" / "01_a.ipynb").exists()
+    assert not (tmp_path / "build").exists()  # no notebook, no output folder
