@@ -59,7 +59,6 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from nar_gap.analysis.power import RESAMPLED_DRAWS
 from nar_gap.model.config import NetworkConfig
 from nar_gap.system.files import cell_value, read_table
 from nar_gap.tasks.defaults import (
@@ -151,10 +150,12 @@ class Studies:
         committed rows (a block too small to confirm anything is not worth
         the cpu hour's minutes).
       count_draws: resampled seed sets per count tried where 6c
-        (``tie_test``) counts the seeds an undecided test would need
-        (:data:`~nar_gap.analysis.power.RESAMPLED_DRAWS`, the power's
-        standard error about 0.02); ``smoke`` draws fewer (its counts, on
-        two seeds, only run the code).
+        (``tie_test``) counts the seeds an undecided test would need; None:
+        :data:`~nar_gap.analysis.power.RESAMPLED_DRAWS` (the power's
+        standard error about 0.02), read where the count runs, so that
+        importing the profiles does not import scipy.stats (0.7 s of every
+        ``run_all.sh`` and CLI start).  ``smoke`` draws fewer (its counts,
+        on two seeds, only run the code).
     """
 
     recipe_algorithms: tuple[str, ...] = ("bfs",)
@@ -171,7 +172,7 @@ class Studies:
     tie_seeds: int = 0
     family_graphs: int = 8
     confirm_seeds: tuple[int, ...] = ()
-    count_draws: int = RESAMPLED_DRAWS
+    count_draws: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -273,7 +273,7 @@ def run_tie_test(
         grid_laws=list(GRID_LAWS),
         contrasts=[list(c) for c in CONTRASTS],
     )
-    draws = profile.studies.count_draws
+    draws = profile.studies.count_draws or RESAMPLED_DRAWS
     tables = (rows, tests(rows, draws), trends(rows, draws))
     for name, table in zip(files_of(algorithm), tables, strict=True):
         files.write_table(Path(dirs.results) / name, table, meta)
