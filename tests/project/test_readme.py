@@ -205,6 +205,30 @@ def test_writing_renders_each_part_whose_markers_a_file_holds(tmp_path):
     assert cli.main(["render", str(results), "--write", str(bare)]) == 2
 
 
+def test_a_folder_without_results_tables_is_refused_and_the_page_kept(tmp_path, capsys):
+    """A mistyped or empty results folder is an error (one line, exit 2),
+    not a section of "no ... yet" lines written over the page's own."""
+    from nar_gap import cli
+    from nar_gap.paper.report import readme_results
+
+    page = tmp_path / "README.md"  # headline markers only: render() never runs
+    page.write_text(
+        f"intro\n{readme_results.HEADLINE_START}\nkept\n"
+        f"{readme_results.HEADLINE_END}\noutro\n"
+    )
+    before = page.read_text()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.csv").write_text("a\n1\n")  # a CSV, but no sidecar
+    for folder, says in ((tmp_path / "reslts", "no such"), (empty, "no results")):
+        capsys.readouterr()
+        assert cli.main(["render", str(folder), "--write", str(page)]) == 2
+        assert cli.main(["render", str(folder)]) == 2
+        err = capsys.readouterr().err
+        assert says in err and len(err.strip().splitlines()) == 2, err
+        assert page.read_text() == before
+
+
 def test_rendering_follows_the_files(tmp_path):
     """A changed results file changes the rendered section (the check above can
     fail), and a missing one is named, not invented."""

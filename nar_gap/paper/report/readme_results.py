@@ -1704,7 +1704,7 @@ def render(results_dir: str | os.PathLike) -> str:
     does not (a profile's notebooks can be run one at a time: ``--only``);
     the default profile's every part, a missing file said in one line.
     """
-    results = Path(results_dir)
+    results = _results_folder(results_dir)
     profile = _profile_of(results)
     runs = profiles.PROFILES[profile].notebooks if profile in profiles.PROFILES else ()
     where = profiles.committed_dirs(profile).results if runs else Path("results")
@@ -1720,6 +1720,23 @@ def render(results_dir: str | os.PathLike) -> str:
         if not runs or notebook in ran:
             sections.append(_section(title, _or_missing(part, results)))
     return "\n".join(sections).rstrip("\n")
+
+
+def _results_folder(results_dir: str | os.PathLike) -> Path:
+    """``results_dir``, refused in one line unless it holds a results table.
+
+    Rendered, a mistyped or empty folder gave every part's "no ... yet"
+    line, and written (``--write``), put them in place of a page's section.
+    """
+    results = Path(results_dir)
+    if not results.is_dir():
+        raise ValueError(f"{results}: no such results folder")
+    if next(results.glob("*.csv.json"), None) is None:
+        raise ValueError(
+            f"{results} holds no results table (a CSV with its JSON sidecar): "
+            "nothing to render"
+        )
+    return results
 
 
 def _notebooks_held(results: Path) -> set[str]:
@@ -1819,6 +1836,7 @@ def replace_section(text: str, section: str, start: str = START, end: str = END)
 
 def write_rendered(path: str | os.PathLike, results_dir: str | os.PathLike) -> None:
     """Render into ``path`` every part whose markers it holds (at least one)."""
+    _results_folder(results_dir)  # before the page is read or written
     page = Path(path)
     text = original = page.read_text()
     parts = (
