@@ -24,6 +24,8 @@ Counts over a BFS trace (pure numpy) and two readings of a model on it:
   over a set of traces (the training distribution's against a test set's);
 - :func:`free_hardened_by_parity`: rollouts with one parity's fed pointers
   hardened, which ask whose soft pointers a memory reads;
+  :func:`free_hardened_by_role`: one node at a time, its parent's, its
+  children's or both, which ask which neighbour's;
 - :func:`pointer_tables`: one model's rollouts (free with soft and hard
   feedback, teacher-forced), its hint errors both ways, its outputs by
   pointer, and the intervention's counts.
@@ -70,6 +72,8 @@ so an edited trace asks about the pattern of pointers, not an age never
 seen."""
 
 EDITS = ("parent_back", "both")
+ROLES = ("parent", "child", "both")
+"""Whose fed pointers :func:`free_hardened_by_role` hardens around a node."""
 READINGS = (
     "not moved",
     "undecided",
@@ -437,24 +441,29 @@ def edited_cases(trace: Trace, age: int = EDIT_AGE) -> tuple[list[Case], np.ndar
     return cases, np.stack(traces, axis=1)
 
 
-def edited_batch(batch: Batch, cases: Sequence[Case], pi_h: np.ndarray) -> Batch:
-    """``batch``'s graphs, one per case, with the case's ``pi_h`` trace."""
-    index = np.array([c.graph for c in cases], dtype=np.int64)
+def graphs_of(batch: Batch, index: Sequence[int]) -> Batch:
+    """``batch``'s graphs ``index`` (repeats allowed), in that order."""
+    taken = np.asarray(index, dtype=np.int64)
 
     def pick(x: Any, axis: int) -> np.ndarray:
-        return np.take(np.asarray(x), index, axis=axis)
+        return np.take(np.asarray(x), taken, axis=axis)
 
-    hints = {
-        k: (pi_h.astype(np.asarray(x).dtype) if k == "pi_h" else pick(x, 1))
-        for k, x in batch.hints.items()
-    }
     return dataclasses.replace(
         batch,
         inputs={k: pick(x, 0) for k, x in batch.inputs.items()},
-        hints=hints,
+        hints={k: pick(x, 1) for k, x in batch.hints.items()},
         outputs={k: pick(x, 0) for k, x in batch.outputs.items()},
         lengths=pick(batch.lengths, 0),
         node_mask=pick(batch.node_mask, 0),
+    )
+
+
+def edited_batch(batch: Batch, cases: Sequence[Case], pi_h: np.ndarray) -> Batch:
+    """``batch``'s graphs, one per case, with the case's ``pi_h`` trace."""
+    picked = graphs_of(batch, [c.graph for c in cases])
+    dtype = np.asarray(batch.hints["pi_h"]).dtype
+    return dataclasses.replace(
+        picked, hints={**picked.hints, "pi_h": pi_h.astype(dtype)}
     )
 
 
@@ -683,6 +692,80 @@ def free_hardened_by_parity(model: Model, batch: Batch) -> dict[str, np.ndarray]
     return out
 
 
+def role_targets(
+    trace: Trace, steps: int, age: int = EDIT_AGE
+) -> list[tuple[int, int]]:
+    """``(graph, node)`` of every node with a prediction ``age`` or more steps old.
+
+    The nodes :func:`flips_by_distance` counts (:func:`_old_node_steps`),
+    each once, in order.
+    """
+    return sorted({(b, v) for _, b, v, _ in _old_node_steps(trace, steps, age)})
+
+
+def role_rows(
+    trace: Trace, targets: Sequence[tuple[int, int]], steps: int, age: int = EDIT_AGE
+) -> dict[str, np.ndarray]:
+    """Per role of :data:`ROLES`: ``[S, K, N, 1]``, the rows hardened for each target.
+
+    Target ``k``, node ``v`` of graph ``b``: the fed pointer row of ``v``'s
+    parent (``parent``), of its children (``child``: the neighbours one step
+    farther from the source, :meth:`Trace.is_child`'s), or both, from step
+    ``distance(v) + age - 1`` on, the first whose prediction of ``v`` is
+    ``age`` old; the rows before it, and every other row, stay as the model
+    fed them.
+    """
+    nodes = trace.reached_at.shape[1]
+    parent = np.zeros((steps, len(targets), nodes, 1), bool)
+    child = np.zeros_like(parent)
+    for k, (b, v) in enumerate(targets):
+        at = trace.reached_at[b]
+        start = max(int(at[v]) + age - 1, 0)
+        parent[start:, k, trace.parent[b, v], 0] = True
+        child[start:, k, trace.neighbours[b, v] & (at == at[v] + 1), 0] = True
+    return {"parent": parent, "child": child, "both": parent | child}
+
+
+def free_hardened_by_role(
+    model: Model, batch: Batch, age: int = EDIT_AGE
+) -> dict[str, np.ndarray]:
+    """``{"free_hard_parent", "free_hard_child", "free_hard_both"}``: ``[S, B, N]``.
+
+    Which neighbour's soft pointer a node's memory reads, where
+    :func:`free_hardened_by_parity` says only that it is a neighbour's:
+    running free with soft feedback, one rollout per node ``v`` that
+    :func:`flips_by_distance` counts (:func:`role_targets`) and role, with
+    only the rows :func:`role_rows` marks around ``v`` hardened
+    (:func:`hardened`, through the ``fed_pi_h`` site).  Entry ``[t, b, v]``
+    is ``v``'s prediction in its own rollout, so each rollout's counts cover
+    the node-steps of ``free`` exactly; the other entries name the node
+    itself (never a child).  Every rollout of every role runs in one batch
+    of copies of ``batch``'s graphs (:func:`graphs_of`).
+    """
+    trace = Trace.of(batch)
+    steps = batch.num_steps - 1
+    targets = role_targets(trace, steps, age)
+    itself = np.broadcast_to(
+        np.arange(batch.num_nodes), (steps, *trace.node_mask.shape)
+    )
+    out = {f"free_hard_{role}": itself.copy() for role in ROLES}
+    if not targets:
+        return out
+    rows = role_rows(trace, targets, steps, age)
+    copies = graphs_of(batch, [b for _ in ROLES for b, _ in targets])
+    where = np.concatenate([rows[role] for role in ROLES], axis=1)
+    patch = Patch("fed_pi_h", hardened, where=where)
+    run, _ = run_with_cache(
+        model.config, model.params, copies, [patch], precision=model.precision
+    )
+    predicted = _pointers(run.hint_preds["pi_h"])  # [S, len(ROLES) * K, N]
+    graphs, nodes = (np.asarray(t) for t in zip(*targets, strict=True))
+    for i, role in enumerate(ROLES):
+        copy = i * len(targets) + np.arange(len(targets))
+        out[f"free_hard_{role}"][:, graphs, nodes] = predicted[:, copy, nodes]
+    return out
+
+
 def age_counts(
     traces: Iterable[Trace], select: Callable[[Trace], np.ndarray] | None = None
 ) -> dict[int, int]:
@@ -738,7 +821,9 @@ class Readings:
       edits: per edit and parity, :func:`edit_counts` and
         :func:`hint_edit_counts` side by side.
       distances: per rollout (``free``; ``free_hard``; ``free_hard_even``
-        and ``free_hard_odd``, :func:`free_hardened_by_parity`'s; ``forced``;
+        and ``free_hard_odd``, :func:`free_hardened_by_parity`'s;
+        ``free_hard_parent``, ``free_hard_child`` and ``free_hard_both``,
+        :func:`free_hardened_by_role`'s; ``forced``;
         and ``forced_source_moved``, teacher-forced on :func:`source_moved`'s
         batch) and distance, :func:`flips_by_distance`'s node-steps and
         moves to a child.
@@ -764,8 +849,10 @@ def pointer_tables(model: Model, batch: Batch) -> Readings:
     trace.  The distances: :func:`flips_by_distance` running free (soft and
     hard feedback: a pointer kept with soft feedback and lost with hard
     needs the mass the fed pointers put off their argmax; the state alone
-    does not keep it; and hard for one parity's rows only,
-    :func:`free_hardened_by_parity`, which says whose mass) and
+    does not keep it; hard for one parity's rows only,
+    :func:`free_hardened_by_parity`, which says whose mass; and hard for one
+    node's parent, children or both, :func:`free_hardened_by_role`, which
+    says which neighbour's) and
     teacher-forced, on the batch and with its source mark moved
     (:func:`source_moved`).  Each pass runs at the model's own
     matmul precision (``Model.precision``).
@@ -803,6 +890,7 @@ def pointer_tables(model: Model, batch: Batch) -> Readings:
     moved = _pointers(run_forced(model.params, source_moved(batch)).hint_preds["pi_h"])
     rollouts = {"free": predicted, "free_hard": _pointers(hard.hint_preds["pi_h"])}
     rollouts |= free_hardened_by_parity(model, batch)
+    rollouts |= free_hardened_by_role(model, batch)
     rollouts |= {"forced": forced_predicted, "forced_source_moved": moved}
     distances = [
         {"rollout": rollout, "distance": d, "node_steps": n, "to_child": k}

@@ -293,11 +293,22 @@ def test_the_compiled_network_keeps_every_answer_on_paths_and_edited_traces(path
         "free_hard",
         "free_hard_even",
         "free_hard_odd",
+        *(f"free_hard_{role}" for role in pointers.ROLES),
         "forced",
         "forced_source_moved",
     }
     kept = [r for r in read.distances if r["rollout"] != "forced_source_moved"]
     assert all(r["to_child"] == 0 < r["node_steps"] for r in kept)
+    steps = {
+        rollout: {
+            (r["distance"], r["node_steps"])
+            for r in read.distances
+            if r["rollout"] == rollout
+        }
+        for rollout in rollouts
+    }
+    for role in pointers.ROLES:  # one rollout per node: every node-step of free's
+        assert steps[f"free_hard_{role}"] == steps["free"]
     # the compiled program reads s at every step: moving the mark moves it
     moved = [r for r in read.distances if r["rollout"] == "forced_source_moved"]
     assert sum(r["to_child"] for r in moved) > 0
@@ -541,6 +552,88 @@ def test_hardening_one_parity_turns_the_nodes_that_read_it(paths, monkeypatch):
         flips = pointers.flips_by_distance(rollouts[f"free_hard_{parity}"], trace)
         assert all(k == 0 for d, (_, k) in flips.items() if d % 2 != turned)
         assert sum(k for d, (_, k) in flips.items() if d % 2 == turned) > 0
+
+
+def test_role_rows_mark_each_target_s_parent_and_children_from_its_age_on():
+    """On the path 0-1-...-7 from node 0, node v's parent is v - 1 and its
+    child v + 1 (the last node has none); the rows are hardened from the
+    step whose prediction of v is EDIT_AGE old, in v's own copy only.  Seen
+    failing with the start one step late and with the children taken one
+    step nearer."""
+    trace = _path_trace(8)
+    steps, age = 7, pointers.EDIT_AGE
+    targets = pointers.role_targets(trace, steps, age)
+    assert targets == [(0, v) for v in range(1, 8 - age)]  # predictions to step 6
+    rows = pointers.role_rows(trace, targets, steps, age)
+    for role in pointers.ROLES:
+        assert rows[role].shape == (steps, len(targets), 8, 1)
+    for k, (_, v) in enumerate(targets):
+        start = v + age - 1
+        parent = np.zeros((steps, 8), bool)
+        parent[start:, v - 1] = True
+        child = np.zeros((steps, 8), bool)
+        if v + 1 < 8:
+            child[start:, v + 1] = True
+        np.testing.assert_array_equal(rows["parent"][:, k, :, 0], parent)
+        np.testing.assert_array_equal(rows["child"][:, k, :, 0], child)
+        np.testing.assert_array_equal(rows["both"][:, k, :, 0], parent | child)
+
+
+def _reads_one_neighbour(role: str):
+    """A stand-in rollout whose old nodes name a child where the fed row of
+    their parent (``role="parent"``) or of a child (``"child"``) is
+    hardened in that copy (the patch's ``where``), and their parent else."""
+
+    def run(config, params, batch, patches, precision=None):
+        trace = Trace.of(batch)
+        (patch,) = patches
+        where = np.asarray(patch.where)[..., 0]  # [S, copies, N]: hardened rows
+        steps, graphs, nodes = where.shape
+        hints = np.eye(nodes)[trace.pi_h[1:]]
+        for t, b, v, _ in pointers._old_node_steps(trace, steps, pointers.EDIT_AGE):
+            around = np.flatnonzero(trace.neighbours[b, v])
+            children = [int(u) for u in around if trace.is_child(b, v, int(u))]
+            read = [int(trace.parent[b, v])] if role == "parent" else children
+            if children and where[t, b, read].any():
+                hints[t, b, v] = np.eye(nodes)[children[0]]
+        return types.SimpleNamespace(hint_preds={"pi_h": hints}), {}
+
+    return run
+
+
+@pytest.mark.parametrize("reads", ["parent", "child"])
+def test_hardening_one_role_turns_the_nodes_that_read_it(paths, monkeypatch, reads):
+    """A memory read from one neighbour's soft pointer: hardening that
+    neighbour's row (alone or with the other's) turns every old node that
+    has a child at every old step, hardening the other's turns none.  Seen
+    failing with the roles' rows swapped and with every role read from the
+    first role's copies."""
+    batch, compiled = paths
+    monkeypatch.setattr(pointers, "run_with_cache", _reads_one_neighbour(reads))
+    rollouts = pointers.free_hardened_by_role(compiled, batch)
+    trace = Trace.of(batch)
+    assert set(rollouts) == {f"free_hard_{role}" for role in pointers.ROLES}
+    with_child = sum(
+        any(trace.is_child(b, v, u) for u in range(trace.node_mask.shape[1]))
+        for _, b, v, _ in pointers._old_node_steps(
+            trace, batch.num_steps - 1, pointers.EDIT_AGE
+        )
+    )
+    assert with_child > 0
+    for role in pointers.ROLES:
+        flips = pointers.flips_by_distance(rollouts[f"free_hard_{role}"], trace)
+        turned = sum(k for _, k in flips.values())
+        assert turned == (with_child if role in (reads, "both") else 0), role
+
+
+def test_a_batch_without_old_nodes_hardens_nothing_and_names_each_node_itself(paths):
+    batch, compiled = paths
+    rollouts = pointers.free_hardened_by_role(compiled, batch, age=99)
+    for predicted in rollouts.values():
+        assert predicted.shape == (batch.num_steps - 1, batch.batch_size, 12)
+        np.testing.assert_array_equal(
+            predicted, np.broadcast_to(np.arange(12), predicted.shape)
+        )
 
 
 def test_a_model_s_tie_counts_add_up_its_wrong_outputs_and_forced_ties():

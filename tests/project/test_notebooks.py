@@ -840,6 +840,9 @@ def test_07_path_pointer_tables(executed):
         "free_hard",
         "free_hard_even",
         "free_hard_odd",
+        "free_hard_parent",
+        "free_hard_child",
+        "free_hard_both",
         "forced",
         "forced_source_moved",  # it reads s at every step: no control there
     }
