@@ -46,6 +46,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import jax
@@ -74,6 +75,10 @@ seen."""
 EDITS = ("parent_back", "both")
 ROLES = ("parent", "child", "both")
 """Whose fed pointers :func:`free_hardened_by_role` hardens around a node."""
+AS_FORCED = ("free", "free_hard", "free_hard_both")
+"""The rollouts :func:`pointer_tables` reads against teacher forcing
+(:func:`same_as_forced`): soft feedback, every fed pointer hardened, and only
+each node's neighbours' hardened."""
 READINGS = (
     "not moved",
     "undecided",
@@ -766,6 +771,27 @@ def free_hardened_by_role(
     return out
 
 
+def same_as_forced(
+    predicted: np.ndarray, forced: np.ndarray, trace: Trace, age: int = EDIT_AGE
+) -> float:
+    """The share of old node-steps at which a rollout names what teacher forcing does.
+
+    ``predicted`` and ``forced``: ``[S, B, N]`` pointers; the node-steps
+    :func:`flips_by_distance` counts (``age`` or more steps after the
+    reach).  Teacher-forced, every fed pointer is the true trace's, one-hot;
+    a rollout that hardens only a node's neighbours' fed pointers
+    (:func:`free_hardened_by_role`'s ``both``) and names what teacher
+    forcing names at every old node-step keeps or loses the node's pointer
+    on what those two rows carry, and nothing else it fed itself.  NaN where
+    no node is that old.
+    """
+    same = [
+        predicted[t, b, v] == forced[t, b, v]
+        for t, b, v, _ in _old_node_steps(trace, predicted.shape[0], age)
+    ]
+    return float(np.mean(same)) if same else math.nan
+
+
 def age_counts(
     traces: Iterable[Trace], select: Callable[[Trace], np.ndarray] | None = None
 ) -> dict[int, int]:
@@ -817,7 +843,7 @@ class Readings:
 
     Attributes:
       row: rollouts, hint errors both ways, outputs by their parent's
-        pointer.
+        pointer, old pointers as teacher forcing names them.
       edits: per edit and parity, :func:`edit_counts` and
         :func:`hint_edit_counts` side by side.
       distances: per rollout (``free``; ``free_hard``; ``free_hard_even``
@@ -843,8 +869,10 @@ def pointer_tables(model: Model, batch: Batch) -> Readings:
     a pointer that moves there moves in the model's own memory, not in what
     it fed itself; outputs by their parent's fed pointer; the median mass
     old nodes' soft pointers put on their parent running free, and the share
-    below a half (:func:`fed_parent_mass`).  The edits:
-    :func:`edit_counts` and :func:`hint_edit_counts` of the edited traces
+    below a half (:func:`fed_parent_mass`); and, per rollout of
+    :data:`AS_FORCED`, the share of old node-steps naming what teacher
+    forcing names (:func:`same_as_forced`, ``as_forced_<rollout>``).  The
+    edits: :func:`edit_counts` and :func:`hint_edit_counts` of the edited traces
     (:func:`edited_cases`) against the same teacher-forced pass on the true
     trace.  The distances: :func:`flips_by_distance` running free (soft and
     hard feedback: a pointer kept with soft feedback and lost with hard
@@ -891,24 +919,42 @@ def pointer_tables(model: Model, batch: Batch) -> Readings:
     rollouts = {"free": predicted, "free_hard": _pointers(hard.hint_preds["pi_h"])}
     rollouts |= free_hardened_by_parity(model, batch)
     rollouts |= free_hardened_by_role(model, batch)
+    for name in AS_FORCED:
+        row[f"as_forced_{name}"] = same_as_forced(
+            rollouts[name], forced_predicted, trace
+        )
     rollouts |= {"forced": forced_predicted, "forced_source_moved": moved}
     distances = [
         {"rollout": rollout, "distance": d, "node_steps": n, "to_child": k}
         for rollout, pointers in rollouts.items()
         for d, (n, k) in flips_by_distance(pointers, trace).items()
     ]
+    edits = _edit_rows(partial(run_forced, model.params), batch, forced, trace)
+    return Readings(row, edits, distances)
+
+
+def _edit_rows(
+    run_forced: Callable[[Batch], Any], batch: Batch, forced: Any, trace: Trace
+) -> list[dict[str, Any]]:
+    """:func:`pointer_tables`'s edits: outputs and hints side by side.
+
+    ``run_forced``: the model's teacher-forced pass; ``forced``: its output
+    on ``batch``'s true trace.
+    """
     cases, pi_h = edited_cases(trace)
     if not cases:
-        return Readings(row, [], distances)
-    edited = run_forced(model.params, edited_batch(batch, cases, pi_h))
+        return []
+    edited = run_forced(edited_batch(batch, cases, pi_h))
     outputs = edit_counts(
         _pointers(edited.outputs["pi"]), _pointers(forced.outputs["pi"]), cases, trace
     )
     hints = hint_edit_counts(
-        _pointers(edited.hint_preds["pi_h"]), forced_predicted, cases, trace
+        _pointers(edited.hint_preds["pi_h"]),
+        _pointers(forced.hint_preds["pi_h"]),
+        cases,
+        trace,
     )
-    edits = [{**o, **h} for o, h in zip(outputs, hints, strict=True)]
-    return Readings(row, edits, distances)
+    return [{**o, **h} for o, h in zip(outputs, hints, strict=True)]
 
 
 def tie_count_rows(

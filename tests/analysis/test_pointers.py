@@ -309,6 +309,7 @@ def test_the_compiled_network_keeps_every_answer_on_paths_and_edited_traces(path
     }
     for role in pointers.ROLES:  # one rollout per node: every node-step of free's
         assert steps[f"free_hard_{role}"] == steps["free"]
+    assert all(row[f"as_forced_{name}"] == 1 for name in pointers.AS_FORCED)
     # the compiled program reads s at every step: moving the mark moves it
     moved = [r for r in read.distances if r["rollout"] == "forced_source_moved"]
     assert sum(r["to_child"] for r in moved) > 0
@@ -577,6 +578,21 @@ def test_role_rows_mark_each_target_s_parent_and_children_from_its_age_on():
         np.testing.assert_array_equal(rows["parent"][:, k, :, 0], parent)
         np.testing.assert_array_equal(rows["child"][:, k, :, 0], child)
         np.testing.assert_array_equal(rows["both"][:, k, :, 0], parent | child)
+
+
+def test_same_as_forced_reads_only_node_steps_edit_age_or_more_old():
+    """On the path 0-1-...-7 the old node-steps are v = 1 at steps 4-6, v = 2
+    at 5-6 and v = 3 at 6: six.  One of them and one younger changed, 5 of 6
+    agree.  Seen failing with the age cut one step early."""
+    trace = _path_trace(8)
+    forced = trace.pi_h[1:].copy()
+    predicted = forced.copy()
+    predicted[6, 0, 3] = 4  # old: v = 3 at step 6 names its child
+    predicted[2, 0, 1] = 2  # young: v = 1 at step 2, not counted
+    share = pointers.same_as_forced(predicted, forced, trace)
+    assert share == pytest.approx(5 / 6)
+    assert pointers.same_as_forced(forced, forced, trace) == 1
+    assert np.isnan(pointers.same_as_forced(predicted, forced, trace, age=99))
 
 
 def _reads_one_neighbour(role: str):

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from nar_gap.analysis import verdicts
-from nar_gap.analysis.pointers import EDIT_AGE, edit_reading
+from nar_gap.analysis.pointers import AS_FORCED, EDIT_AGE, edit_reading
 from nar_gap.analysis.verdicts import SIGNIFICANCE
 from nar_gap.paper.experiments import (
     ablations,
@@ -719,6 +719,56 @@ def _reading(c: dict[str, int]) -> str:
     return said if math.isnan(p) else f"{said} (p = {_fmt(str(p), 2)})"
 
 
+def _path_pointer_columns(
+    counts: Callable[[dict[str, str], str], dict[str, int]],
+) -> list[tuple[str, Callable[[dict[str, str]], str]]]:
+    """:func:`path_pointers_table`'s columns: each header and its cell of a row.
+
+    ``counts(row, edit)``: the row's summed edit counts.
+    """
+    return [
+        ("model", lambda r: r["recipe"]),
+        ("seed", lambda r: r["seed"] if r["seed"] != "-1" else "–"),
+        (
+            "output free (hard)",
+            lambda r: f"{_fmt(r['output_free'])} ({_fmt(r['output_free_hard'])})",
+        ),
+        ("output forced", lambda r: _fmt(r["output_forced"])),
+        (
+            "fed pi_h on parent: median (< 0.5)",
+            lambda r: (
+                f"{_fmt(r['fed_parent_median'])} ({_fmt(r['fed_parent_below_half'])})"
+            ),
+        ),
+        (
+            "to a child, even / odd: free · forced",
+            lambda r: (
+                f"{r['to_child_even']} / {r['to_child_odd']} · "
+                f"{r['forced_to_child_even']} / {r['forced_to_child_odd']}"
+            ),
+        ),
+        (
+            "old pi_h as forced: free · hard · both hardened",
+            lambda r: " · ".join(_fmt(r[f"as_forced_{n}"]) for n in AS_FORCED),
+        ),
+        (
+            "wrong outputs, parent points back",
+            lambda r: (
+                f"{r['wrong_parent_back']}/"
+                f"{int(r['wrong_parent_back']) + int(r['wrong_parent_on'])}"
+            ),
+        ),
+        ("both: broken · mended", lambda r: _moved(counts(r, "both"))),
+        ("output under both", lambda r: _reading(counts(r, "both"))),
+        ("pi_h names parent: true → both", lambda r: _named_parent(counts(r, "both"))),
+        ("parent back: broken · mended", lambda r: _moved(counts(r, "parent_back"))),
+        (
+            "pi_h names parent: true → parent back",
+            lambda r: _named_parent(counts(r, "parent_back")),
+        ),
+    ]
+
+
 def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
     """Notebook 07's section 6b: a Markdown row per model and seed; flips by distance.
 
@@ -734,47 +784,30 @@ def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
     def counts(r: dict[str, str], edit: str) -> dict[str, int]:
         return edits.get((r["recipe"], r["seed"], edit), dict.fromkeys(_SUMMED, 0))
 
+    columns = _path_pointer_columns(counts)
+    as_forced = all(f"as_forced_{n}" in r for r in rows for n in AS_FORCED)
+    if not as_forced:  # the table holds no such columns: none shown, none said
+        columns = [c for c in columns if not c[0].startswith("old pi_h as forced")]
     table = markdown_table(
-        (
-            "model",
-            "seed",
-            "output free (hard)",
-            "output forced",
-            "fed pi_h on parent: median (< 0.5)",
-            "to a child, even / odd: free · forced",
-            "wrong outputs, parent points back",
-            "both: broken · mended",
-            "output under both",
-            "pi_h names parent: true → both",
-            "parent back: broken · mended",
-            "pi_h names parent: true → parent back",
-        ),
-        [
-            (
-                r["recipe"],
-                r["seed"] if r["seed"] != "-1" else "–",
-                f"{_fmt(r['output_free'])} ({_fmt(r['output_free_hard'])})",
-                _fmt(r["output_forced"]),
-                f"{_fmt(r['fed_parent_median'])} ({_fmt(r['fed_parent_below_half'])})",
-                f"{r['to_child_even']} / {r['to_child_odd']} · "
-                f"{r['forced_to_child_even']} / {r['forced_to_child_odd']}",
-                f"{r['wrong_parent_back']}/"
-                f"{int(r['wrong_parent_back']) + int(r['wrong_parent_on'])}",
-                _moved(counts(r, "both")),
-                _reading(counts(r, "both")),
-                _named_parent(counts(r, "both")),
-                _moved(counts(r, "parent_back")),
-                _named_parent(counts(r, "parent_back")),
-            )
-            for r in rows
-        ],
+        tuple(header for header, _ in columns),
+        [tuple(cell(r) for _, cell in columns) for r in rows],
+    )
+    as_forced_legend = (
+        "`old pi_h as forced`: the share of "
+        f"those node-steps ({EDIT_AGE} or more steps after the reach) whose "
+        "pointer is the one the model names teacher-forced, running free with "
+        "soft feedback, with hard, and with only each node's parent's and "
+        "children's fed pointers hardened (`pointers.same_as_forced`). "
+        if as_forced
+        else ""
     )
     exposure = _exposure(results, algorithm)
     return (
         f"{table}\n\n`fed pi_h on parent`: the mass old nodes' soft pointers, "
         f"fed back running free from {EDIT_AGE} steps after the reach on, put on "
         "the parent: the median, and the share below 0.5 "
-        "(`pointers.fed_parent_mass`). `broken · mended`: answers right on "
+        f"(`pointers.fed_parent_mass`). {as_forced_legend}"
+        "`broken · mended`: answers right on "
         "the true trace and wrong "
         f"once the pointers around the node are edited, from {EDIT_AGE} steps "
         "after its reach on (teacher-forced), of those right; and wrong turned "
@@ -1358,27 +1391,49 @@ def _hits(hits: str, total: str) -> Callable[[Sequence[Mapping[str, str]]], str]
 
 
 def _distances(results: Path, algorithm: str) -> str:
-    """Old nodes' pointers naming a child (:data:`EDIT_AGE` or more steps on)."""
+    """Old nodes' pointers naming a child (:data:`EDIT_AGE` or more steps on).
+
+    The legend names the rollouts the table holds (:data:`_ROLLOUT_LEGENDS`,
+    in the table's order).
+    """
     rows = files.read_table(results / path_pointers.distances_file(algorithm))
     table = _by_rollout(rows, ("distance", "d = "), _hits("to_child", "node_steps"))
+    held = list(dict.fromkeys(r["rollout"] for r in rows))
+    legend = "".join(
+        text for names, text in _ROLLOUT_LEGENDS if any(n in held for n in names)
+    )
     return (
         f"{table}\n\nBy distance `d` from the source: of a node's `pi_h` "
         f"predictions {EDIT_AGE} or more steps after its reach, those naming a "
-        f"child (`{path_pointers.distances_file(algorithm)}`). "
-        "`free_hard`: running free with each fed pointer's argmax; "
+        f"child (`{path_pointers.distances_file(algorithm)}`). {legend}"
+    ).rstrip()
+
+
+_ROLLOUT_LEGENDS = (
+    (("free_hard",), "`free_hard`: running free with each fed pointer's argmax; "),
+    (
+        ("free_hard_even", "free_hard_odd"),
         "`free_hard_even`, `free_hard_odd`: with the fed pointers of the nodes "
         "already reached at even (odd) distances hardened, the rest soft "
-        "(`pointers.free_hardened_by_parity`). "
+        "(`pointers.free_hardened_by_parity`). ",
+    ),
+    (
+        ("free_hard_parent", "free_hard_child", "free_hard_both"),
         "`free_hard_parent`, `free_hard_child`, `free_hard_both`: one rollout "
         "per counted node, with only its parent's, its children's or both fed "
         f"pointers hardened from its first prediction {EDIT_AGE} steps old, "
         "its own predictions counted (`pointers.free_hardened_by_role`): the "
-        "node-steps of `free`. "
+        "node-steps of `free`. ",
+    ),
+    (
+        ("forced_source_moved",),
         "`forced_source_moved`: teacher-forced with the input `s` on the "
         "farthest node, the trace unchanged (`pointers.source_moved`); the "
         "compiled program reads `s` at every step, so its row there is no "
-        "control."
-    )
+        "control.",
+    ),
+)
+"""Each group of :func:`_distances`'s rollouts and what its legend says."""
 
 
 def _drift(results: Path, algorithm: str = "bfs") -> str:
