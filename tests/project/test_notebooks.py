@@ -800,11 +800,12 @@ def test_07_path_pointer_tables(executed):
     supervised recipe's twin with families mixed in among them) and
     seed, the compiled network exact running free and teacher-forced with no
     hint error, no answer or pointer moved by any edit and no old node's
-    pointer naming a child at any distance, every age's share of
+    pointer naming a child at any distance (every old pointer what teacher
+    forcing names, in every rollout), every age's share of
     node-steps at or above it falling from 1, the transfer table's rows
     for each trained contender, seed and size, and the compiled network
     keeping every tied parent on the grids."""
-    from nar_gap.analysis.pointers import STATES
+    from nar_gap.analysis.pointers import AS_FORCED, STATES
     from nar_gap.paper.experiments import path_pointers as pp
 
     results, figures = executed.ran("07_closing_the_gap")
@@ -820,6 +821,7 @@ def test_07_path_pointer_tables(executed):
     compiled = rows[-1]
     assert compiled["output_free"] == compiled["output_forced"] == 1.0
     assert compiled["fed_parent_median"] > 0.99  # its soft pointers are one-hot
+    assert all(compiled[f"as_forced_{name}"] == 1 for name in AS_FORCED)
     for prefix in ("", "forced_"):
         assert sum(compiled[f"{prefix}errors_{s}"] for s in STATES) == 0
     edits = written.read_back(pp.edits_file("bfs"), typed=True)
