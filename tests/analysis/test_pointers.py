@@ -524,21 +524,27 @@ def test_the_parity_masks_mark_the_rows_of_nodes_reached_before_each_step(paths)
     assert not (masks["even"] & masks["odd"]).any()
 
 
-def _reads_its_neighbours_soft_mass(config, params, batch, patches, precision=None):
-    """A stand-in rollout whose old nodes name a child where a neighbour's fed
-    pointer row is hardened (the patch's ``where``) and their parent else."""
-    trace = Trace.of(batch)
-    (patch,) = patches
-    where = np.asarray(patch.where)[..., 0]  # [S, B, N]: hardened rows
-    steps, graphs, nodes = where.shape
-    hints = np.eye(nodes)[trace.pi_h[1:]]
-    for t, b, v, _ in pointers._old_node_steps(trace, steps, pointers.EDIT_AGE):
-        around = np.flatnonzero(trace.neighbours[b, v])
-        children = [u for u in around if trace.is_child(b, v, int(u))]
-        if children and where[t, b, around].any():
-            hints[t, b, v] = np.eye(nodes)[children[0]]
-    out = types.SimpleNamespace(hint_preds={"pi_h": hints})
-    return out, {}
+def _turns_where_hardened(reads: str):
+    """A stand-in rollout whose old nodes name a child where the fed row of
+    any neighbour (``reads="any"``), of their parent (``"parent"``) or of a
+    child (``"child"``) is hardened (the patch's ``where``), and their
+    parent else: a memory read from those neighbours' soft pointers."""
+
+    def run(config, params, batch, patches, precision=None):
+        trace = Trace.of(batch)
+        (patch,) = patches
+        where = np.asarray(patch.where)[..., 0]  # [S, B, N]: hardened rows
+        steps, graphs, nodes = where.shape
+        hints = np.eye(nodes)[trace.pi_h[1:]]
+        for t, b, v, _ in pointers._old_node_steps(trace, steps, pointers.EDIT_AGE):
+            around = [int(u) for u in np.flatnonzero(trace.neighbours[b, v])]
+            children = [u for u in around if trace.is_child(b, v, u)]
+            read = {"any": around, "child": children}.get(reads, [trace.parent[b, v]])
+            if children and where[t, b, read].any():
+                hints[t, b, v] = np.eye(nodes)[children[0]]
+        return types.SimpleNamespace(hint_preds={"pi_h": hints}), {}
+
+    return run
 
 
 def test_hardening_one_parity_turns_the_nodes_that_read_it(paths, monkeypatch):
@@ -546,7 +552,7 @@ def test_hardening_one_parity_turns_the_nodes_that_read_it(paths, monkeypatch):
     rows turns odd nodes only, the odd rows even nodes only.  Seen failing
     with the two masks' names swapped."""
     batch, compiled = paths
-    monkeypatch.setattr(pointers, "run_with_cache", _reads_its_neighbours_soft_mass)
+    monkeypatch.setattr(pointers, "run_with_cache", _turns_where_hardened("any"))
     rollouts = pointers.free_hardened_by_parity(compiled, batch)
     trace = Trace.of(batch)
     for parity, turned in (("even", 1), ("odd", 0)):
@@ -595,28 +601,6 @@ def test_same_as_forced_reads_only_node_steps_edit_age_or_more_old():
     assert np.isnan(pointers.same_as_forced(predicted, forced, trace, age=99))
 
 
-def _reads_one_neighbour(role: str):
-    """A stand-in rollout whose old nodes name a child where the fed row of
-    their parent (``role="parent"``) or of a child (``"child"``) is
-    hardened in that copy (the patch's ``where``), and their parent else."""
-
-    def run(config, params, batch, patches, precision=None):
-        trace = Trace.of(batch)
-        (patch,) = patches
-        where = np.asarray(patch.where)[..., 0]  # [S, copies, N]: hardened rows
-        steps, graphs, nodes = where.shape
-        hints = np.eye(nodes)[trace.pi_h[1:]]
-        for t, b, v, _ in pointers._old_node_steps(trace, steps, pointers.EDIT_AGE):
-            around = np.flatnonzero(trace.neighbours[b, v])
-            children = [int(u) for u in around if trace.is_child(b, v, int(u))]
-            read = [int(trace.parent[b, v])] if role == "parent" else children
-            if children and where[t, b, read].any():
-                hints[t, b, v] = np.eye(nodes)[children[0]]
-        return types.SimpleNamespace(hint_preds={"pi_h": hints}), {}
-
-    return run
-
-
 @pytest.mark.parametrize("reads", ["parent", "child"])
 def test_hardening_one_role_turns_the_nodes_that_read_it(paths, monkeypatch, reads):
     """A memory read from one neighbour's soft pointer: hardening that
@@ -625,7 +609,7 @@ def test_hardening_one_role_turns_the_nodes_that_read_it(paths, monkeypatch, rea
     failing with the roles' rows swapped and with every role read from the
     first role's copies."""
     batch, compiled = paths
-    monkeypatch.setattr(pointers, "run_with_cache", _reads_one_neighbour(reads))
+    monkeypatch.setattr(pointers, "run_with_cache", _turns_where_hardened(reads))
     rollouts = pointers.free_hardened_by_role(compiled, batch)
     trace = Trace.of(batch)
     assert set(rollouts) == {f"free_hard_{role}" for role in pointers.ROLES}
