@@ -782,8 +782,8 @@ def same_as_forced(
     a rollout that hardens only a node's neighbours' fed pointers
     (:func:`free_hardened_by_role`'s ``both``) and names what teacher
     forcing names at every old node-step keeps or loses the node's pointer
-    on what those two rows carry, and nothing else it fed itself.  NaN where
-    no node is that old.
+    on what those rows carry, not on anything else it fed itself.  NaN
+    where no node is that old.
     """
     same = [
         predicted[t, b, v] == forced[t, b, v]
