@@ -663,3 +663,26 @@ def test_a_model_s_tie_counts_add_up_its_wrong_outputs_and_forced_ties():
     assert counts["wrong"] == sum(v for k, v in wrong.items() if k != "nodes")
     assert counts["forced_lost"] == sum(k for _, k, _ in forced.values())
     assert counts["forced_margin_min"] == min(m for *_, m in forced.values())
+
+
+def test_on_grids_every_child_s_row_is_hardened_and_compiled_keeps_its_parents():
+    """Off a path a node has several children (on a grid, up to three
+    neighbours one step farther): the child role marks every one.  The
+    compiled network names what teacher forcing names under every rollout
+    there too."""
+    batch = family_batch("bfs", "grid", 16, 2)  # 4 x 4: old nodes at age 4
+    compiled = compile_algorithm("bfs", hidden_size=DEFAULT_HIDDEN_SIZE, num_nodes=16)
+    trace = Trace.of(batch)
+    steps = batch.num_steps - 1
+    targets = pointers.role_targets(trace, steps, age=1)
+    rows = pointers.role_rows(trace, targets, steps, age=1)
+    marked = rows["child"].any(0)[..., 0].sum(-1)  # [K]: children marked
+    for k, (b, v) in enumerate(targets):
+        at = trace.reached_at[b]
+        assert marked[k] == (trace.neighbours[b, v] & (at == at[v] + 1)).sum()
+    assert marked.max() > 1
+    read = pointers.pointer_tables(compiled, batch)
+    assert all(read.row[f"as_forced_{name}"] == 1 for name in pointers.AS_FORCED)
+    assert all(
+        r["to_child"] == 0 for r in read.distances if "forced" not in r["rollout"]
+    )
