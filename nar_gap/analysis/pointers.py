@@ -744,8 +744,8 @@ def free_hardened_by_role(
     (:func:`hardened`, through the ``fed_pi_h`` site).  Entry ``[t, b, v]``
     is ``v``'s prediction in its own rollout, so each rollout's counts cover
     the node-steps of ``free`` exactly; the other entries name the node
-    itself (never a child).  Every rollout of every role runs in one batch
-    of copies of ``batch``'s graphs (:func:`graphs_of`).
+    itself (never a child).  The rollouts run on copies of ``batch``'s
+    graphs, ``batch.batch_size`` at a time (:func:`_hardened_copies`).
     """
     trace = Trace.of(batch)
     steps = batch.num_steps - 1
@@ -757,18 +757,43 @@ def free_hardened_by_role(
     if not targets:
         return out
     rows = role_rows(trace, targets, steps, age)
-    copies = graphs_of(batch, [b for _ in ROLES for b, _ in targets])
     where = np.concatenate([rows[role] for role in ROLES], axis=1)
-    patch = Patch("fed_pi_h", hardened, where=where)
-    run, _ = run_with_cache(
-        model.config, model.params, copies, [patch], precision=model.precision
-    )
-    predicted = _pointers(run.hint_preds["pi_h"])  # [S, len(ROLES) * K, N]
+    index = [b for _ in ROLES for b, _ in targets]
+    predicted = _hardened_copies(model, batch, index, where)  # [S, 3K, N]
     graphs, nodes = (np.asarray(t) for t in zip(*targets, strict=True))
     for i, role in enumerate(ROLES):
         copy = i * len(targets) + np.arange(len(targets))
         out[f"free_hard_{role}"][:, graphs, nodes] = predicted[:, copy, nodes]
     return out
+
+
+def _hardened_copies(
+    model: Model, batch: Batch, index: Sequence[int], where: np.ndarray
+) -> np.ndarray:
+    """``[S, len(index), N]``: copies ``index`` of ``batch``'s graphs run free.
+
+    Copy ``k`` runs with soft feedback but the fed pointer rows
+    ``where[:, k]`` marks hardened.  The copies go ``batch.batch_size`` at
+    a time, the last pass filled with graph 0, nothing hardened, and those
+    dropped: one node per copy makes the copies a multiple of ``batch``'s
+    graphs, so one batch of them would hold that many times the
+    activations ``run_with_cache`` keeps of ``batch``; a pass of its size
+    holds what a rollout of ``batch`` itself does, in its compiled shape.
+    """
+    size = batch.batch_size
+    fill = -len(index) % size
+    index = [*index, *[0] * fill]
+    unmarked = np.zeros((where.shape[0], fill, *where.shape[2:]), bool)
+    where = np.concatenate([where, unmarked], axis=1)
+    passes = []
+    for start in range(0, len(index), size):
+        patch = Patch("fed_pi_h", hardened, where=where[:, start : start + size])
+        copies = graphs_of(batch, index[start : start + size])
+        run, _ = run_with_cache(
+            model.config, model.params, copies, [patch], precision=model.precision
+        )
+        passes.append(_pointers(run.hint_preds["pi_h"]))
+    return np.concatenate(passes, axis=1)[:, : len(index) - fill]
 
 
 def same_as_forced(

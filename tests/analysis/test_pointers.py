@@ -626,6 +626,33 @@ def test_hardening_one_role_turns_the_nodes_that_read_it(paths, monkeypatch, rea
         assert turned == (with_child if role in (reads, "both") else 0), role
 
 
+def test_the_copies_run_in_passes_of_the_batch_s_size(paths, monkeypatch):
+    """Three copies of a batch of two graphs: two passes of two, the last
+    filled and dropped, and each copy hardened where its own mask says.
+    Seen failing with the masks not shifted along with the passes, and with
+    the filled copy kept in place of the last."""
+    batch, compiled = paths
+    sizes = []
+    stand_in = _turns_where_hardened("any")
+
+    def recorded(config, params, copies, patches, precision=None):
+        sizes.append(copies.batch_size)
+        return stand_in(config, params, copies, patches, precision)
+
+    monkeypatch.setattr(pointers, "run_with_cache", recorded)
+    steps = batch.num_steps - 1
+    where = np.zeros((steps, 3, batch.num_nodes, 1), bool)
+    where[:, 2] = True  # copy 2 (graph 1, in the filled pass): every row hardened
+    out = pointers._hardened_copies(compiled, batch, [0, 1, 1], where)
+    assert sizes == [2, 2]
+    assert out.shape == (steps, 3, batch.num_nodes)
+    copies = Trace.of(pointers.graphs_of(batch, [0, 1, 1]))
+    turned = [0, 0, 0]
+    for t, k, v, _ in pointers._old_node_steps(copies, steps, pointers.EDIT_AGE):
+        turned[k] += copies.is_child(k, v, int(out[t, k, v]))
+    assert turned[0] == turned[1] == 0 < turned[2]
+
+
 def test_a_batch_without_old_nodes_hardens_nothing_and_names_each_node_itself(paths):
     batch, compiled = paths
     rollouts = pointers.free_hardened_by_role(compiled, batch, age=99)
