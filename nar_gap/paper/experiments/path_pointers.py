@@ -20,16 +20,22 @@ BFS took (:func:`tie_memory`).
 
 Counts, not intervals: the recipe study's 2 seeds at the cpu profile decide
 no test across seeds; each seed's count is a row, and the table says its n.
-The one test is within a seed, over its edited cases
-(:func:`~nar_gap.analysis.pointers.edit_reading`).
+One test is within a seed, over its edited cases
+(:func:`~nar_gap.analysis.pointers.edit_reading`); one is across seeds,
+whether hardening a node's neighbours' fed pointers brings its old pointer
+nearer what teacher forcing names (:func:`as_forced_tests`), undecidable at
+2 seeds, with the seeds a decision would need.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from nar_gap.analysis.models import Models, measure_against_compiled
 from nar_gap.analysis.pointers import (
@@ -43,6 +49,8 @@ from nar_gap.analysis.pointers import (
     pointer_tables,
     tied_nodes,
 )
+from nar_gap.analysis.power import RESAMPLED_DRAWS, seeds_for_signed_rank
+from nar_gap.analysis.verdicts import decided_together, paired_fewer
 from nar_gap.compiler.compiled_model import CompiledModel
 from nar_gap.model.model import Model
 from nar_gap.paper.experiments import generalisation, recipes
@@ -223,6 +231,52 @@ def tie_memory(
                     for age, (n, k, margin) in ages.items()
                 ]
     return rows
+
+
+def as_forced_tests(
+    rows: Sequence[Mapping[str, Any]], draws: int = RESAMPLED_DRAWS
+) -> list[dict[str, Any]]:
+    """Does hardening a node's neighbours' pointers make its own what forcing makes it?
+
+    Per trained contender of the rows table (:func:`rows_file`; compiled, the
+    control, at 1 either way, is left out), paired by seed: the share of old
+    node-steps naming what teacher forcing names running free
+    (``as_forced_free``) against that share with only each node's parent's
+    and children's fed pointers hardened (``as_forced_free_hard_both``,
+    :func:`~nar_gap.analysis.pointers.same_as_forced`).
+    :func:`~nar_gap.analysis.verdicts.paired_fewer` (an exact Wilcoxon
+    signed-rank test each way), the contenders decided together by Holm's
+    step-down (:func:`~nar_gap.analysis.verdicts.decided_together`): ``side``
+    is ``fewer`` where running free agrees with teacher forcing less often
+    than with the neighbours hardened (their soft pointers are what keeps
+    the node from teacher forcing's answer), ``more``, or ``undecided``, with
+    the seeds a decision would need (``draws`` resampled sets per count).
+    Seeds whose share is NaN (no node that old) are left out.
+    """
+    out, judgements, differences = [], [], []
+    for contender in dict.fromkeys(str(r["contender"]) for r in rows):
+        if contender == "compiled":
+            continue
+        mine = [r for r in rows if str(r["contender"]) == contender]
+        free, both = (
+            np.asarray([float(r[f"as_forced_{name}"]) for r in mine])
+            for name in ("free", "free_hard_both")
+        )
+        kept = np.isfinite(free) & np.isfinite(both)
+        free, both = free[kept], both[kept]
+        judgements.append(judged := paired_fewer(free, both))
+        differences.append(both - free)
+        out.append(
+            {"contender": contender, "recipe": str(mine[0]["recipe"])}
+            | {"seeds": int(kept.sum()), "closer_seeds": int(np.sum(both > free))}
+            | {"farther_seeds": int(np.sum(both < free))}
+            | {"median_free": float(np.median(free)) if kept.any() else np.nan}
+            | {"median_both": float(np.median(both)) if kept.any() else np.nan}
+            | {"p": judged.p}
+        )
+    count = functools.partial(seeds_for_signed_rank, draws=draws)
+    decisions = decided_together(judgements, differences, count)
+    return [row | decision for row, decision in zip(out, decisions, strict=True)]
 
 
 def twin_sides(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:

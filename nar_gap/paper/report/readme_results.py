@@ -769,6 +769,34 @@ def _path_pointer_columns(
     ]
 
 
+_AS_FORCED_SIDES = {
+    "fewer": "decided: nearer with them hardened",
+    "more": "decided: farther with them hardened",
+}
+
+
+def _as_forced_line(rows: Sequence[Mapping[str, str]]) -> str:
+    """:func:`~nar_gap.paper.experiments.path_pointers.as_forced_tests`, said."""
+    tests = path_pointers.as_forced_tests(rows)
+    said = []
+    for t in tests:
+        side = _AS_FORCED_SIDES.get(t["side"], "undecided")
+        needed = t["seeds_needed"]
+        more = f"; {needed} seeds would decide" if needed else ""
+        said.append(
+            f"{t['recipe']}: nearer teacher forcing with them hardened on "
+            f"{t['closer_seeds']} of {t['seeds']} seeds and farther on "
+            f"{t['farther_seeds']}; {side} (p = {_fmt(str(t['p']))}, Holm "
+            f"{_fmt(str(t['p_holm']))}{more})"
+        )
+    return (
+        "Running free against only each node's neighbours' fed pointers "
+        "hardened, paired by seed (an exact two-sided Wilcoxon signed-rank "
+        f"test, Holm over the {len(tests)} trained models; "
+        f"`path_pointers.as_forced_tests`): {'; '.join(said)}."
+    )
+
+
 def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
     """Notebook 07's section 6b: a Markdown row per model and seed; flips by distance.
 
@@ -798,6 +826,7 @@ def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
         "pointer is the one the model names teacher-forced, running free with "
         "soft feedback, with hard, and with only each node's parent's and "
         "children's fed pointers hardened (`pointers.same_as_forced`). "
+        f"{_as_forced_line(rows)} "
         if as_forced
         else ""
     )

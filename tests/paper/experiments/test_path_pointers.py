@@ -18,7 +18,8 @@ def _row(recipe: str, seed: int) -> dict[str, object]:
     row |= {"fed_parent_median": 0.365, "fed_parent_below_half": 0.25}
     for prefix in ("", "forced_"):
         row |= {f"{prefix}to_child_even": 3, f"{prefix}to_child_odd": 1}
-    return row | {"wrong_parent_back": 2, "wrong_parent_on": 1}
+    row |= {"wrong_parent_on": 1, "as_forced_free": 0.8, "as_forced_free_hard": 0.85}
+    return row | {"as_forced_free_hard_both": 0.95, "wrong_parent_back": 2}
 
 
 def _edits(recipe: str, seed: int, broken: int, fixed: int) -> list[dict[str, object]]:
@@ -98,6 +99,13 @@ def test_the_rendered_section_names_each_output_decoder_s_reading_with_its_test(
     )
     assert "| 45/60 · 0/0 |" in lines["| attention_w10"]  # both: 60 right
     assert "| 1.000 | 0.365 (0.250) | 3 / 1 · 3 / 1 |" in lines["| plain"]
+    assert "| 3 / 1 · 3 / 1 | 0.800 · 0.850 · 0.950 | 2/3 |" in lines["| plain"]
+    assert "old pi_h as forced: free · hard · both hardened" in first
+    assert (
+        "Holm over the 2 trained models; `path_pointers.as_forced_tests`): "
+        "attention_w10: nearer teacher forcing with them hardened on 1 of 1 seeds "
+        "and farther on 0; undecided" in first
+    )
     assert "| undecided (p = 0.12) |" in lines["| plain"]  # 4 mended of 4
     assert "| 0/56 · 4/4 |" in lines["| plain"]
     assert "| not moved |" in lines["| compiled"]
@@ -200,3 +208,33 @@ def test_the_tie_table_reads_every_model_free_and_forced_on_each_grid():
     assert all(r["other_tied"] == 0 and r["num_nodes"] == 9 for r in ties)
     assert all(r["graphs"] == 2 for r in ties)
     assert all(r["margin_mean"] > 0 for r in ties)  # every tie kept, by a margin
+
+
+def _forced_rows(contender: str, free: list[float], both: list[float]) -> list[dict]:
+    return [
+        {"contender": contender, "recipe": contender, "seed": seed}
+        | {"as_forced_free": f, "as_forced_free_hard": f, "as_forced_free_hard_both": b}
+        for seed, (f, b) in enumerate(zip(free, both, strict=True))
+    ]
+
+
+def test_as_forced_tests_name_a_side_each_way_and_leave_compiled_out():
+    """Eight seeds nearer teacher forcing with the neighbours hardened are
+    decided that way, eight farther the other, eight the same undecided with
+    no seeds that could decide them; a seed with no old node is left out, and
+    compiled is no contender.  Seen failing with the two shares swapped."""
+    rising = [0.5 + 0.01 * s for s in range(8)]
+    rows = [
+        *_forced_rows("nearer", rising, [r + 0.1 for r in rising]),
+        *_forced_rows("farther", rising, [r - 0.2 for r in rising]),
+        *_forced_rows("same", rising, rising),
+        *_forced_rows("nearer", [float("nan")], [1.0]),
+        *_forced_rows("compiled", [1.0], [1.0]),
+    ]
+    tests = {t["contender"]: t for t in path_pointers.as_forced_tests(rows, draws=50)}
+    assert list(tests) == ["nearer", "farther", "same"]
+    assert tests["nearer"]["side"] == "fewer" and tests["nearer"]["seeds"] == 8
+    assert tests["nearer"]["closer_seeds"] == 8 and tests["nearer"]["p_holm"] < 0.05
+    assert tests["farther"]["side"] == "more" and tests["farther"]["farther_seeds"] == 8
+    assert tests["same"]["side"] == "undecided"
+    assert tests["same"]["seeds_needed"] is None  # nothing differs
