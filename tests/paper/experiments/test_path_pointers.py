@@ -210,7 +210,7 @@ def test_the_tie_table_reads_every_model_free_and_forced_on_each_grid():
     assert all(r["margin_mean"] > 0 for r in ties)  # every tie kept, by a margin
 
 
-def _forced_rows(contender: str, free: list[float], both: list[float]) -> list[dict]:
+def _forced_rows(contender: str, free: list, both: list) -> list[dict]:
     return [
         {"contender": contender, "recipe": contender, "seed": seed}
         | {"as_forced_free": f, "as_forced_free_hard": f, "as_forced_free_hard_both": b}
@@ -228,7 +228,7 @@ def test_as_forced_tests_name_a_side_each_way_and_leave_compiled_out():
         *_forced_rows("nearer", rising, [r + 0.1 for r in rising]),
         *_forced_rows("farther", rising, [r - 0.2 for r in rising]),
         *_forced_rows("same", rising, rising),
-        *_forced_rows("nearer", [float("nan")], [1.0]),
+        *_forced_rows("nearer", [float("nan"), ""], [1.0, 1.0]),  # "": read back
         *_forced_rows("compiled", [1.0], [1.0]),
     ]
     tests = {t["contender"]: t for t in path_pointers.as_forced_tests(rows, draws=50)}
