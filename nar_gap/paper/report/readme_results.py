@@ -720,12 +720,17 @@ def _reading(c: dict[str, int]) -> str:
 
 
 def _path_pointer_columns(
-    counts: Callable[[dict[str, str], str], dict[str, int]],
+    counts: Callable[[dict[str, str], str], dict[str, int]], as_forced: bool
 ) -> list[tuple[str, Callable[[dict[str, str]], str]]]:
     """:func:`path_pointers_table`'s columns: each header and its cell of a row.
 
-    ``counts(row, edit)``: the row's summed edit counts.
+    ``counts(row, edit)``: the row's summed edit counts; ``as_forced``:
+    whether the rows hold the ``as_forced_<rollout>`` columns, shown then.
     """
+    shares = (
+        "old pi_h as forced: free · hard · both hardened",
+        lambda r: " · ".join(_fmt(r[f"as_forced_{n}"]) for n in AS_FORCED),
+    )
     return [
         ("model", lambda r: r["recipe"]),
         ("seed", lambda r: r["seed"] if r["seed"] != "-1" else "–"),
@@ -747,10 +752,7 @@ def _path_pointer_columns(
                 f"{r['forced_to_child_even']} / {r['forced_to_child_odd']}"
             ),
         ),
-        (
-            "old pi_h as forced: free · hard · both hardened",
-            lambda r: " · ".join(_fmt(r[f"as_forced_{n}"]) for n in AS_FORCED),
-        ),
+        *([shares] if as_forced else []),
         (
             "wrong outputs, parent points back",
             lambda r: (
@@ -812,10 +814,8 @@ def path_pointers_table(results: Path, algorithm: str = "bfs") -> str:
     def counts(r: dict[str, str], edit: str) -> dict[str, int]:
         return edits.get((r["recipe"], r["seed"], edit), dict.fromkeys(_SUMMED, 0))
 
-    columns = _path_pointer_columns(counts)
     as_forced = all(f"as_forced_{n}" in r for r in rows for n in AS_FORCED)
-    if not as_forced:  # the table holds no such columns: none shown, none said
-        columns = [c for c in columns if not c[0].startswith("old pi_h as forced")]
+    columns = _path_pointer_columns(counts, as_forced)  # none shown, none said
     table = markdown_table(
         tuple(header for header, _ in columns),
         [tuple(cell(r) for _, cell in columns) for r in rows],
@@ -1422,12 +1422,12 @@ def _hits(hits: str, total: str) -> Callable[[Sequence[Mapping[str, str]]], str]
 def _distances(results: Path, algorithm: str) -> str:
     """Old nodes' pointers naming a child (:data:`EDIT_AGE` or more steps on).
 
-    The legend names the rollouts the table holds (:data:`_ROLLOUT_LEGENDS`,
-    in the table's order).
+    The legend names the rollouts the table holds, in the order of
+    :data:`_ROLLOUT_LEGENDS`.
     """
     rows = files.read_table(results / path_pointers.distances_file(algorithm))
     table = _by_rollout(rows, ("distance", "d = "), _hits("to_child", "node_steps"))
-    held = list(dict.fromkeys(r["rollout"] for r in rows))
+    held = {r["rollout"] for r in rows}
     legend = "".join(
         text for names, text in _ROLLOUT_LEGENDS if any(n in held for n in names)
     )
