@@ -52,7 +52,7 @@ from nar_gap.model.encoders import encode, hints_to_encode
 from nar_gap.model.gatv2 import EdgeFeatures, GATv2
 from nar_gap.model.layers import Dense, haiku_linear_init
 from nar_gap.model.sites import ACTIVATIONS, FED, PATCHES, Edits, site
-from nar_gap.tasks.batch import Batch
+from nar_gap.tasks.batch import Batch, shape_template
 from nar_gap.tasks.vocabulary import Stage, Type
 
 Carry = tuple[jax.Array, dict[str, jax.Array]]
@@ -349,22 +349,53 @@ def init_params(config: NetworkConfig, batch: Batch, seed: int | jax.Array = 0) 
     return initializer(config)(key, batch)
 
 
+TEMPLATE_NODES = 4
+"""The node count parameters are made at (:func:`init_template`)."""
+
+
+def init_template(config: NetworkConfig, batch: Batch) -> Batch:
+    """The batch ``Network(config)``'s parameters for ``batch`` are made from.
+
+    :func:`~nar_gap.tasks.batch.shape_template`: one graph, one step and
+    :data:`TEMPLATE_NODES` nodes, because parameters depend on the
+    configuration and the probes' feature sizes alone (the same bits from
+    any batch: ``tests/model/test_init.py``, every algorithm and option).
+    The batch's own node count is kept where it decides whether the network
+    accepts the batch, so that ``init`` refuses what it refused before: the
+    fork's size-locked forms, and a pre-attention bias smaller than the graph.
+    """
+    nodes = batch.num_nodes
+    bias_too_small = config.use_pre_att_bias and nodes > config.pre_att_bias_nodes
+    if not (config.size_locked or bias_too_small):
+        nodes = min(nodes, TEMPLATE_NODES)
+    return shape_template(batch, nodes)
+
+
 @functools.lru_cache(maxsize=16)
 def initializer(config: NetworkConfig) -> Callable[[jax.Array, Batch], Any]:
-    """The jitted ``(key, batch) -> params`` of ``Network(config)``.
+    """The ``(key, batch) -> params`` of ``Network(config)``, jitted on its template.
 
     Jitted, not run op by op: an unjitted ``init`` dispatches the hint loop's
     every operation on its own, each compiled once per shape.  Measured on a
     fresh process at the smoke sizes, four configurations and one repeat:
     10.4 s op by op against 7.1 s jitted, and a repeat 0.49 s against 0.
     Inside another trace (``eval_shape``, ``jit``) it is inlined.
+
+    Run on :func:`init_template`, not on ``batch``: the compilation (about
+    1 s at the smoke sizes with XLA's optimisations off, nearly all of it the
+    parameters' random initializers) is then one per configuration, not one
+    per batch shape, and the persistent compilation cache shares it between
+    processes.  Counted in CI's tests of the compiler, training, analysis,
+    CLI and experiments, per worker: 40 compilations of 24 configurations,
+    and 38 of 22.
     """
     network = Network(config)
 
-    def init_one(key: jax.Array, batch: Batch) -> Any:
-        return network.init(init_rngs(key), batch, repred=False)["params"]
+    @jax.jit
+    def init_one(key: jax.Array, template: Batch) -> Any:
+        return network.init(init_rngs(key), template, repred=False)["params"]
 
-    return jax.jit(init_one)
+    return lambda key, batch: init_one(key, init_template(config, batch))
 
 
 def param_shapes(config: NetworkConfig, batch: Batch) -> Any:
@@ -376,15 +407,16 @@ def param_shapes(config: NetworkConfig, batch: Batch) -> Any:
     initializer separately: about 1 s per call at the smoke sizes, paid on every
     run loaded.
 
-    Traced from the batch's structure, shapes and dtypes alone, and
-    remembered per those, ``config`` and the x64 switch: ``eval_shape``
+    Traced from the batch's :func:`init_template` (its structure and
+    dtypes, and the node count where that decides), and remembered per
+    that, ``config`` and the x64 switch: ``eval_shape``
     caches nothing, and the trace costs 0.1-0.3 s at the smoke sizes (5 s for
     a compiled hidden-128 network).  Measured on ``tests/training`` in one
     process: 52 traces, 18 s of its 43 s of tracing, most of them the same
     run's template read again.  Each call returns a tree of its own, so a
     caller that edits it changes no other's.
     """
-    leaves, treedef = jax.tree_util.tree_flatten(batch)
+    leaves, treedef = jax.tree_util.tree_flatten(init_template(config, batch))
     avals = tuple(jax.ShapeDtypeStruct(jnp.shape(x), x.dtype) for x in leaves)
     shapes = _traced_param_shapes(
         config, treedef, avals, jax.config.read("jax_enable_x64")

@@ -471,3 +471,36 @@ def first_graphs(batch: Batch, count: int) -> Batch:
         batch.lengths[:count],
         batch.node_mask[:count],
     )
+
+
+def shape_template(batch: Batch, num_nodes: int) -> Batch:
+    """One graph of ``num_nodes`` nodes and one hint step, zeros in ``batch``'s dtypes.
+
+    What a network's parameters are made from: their shapes follow the
+    probes' feature sizes, never the number of graphs, steps or nodes, so
+    an ``init`` traced on this batch makes the parameters an ``init`` on
+    ``batch`` makes, and compiles once for every batch of the algorithm
+    (:func:`nar_gap.model.network.init_template`).  Its values mean
+    nothing (pointers name node 0, every node is real, ``lengths`` 1).
+    ``batch``'s leaves may be arrays or ``jax.ShapeDtypeStruct``.
+    """
+    spec = get_spec(batch.algorithm)
+
+    def zeros(group: str) -> dict[str, np.ndarray]:
+        made = {}
+        for name, data in getattr(batch, group).items():
+            stage, location, _ = spec[name]
+            lead = (1, 1) if stage == Stage.HINT else (1,)
+            rest = tuple(data.shape)[len(lead) + NODE_AXES[location] :]
+            shape = lead + (num_nodes,) * NODE_AXES[location] + rest
+            made[name] = np.zeros(shape, data.dtype)
+        return made
+
+    return Batch(
+        batch.algorithm,
+        zeros("inputs"),
+        zeros("hints"),
+        zeros("outputs"),
+        np.ones(1, batch.lengths.dtype),
+        np.ones((1, num_nodes), batch.node_mask.dtype),
+    )

@@ -26,7 +26,7 @@ import jax
 import numpy as np
 
 from nar_gap.model.config import NetworkConfig
-from nar_gap.model.network import param_shapes
+from nar_gap.model.network import TEMPLATE_NODES, param_shapes
 from nar_gap.model.seeds import stack_trees
 from nar_gap.system import files
 from nar_gap.system.provenance import provenance
@@ -368,11 +368,6 @@ def _checkpoint_params(path: Path, target: Any, at_step: int | None = None) -> A
             f"{at_step}: train the run to the end first"
         )
     return params
-
-
-TEMPLATE_NODES = 4
-"""The graph size of the batch that gives a saved tree its shapes; any size
-does for size-free networks."""
 
 
 def template_batch(network: NetworkConfig) -> Batch:

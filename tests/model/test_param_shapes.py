@@ -1,4 +1,4 @@
-"""``param_shapes`` traces once per config and batch shapes, and says the truth."""
+"""``param_shapes`` traces once per config and template, and says the truth."""
 
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ def test_a_second_call_with_the_same_config_and_shapes_is_not_traced(monkeypatch
 def test_another_config_or_other_shapes_are_traced_and_answered_for_themselves(
     monkeypatch,
 ):
-    """Seen failing with the key reduced to the config: a batch of other
-    shapes was answered from an earlier trace, not traced anew."""
+    """Seen failing with the template's nodes cut for the size-locked forms
+    too: the fork's network then refuses its template."""
     calls = _traces(monkeypatch)
     batch = sample_batch("bfs", num_nodes=6, batch_size=3, seed=0)
     narrow = network.param_shapes(NetworkConfig("bfs", hidden_size=4), batch)
@@ -60,12 +60,17 @@ def test_another_config_or_other_shapes_are_traced_and_answered_for_themselves(
     )
     assert _shapes(six) != _shapes(seven)
     assert len(calls) == 4
-    # the same config on graphs of other shapes: traced for them, not assumed
-    network.param_shapes(
-        NetworkConfig("bfs", hidden_size=4),
-        sample_batch("bfs", num_nodes=9, batch_size=2, seed=0),
+    # the same config on graphs of other shapes shares their template's trace
+    # (network.init_template), and its answer is the truth for them too
+    nine = sample_batch("bfs", num_nodes=9, batch_size=2, seed=0)
+    again = network.param_shapes(NetworkConfig("bfs", hidden_size=4), nine)
+    assert len(calls) == 4
+    raw = jax.eval_shape(
+        lambda: network.Network(NetworkConfig("bfs", hidden_size=4)).init(
+            network.init_rngs(jax.random.PRNGKey(0)), nine, repred=False
+        )["params"]
     )
-    assert len(calls) == 5
+    assert _shapes(again) == _shapes(raw) == _shapes(narrow)
     # each answer is what tracing init itself gives
     for config, tree in (
         (NetworkConfig("bfs", hidden_size=8), wide),
