@@ -386,8 +386,8 @@ def initializer(config: NetworkConfig) -> Callable[[jax.Array, Batch], Any]:
     parameters' random initializers) is then one per configuration, not one
     per batch shape, and the persistent compilation cache shares it between
     processes.  Counted in CI's tests of the compiler, training, analysis,
-    CLI and experiments, per worker: 40 compilations of 24 configurations,
-    and 38 of 22.
+    CLI and experiments, jitted on the batch: 40 compilations for 24
+    configurations in one worker, 38 for 22 in the other; now one each.
     """
     network = Network(config)
 
