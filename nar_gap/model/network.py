@@ -358,8 +358,10 @@ def init_template(config: NetworkConfig, batch: Batch) -> Batch:
 
     :func:`~nar_gap.tasks.batch.shape_template`: one graph, one step and
     :data:`TEMPLATE_NODES` nodes, because parameters depend on the
-    configuration and the probes' feature sizes alone (the same bits from
-    any batch: ``tests/model/test_init.py``, every algorithm and option).
+    configuration and the probes' feature sizes alone: the same bits as
+    from the batch itself, checked once on every algorithm with every option
+    (192 pairs of batches), and in ``tests/model/test_init.py`` on three
+    configurations that cover the options.
     The batch's own node count is kept where it decides whether the network
     accepts the batch, so that ``init`` refuses what it refused before: the
     fork's size-locked forms, and a pre-attention bias smaller than the graph.
