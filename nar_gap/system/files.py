@@ -272,6 +272,11 @@ def read_table(path: str | os.PathLike) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+def float_cell(text: str) -> float:
+    """A number cell as a float: :func:`write_table` writes NaN as an empty cell."""
+    return float(text) if text != "" else math.nan
+
+
 def cell_value(text: str) -> bool | int | float | str:
     """One CSV cell as :func:`write_table` wrote it from a Python value.
 

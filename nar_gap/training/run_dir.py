@@ -72,14 +72,6 @@ VALIDATION_COLUMNS = ("seed", "step", "val_score", "train_loss")
 VALIDATION_LOCK = ".validation.lock"
 
 
-def _number(text: str) -> float:
-    """A CSV cell as a float; empty (how a NaN is written) is NaN.
-
-    Step 0's training loss is NaN: no training step has run yet.
-    """
-    return float(text) if text != "" else float("nan")
-
-
 def read_validation(out_dir: str | os.PathLike) -> list[dict[str, Any]]:
     """The validation history of a run (``[]`` before its first validation)."""
     path = Path(out_dir) / VALIDATION_FILE
@@ -89,8 +81,8 @@ def read_validation(out_dir: str | os.PathLike) -> list[dict[str, Any]]:
         {
             "seed": int(row["seed"]),
             "step": int(row["step"]),
-            "val_score": _number(row["val_score"]),
-            "train_loss": _number(row["train_loss"]),
+            "val_score": files.float_cell(row["val_score"]),
+            "train_loss": files.float_cell(row["train_loss"]),  # NaN at step 0
         }
         for row in files.read_table(path)
     ]

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -234,11 +233,6 @@ def tie_memory(
     return rows
 
 
-def _share(cell: Any) -> float:
-    """A share as the rows hold it: NaN (no node that old) is written empty."""
-    return math.nan if cell in ("", None) else float(cell)
-
-
 def as_forced_tests(
     rows: Sequence[Mapping[str, Any]], draws: int = RESAMPLED_DRAWS
 ) -> list[dict[str, Any]]:
@@ -265,7 +259,7 @@ def as_forced_tests(
             continue
         mine = [r for r in rows if str(r["contender"]) == contender]
         free, both = (
-            np.asarray([_share(r[f"as_forced_{name}"]) for r in mine])
+            np.asarray([files.float_cell(r[f"as_forced_{name}"]) for r in mine])
             for name in ("free", "free_hard_both")
         )
         kept = np.isfinite(free) & np.isfinite(both)

@@ -47,6 +47,7 @@ from nar_gap.paper.experiments import (
 )
 from nar_gap.paper.transnar.summary import per_seed
 from nar_gap.system import files
+from nar_gap.system.files import float_cell
 from nar_gap.tasks.defaults import LEARNING_RATE
 from nar_gap.tasks.specs import get_spec
 
@@ -97,10 +98,6 @@ def _field(row: dict[str, str], column: str, table: str) -> str:
     return row[column]
 
 
-def _number(text: str) -> float:
-    return float(text) if text not in ("", "nan") else math.nan
-
-
 def _pick(rows: list[dict[str, str]], column: str, value: str, table: str):
     row = next((r for r in rows if r.get(column) == value), None)
     if row is None:
@@ -110,8 +107,8 @@ def _pick(rows: list[dict[str, str]], column: str, value: str, table: str):
 
 def _summary(row: dict[str, str], table: str) -> Summary:
     return Summary(
-        _number(_field(row, "mean", table)),
-        _number(_field(row, "std", table)),
+        float_cell(_field(row, "mean", table)),
+        float_cell(_field(row, "std", table)),
         int(_field(row, "seeds", table)),
     )
 
@@ -279,7 +276,7 @@ def _final_step(results: Path, algorithm: str) -> Summary | None:
         return None
     table = baselines.seeds_file(algorithm)
     return Summary.of(
-        [_number(_field(r, "final_test_score", table)) for r in _rows(path)]
+        [float_cell(_field(r, "final_test_score", table)) for r in _rows(path)]
     )
 
 
@@ -339,7 +336,7 @@ def _plateau(results: Path, algorithm: str) -> tuple[bool, str, int]:
     """
     name = baselines.validation_file(algorithm)
     steps, means = verdicts.seed_means(
-        (int(_field(row, "step", name)), _number(_field(row, "val_score", name)))
+        (int(_field(row, "step", name)), float_cell(_field(row, "val_score", name)))
         for row in _rows(results / name)
     )
     return (*verdicts.plateau(steps, means), max(steps, default=0))
@@ -400,9 +397,9 @@ validation step); other ``selection`` values are our controls."""
 
 
 def _correlation_text(row: dict[str, str]) -> str:
-    r, p = _number(row["pearson_r"]), _number(row.get("pearson_p", "nan"))
-    low = _number(row.get("pearson_ci_low", "nan"))
-    high = _number(row.get("pearson_ci_high", "nan"))
+    r, p = float_cell(row["pearson_r"]), float_cell(row.get("pearson_p", "nan"))
+    low = float_cell(row.get("pearson_ci_low", "nan"))
+    high = float_cell(row.get("pearson_ci_high", "nan"))
     text = f"r = {r:+.3f}"
     if math.isfinite(low):
         text += f" [{low:+.2f}, {high:+.2f}]"
@@ -414,9 +411,9 @@ def _correlation_text(row: dict[str, str]) -> str:
 
 def _judge_correlation(row: dict[str, str]) -> Judgement:
     return verdicts.no_correlation(
-        _number(row["pearson_r"]),
-        _number(row.get("pearson_ci_low", "nan")),
-        _number(row.get("pearson_ci_high", "nan")),
+        float_cell(row["pearson_r"]),
+        float_cell(row.get("pearson_ci_low", "nan")),
+        float_cell(row.get("pearson_ci_high", "nan")),
         int(row["n"]),
     )
 
@@ -424,8 +421,8 @@ def _judge_correlation(row: dict[str, str]) -> Judgement:
 def _survives(main: dict[str, str], control: dict[str, str]) -> str:
     """Whether a control keeps the correlation of the paper's protocol."""
     judged = _judge_correlation(control)
-    same_sign = np.sign(_number(main["pearson_r"])) == np.sign(
-        _number(control["pearson_r"])
+    same_sign = np.sign(float_cell(main["pearson_r"])) == np.sign(
+        float_cell(control["pearson_r"])
     )
     if judged.verdict == DISAGREE and same_sign:
         return "survives"
@@ -477,7 +474,7 @@ def no_correlation(results: Path, algorithm: str, measure: str) -> Verdict:
             for c in controls
         ]
         ours += "; controls: " + "; ".join(
-            f"{c['selection']} r = {_number(c['pearson_r']):+.3f} "
+            f"{c['selection']} r = {float_cell(c['pearson_r']):+.3f} "
             f"({_survives(main, c)})"
             for c in controls
         )
@@ -497,7 +494,7 @@ def no_correlation(results: Path, algorithm: str, measure: str) -> Verdict:
 def _per_seed(results: Path, algorithm: str, column: str) -> dict[int, float]:
     table = faithfulness_study.seeds_file(algorithm)
     return {
-        int(r["seed"]): _number(_field(r, column, table))
+        int(r["seed"]): float_cell(_field(r, column, table))
         for r in _rows(results / table)
     }
 
@@ -518,8 +515,8 @@ def _trivial_reference(results: Path, algorithm: str) -> tuple[str, float]:
     ]
     if not trivial:
         raise Absent(f"no trivial reference point in {table}")
-    best = min(trivial, key=lambda r: _number(r["internal"]))
-    return best["point"], _number(best["internal"])
+    best = min(trivial, key=lambda r: float_cell(r["internal"]))
+    return best["point"], float_cell(best["internal"])
 
 
 def none_close(results: Path, algorithm: str) -> Verdict:
@@ -694,8 +691,8 @@ def inter_solution(results: Path, algorithm: str) -> Verdict:
     """§4.5: the seeds are closer to each other than any is to compiled."""
     table = faithfulness_study.summary_file(algorithm)
     summary = _row(results / table)
-    inter = _number(_field(summary, "mean_inter_solution", table))
-    closest = _number(_field(summary, "closest_internal", table))
+    inter = float_cell(_field(summary, "mean_inter_solution", table))
+    closest = float_cell(_field(summary, "closest_internal", table))
     series = _npz(results, algorithm)
     if "distances" not in series.files:
         raise Absent(f"no distances in {faithfulness_study.arrays_file(algorithm)}")
@@ -787,7 +784,7 @@ def _arm_finals(
     summaries = []
     for arm in arms:
         scores = [
-            _number(r.get("final_test_score", ""))
+            float_cell(r.get("final_test_score", ""))
             for r in rows
             if r.get("variant") == arm
         ]
@@ -906,8 +903,8 @@ def _paired_scores(
     seeds = sorted(set(arms[first]) & set(arms[second]), key=int)
     differences = np.array(
         [
-            _number(arms[first][k].get(column, ""))
-            - _number(arms[second][k].get(column, ""))
+            float_cell(arms[first][k].get(column, ""))
+            - float_cell(arms[second][k].get(column, ""))
             for k in seeds
         ]
     )
@@ -925,7 +922,7 @@ def _bias_moved(rows: list[dict[str, str]]) -> tuple[bool, str, str]:
     would take at the measured rate (a linear extrapolation: a reading, not
     a measurement).
     """
-    bounds = [_number(r.get("bias_logit_bound", "")) for r in rows]
+    bounds = [float_cell(r.get("bias_logit_bound", "")) for r in rows]
     bounds = [b for b in bounds if math.isfinite(b)]
     if not bounds:
         raise Absent("no bias_logit_bound in the bias arm's per-seed rows")
@@ -1047,7 +1044,7 @@ def _per_order(rows: list[dict[str, str]]):
     last = max(int(r["step"]) for r in rows)
     by_seed: dict[str, dict[int, float]] = {}
     for r in rows:
-        by_seed.setdefault(r["seed"], {})[int(r["step"])] = _number(r["accuracy"])
+        by_seed.setdefault(r["seed"], {})[int(r["step"])] = float_cell(r["accuracy"])
     seeds = [s for s in by_seed if 0 in by_seed[s] and last in by_seed[s]]
     start = [by_seed[s][0] for s in seeds]
     final = [by_seed[s][last] for s in seeds]
@@ -1134,12 +1131,12 @@ def compiled_sharper(results: Path, algorithm: str) -> Verdict:
     measures = [m for m in SHARPNESS if m in compiled]
     if not measures:
         raise Absent(f"no sharpness column in {table}")
-    values = [{m: _number(row[m]) for m in measures} for row in (compiled, learned)]
+    values = [{m: float_cell(row[m]) for m in measures} for row in (compiled, learned)]
     judged = verdicts.sharper(values[0], values[1], differences)
     ours = (
         f"loss rise at radius 0.1: compiled {values[0][measures[0]]:.3g}, "
         f"learned of its class {values[1][measures[0]]:.3g} (test score "
-        f"{_number(learned.get('test_score', '')):.3f})"
+        f"{float_cell(learned.get('test_score', '')):.3f})"
     )
     criterion = (
         "compiled sharper than learned on every measure, between minima of "
