@@ -544,14 +544,20 @@ def _higher_without_spread(a: np.ndarray, b: np.ndarray) -> Judgement:
             f"every seed scores {a[0]:.3f} in both groups: no difference and "
             f"no spread to test, n = {a.size} and {b.size} seeds",
         )
-    up = float(stats.mannwhitneyu(a, b, alternative="greater", method="exact").pvalue)
-    down = float(stats.mannwhitneyu(a, b, alternative="less", method="exact").pvalue)
+    up, down = _rank_sum_p(a, b, "greater"), _rank_sum_p(a, b, "less")
     evidence = (
         f"every seed scores {a[0]:.3f} against {b[0]:.3f} (no spread: exact "
         f"one-sided Mann-Whitney), n = {a.size} and {b.size} seeds, "
         f"{_p(up)} (higher), {_p(down)} (lower)"
     )
     return _judge_higher(up, down, evidence)
+
+
+def _rank_sum_p(a: np.ndarray, b: np.ndarray, alternative: str) -> float:
+    """Exact one-sided Mann-Whitney p of ``a`` against ``b`` (``alternative``)."""
+    return float(
+        stats.mannwhitneyu(a, b, alternative=alternative, method="exact").pvalue
+    )
 
 
 def higher_from_stats(claimed_higher: Summary, other: Summary) -> Judgement:
@@ -1331,42 +1337,77 @@ def unstable(
     return _sized(judged, _paired_count(-margin, wilcoxon=False))
 
 
+def least_rank_sum_p(planes: int) -> float:
+    """The smallest one-sided exact Mann-Whitney p of ``planes`` against ``planes``.
+
+    ``1 / C(2k, k)``: every value of one side above every value of the other.
+    Three planes each cannot go below 0.05; four can (1/70).
+    """
+    return 1.0 / math.comb(2 * planes, planes) if planes > 0 else math.nan
+
+
 def sharper(
-    compiled: Mapping[str, float],
-    learned: Mapping[str, float],
+    compiled: Mapping[str, Sequence[float]],
+    learned: Mapping[int, Mapping[str, Sequence[float]]],
     differences: Sequence[str] = (),
 ) -> Judgement:
-    """The compiled minimum sharper than the learned one.
+    """The compiled minimum sharper than every learned one of its class.
 
-    ``compiled, learned``: sharpness measures of one minimum each (loss rise
-    at radius 0.1 and 0.5, maximum over the grid), one network each.
-    ``differences``: how the two networks' classes differ (hidden size, layer
-    norm).  Sharpness is not comparable across network classes (the same
-    perturbation radius means different things in 7 and 128 dimensions, with
-    and without layer norm), so any difference, or any non-finite measure,
-    makes it not testable.  Otherwise: agree if the compiled minimum is the
-    sharper on every measure, disagree if on none, inconclusive if the
-    measures split.  One network each: no test across seeds is possible.
+    ``compiled``: per sharpness measure (loss rise at radius 0.1, 0.5), its
+    values on independent filter-normalised planes through the compiled
+    parameters.  ``learned``: the same, per seed, for every learned minimum
+    that solves the task.  The planes are the sampled unit: one plane's rise
+    depends on the direction drawn, so one plane per network is no test.
+
+    Per seed and measure, an exact one-sided Mann-Whitney test of the
+    compiled planes' rises against that seed's (``scipy.stats.mannwhitneyu``,
+    ``method="exact"``).  Agree if every seed is below the compiled minimum on
+    every measure at p < 0.05 (an intersection-union test: the claim is about
+    every learned minimum, so each test runs at the full level), disagree if
+    every one is above it on every measure, inconclusive otherwise.  A rise
+    may be infinite (a rank); NaN, a difference of network class
+    (``differences``: the same radius moves networks of other widths or
+    normalisation by other things), or no learned minimum makes it not
+    testable.
     """
-    names = [k for k in compiled if k in learned]
-    nonfinite = [
-        f"{which} {name} non-finite"
-        for name in names
-        for which, values in (("compiled", compiled), ("learned", learned))
-        if not math.isfinite(values[name])
+    names = [m for m in compiled if all(m in seed for seed in learned.values())]
+    samples = [np.asarray(compiled[m], np.float64) for m in names] + [
+        np.asarray(seed[m], np.float64) for seed in learned.values() for m in names
     ]
-    values = "; ".join(
-        f"{name}: compiled {compiled[name]:.3g}, learned {learned[name]:.3g}"
-        for name in names
+    reasons = list(differences)
+    if any(np.isnan(sample).any() for sample in samples):
+        reasons.append("a sharpness value is NaN")
+    if not learned:
+        reasons.append("no learned minimum of the compiled class solves the task")
+    if not names:
+        reasons.append("no shared measure")
+    if reasons:
+        return Judgement(NOT_TESTABLE, "; ".join(reasons))
+    up, down, parts = [], [], []
+    for seed, values in learned.items():
+        for m in names:
+            a, b = (
+                np.asarray(compiled[m], np.float64),
+                np.asarray(values[m], np.float64),
+            )
+            up.append(_rank_sum_p(a, b, "greater"))
+            down.append(_rank_sum_p(a, b, "less"))
+            parts.append(f"seed {seed} {m}: {_p(up[-1])} (sharper), {_p(down[-1])}")
+    planes = min(sample.size for sample in samples)
+    evidence = (
+        f"exact one-sided Mann-Whitney test per learned seed and measure, "
+        f"compiled's planes against the seed's (n = {planes} planes each at the "
+        f"fewest, {len(learned)} learned seeds); every one at p < 0.05 decides "
+        f"(intersection-union); " + "; ".join(parts)
     )
-    if differences or nonfinite or not names:
-        reasons = list(differences) + nonfinite or ["no shared measure"]
-        return Judgement(
-            NOT_TESTABLE, "; ".join(reasons) + f" (n = 1 network each; {values})"
+    judged = decide(max(up) < SIGNIFICANCE, max(down) < SIGNIFICANCE, evidence)
+    if judged.verdict == INCONCLUSIVE and least_rank_sum_p(planes) >= SIGNIFICANCE:
+        judged = dataclasses.replace(
+            judged,
+            evidence=f"{evidence}; {planes} planes each cannot reach p < 0.05 "
+            f"(least {least_rank_sum_p(planes):.2g}): 4 or more decide",
         )
-    sharper_on = [compiled[n] > learned[n] for n in names]
-    evidence = f"n = 1 network each, no test across seeds; {values}"
-    return decide(all(sharper_on), not any(sharper_on), evidence)
+    return judged
 
 
 def checked(ok: bool, what: str) -> Judgement:

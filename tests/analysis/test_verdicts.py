@@ -336,19 +336,35 @@ def test_unstable():
     assert v.unstable([], [], []).verdict == NOT_TESTABLE
 
 
-def test_sharper():
-    sharp = {"sharpness_r0.1": 10.0, "max_grid_loss": 100.0}
-    flat = {"sharpness_r0.1": 0.01, "max_grid_loss": 9.0}
-    assert v.sharper(sharp, flat).verdict == AGREE
-    assert v.sharper(flat, sharp).verdict == DISAGREE
-    split = {"sharpness_r0.1": 10.0, "max_grid_loss": 1.0}
-    assert v.sharper(split, flat).verdict == INCONCLUSIVE
-    judged = v.sharper(sharp, flat, ["compiled hidden 7 vs learned hidden 128"])
+def test_sharper_tests_the_planes_of_every_learned_seed():
+    sharp = {"sharpness_r0.1": [1e4, 2e4, 3e4, 4e4], "sharpness_r0.5": [5e4] * 4}
+    flat = {"sharpness_r0.1": [0.1, 0.2, 0.1, 0.3], "sharpness_r0.5": [1, 2, 3, 4]}
+    judged = v.sharper(sharp, {0: flat, 1: flat})
+    assert judged.verdict == AGREE
+    assert "p = 0.014 (sharper)" in judged.evidence  # 1/70: 4 planes against 4
+    assert v.sharper(flat, {0: sharp, 1: sharp}).verdict == DISAGREE
+    # one seed as sharp as the compiled minimum: not every learned one flatter
+    assert v.sharper(sharp, {0: flat, 1: sharp}).verdict == INCONCLUSIVE
+    # the measures split for one seed
+    split = {"sharpness_r0.1": flat["sharpness_r0.1"], "sharpness_r0.5": [9e4] * 4}
+    assert v.sharper(sharp, {0: flat, 1: split}).verdict == INCONCLUSIVE
+    # an infinite rise is a rank, NaN is no measurement
+    inf = {**sharp, "sharpness_r0.1": [np.inf, 2e4, 3e4, 4e4]}
+    assert v.sharper(inf, {0: flat}).verdict == AGREE
+    nan = {**sharp, "sharpness_r0.1": [np.nan, 2e4, 3e4, 4e4]}
+    assert v.sharper(nan, {0: flat}).verdict == NOT_TESTABLE
+    judged = v.sharper(sharp, {0: flat}, ["compiled hidden 7 vs learned hidden 128"])
     assert judged.verdict == NOT_TESTABLE and "hidden 7" in judged.evidence
-    nonfinite = {"sharpness_r0.1": 10.0, "max_grid_loss": float("nan")}
-    judged = v.sharper(nonfinite, flat)
-    assert judged.verdict == NOT_TESTABLE
-    assert "compiled max_grid_loss non-finite" in judged.evidence
+    assert v.sharper(sharp, {}).verdict == NOT_TESTABLE
+
+
+def test_sharper_says_when_its_planes_cannot_decide():
+    sharp = {"sharpness_r0.1": [1e4, 2e4, 3e4]}
+    flat = {"sharpness_r0.1": [0.1, 0.2, 0.3]}
+    judged = v.sharper(sharp, {0: flat})
+    assert judged.verdict == INCONCLUSIVE  # p = 1/20 at best
+    assert "3 planes each cannot reach p < 0.05 (least 0.05)" in judged.evidence
+    assert v.least_rank_sum_p(3) == 0.05 and v.least_rank_sum_p(4) == 1 / 70
 
 
 def test_checked():

@@ -19,7 +19,7 @@ from blocked_imports import children_without_tensorflow
 
 from nar_gap.analysis.models import FORCED_MEASURES
 from nar_gap.analysis.verdicts import VERDICTS
-from nar_gap.paper.experiments import ablations, catalogue, profiles
+from nar_gap.paper.experiments import ablations, catalogue, landscape_study, profiles
 from nar_gap.paper.experiments.faithfulness_study import (
     GAP_MEASURES,
     GRAPH_SET_HEADLINE,
@@ -682,6 +682,19 @@ def test_06_landscape_tables(executed):
         assert same["solves_task"] in ("True", "False")
         stem = landscape_stem(algorithm, "learned_compiled_class")
         assert (figures / f"{stem}.png").exists()
+        # the verdict's planes: the compiled network and every same-class
+        # seed (smoke's 2), each on its own planes
+        planes = read_table(results / f"landscape_planes_{algorithm}.csv")
+        count = landscape_study.SHARPNESS_PLANES
+        assert [(r["centre"], r["plane"]) for r in planes] == [
+            (centre, str(k))
+            for centre in ("compiled", *[same["centre"]] * 2)
+            for k in range(count)
+        ]
+        assert {r["seed"] for r in planes[count:]} == {"0", "1"}
+        rises = [float(r["sharpness_r0.1"]) for r in planes]
+        assert all(math.isfinite(x) for x in rises)
+        assert len(set(rises[:count])) == count  # a plane is a draw of its own
     # DFS has no graph program: its planes go through learned and initial only
     rows = read_table(results / "landscape_dfs.csv")
     assert [r["centre"] for r in rows] == ["learned", "initial"]

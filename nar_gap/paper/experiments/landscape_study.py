@@ -11,10 +11,16 @@ Sharpness compares only within one network class: a radius of 0.1 moves a
 hidden-7 network without layer norm and a hidden-128 one with it by
 different things.  So beside the compiled centre the table has a learned
 minimum of the compiled network's own class (:data:`SAME_CLASS`): the compiled
-architecture trained from its random initialisation, which is notebook 05's
-``random`` setting (Table 16), read back, its best seed by test score.  Its
-row says whether it solves the task (:data:`SOLVED_SCORE`): a minimum that
-does not is a minimum of the loss, not a learned solution.
+architecture trained from its random initialisation (notebook 05's
+``random`` setting, at the profile's ``same_class_steps``), its best seed by
+test score.  Its row says whether it solves the task (:data:`SOLVED_SCORE`):
+a minimum that does not is a minimum of the loss, not a learned solution.
+
+One plane per network is one draw of a random direction, so the verdict
+does not read the figures' planes: :func:`plane_sharpness_rows` measures the
+compiled network and every same-class seed on :data:`SHARPNESS_PLANES`
+independent planes each (``landscape_planes_<a>.csv``), and the rule tests
+the compiled planes' rises against each solving seed's.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +36,12 @@ import jax
 import numpy as np
 from tqdm import tqdm
 
-from nar_gap.analysis.landscape import Landscape, loss_grid, plane_directions
+from nar_gap.analysis.landscape import (
+    Landscape,
+    loss_grid,
+    plane_directions,
+    sharpness,
+)
 from nar_gap.compiler import compile_algorithm
 from nar_gap.compiler.compiled_model import CompiledModel
 from nar_gap.model.model import Model
@@ -77,6 +88,19 @@ SAME_CLASS_COLUMNS = (
 )
 
 
+# Independent planes per network in the sharpness test: the exact one-sided
+# rank test of 5 planes against 5 reaches p = 1/252 (4 against 4: 1/70).
+SHARPNESS_PLANES = 5
+# A network's columns in the planes table besides its centre (the compiled
+# network's are empty: it is not trained).
+SEED_COLUMNS = ("seed", "test_score", "solves_task", "steps")
+
+
+def planes_file(algorithm: str) -> str:
+    """Notebook 06's per-plane sharpness of the compiled and same-class networks."""
+    return f"landscape_planes_{algorithm}.csv"
+
+
 def landscape_file(algorithm: str) -> str:
     """Per centre: sharpness, curvature and the loss at the centre."""
     return f"landscape_{algorithm}.csv"
@@ -85,6 +109,17 @@ def landscape_file(algorithm: str) -> str:
 def grids_file(algorithm: str) -> str:
     """Every centre's loss grid and the grid's axis."""
     return f"landscape_{algorithm}.npz"
+
+
+def files_of(algorithm: str) -> list[str]:
+    """The results files :func:`run_landscapes` writes for ``algorithm``.
+
+    The planes file only where a compiled centre exists (a size-free program).
+    """
+    written = [landscape_file(algorithm), grids_file(algorithm)]
+    return written + (
+        [planes_file(algorithm)] if algorithm in SIZE_FREE_PROGRAMS else []
+    )
 
 
 def centre_name(label: str) -> str:
@@ -145,6 +180,47 @@ def landscape_rows_and_surfaces(
         rows.append(row)
         surfaces[label] = land
     return rows, surfaces
+
+
+def plane_key(network: int, plane: int) -> jax.Array:
+    """The key of the ``network``-th network's ``plane``-th test plane.
+
+    Folded from :func:`centre_key`, so no test plane is a figure's plane.
+    """
+    return jax.random.fold_in(centre_key(network), plane)
+
+
+def plane_sharpness_rows(
+    networks: Sequence[tuple[Model, Mapping[str, Any]]],
+    batch: Batch,
+    planes: int = SHARPNESS_PLANES,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Sharpness on ``planes`` independent planes through each network.
+
+    ``networks``: ``(model, columns)`` pairs, ``columns`` naming the network
+    (``centre``, ``seed``, its test score).  One row per network and plane:
+    the columns, ``plane``, and the mean loss rise on the circles of
+    :data:`SHARPNESS_RADII`.  A network's planes come from :func:`plane_key`
+    of its position, so adding a network last keeps the others' planes.
+    """
+    rows = []
+    for index, (model, columns) in enumerate(
+        tqdm(networks, desc="sharpness planes", disable=not progress)
+    ):
+        for plane in range(planes):
+            directions = plane_directions(plane_key(index, plane), model.params)
+            rises = sharpness(
+                model.config, model.params, directions, batch, radii=SHARPNESS_RADII
+            )
+            rows.append(
+                {
+                    **columns,
+                    "plane": plane,
+                    **{f"sharpness_r{r:g}": rise for r, rise in rises.items()},
+                }
+            )
+    return rows
 
 
 def same_class_rows(rows: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -223,10 +299,12 @@ def run_landscapes(
     """D.11: compiled (minimal), learned (best baseline seed), initial parameters.
 
     And last, a learned minimum of the compiled network's class
-    (:data:`SAME_CLASS`, :func:`same_class_run`).  An algorithm without a
-    program that runs every size (DFS's is built for one graph size) has no
-    compiled centre yet: its landscapes are the learned and the initial ones.
-    Reading (``dirs.reading``): the rows of ``landscape_<a>.csv``, as written.
+    (:data:`SAME_CLASS`, :func:`same_class_run`), and the sharpness test's
+    planes (:func:`plane_sharpness_rows`, :func:`planes_file`).  An algorithm
+    without a program that runs every size (DFS's is built for one graph
+    size) has no compiled centre yet: its landscapes are the learned and the
+    initial ones.  Reading (``dirs.reading``): the rows of
+    ``landscape_<a>.csv``, as written.
     """
     if dirs.reading:
         return dirs.read_back(landscape_file(algorithm))
@@ -238,14 +316,13 @@ def run_landscapes(
         progress=progress,
         columns=centres.columns,
     )
-    write_landscapes(
-        rows,
-        surfaces,
-        algorithm,
-        dirs.results,
-        dirs.figures,
-        metadata(profile, learned_seed=centres.learned_seed),
-    )
+    meta = metadata(profile, learned_seed=centres.learned_seed)
+    write_landscapes(rows, surfaces, algorithm, dirs.results, dirs.figures, meta)
+    if centres.compared:
+        planes = plane_sharpness_rows(
+            centres.compared, centres.batch, progress=progress
+        )
+        files.write_table(dirs.results / planes_file(algorithm), planes, meta)
     return rows
 
 
@@ -260,6 +337,9 @@ class Centres:
     learned_seed: int
     # per trained centre: its seed, test score and whether that solves the task
     columns: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    # the networks the sharpness test compares (plane_sharpness_rows): the
+    # compiled one and every same-class seed, each with its columns
+    compared: tuple[tuple[Model, dict[str, Any]], ...] = ()
 
     def directions(self, label: str, seed: int = 0) -> tuple[Any, Any]:
         """The two directions of ``label``'s plane in :func:`run_landscapes`."""
@@ -298,12 +378,15 @@ def same_class_config(profile: Profile, compiled: CompiledModel) -> TrainConfig:
     """Notebook 05's ``random`` setting: the compiled network, from random init.
 
     The compiled model's own :class:`~nar_gap.model.config.NetworkConfig`
-    (hidden size, no layer norm, heads, decoders), the profile's optimiser and
-    steps, ``stability_orders`` seeds, as :func:`.stability.run_stability`
-    trains it.
+    (hidden size, no layer norm, heads, decoders), the profile's optimiser,
+    ``stability_orders`` seeds, as :func:`.stability.run_stability` trains
+    it, for the profile's ``same_class_steps`` (0: its ``steps``, notebook
+    05's own run).
     """
     return profile.train_config(
-        compiled.config, seeds=profile.seed_list(profile.stability_orders)
+        compiled.config,
+        seeds=profile.seed_list(profile.stability_orders),
+        steps=profile.same_class_steps or profile.steps,
     )
 
 
@@ -320,8 +403,9 @@ def same_class_run(
 ) -> TrainResult:
     """Notebook 05's ``random`` run of ``compiled``'s class, read back.
 
-    Not finished there (notebook 06 called alone), it is trained here by
-    notebook 05's own function, so that notebook later finds it done.
+    Not finished there (notebook 06 called alone, or ``same_class_steps``
+    longer than notebook 05 trains), it is trained here by notebook 05's own
+    function, so that notebook later finds it done.
     """
     config = same_class_config(profile, compiled)
     out = same_class_dir(config, dirs.runs)
@@ -360,14 +444,27 @@ def landscape_centres(
         "initial": Model(config.network, unstack_tree(initial, 0)),  # its start
     }
     columns = {"learned": score_columns(run, best)}
-    if algorithm in SIZE_FREE_PROGRAMS:
-        compiled = compile_algorithm(algorithm, hidden_size=None)
-        same = same_class_run(profile, compiled, dirs, progress)
-        index = best_seed(same)
-        models = {
-            "compiled": compiled,
-            **models,
-            SAME_CLASS: Model(compiled.config, unstack_tree(same.params, index)),
-        }
-        columns[SAME_CLASS] = score_columns(same, index)
-    return Centres(models, batch, int(config.seeds[best]), columns)
+    if algorithm not in SIZE_FREE_PROGRAMS:
+        return Centres(models, batch, int(config.seeds[best]), columns)
+    compiled = compile_algorithm(algorithm, hidden_size=None)
+    same = same_class_run(profile, compiled, dirs, progress)
+    index = best_seed(same)
+    models = {
+        "compiled": compiled,
+        **models,
+        SAME_CLASS: Model(compiled.config, unstack_tree(same.params, index)),
+    }
+    columns[SAME_CLASS] = score_columns(same, index)
+    compared = [(compiled, {"centre": "compiled", **dict.fromkeys(SEED_COLUMNS, "")})]
+    compared += [
+        (
+            Model(compiled.config, unstack_tree(same.params, i)),
+            {"centre": SAME_CLASS, **_seed_columns(score_columns(same, i))},
+        )
+        for i in range(len(same.config.seeds))
+    ]
+    return Centres(models, batch, int(config.seeds[best]), columns, tuple(compared))
+
+
+def _seed_columns(columns: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: columns[k] for k in SEED_COLUMNS}

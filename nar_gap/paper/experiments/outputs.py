@@ -89,7 +89,7 @@ def tables(profile: Profile, root: Path | None = None) -> dict[str, str]:
     for a in _algorithms("05", root):
         made["05"] += [stability.stability_file(a), stability.table16_file(a)]
     for a in _algorithms("06", root):
-        made["06"] += [landscape_study.landscape_file(a), landscape_study.grids_file(a)]
+        made["06"] += landscape_study.files_of(a)
     for a in _algorithms("07", root):
         if a in profile.closing_gap_algorithms:
             made["07"] += [

@@ -425,6 +425,59 @@ def _landscapes(results: Path) -> str:
     )
 
 
+def _landscape_planes(results: Path) -> str | None:
+    """Per network of the sharpness test, its rises over the planes.
+
+    The median and range over ``landscape_planes_<a>.csv``'s planes; None
+    where no planes file was written (results of another profile).
+    """
+    rows = []
+    for algorithm in ALGORITHMS:
+        path = results / landscape_study.planes_file(algorithm)
+        if not path.exists():
+            continue
+        networks: dict[tuple[str, str], list[dict[str, str]]] = {}
+        for row in files.read_table(path):
+            networks.setdefault((row["centre"], row["seed"]), []).append(row)
+        for (centre, seed), planes in networks.items():
+            first = planes[0]
+            rises = [
+                np.array(
+                    [files.float_cell(p[f"sharpness_r{radius:g}"]) for p in planes]
+                )
+                for radius in landscape_study.SHARPNESS_RADII
+            ]
+            rows.append(
+                (
+                    algorithm,
+                    centre,
+                    seed or "–",
+                    _fmt(first["test_score"]) or "–",
+                    first["solves_task"] or "–",
+                    str(len(planes)),
+                    *(
+                        f"{np.median(x):.3g} [{x.min():.3g}, {x.max():.3g}]"
+                        for x in rises
+                    ),
+                )
+            )
+    if not rows:
+        return None
+    return markdown_table(
+        (
+            "algorithm",
+            "network",
+            "seed",
+            "test score",
+            "solves the task",
+            "planes",
+            "rise at r = 0.1: median [range]",
+            "rise at r = 0.5: median [range]",
+        ),
+        rows,
+    )
+
+
 CLOSING_GAP_ALGORITHMS = ("bfs", "bellman_ford")
 
 
@@ -1859,6 +1912,12 @@ def _parts(results: Path) -> list[tuple[str, str, Callable[[Path], str]]]:
         ("04", "Ablations (notebook 04)", _ablations),
         ("05", "Stability, Table 16 (notebook 05)", _stability),
         ("06", "Loss landscapes, D.11 (notebook 06)", _landscapes),
+    ]
+    planes = _landscape_planes(results)
+    if planes is not None:
+        title = "The sharpness test's planes, D.11 (notebook 06)"
+        parts.append(("06", title, lambda _: planes))
+    parts += [
         ("", "The paper and ours (end of notebooks 01-06)", _paper),
         ("07", "Closing the gap (notebook 07)", _closing_gap),
         ("08", "TransNAR on CLRS-Text (notebook 08)", _transnar),

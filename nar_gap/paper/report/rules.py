@@ -1085,7 +1085,7 @@ def compiled_unstable(results: Path, algorithm: str) -> Verdict:
     )
 
 
-SHARPNESS = ("sharpness_r0.1", "sharpness_r0.5", "max_grid_loss")
+SHARPNESS = ("sharpness_r0.1", "sharpness_r0.5")
 LAYER_NORM_COLUMNS = ("use_ln", "layer_norm")
 LAYER_NORM_BY_CENTRE = {"compiled": False, "learned": True}
 """How the package builds each centre when the table does not say: the
@@ -1106,15 +1106,31 @@ def _network_class(row: dict[str, str], centre: str) -> str:
     return f"{centre} hidden {row['hidden_size']}{with_ln}"
 
 
+def _plane_values(
+    rows: list[dict[str, str]], measures: list[str]
+) -> dict[str, dict[str, list[float]]]:
+    """Per network (``compiled`` or the seed's number), per measure, the planes."""
+    networks: dict[str, dict[str, list[float]]] = {}
+    for row in rows:
+        key = row["seed"] if row["centre"] != "compiled" else "compiled"
+        values = networks.setdefault(key, {m: [] for m in measures})
+        for m in measures:
+            values[m].append(float_cell(row[m]))
+    return networks
+
+
 def compiled_sharper(results: Path, algorithm: str) -> Verdict:
-    """Compiled against a learned minimum of the compiled network's own class.
+    """Compiled against every learned minimum of the compiled network's class.
 
     The learned row of notebook 06 (hidden 128, layer norm) is another
     network class, whose sharpness is not comparable; the row named
     :data:`~nar_gap.paper.experiments.landscape_study.SAME_CLASS` is the compiled
     architecture trained from a random start.  A same-class minimum that
     does not solve the task is a minimum of the loss, not a learned
-    solution: not testable, saying what it scored.
+    solution: the test compares the compiled planes with those of each seed
+    that solves it (:func:`~nar_gap.analysis.verdicts.sharper`, on
+    ``landscape_planes_<a>.csv``), and with none it is not testable, saying
+    what the seeds scored.
     """
     table = landscape_study.landscape_file(algorithm)
     rows = _rows(results / table)
@@ -1128,38 +1144,53 @@ def compiled_sharper(results: Path, algorithm: str) -> Verdict:
             f"{_network_class(compiled, 'compiled')} vs "
             f"{_network_class(learned, 'learned')}"
         )
-    measures = [m for m in SHARPNESS if m in compiled]
+    planes_table = landscape_study.planes_file(algorithm)
+    planes = _rows(results / planes_table)
+    measures = [m for m in SHARPNESS if m in planes[0]]
     if not measures:
-        raise Absent(f"no sharpness column in {table}")
-    values = [{m: float_cell(row[m]) for m in measures} for row in (compiled, learned)]
-    judged = verdicts.sharper(values[0], values[1], differences)
+        raise Absent(f"no sharpness column in {planes_table}")
+    networks = _plane_values(planes, measures)
+    if "compiled" not in networks:
+        raise Absent(f"no 'compiled' row in {planes_table}")
+    seeds = {r["seed"]: r for r in planes if r["centre"] == landscape_study.SAME_CLASS}
+    solving = [s for s, r in seeds.items() if r["solves_task"].lower() == "true"]
+    judged = verdicts.sharper(
+        networks["compiled"], {int(s): networks[s] for s in solving}, differences
+    )
+    first = measures[0]
     ours = (
-        f"loss rise at radius 0.1: compiled {values[0][measures[0]]:.3g}, "
-        f"learned of its class {values[1][measures[0]]:.3g} (test score "
-        f"{float_cell(learned.get('test_score', '')):.3f})"
+        f"loss rise at radius 0.1, median over planes: compiled "
+        f"{np.median(networks['compiled'][first]):.3g}, learned of its class "
+        + ", ".join(
+            f"seed {s} {np.median(networks[s][first]):.3g} (test score "
+            f"{float_cell(r['test_score']):.3f})"
+            for s, r in seeds.items()
+        )
     )
     criterion = (
-        "compiled sharper than learned on every measure, between minima of "
-        "one network class (the compiled architecture, trained from a random "
-        "start, solving the task)"
+        "compiled sharper than every learned minimum of one network class (the "
+        "compiled architecture, trained from a random start, solving the task) "
+        "on every measure, over independent filter-normalised planes"
     )
     protocol = (
-        "one network per centre: the compiled weights, the best of the "
-        "same-class seeds trained"
+        "the compiled weights against every same-class seed that solves the "
+        f"task (test score >= {landscape_study.SOLVED_SCORE:g}), "
+        f"{len(networks['compiled'][first])} planes each"
     )
-    if learned.get("solves_task", "").lower() != "true":
+    if not solving and not differences:
+        steps = next(iter(seeds.values()), {}).get("steps", "?")
         return Verdict(
             ours,
             criterion,
-            Judgement(
-                NOT_TESTABLE,
-                f"the same-class network does not solve the task "
-                f"({learned.get('note', '')}); for the record, {judged.evidence}",
+            dataclasses.replace(
+                judged,
+                evidence=f"no same-class seed solves the task in {steps} steps "
+                f"(test score below {landscape_study.SOLVED_SCORE:g}): a minimum "
+                "of the loss, not a learned solution",
             ),
             protocol,
             needs="a network of the compiled class that solves the task: "
-            f"longer training than its {learned.get('steps', '?')} steps, or "
-            "more seeds",
+            f"longer training than its {steps} steps, or more seeds",
         )
     return Verdict(ours, criterion, judged, protocol)
 

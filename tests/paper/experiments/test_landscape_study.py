@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -44,6 +45,53 @@ def test_the_same_class_run_is_notebook_05s_random_setting(
         config,
         landscape_study.same_class_dir(config, tmp_path),
     )
+
+
+def test_the_cpu_profile_trains_the_same_class_longer_than_notebook_05():
+    cpu = profiles.get("cpu")
+    compiled = nar_gap.compile("bfs", hidden_size=None)
+    config = landscape_study.same_class_config(cpu, compiled)
+    notebook_05 = cpu.train_config(
+        compiled.config, seeds=cpu.seed_list(cpu.stability_orders)
+    )
+    assert cpu.same_class_steps > cpu.steps
+    assert config == dataclasses.replace(notebook_05, steps=cpu.same_class_steps)
+    dry = profiles.dry_run(cpu)  # a dry run trains its one step
+    assert landscape_study.same_class_config(dry, compiled).steps == dry.steps
+
+
+def test_each_network_gets_planes_of_its_own(monkeypatch):
+    """The test's planes: independent per network and plane, kept when a
+    network is added last, and not the figures' planes."""
+    compiled = nar_gap.compile("bfs", hidden_size=None)
+    batch = sample_batch("bfs", 4, 2, seed=2)
+    calls = []
+    rises = iter(range(1000))
+
+    def measured(config, params, directions, batch, radii):
+        calls.append(np.asarray(directions[0]["net"]["processor"]["value"]["kernel"]))
+        return {r: float(next(rises)) for r in radii}
+
+    monkeypatch.setattr(landscape_study, "sharpness", measured)
+    networks = [(compiled, {"centre": "compiled"}), (compiled, {"centre": "again"})]
+    rows = landscape_study.plane_sharpness_rows(networks, batch, 3, progress=False)
+    assert [(r["centre"], r["plane"]) for r in rows] == [
+        (c, k) for c in ("compiled", "again") for k in range(3)
+    ]
+    assert set(rows[0]) == {"centre", "plane", "sharpness_r0.1", "sharpness_r0.5"}
+    drawn = [d.ravel() for d in calls]
+    assert all(
+        not np.allclose(drawn[i], drawn[j]) for i in range(len(drawn)) for j in range(i)
+    )
+    figure_plane = landscape_study.plane_directions(
+        landscape_study.centre_key(0), compiled.params
+    )[0]["net"]["processor"]["value"]["kernel"]
+    assert not np.allclose(np.asarray(figure_plane).ravel(), drawn[0])
+    calls.clear()
+    landscape_study.plane_sharpness_rows(
+        [*networks, (compiled, {"centre": "third"})], batch, 3, progress=False
+    )
+    assert all(np.array_equal(a.ravel(), b) for a, b in zip(calls, drawn))
 
 
 def _run(scores: list[float]) -> TrainResult:

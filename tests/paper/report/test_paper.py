@@ -197,39 +197,46 @@ def _landscape(
     algorithm,
     compiled_hidden,
     learned_hidden,
-    grid=100.0,
-    solves=True,
-    learned_sharpness=0.01,
+    compiled_rise=(1e4, 2e4, 3e4, 4e4, 5e4),
+    learned_rises=((0.1, 0.2, 0.3, 0.4, 0.5), (0.2, 0.3, 0.4, 0.5, 0.6)),
+    solves=(True, True),
 ):
-    """A compiled centre and a learned one of the compiled class (its rows)."""
+    """A compiled centre and learned ones of the compiled class (rows, planes).
+
+    ``compiled_rise``: the compiled network's rise per plane (both radii, the
+    second ten times the first); ``learned_rises``, ``solves``: per seed.
+    """
     files.write_table(
         results / f"landscape_{algorithm}.csv",
         [
-            {
-                "centre": "compiled",
-                "hidden_size": compiled_hidden,
-                "use_ln": False,
-                "sharpness_r0.1": 10.0,
-                "max_grid_loss": grid,
-            },
-            {
-                "centre": "learned",
-                "hidden_size": 128,
-                "use_ln": True,
-                "sharpness_r0.1": 0.01,
-                "max_grid_loss": 9.0,
-            },
+            {"centre": "compiled", "hidden_size": compiled_hidden, "use_ln": False},
+            {"centre": "learned", "hidden_size": 128, "use_ln": True},
             {
                 "centre": "learned (compiled class)",
                 "hidden_size": learned_hidden,
                 "use_ln": False,
-                "sharpness_r0.1": learned_sharpness,
-                "max_grid_loss": 9.0,
-                "test_score": 0.99 if solves else 0.3,
-                "solves_task": solves,
-                "steps": 70,
-                "note": "solves the task" if solves else "does not solve the task",
             },
+        ],
+    )
+    networks = [("compiled", "", "", "", compiled_rise)] + [
+        ("learned (compiled class)", seed, 0.99 if ok else 0.3, ok, rises)
+        for seed, (ok, rises) in enumerate(zip(solves, learned_rises, strict=True))
+    ]
+    files.write_table(
+        results / f"landscape_planes_{algorithm}.csv",
+        [
+            {
+                "centre": centre,
+                "seed": seed,
+                "test_score": score,
+                "solves_task": ok,
+                "steps": 300 if seed != "" else "",
+                "plane": plane,
+                "sharpness_r0.1": rise,
+                "sharpness_r0.5": 10 * rise,
+            }
+            for centre, seed, score, ok, rises in networks
+            for plane, rise in enumerate(rises)
         ],
     )
 
@@ -712,17 +719,37 @@ def test_notebook_06_compares_only_one_network_class(tmp_path):
         "compiled hidden 10 without layer norm vs learned hidden 128"
         in (got[1]["evidence"])
     )
-    _landscape(tmp_path, "bfs", 7, 7, learned_sharpness=100.0)  # measures split
-    assert paper.comparison("06", tmp_path)[0]["verdict"] == paper.INCONCLUSIVE
-    _landscape(tmp_path, "bfs", 7, 7, grid=1.0, learned_sharpness=100.0)
+    assert "n = 5 planes each" in got[0]["evidence"]
+    assert "learned of its class seed 0 0.3 (test score 0.990)" in got[0]["ours"]
+
+
+def test_notebook_06_verdict_follows_the_planes_both_ways(tmp_path):
+    flat = (0.1, 0.2, 0.3, 0.4, 0.5)
+    # the learned minima sharper on every plane: disagree
+    _landscape(
+        tmp_path, "bfs", 7, 7, compiled_rise=flat, learned_rises=((1e4,) * 5,) * 2
+    )
     assert paper.comparison("06", tmp_path)[0]["verdict"] == paper.DISAGREE
-    _landscape(tmp_path, "bfs", 7, 7, grid=float("nan"))
+    # one seed as sharp as the compiled minimum: not every one flatter
+    mixed = (flat, (1e4, 2e4, 3e4, 4e4, 5e4))
+    _landscape(tmp_path, "bfs", 7, 7, learned_rises=mixed)
+    assert paper.comparison("06", tmp_path)[0]["verdict"] == paper.INCONCLUSIVE
+    # the sharp seed does not solve the task: it is left out
+    _landscape(tmp_path, "bfs", 7, 7, learned_rises=mixed, solves=(True, False))
+    assert paper.comparison("06", tmp_path)[0]["verdict"] == paper.AGREE
+    # three planes cannot decide, and the row says so
+    _landscape(tmp_path, "bfs", 7, 7, (1e4,) * 3, ((0.1, 0.2, 0.3),) * 2)
+    row = paper.comparison("06", tmp_path)[0]
+    assert row["verdict"] == paper.INCONCLUSIVE
+    assert "3 planes each cannot reach p < 0.05" in row["evidence"]
+    _landscape(tmp_path, "bfs", 7, 7, compiled_rise=(1e4, float("nan"), 1, 1, 1))
     row = paper.comparison("06", tmp_path)[0]
     assert row["verdict"] == paper.NOT_TESTABLE
-    assert "max_grid_loss non-finite" in row["evidence"]
-    _landscape(tmp_path, "bfs", 7, 7, solves=False)  # a minimum, not a solution
+    assert "NaN" in row["evidence"]
+    _landscape(tmp_path, "bfs", 7, 7, solves=(False, False))  # minima, not solutions
     row = paper.comparison("06", tmp_path)[0]
     assert row["verdict"] == paper.NOT_TESTABLE
+    assert "no same-class seed solves the task in 300 steps" in row["evidence"]
     assert row["decidable_at"].startswith("a network of the compiled class")
 
 
