@@ -1392,7 +1392,9 @@ def sharper(
             )
             up.append(_rank_sum_p(a, b, "greater"))
             down.append(_rank_sum_p(a, b, "less"))
-            parts.append(f"seed {seed} {m}: {_p(up[-1])} (sharper), {_p(down[-1])}")
+            parts.append(
+                f"seed {seed} {m}: {_p(up[-1])} (sharper), {_p(down[-1])} (flatter)"
+            )
     planes = min(sample.size for sample in samples)
     evidence = (
         f"exact one-sided Mann-Whitney test per learned seed and measure, "
