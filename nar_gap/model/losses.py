@@ -19,20 +19,6 @@ from nar_gap.tasks.vocabulary import MASKED, Location, Stage, Type
 EPS = 1e-12  # dm-clrs losses.EPS
 
 
-def masked_sum(loss: jax.Array, mask: jax.Array) -> jax.Array:
-    """``sum(loss * mask)`` over the elements ``mask`` keeps, and no others.
-
-    dm-clrs multiplies by the mask.  Where a masked element's loss overflows
-    (a scalar hint predicted beyond 1.8e19 squares to inf; a compiled
-    network with weights of 1e7 moved by half their norm does that), inf
-    times 0 is NaN and the whole loss becomes NaN, although that element
-    does not count.  Selecting instead gives the same bits wherever every
-    loss is finite, and the kept elements' sum, inf included, where one is
-    not.
-    """
-    return jnp.sum(jnp.where(mask > 0, loss * mask, 0.0))
-
-
 def _bce_with_logits(logits: jax.Array, truth: jax.Array) -> jax.Array:
     return (
         jnp.maximum(logits, 0) - logits * truth + jnp.log1p(jnp.exp(-jnp.abs(logits)))
@@ -74,7 +60,7 @@ def output_loss(
         return total / jnp.sum(truth == 1)
     loss, mask = _elementwise(typ, pred, truth, num_nodes)
     mask = mask * real.reshape(real.shape + (1,) * (loss.ndim - real.ndim))
-    return masked_sum(loss, mask) / jnp.sum(mask)
+    return jnp.sum(loss * mask) / jnp.sum(mask)
 
 
 def hint_loss(
@@ -102,7 +88,7 @@ def hint_loss(
             (1,) + node_mask.shape + (1,) * (loss.ndim - 3)
         )
     mask = mask * weight
-    return masked_sum(loss, mask) / jnp.maximum(jnp.sum(mask), EPS)
+    return jnp.sum(loss * mask) / jnp.maximum(jnp.sum(mask), EPS)
 
 
 def total_loss(

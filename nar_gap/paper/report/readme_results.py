@@ -425,6 +425,18 @@ def _landscapes(results: Path) -> str:
     )
 
 
+def _median_range(values: np.ndarray) -> str:
+    """``median [min, max]`` of the values that are numbers, and how many are NaN."""
+    known = values[~np.isnan(values)]
+    text = (
+        f"{np.median(known):.3g} [{known.min():.3g}, {known.max():.3g}]"
+        if known.size
+        else "–"
+    )
+    missing = values.size - known.size
+    return text + (f"; NaN on {missing} of {values.size}" if missing else "")
+
+
 def _landscape_planes(results: Path) -> str | None:
     """Per network of the sharpness test, its rises over the planes.
 
@@ -455,10 +467,7 @@ def _landscape_planes(results: Path) -> str | None:
                     _fmt(first["test_score"]) or "–",
                     first["solves_task"] or "–",
                     str(len(planes)),
-                    *(
-                        f"{np.median(x):.3g} [{x.min():.3g}, {x.max():.3g}]"
-                        for x in rises
-                    ),
+                    *(_median_range(x) for x in rises),
                 )
             )
     if not rows:
