@@ -1185,8 +1185,9 @@ def compiled_sharper(results: Path, algorithm: str) -> Verdict:
             dataclasses.replace(
                 judged,
                 evidence=f"no same-class seed solves the task in {steps} steps "
-                f"(test score below {landscape_study.SOLVED_SCORE:g}): a minimum "
-                "of the loss, not a learned solution",
+                f"(test score below {landscape_study.SOLVED_SCORE:g}; n = "
+                f"{len(seeds)} seeds): a minimum of the loss, not a learned "
+                "solution",
             ),
             protocol,
             needs="a network of the compiled class that solves the task: "

@@ -750,6 +750,7 @@ def test_notebook_06_verdict_follows_the_planes_both_ways(tmp_path):
     row = paper.comparison("06", tmp_path)[0]
     assert row["verdict"] == paper.NOT_TESTABLE
     assert "no same-class seed solves the task in 300 steps" in row["evidence"]
+    assert "n = 2 seeds" in row["evidence"]
     assert row["decidable_at"].startswith("a network of the compiled class")
 
 
