@@ -1337,6 +1337,10 @@ def unstable(
     return _sized(judged, _paired_count(-margin, wilcoxon=False))
 
 
+# The sharpness measures :func:`sharper` reads, where a network has them.
+SHARPNESS_MEASURES = ("sharpness_r0.1", "sharpness_r0.5")
+
+
 def least_rank_sum_p(planes: int) -> float:
     """The smallest one-sided exact Mann-Whitney p of ``planes`` against ``planes``.
 
@@ -1347,36 +1351,38 @@ def least_rank_sum_p(planes: int) -> float:
 
 
 def sharper(
-    compiled: Mapping[str, Sequence[float]],
+    compiled: Mapping[str, Mapping[str, Sequence[float]]],
     learned: Mapping[int, Mapping[str, Sequence[float]]],
     differences: Sequence[str] = (),
 ) -> Judgement:
-    """The compiled minimum sharper than every learned one of its class.
+    """Every compiled minimum sharper than every learned one of its class.
 
-    ``compiled``: per sharpness measure (loss rise at radius 0.1, 0.5), its
-    values on independent filter-normalised planes through the compiled
-    parameters.  ``learned``: the same, per seed, for every learned minimum
-    that solves the task.  The planes are the sampled unit: one plane's rise
-    depends on the direction drawn, so one plane per network is no test.
+    ``compiled``: per compiled network (by name: the compiler's default and
+    its controls, every one exact), per sharpness measure (loss rise at
+    radius 0.1, 0.5), its values on independent filter-normalised planes.
+    ``learned``: the same, per seed, for every learned minimum that solves
+    the task.  The planes are the sampled unit: one plane's rise depends on
+    the direction drawn, so one plane per network is no test.
 
-    Per seed and measure, an exact one-sided Mann-Whitney test of the
-    compiled planes' rises against that seed's (``scipy.stats.mannwhitneyu``,
-    ``method="exact"``).  Agree if every seed is below the compiled minimum on
-    every measure at p < 0.05 (an intersection-union test: the claim is about
-    every learned minimum, so each test runs at the full level), disagree if
-    every one is above it on every measure, inconclusive otherwise.  A rise
-    may be infinite (a rank); NaN, a difference of network class
-    (``differences``: the same radius moves networks of other widths or
-    normalisation by other things), or no learned minimum makes it not
-    testable.
+    Per compiled network, seed and measure, an exact one-sided Mann-Whitney
+    test of the compiled planes' rises against the seed's
+    (``scipy.stats.mannwhitneyu``, ``method="exact"``).  Agree if every one
+    says the compiled network is the sharper at p < 0.05 (an
+    intersection-union test: the claim is about every pair, so each test runs
+    at the full level), disagree if every one says the learned one is,
+    inconclusive otherwise.  A rise may be infinite (a rank); NaN, a
+    difference of network class (``differences``: the same radius moves
+    networks of other widths or normalisation by other things), or no
+    network on either side makes it not testable.
     """
-    names = [m for m in compiled if all(m in seed for seed in learned.values())]
-    samples = [np.asarray(compiled[m], np.float64) for m in names] + [
-        np.asarray(seed[m], np.float64) for seed in learned.values() for m in names
-    ]
+    networks = [*compiled.values(), *learned.values()]
+    names = [m for m in SHARPNESS_MEASURES if all(m in n for n in networks)]
+    samples = [np.asarray(n[m], np.float64) for n in networks for m in names]
     reasons = list(differences)
     if any(np.isnan(sample).any() for sample in samples):
         reasons.append("a sharpness value is NaN")
+    if not compiled:
+        reasons.append("no compiled network is exact")
     if not learned:
         reasons.append("no learned minimum of the compiled class solves the task")
     if not names:
@@ -1384,23 +1390,25 @@ def sharper(
     if reasons:
         return Judgement(NOT_TESTABLE, "; ".join(reasons))
     up, down, parts = [], [], []
-    for seed, values in learned.items():
-        for m in names:
-            a, b = (
-                np.asarray(compiled[m], np.float64),
-                np.asarray(values[m], np.float64),
-            )
-            up.append(_rank_sum_p(a, b, "greater"))
-            down.append(_rank_sum_p(a, b, "less"))
-            parts.append(
-                f"seed {seed} {m}: {_p(up[-1])} (sharper), {_p(down[-1])} (flatter)"
-            )
+    for name, values in compiled.items():
+        for seed, other in learned.items():
+            for m in names:
+                a, b = (
+                    np.asarray(values[m], np.float64),
+                    np.asarray(other[m], np.float64),
+                )
+                up.append(_rank_sum_p(a, b, "greater"))
+                down.append(_rank_sum_p(a, b, "less"))
+                parts.append(
+                    f"{name} vs seed {seed} {m}: {_p(up[-1])} (sharper), "
+                    f"{_p(down[-1])} (flatter)"
+                )
     planes = min(sample.size for sample in samples)
     evidence = (
-        f"exact one-sided Mann-Whitney test per learned seed and measure, "
-        f"compiled's planes against the seed's (n = {planes} planes each at the "
-        f"fewest, {len(learned)} learned seeds); every one at p < 0.05 decides "
-        f"(intersection-union); " + "; ".join(parts)
+        f"exact one-sided Mann-Whitney test per compiled network, learned seed "
+        f"and measure, on their planes (n = {planes} planes each at the fewest, "
+        f"{len(compiled)} compiled networks, {len(learned)} learned seeds); every "
+        f"one at p < 0.05 decides (intersection-union); " + "; ".join(parts)
     )
     judged = decide(max(up) < SIGNIFICANCE, max(down) < SIGNIFICANCE, evidence)
     if judged.verdict == INCONCLUSIVE and least_rank_sum_p(planes) >= SIGNIFICANCE:

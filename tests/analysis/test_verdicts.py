@@ -336,32 +336,36 @@ def test_unstable():
     assert v.unstable([], [], []).verdict == NOT_TESTABLE
 
 
-def test_sharper_tests_the_planes_of_every_learned_seed():
+def test_sharper_tests_the_planes_of_every_pair():
     sharp = {"sharpness_r0.1": [1e4, 2e4, 3e4, 4e4], "sharpness_r0.5": [5e4] * 4}
     flat = {"sharpness_r0.1": [0.1, 0.2, 0.1, 0.3], "sharpness_r0.5": [1, 2, 3, 4]}
-    judged = v.sharper(sharp, {0: flat, 1: flat})
+    judged = v.sharper({"compiled": sharp}, {0: flat, 1: flat})
     assert judged.verdict == AGREE
-    assert "p = 0.014 (sharper)" in judged.evidence  # 1/70: 4 planes against 4
-    assert v.sharper(flat, {0: sharp, 1: sharp}).verdict == DISAGREE
+    assert "compiled vs seed 1 sharpness_r0.5: p = 0.014 (sharper)" in judged.evidence
+    assert v.sharper({"compiled": flat}, {0: sharp, 1: sharp}).verdict == DISAGREE
     # one seed as sharp as the compiled minimum: not every learned one flatter
-    assert v.sharper(sharp, {0: flat, 1: sharp}).verdict == INCONCLUSIVE
+    assert v.sharper({"compiled": sharp}, {0: flat, 1: sharp}).verdict == INCONCLUSIVE
+    # a compiled control as flat as the seeds: not every compiled one sharper
+    both = {"compiled": sharp, "control": flat}
+    assert v.sharper(both, {0: flat}).verdict == INCONCLUSIVE
     # the measures split for one seed
     split = {"sharpness_r0.1": flat["sharpness_r0.1"], "sharpness_r0.5": [9e4] * 4}
-    assert v.sharper(sharp, {0: flat, 1: split}).verdict == INCONCLUSIVE
+    assert v.sharper({"c": sharp}, {0: flat, 1: split}).verdict == INCONCLUSIVE
     # an infinite rise is a rank, NaN is no measurement
     inf = {**sharp, "sharpness_r0.1": [np.inf, 2e4, 3e4, 4e4]}
-    assert v.sharper(inf, {0: flat}).verdict == AGREE
+    assert v.sharper({"c": inf}, {0: flat}).verdict == AGREE
     nan = {**sharp, "sharpness_r0.1": [np.nan, 2e4, 3e4, 4e4]}
-    assert v.sharper(nan, {0: flat}).verdict == NOT_TESTABLE
-    judged = v.sharper(sharp, {0: flat}, ["compiled hidden 7 vs learned hidden 128"])
+    assert v.sharper({"c": nan}, {0: flat}).verdict == NOT_TESTABLE
+    judged = v.sharper({"c": sharp}, {0: flat}, ["compiled hidden 7 vs learned 128"])
     assert judged.verdict == NOT_TESTABLE and "hidden 7" in judged.evidence
-    assert v.sharper(sharp, {}).verdict == NOT_TESTABLE
+    assert v.sharper({"c": sharp}, {}).verdict == NOT_TESTABLE
+    assert v.sharper({}, {0: flat}).verdict == NOT_TESTABLE
 
 
 def test_sharper_says_when_its_planes_cannot_decide():
     sharp = {"sharpness_r0.1": [1e4, 2e4, 3e4]}
     flat = {"sharpness_r0.1": [0.1, 0.2, 0.3]}
-    judged = v.sharper(sharp, {0: flat})
+    judged = v.sharper({"compiled": sharp}, {0: flat})
     assert judged.verdict == INCONCLUSIVE  # p = 1/20 at best
     assert "3 planes each cannot reach p < 0.05 (least 0.05)" in judged.evidence
     assert v.least_rank_sum_p(3) == 0.05 and v.least_rank_sum_p(4) == 1 / 70

@@ -682,16 +682,18 @@ def test_06_landscape_tables(executed):
         assert same["solves_task"] in ("True", "False")
         stem = landscape_stem(algorithm, "learned_compiled_class")
         assert (figures / f"{stem}.png").exists()
-        # the verdict's planes: the compiled network and every same-class
-        # seed (smoke's 2), each on its own planes
+        # the verdict's planes: the compiled network, every same-class seed
+        # (smoke's 2) and the compiled control, each on its own planes
         planes = read_table(results / f"landscape_planes_{algorithm}.csv")
         count = landscape_study.SHARPNESS_PLANES
+        control = landscape_study.margin_label(landscape_study.MARGIN_CONTROLS[0])
         assert [(r["centre"], r["plane"]) for r in planes] == [
             (centre, str(k))
-            for centre in ("compiled", *[same["centre"]] * 2)
+            for centre in ("compiled", *[same["centre"]] * 2, control)
             for k in range(count)
         ]
-        assert {r["seed"] for r in planes[count:]} == {"0", "1"}
+        assert {r["seed"] for r in planes[count : 3 * count]} == {"0", "1"}
+        assert planes[0]["exact"] == "True"  # the compiler's own network
         rises = [float(r["sharpness_r0.1"]) for r in planes]
         assert all(math.isfinite(x) for x in rises)
         assert len(set(rises[:count])) == count  # a plane is a draw of its own

@@ -44,6 +44,7 @@ from nar_gap.analysis.landscape import (
 )
 from nar_gap.compiler import compile_algorithm
 from nar_gap.compiler.compiled_model import CompiledModel
+from nar_gap.compiler.config import CompilerConfig
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import init_stacked, unstack_tree
 from nar_gap.paper import plots
@@ -94,6 +95,11 @@ SHARPNESS_PLANES = 5
 # A network's columns in the planes table besides its centre (the compiled
 # network's are empty: it is not trained).
 SEED_COLUMNS = ("seed", "test_score", "solves_task", "steps")
+# Controls: the compiled network again with the compiler's margins (the
+# logit gaps its attention and decoders keep) times each factor.  A compiled
+# minimum's loss rise grows with its logits, so the verdict compares every
+# compiled network that stays exact, the flattest included.
+MARGIN_CONTROLS = (0.5,)
 
 
 def planes_file(algorithm: str) -> str:
@@ -338,7 +344,8 @@ class Centres:
     # per trained centre: its seed, test score and whether that solves the task
     columns: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     # the networks the sharpness test compares (plane_sharpness_rows): the
-    # compiled one and every same-class seed, each with its columns
+    # compiled one, every same-class seed and the compiled margin controls,
+    # each with its columns
     compared: tuple[tuple[Model, dict[str, Any]], ...] = ()
 
     def directions(self, label: str, seed: int = 0) -> tuple[Any, Any]:
@@ -446,7 +453,9 @@ def landscape_centres(
     columns = {"learned": score_columns(run, best)}
     if algorithm not in SIZE_FREE_PROGRAMS:
         return Centres(models, batch, int(config.seeds[best]), columns)
-    compiled = compile_algorithm(algorithm, hidden_size=None)
+    test = sample_batch(algorithm, profile.test_num_nodes, profile.batch_size, seed=3)
+    compiled_ones = compiled_networks(algorithm, (batch, test))
+    compiled = compiled_ones[0][0]
     same = same_class_run(profile, compiled, dirs, progress)
     index = best_seed(same)
     models = {
@@ -455,15 +464,46 @@ def landscape_centres(
         SAME_CLASS: Model(compiled.config, unstack_tree(same.params, index)),
     }
     columns[SAME_CLASS] = score_columns(same, index)
-    compared = [(compiled, {"centre": "compiled", **dict.fromkeys(SEED_COLUMNS, "")})]
-    compared += [
+    seeds = [
         (
             Model(compiled.config, unstack_tree(same.params, i)),
-            {"centre": SAME_CLASS, **_seed_columns(score_columns(same, i))},
+            {
+                "centre": SAME_CLASS,
+                "exact": "",
+                **_seed_columns(score_columns(same, i)),
+            },
         )
         for i in range(len(same.config.seeds))
     ]
-    return Centres(models, batch, int(config.seeds[best]), columns, tuple(compared))
+    # the controls last: a network's planes follow its position
+    compared = (compiled_ones[0], *seeds, *compiled_ones[1:])
+    return Centres(models, batch, int(config.seeds[best]), columns, compared)
+
+
+def margin_label(factor: float) -> str:
+    """The centre name of the compiled network at ``factor`` times the margins."""
+    return "compiled" if factor == 1 else f"compiled, margins x{factor:g}"
+
+
+def compiled_networks(
+    algorithm: str, batches: Sequence[Batch]
+) -> list[tuple[Model, dict[str, Any]]]:
+    """The compiled network and its :data:`MARGIN_CONTROLS`, with their columns.
+
+    Each says whether it is ``exact`` (dm-clrs's trace on every batch): only
+    an exact one is a compiled solution.
+    """
+    networks = []
+    for factor in (1, *MARGIN_CONTROLS):
+        base = CompilerConfig()
+        config = dataclasses.replace(
+            base, margin=base.margin * factor, tie_margin=base.tie_margin * factor
+        )
+        model = compile_algorithm(algorithm, hidden_size=None, config=config)
+        exact = all(model.agrees(batch) for batch in batches)
+        columns = {"centre": margin_label(factor), "exact": exact}
+        networks.append((model, {**columns, **dict.fromkeys(SEED_COLUMNS, "")}))
+    return networks
 
 
 def _seed_columns(columns: Mapping[str, Any]) -> dict[str, Any]:

@@ -1085,7 +1085,6 @@ def compiled_unstable(results: Path, algorithm: str) -> Verdict:
     )
 
 
-SHARPNESS = ("sharpness_r0.1", "sharpness_r0.5")
 LAYER_NORM_COLUMNS = ("use_ln", "layer_norm")
 LAYER_NORM_BY_CENTRE = {"compiled": False, "learned": True}
 """How the package builds each centre when the table does not say: the
@@ -1109,14 +1108,34 @@ def _network_class(row: dict[str, str], centre: str) -> str:
 def _plane_values(
     rows: list[dict[str, str]], measures: list[str]
 ) -> dict[str, dict[str, list[float]]]:
-    """Per network (``compiled`` or the seed's number), per measure, the planes."""
+    """Per network (a compiled centre, a seed's number), per measure, its planes."""
     networks: dict[str, dict[str, list[float]]] = {}
     for row in rows:
-        key = row["seed"] if row["centre"] != "compiled" else "compiled"
+        key = (
+            row["seed"]
+            if row["centre"] == landscape_study.SAME_CLASS
+            else row["centre"]
+        )
         values = networks.setdefault(key, {m: [] for m in measures})
         for m in measures:
             values[m].append(float_cell(row[m]))
     return networks
+
+
+def _class_differences(results: Path, algorithm: str) -> list[str]:
+    """How the compiled and the same-class centres' classes differ (none: [])."""
+    table = landscape_study.landscape_file(algorithm)
+    rows = _rows(results / table)
+    compiled = _pick(rows, "centre", "compiled", table)
+    learned = _pick(rows, "centre", landscape_study.SAME_CLASS, table)
+    if compiled["hidden_size"] == learned["hidden_size"] and _layer_norm(
+        compiled, "compiled"
+    ) == _layer_norm(learned, "learned"):
+        return []
+    return [
+        f"{_network_class(compiled, 'compiled')} vs "
+        f"{_network_class(learned, 'learned')}"
+    ]
 
 
 def compiled_sharper(results: Path, algorithm: str) -> Verdict:
@@ -1127,26 +1146,16 @@ def compiled_sharper(results: Path, algorithm: str) -> Verdict:
     :data:`~nar_gap.paper.experiments.landscape_study.SAME_CLASS` is the compiled
     architecture trained from a random start.  A same-class minimum that
     does not solve the task is a minimum of the loss, not a learned
-    solution: the test compares the compiled planes with those of each seed
+    solution: the test compares the planes of every exact compiled network
+    (the compiler's default and its margin controls) with those of each seed
     that solves it (:func:`~nar_gap.analysis.verdicts.sharper`, on
     ``landscape_planes_<a>.csv``), and with none it is not testable, saying
     what the seeds scored.
     """
-    table = landscape_study.landscape_file(algorithm)
-    rows = _rows(results / table)
-    compiled = _pick(rows, "centre", "compiled", table)
-    learned = _pick(rows, "centre", landscape_study.SAME_CLASS, table)
-    differences = []
-    if compiled["hidden_size"] != learned["hidden_size"] or _layer_norm(
-        compiled, "compiled"
-    ) != _layer_norm(learned, "learned"):
-        differences.append(
-            f"{_network_class(compiled, 'compiled')} vs "
-            f"{_network_class(learned, 'learned')}"
-        )
+    differences = _class_differences(results, algorithm)
     planes_table = landscape_study.planes_file(algorithm)
     planes = _rows(results / planes_table)
-    measures = [m for m in SHARPNESS if m in planes[0]]
+    measures = [m for m in verdicts.SHARPNESS_MEASURES if m in planes[0]]
     if not measures:
         raise Absent(f"no sharpness column in {planes_table}")
     networks = _plane_values(planes, measures)
@@ -1154,13 +1163,26 @@ def compiled_sharper(results: Path, algorithm: str) -> Verdict:
         raise Absent(f"no 'compiled' row in {planes_table}")
     seeds = {r["seed"]: r for r in planes if r["centre"] == landscape_study.SAME_CLASS}
     solving = [s for s, r in seeds.items() if r["solves_task"].lower() == "true"]
+    compiled_rows = {
+        r["centre"]: r for r in planes if r["centre"] != landscape_study.SAME_CLASS
+    }
+    exact = [c for c, r in compiled_rows.items() if r["exact"].lower() == "true"]
     judged = verdicts.sharper(
-        networks["compiled"], {int(s): networks[s] for s in solving}, differences
+        {c: networks[c] for c in exact},
+        {int(s): networks[s] for s in solving},
+        differences,
     )
+    left_out = [c for c in compiled_rows if c not in exact]
+    if left_out and judged.verdict != NOT_TESTABLE:
+        judged = dataclasses.replace(
+            judged,
+            evidence=f"{judged.evidence}; not exact, left out: {', '.join(left_out)}",
+        )
     first = measures[0]
     ours = (
-        f"loss rise at radius 0.1, median over planes: compiled "
-        f"{np.median(networks['compiled'][first]):.3g}, learned of its class "
+        "loss rise at radius 0.1, median over planes: "
+        + ", ".join(f"{c} {np.median(networks[c][first]):.3g}" for c in compiled_rows)
+        + "; learned of its class "
         + ", ".join(
             f"seed {s} {np.median(networks[s][first]):.3g} (test score "
             f"{float_cell(r['test_score']):.3f})"
@@ -1168,13 +1190,16 @@ def compiled_sharper(results: Path, algorithm: str) -> Verdict:
         )
     )
     criterion = (
-        "compiled sharper than every learned minimum of one network class (the "
+        "every exact compiled network (the compiler's margins and their "
+        "controls) sharper than every learned minimum of one network class (the "
         "compiled architecture, trained from a random start, solving the task) "
         "on every measure, over independent filter-normalised planes"
     )
     protocol = (
-        "the compiled weights against every same-class seed that solves the "
-        f"task (test score >= {landscape_study.SOLVED_SCORE:g}), "
+        "the compiled weights, and with the compiler's margins times "
+        f"{', '.join(f'{f:g}' for f in landscape_study.MARGIN_CONTROLS)}, "
+        "against every same-class seed that solves the task (test score >= "
+        f"{landscape_study.SOLVED_SCORE:g}), "
         f"{len(networks['compiled'][first])} planes each"
     )
     if not solving and not differences:

@@ -6,6 +6,7 @@ import dataclasses
 import math
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 
@@ -93,6 +94,36 @@ def test_each_network_gets_planes_of_its_own(monkeypatch):
     )
     kept = zip(calls[: len(drawn)], drawn, strict=True)  # the first two networks
     assert all(np.array_equal(a.ravel(), b) for a, b in kept)
+
+
+def test_the_compiled_controls_are_the_compiler_at_smaller_margins(monkeypatch):
+    """The default compiled network first, then each control, each checked
+    against dm-clrs: at an eighth of the margins BFS is no longer exact."""
+    monkeypatch.setattr(landscape_study, "MARGIN_CONTROLS", (0.5, 0.125))
+    batch = sample_batch("bfs", 16, 4, seed=2)
+    networks = landscape_study.compiled_networks("bfs", [batch])
+    assert [c["centre"] for _, c in networks] == [
+        "compiled",
+        "compiled, margins x0.5",
+        "compiled, margins x0.125",
+    ]
+    assert [c["exact"] for _, c in networks] == [True, True, False]
+    default = nar_gap.compile("bfs", hidden_size=None)
+    assert all(
+        np.array_equal(a, b)
+        for a, b in zip(
+            jax.tree_util.tree_leaves(networks[0][0].params),
+            jax.tree_util.tree_leaves(default.params),
+            strict=True,
+        )
+    )
+
+    def largest(model):
+        return max(
+            float(np.abs(x).max()) for x in jax.tree_util.tree_leaves(model.params)
+        )
+
+    assert largest(networks[1][0]) == pytest.approx(largest(default) / 2, rel=0.01)
 
 
 def _run(scores: list[float]) -> TrainResult:

@@ -200,11 +200,13 @@ def _landscape(
     compiled_rise=(1e4, 2e4, 3e4, 4e4, 5e4),
     learned_rises=((0.1, 0.2, 0.3, 0.4, 0.5), (0.2, 0.3, 0.4, 0.5, 0.6)),
     solves=(True, True),
+    control=None,
 ):
     """A compiled centre and learned ones of the compiled class (rows, planes).
 
     ``compiled_rise``: the compiled network's rise per plane (both radii, the
-    second ten times the first); ``learned_rises``, ``solves``: per seed.
+    second ten times the first); ``learned_rises``, ``solves``: per seed;
+    ``control``: ``(rises, exact)`` of a compiled control at half the margins.
     """
     files.write_table(
         results / f"landscape_{algorithm}.csv",
@@ -218,15 +220,18 @@ def _landscape(
             },
         ],
     )
-    networks = [("compiled", "", "", "", compiled_rise)] + [
-        ("learned (compiled class)", seed, 0.99 if ok else 0.3, ok, rises)
+    networks = [("compiled", True, "", "", "", compiled_rise)] + [
+        ("learned (compiled class)", "", seed, 0.99 if ok else 0.3, ok, rises)
         for seed, (ok, rises) in enumerate(zip(solves, learned_rises, strict=True))
     ]
+    if control is not None:
+        networks.append(("compiled, margins x0.5", control[1], "", "", "", control[0]))
     files.write_table(
         results / f"landscape_planes_{algorithm}.csv",
         [
             {
                 "centre": centre,
+                "exact": exact,
                 "seed": seed,
                 "test_score": score,
                 "solves_task": ok,
@@ -235,7 +240,7 @@ def _landscape(
                 "sharpness_r0.1": rise,
                 "sharpness_r0.5": 10 * rise,
             }
-            for centre, seed, score, ok, rises in networks
+            for centre, exact, seed, score, ok, rises in networks
             for plane, rise in enumerate(rises)
         ],
     )
@@ -720,7 +725,10 @@ def test_notebook_06_compares_only_one_network_class(tmp_path):
         in (got[1]["evidence"])
     )
     assert "n = 5 planes each" in got[0]["evidence"]
-    assert "learned of its class seed 0 0.3 (test score 0.990)" in got[0]["ours"]
+    assert (
+        "compiled 3e+04; learned of its class seed 0 0.3 (test score 0.990)"
+        in (got[0]["ours"])
+    )
 
 
 def test_notebook_06_verdict_follows_the_planes_both_ways(tmp_path):
@@ -737,6 +745,15 @@ def test_notebook_06_verdict_follows_the_planes_both_ways(tmp_path):
     # the sharp seed does not solve the task: it is left out
     _landscape(tmp_path, "bfs", 7, 7, learned_rises=mixed, solves=(True, False))
     assert paper.comparison("06", tmp_path)[0]["verdict"] == paper.AGREE
+    # a control at half the margins: judged beside the compiled network where
+    # it is exact, left out where it is not
+    flat_control = ((0.1, 0.2, 0.3, 0.4, 0.5), True)
+    _landscape(tmp_path, "bfs", 7, 7, control=flat_control)
+    assert paper.comparison("06", tmp_path)[0]["verdict"] == paper.INCONCLUSIVE
+    _landscape(tmp_path, "bfs", 7, 7, control=(flat_control[0], False))
+    row = paper.comparison("06", tmp_path)[0]
+    assert row["verdict"] == paper.AGREE
+    assert "not exact, left out: compiled, margins x0.5" in row["evidence"]
     # three planes cannot decide, and the row says so
     _landscape(tmp_path, "bfs", 7, 7, (1e4,) * 3, ((0.1, 0.2, 0.3),) * 2)
     row = paper.comparison("06", tmp_path)[0]
