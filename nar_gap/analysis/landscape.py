@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import jax
@@ -253,6 +254,26 @@ def sharpness(
     coefficients = np.concatenate([np.zeros((1, 2)), _circles(radii, angles)])
     losses = losses_at(config, centre, *directions, batch, coefficients, chunk)
     return _rises(losses[1:], float(losses[0]), radii, angles)
+
+
+def sharpness_on_planes(
+    model: Any, batch: Batch, keys: Sequence[jax.Array], radii: tuple[float, ...]
+) -> list[dict[float, float]]:
+    """:func:`sharpness` on one filter-normalised plane per key through ``model``.
+
+    One plane is one draw of two random directions: independent planes make
+    a network's rise a sample that a test across networks can read.
+    """
+    return [
+        sharpness(
+            model.config,
+            model.params,
+            plane_directions(key, model.params),
+            batch,
+            radii=radii,
+        )
+        for key in keys
+    ]
 
 
 def model_sharpness(model: Any, batch: Batch, seed: int, radius: float) -> float:

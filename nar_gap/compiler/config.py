@@ -118,6 +118,17 @@ class CompilerConfig:
         if problems:
             raise ValueError("invalid CompilerConfig: " + "; ".join(problems))
 
+    def with_margins_times(self, factor: float) -> CompilerConfig:
+        """This compiler with ``margin`` and ``tie_margin`` times ``factor``.
+
+        The margins set the logit gaps the compiled attention and decoders
+        keep, and with them the size of the compiled weights (a control for
+        what depends on that size: the loss landscape's sharpness).
+        """
+        return dataclasses.replace(
+            self, margin=self.margin * factor, tie_margin=self.tie_margin * factor
+        )
+
     @property
     def score_scale(self) -> float:
         """lambda: ``distance_scale``, or derived from the logit budget."""

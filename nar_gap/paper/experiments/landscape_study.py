@@ -16,11 +16,9 @@ architecture trained from its random initialisation (notebook 05's
 test score.  Its row says whether it solves the task (:data:`SOLVED_SCORE`):
 a minimum that does not is a minimum of the loss, not a learned solution.
 
-One plane per network is one draw of a random direction, so the verdict
-does not read the figures' planes: :func:`plane_sharpness_rows` measures the
-compiled network and every same-class seed on :data:`SHARPNESS_PLANES`
-independent planes each (``landscape_planes_<a>.csv``), and the rule tests
-the compiled planes' rises against each solving seed's.
+One plane is one draw of two directions, so the verdict reads
+:func:`plane_sharpness_rows` (``landscape_planes_<a>.csv``): independent
+planes through each compiled and same-class network.
 """
 
 from __future__ import annotations
@@ -40,7 +38,7 @@ from nar_gap.analysis.landscape import (
     Landscape,
     loss_grid,
     plane_directions,
-    sharpness,
+    sharpness_on_planes,
 )
 from nar_gap.compiler import compile_algorithm
 from nar_gap.compiler.compiled_model import CompiledModel
@@ -95,10 +93,9 @@ SHARPNESS_PLANES = 5
 # A network's columns in the planes table besides its centre (the compiled
 # network's are empty: it is not trained).
 SEED_COLUMNS = ("seed", "test_score", "solves_task", "steps")
-# Controls: the compiled network again with the compiler's margins (the
-# logit gaps its attention and decoders keep) times each factor.  A compiled
-# minimum's loss rise grows with its logits, so the verdict compares every
-# compiled network that stays exact, the flattest included.
+# Controls: the compiled network with the compiler's margins times each
+# factor.  A compiled minimum's rise grows with its logits, so the verdict
+# compares every compiled network that stays exact, the flattest included.
 MARGIN_CONTROLS = (0.5,)
 
 
@@ -214,18 +211,12 @@ def plane_sharpness_rows(
     for index, (model, columns) in enumerate(
         tqdm(networks, desc="sharpness planes", disable=not progress)
     ):
-        for plane in range(planes):
-            directions = plane_directions(plane_key(index, plane), model.params)
-            rises = sharpness(
-                model.config, model.params, directions, batch, radii=SHARPNESS_RADII
-            )
-            rows.append(
-                {
-                    **columns,
-                    "plane": plane,
-                    **{f"sharpness_r{r:g}": rise for r, rise in rises.items()},
-                }
-            )
+        keys = [plane_key(index, plane) for plane in range(planes)]
+        for plane, rises in enumerate(
+            sharpness_on_planes(model, batch, keys, SHARPNESS_RADII)
+        ):
+            rises = {f"sharpness_r{r:g}": rise for r, rise in rises.items()}
+            rows.append({**columns, "plane": plane, **rises})
     return rows
 
 
@@ -495,10 +486,7 @@ def compiled_networks(
     """
     networks = []
     for factor in (1, *MARGIN_CONTROLS):
-        base = CompilerConfig()
-        config = dataclasses.replace(
-            base, margin=base.margin * factor, tie_margin=base.tie_margin * factor
-        )
+        config = CompilerConfig().with_margins_times(factor)
         model = compile_algorithm(algorithm, hidden_size=None, config=config)
         exact = all(model.agrees(batch) for batch in batches)
         columns = {"centre": margin_label(factor), "exact": exact}

@@ -463,6 +463,7 @@ def _landscape_planes(results: Path) -> str | None:
                 (
                     algorithm,
                     centre,
+                    first["exact"] or "–",
                     seed or "–",
                     _fmt(first["test_score"]) or "–",
                     first["solves_task"] or "–",
@@ -476,6 +477,7 @@ def _landscape_planes(results: Path) -> str | None:
         (
             "algorithm",
             "network",
+            "exact",
             "seed",
             "test score",
             "solves the task",

@@ -1138,6 +1138,25 @@ def _class_differences(results: Path, algorithm: str) -> list[str]:
     ]
 
 
+def _sharpness_ours(
+    networks: dict[str, dict[str, list[float]]],
+    measure: str,
+    compiled: list[str],
+    seeds: dict[str, dict[str, str]],
+) -> str:
+    """Each network's median rise over its planes, the seeds' with their scores."""
+    return (
+        "loss rise at radius 0.1, median over planes: "
+        + ", ".join(f"{c} {np.median(networks[c][measure]):.3g}" for c in compiled)
+        + "; learned of its class "
+        + ", ".join(
+            f"seed {s} {np.median(networks[s][measure]):.3g} (test score "
+            f"{float_cell(r['test_score']):.3f})"
+            for s, r in seeds.items()
+        )
+    )
+
+
 def compiled_sharper(results: Path, algorithm: str) -> Verdict:
     """Compiled against every learned minimum of the compiled network's class.
 
@@ -1179,16 +1198,7 @@ def compiled_sharper(results: Path, algorithm: str) -> Verdict:
             evidence=f"{judged.evidence}; not exact, left out: {', '.join(left_out)}",
         )
     first = measures[0]
-    ours = (
-        "loss rise at radius 0.1, median over planes: "
-        + ", ".join(f"{c} {np.median(networks[c][first]):.3g}" for c in compiled_rows)
-        + "; learned of its class "
-        + ", ".join(
-            f"seed {s} {np.median(networks[s][first]):.3g} (test score "
-            f"{float_cell(r['test_score']):.3f})"
-            for s, r in seeds.items()
-        )
-    )
+    ours = _sharpness_ours(networks, first, list(compiled_rows), seeds)
     criterion = (
         "every exact compiled network (the compiler's margins and their "
         "controls) sharper than every learned minimum of one network class (the "

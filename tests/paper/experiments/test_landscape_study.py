@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import nar_gap
+from nar_gap.analysis import landscape
 from nar_gap.model.model import Model
 from nar_gap.model.seeds import unstack_tree
 from nar_gap.paper.experiments import landscape_study, profiles, stability
@@ -73,7 +74,7 @@ def test_each_network_gets_planes_of_its_own(monkeypatch):
         calls.append(np.asarray(directions[0]["net"]["processor"]["value"]["kernel"]))
         return {r: float(next(rises)) for r in radii}
 
-    monkeypatch.setattr(landscape_study, "sharpness", measured)
+    monkeypatch.setattr(landscape, "sharpness", measured)
     networks = [(compiled, {"centre": "compiled"}), (compiled, {"centre": "again"})]
     rows = landscape_study.plane_sharpness_rows(networks, batch, 3, progress=False)
     assert [(r["centre"], r["plane"]) for r in rows] == [
