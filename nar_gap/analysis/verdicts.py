@@ -1350,6 +1350,11 @@ def least_rank_sum_p(planes: int) -> float:
     return 1.0 / math.comb(2 * planes, planes) if planes > 0 else math.nan
 
 
+def _fewest_planes() -> int:
+    """The fewest planes each whose :func:`least_rank_sum_p` is below the level."""
+    return next(k for k in range(1, 64) if least_rank_sum_p(k) < SIGNIFICANCE)
+
+
 def sharper(
     compiled: Mapping[str, Mapping[str, Sequence[float]]],
     learned: Mapping[int, Mapping[str, Sequence[float]]],
@@ -1415,7 +1420,8 @@ def sharper(
         judged = dataclasses.replace(
             judged,
             evidence=f"{evidence}; {planes} planes each cannot reach p < 0.05 "
-            f"(least {least_rank_sum_p(planes):.2g}): 4 or more decide",
+            f"(least {least_rank_sum_p(planes):.2g}): {_fewest_planes()} or more "
+            "decide",
         )
     return judged
 

@@ -220,6 +220,14 @@ def plane_sharpness_rows(
     return rows
 
 
+def planes_by_network(rows: Sequence[Mapping[str, str]]) -> dict[tuple, list]:
+    """A planes table's rows per ``(centre, seed)`` (a compiled network's seed: "")."""
+    networks: dict[tuple, list] = {}
+    for row in rows:
+        networks.setdefault((row["centre"], row["seed"]), []).append(row)
+    return networks
+
+
 def same_class_rows(rows: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The compiled row and :data:`SAME_CLASS`'s, in :data:`SAME_CLASS_COLUMNS`.
 
@@ -455,17 +463,11 @@ def landscape_centres(
         SAME_CLASS: Model(compiled.config, unstack_tree(same.params, index)),
     }
     columns[SAME_CLASS] = score_columns(same, index)
-    seeds = [
-        (
-            Model(compiled.config, unstack_tree(same.params, i)),
-            {
-                "centre": SAME_CLASS,
-                "exact": "",
-                **_seed_columns(score_columns(same, i)),
-            },
-        )
-        for i in range(len(same.config.seeds))
-    ]
+    seeds = []
+    for i in range(len(same.config.seeds)):
+        scores = score_columns(same, i)
+        row = {"centre": SAME_CLASS, "exact": ""} | {k: scores[k] for k in SEED_COLUMNS}
+        seeds.append((Model(compiled.config, unstack_tree(same.params, i)), row))
     # the controls last: a network's planes follow its position
     compared = (compiled_ones[0], *seeds, *compiled_ones[1:])
     return Centres(models, batch, int(config.seeds[best]), columns, compared)
@@ -492,7 +494,3 @@ def compiled_networks(
         columns = {"centre": margin_label(factor), "exact": exact}
         networks.append((model, {**columns, **dict.fromkeys(SEED_COLUMNS, "")}))
     return networks
-
-
-def _seed_columns(columns: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: columns[k] for k in SEED_COLUMNS}

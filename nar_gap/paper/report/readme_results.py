@@ -448,9 +448,7 @@ def _landscape_planes(results: Path) -> str | None:
         path = results / landscape_study.planes_file(algorithm)
         if not path.exists():
             continue
-        networks: dict[tuple[str, str], list[dict[str, str]]] = {}
-        for row in files.read_table(path):
-            networks.setdefault((row["centre"], row["seed"]), []).append(row)
+        networks = landscape_study.planes_by_network(files.read_table(path))
         for (centre, seed), planes in networks.items():
             first = planes[0]
             rises = [

@@ -1109,17 +1109,10 @@ def _plane_values(
     rows: list[dict[str, str]], measures: list[str]
 ) -> dict[str, dict[str, list[float]]]:
     """Per network (a compiled centre, a seed's number), per measure, its planes."""
-    networks: dict[str, dict[str, list[float]]] = {}
-    for row in rows:
-        key = (
-            row["seed"]
-            if row["centre"] == landscape_study.SAME_CLASS
-            else row["centre"]
-        )
-        values = networks.setdefault(key, {m: [] for m in measures})
-        for m in measures:
-            values[m].append(float_cell(row[m]))
-    return networks
+    return {
+        seed or centre: {m: [float_cell(row[m]) for row in planes] for m in measures}
+        for (centre, seed), planes in landscape_study.planes_by_network(rows).items()
+    }
 
 
 def _class_differences(results: Path, algorithm: str) -> list[str]:
