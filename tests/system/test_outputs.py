@@ -97,3 +97,32 @@ def test_the_same_figure_is_the_same_file_in_two_processes(tmp_path):
             ]
         )
     assert digests[0] == digests[1]
+
+
+def test_figures_are_saved_in_the_formats_the_variable_names(tmp_path, monkeypatch):
+    """NAR_GAP_FIGURE_FORMATS (a notebook's setup sets it from its profile)
+    chooses the files; the sidecar lists them; an unknown one is refused."""
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1])
+    monkeypatch.setenv(files.FIGURE_FORMATS_ENV, "")
+    assert files.figure_formats() == ("png", "pdf")
+    monkeypatch.setenv(files.FIGURE_FORMATS_ENV, "png, svg")
+    written = files.save_figure(fig, tmp_path / "f")
+    assert [p.name for p in written] == ["f.png", "f.svg"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.json", "f.png", "f.svg"]
+    assert json.loads((tmp_path / "f.json").read_text())["formats"] == ["png", "svg"]
+    assert [p.name for p in files.save_figure(fig, tmp_path / "g", ["pdf"])] == [
+        "g.pdf"
+    ]  # named by the caller: the variable is not read
+    monkeypatch.setenv(files.FIGURE_FORMATS_ENV, "png,jpg")
+    with pytest.raises(ValueError, match="NAR_GAP_FIGURE_FORMATS=.*'jpg'"):
+        files.save_figure(fig, tmp_path / "h")
+    assert not (tmp_path / "h.json").exists()  # refused before anything is written
+    plt.close(fig)

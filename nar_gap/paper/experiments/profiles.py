@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from nar_gap.model.config import NetworkConfig
-from nar_gap.system.files import cell_value, read_table
+from nar_gap.system.files import DEFAULT_FIGURE_FORMATS, cell_value, read_table
 from nar_gap.tasks.defaults import (
     BATCH_SIZE,
     HIDDEN_SIZE,
@@ -260,6 +260,10 @@ class Profile:
         ablation per algorithm (Tables 14 and 15, D.1).  ``smoke`` keeps BFS
         alone: the other rows are the same code with another algorithm name,
         and CI's budget cannot pay a compile per row; ``cpu`` leaves out DFS.
+      figure_formats: the formats every figure is saved in
+        (:func:`~nar_gap.system.files.save_figure`; a notebook's setup makes
+        them the default).  ``smoke`` writes png alone: CI's budget, each
+        format being a full draw of the figure.
       notebooks: the notebooks the profile runs (``"02"`` ...); empty: all.
         A profile sized for one job on an accelerator runs the notebooks
         whose rows its sizes decide; the others' results are the cpu run's.
@@ -309,6 +313,7 @@ class Profile:
     causal_gap_algorithms: tuple[str, ...] = ("bfs",)
     causal_probe_seeds: int = 8
     same_class_steps: int = 0
+    figure_formats: tuple[str, ...] = DEFAULT_FIGURE_FORMATS
     studies: Studies = Studies()
 
     def baseline_sizes(self, algorithm: str) -> Sizes:
@@ -377,6 +382,7 @@ SMOKE = Profile(  # one graph size and one padded trace length: few compiles
     ablation_algorithms=("bfs",),
     minimal_search_algorithms=("bfs",),
     fork_arms=False,  # CI's budget: a compile per arm (tests/model tests them)
+    figure_formats=("png",),  # CI's budget: a pdf is a second full draw
     # CI's budget: two 12-node paths (BFS: 11 counted steps; a grid needs 36
     # nodes for 10), and BFS alone measured on them.
     long_traces=LongTraces(num_nodes=12, families=("path",), graphs=2),

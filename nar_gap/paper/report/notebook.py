@@ -227,14 +227,16 @@ def setup(
     The backend self-check comes first: over several processes it joins
     them, which JAX allows only before its backend starts, and it stops a
     notebook on a JAX known to compute wrong numbers.  Then the profile
-    and its folders (:func:`~nar_gap.paper.experiments.profiles.output_dirs`:
-    ``""`` is the profile's own), and where they are, printed.
+    (its ``figure_formats`` become this process's default) and its folders
+    (:func:`~nar_gap.paper.experiments.profiles.output_dirs`: ``""`` is the
+    profile's own), and where they are, printed.
     ``from_results``: read the profile's tables and figures instead of
     training and measuring (``dirs.reading``); the cells marked
     :data:`NEEDS_RUNS` then print why they did not run.
     """
     print(check_backend().message)
     chosen = profiles.get(profile)
+    os.environ[files.FIGURE_FORMATS_ENV] = ",".join(chosen.figure_formats)
     dirs = profiles.output_dirs(profile, runs, results, figures, from_results)
     print(f"runs in {dirs.runs}, tables in {dirs.results}, figures in {dirs.figures}")
     if from_results:

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 from nar_gap.paper.experiments import profiles
 from nar_gap.paper.report import notebook
+from nar_gap.system import files
 
 
 def test_setup_checks_the_backend_first_then_names_the_profile_and_its_folders(
@@ -23,6 +24,7 @@ def test_setup_checks_the_backend_first_then_names_the_profile_and_its_folders(
 
     monkeypatch.setattr(notebook, "check_backend", check)
     monkeypatch.setattr(notebook.profiles, "get", get)
+    monkeypatch.setenv(files.FIGURE_FORMATS_ENV, "svg")  # put back after the test
     runs, results, figures = (str(tmp_path / n) for n in ("r", "t", "f"))
     profile, dirs, show = notebook.setup("smoke", runs, results, figures)
     assert calls[:2] == ["check", "profile"]
@@ -42,8 +44,19 @@ def test_setup_checks_the_backend_first_then_names_the_profile_and_its_folders(
 
 def test_setup_gives_a_profile_its_own_folders_by_default(monkeypatch):
     monkeypatch.setattr(notebook, "check_backend", lambda: SimpleNamespace(message=""))
+    monkeypatch.setenv(files.FIGURE_FORMATS_ENV, "")
     _, dirs, _ = notebook.setup("smoke")
     assert dirs == profiles.output_dirs("smoke")
+
+
+def test_setup_makes_the_profile_s_figure_formats_the_default(monkeypatch):
+    """smoke saves png alone (CI's budget); every other profile png and pdf."""
+    monkeypatch.setattr(notebook, "check_backend", lambda: SimpleNamespace(message=""))
+    monkeypatch.setenv(files.FIGURE_FORMATS_ENV, "svg")
+    notebook.setup("smoke")
+    assert files.figure_formats() == ("png",)
+    notebook.setup("cpu")
+    assert files.figure_formats() == ("png", "pdf") == profiles.CPU.figure_formats
 
 
 def _write(path, rows):
