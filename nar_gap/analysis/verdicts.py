@@ -1244,9 +1244,12 @@ def clusters(distances: np.ndarray, labels: Sequence[int]) -> Judgement:
     (:func:`silhouette_interval`, seeds resampled) decides: agree if it lies
     at or above :data:`SILHOUETTE_STRUCTURE`, disagree if below
     :data:`SILHOUETTE_NONE` (or a single cluster, or every seed alone),
-    inconclusive otherwise.  One number thresholded without an interval
-    (the rule this replaced) let a cluster of the two least accurate seeds
-    carry the verdict.  Not testable below :data:`MIN_SEEDS_FOR_CLUSTERS`.
+    inconclusive otherwise; the silhouette itself must lie on the same side.
+    One number thresholded without an interval (the rule this replaced) let
+    a cluster of the two least accurate seeds carry the verdict, and the
+    silhouette alone below :data:`SILHOUETTE_NONE` had still decided
+    "disagree" whatever its interval.  Not testable below
+    :data:`MIN_SEEDS_FOR_CLUSTERS`.
     """
     labels = np.asarray(labels)
     d = np.asarray(distances, np.float64)
@@ -1274,7 +1277,7 @@ def clusters(distances: np.ndarray, labels: Sequence[int]) -> Judgement:
     )
     return decide(
         min(score, low) >= SILHOUETTE_STRUCTURE,
-        score < SILHOUETTE_NONE or high < SILHOUETTE_NONE,
+        max(score, high) < SILHOUETTE_NONE,
         evidence,
     )
 

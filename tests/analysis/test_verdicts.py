@@ -280,17 +280,39 @@ def _blobs(sizes, spread, seed=0):
     return np.abs(points[:, None] - points[None, :]), labels
 
 
+def _one_cloud(seeds: int, dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Seeds drawn from one Gaussian (no structure) and the widest-gap cut."""
+    from nar_gap.analysis.stats import cluster_solutions
+
+    points = np.random.default_rng(seed).normal(0.0, 1.0, (seeds, dim))
+    distances = np.sqrt(((points[:, None] - points[None]) ** 2).sum(-1))
+    return distances, cluster_solutions(distances).labels
+
+
 def test_clusters():
     distances, labels = _blobs([8, 8, 8], 0.3)
     judged = v.clusters(distances, labels)
     assert judged.verdict == AGREE and "n = 24 seeds" in judged.evidence
-    rng = np.random.default_rng(0)
-    assert v.clusters(distances, rng.permutation(labels)).verdict == DISAGREE
     assert v.clusters(distances, np.zeros(24, int)).verdict == DISAGREE
+    # one cloud in 20 dimensions: the silhouette and its interval below 0.25
+    judged = v.clusters(*_one_cloud(16, 20, 0))
+    assert "silhouette 0.08" in judged.evidence and "[0.025, 0.144]" in judged.evidence
+    assert judged.verdict == DISAGREE, judged
     distances, labels = _blobs([8, 8], 2.0)
     score_between = v.clusters(distances, labels)
     assert score_between.verdict == INCONCLUSIVE, score_between
     assert v.clusters(distances[:6, :6], labels[:6]).verdict == NOT_TESTABLE
+
+
+def test_a_silhouette_below_its_bound_with_an_interval_above_is_undecided():
+    """The mirror of the agree side: one cloud in 5 dimensions whose
+    widest-gap cut scores 0.22 on all 16 seeds, while resampled seeds reach
+    0.43, so the interval straddles 0.25.  The cpu run's BFS clusters are
+    such a case (0.23, interval [0.21, 0.51]); the silhouette alone had
+    decided "disagree" there."""
+    judged = v.clusters(*_one_cloud(16, 5, 1))
+    assert "silhouette 0.22" in judged.evidence and "[0.192, 0.431]" in judged.evidence
+    assert judged.verdict == INCONCLUSIVE, judged
 
 
 def test_a_cluster_of_two_outlying_seeds_is_not_structure_enough():
