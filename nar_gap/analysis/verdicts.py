@@ -108,6 +108,12 @@ MIN_ORDERS_FOR_TEST = 3
 """Fewest data orders (seeds) for a t-test across them; below it every order
 must show the fall."""
 
+DEGRADE_BOUND = 0.01
+"""A trace hint "does not degrade" where its fall from the first bin to the
+last is shown below this (one percentage point of trace match, a one-sided
+paired Wilcoxon test of the falls against it): our choice, stated in the
+row's evidence; the paper gives no size."""
+
 SATURATED = 0.999
 """A trace hint whose seed-mean match is at least this in every bin cannot
 degrade measurably: it is left out of the degradation test."""
@@ -1096,11 +1102,13 @@ def degrade(series: Mapping[str, np.ndarray]) -> Judgement:
 
     ``series``: hint -> ``[seeds, bins]`` external match on the uniform
     timescale.  Hints saturated at every bin (seed mean >= :data:`SATURATED`)
-    cannot show a fall and are left out.  For each other hint, a one-sided
-    paired Wilcoxon signed-rank test across seeds of the first bin against
-    the last.  Agree if every such hint degrades with p < 0.05; disagree if
-    any significantly improves or if no hint's mean falls at all;
-    inconclusive otherwise.  Not testable if every hint is saturated.
+    cannot show a fall and are left out.  For each other hint, one-sided
+    paired Wilcoxon signed-rank tests across seeds of the first bin against
+    the last.  Disagree if any significantly improves; else agree if every
+    such hint degrades with p < 0.05; else disagree if every one's fall is
+    shown below :data:`DEGRADE_BOUND`; inconclusive otherwise.  Not testable
+    if every hint is saturated.  (A mean that did not fall had decided
+    "disagree" without a test: a seed or two of noise could.)
     """
     parts, tested = [], {}
     for hint, values in series.items():
@@ -1110,20 +1118,22 @@ def degrade(series: Mapping[str, np.ndarray]) -> Judgement:
             parts.append(f"{hint} saturated")
             continue
         down, up, n = _paired_wilcoxon(values[:, 0], values[:, -1])
-        tested[hint] = (down, up, means[0] - means[-1])
+        _, small, _ = _paired_wilcoxon(values[:, 0] - DEGRADE_BOUND, values[:, -1])
+        tested[hint] = (down, up, small)
         parts.append(
             f"{hint} {means[0]:.3f} -> {means[-1]:.3f}, n = {n} seeds, "
-            f"{_p(down)} (degrades)"
+            f"{_p(down)} (degrades), {_p(small)} (falls less than "
+            f"{DEGRADE_BOUND:g})"
         )
     evidence = "one-sided paired Wilcoxon, first vs last bin: " + "; ".join(parts)
     if not tested:
         return Judgement(NOT_TESTABLE, evidence + " (every hint saturated)")
-    if any(up < SIGNIFICANCE for _, up, _ in tested.values()) or all(
-        fall <= 0 for *_, fall in tested.values()
-    ):
+    if any(up < SIGNIFICANCE for _, up, _ in tested.values()):
         return Judgement(DISAGREE, evidence)
     if all(down < SIGNIFICANCE for down, _, _ in tested.values()):
         return Judgement(AGREE, evidence)
+    if all(small < SIGNIFICANCE for *_, small in tested.values()):
+        return Judgement(DISAGREE, evidence)
     counts = [
         _paired_count(
             np.asarray(series[hint], np.float64)[:, 0]

@@ -257,7 +257,20 @@ def test_degrade():
 
 def test_degrade_disagrees_when_nothing_falls():
     constant = np.full((12, 2), 0.8)
-    assert v.degrade({"pi_h": constant}).verdict == DISAGREE
+    judged = v.degrade({"pi_h": constant})
+    assert judged.verdict == DISAGREE and "(falls less than 0.01)" in judged.evidence
+
+
+def test_a_mean_that_did_not_fall_is_no_test_of_degradation():
+    """Seeds whose trace match falls by 0.02 on the average, but with noise
+    that lifts the last bin's mean above the first's: no direction is shown,
+    nor a fall below the bound, so undecided (the old rule read the mean
+    alone and said disagree)."""
+    noisy = _series(0.8, 0.8, seed=5)
+    noisy[:, 1] = noisy[:, 0] - 0.02 + np.random.default_rng(1).normal(0, 0.1, 12)
+    assert noisy[:, 1].mean() > noisy[:, 0].mean()
+    judged = v.degrade({"pi_h": noisy})
+    assert judged.verdict == INCONCLUSIVE, judged
 
 
 def test_early_closer():
