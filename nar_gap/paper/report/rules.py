@@ -634,7 +634,9 @@ def traces_degrade(results: Path, algorithm: str, prefix: str = "") -> Verdict:
     return Verdict(
         f"{len(hints)} hints, {next(iter(hints.values())).shape[0]} seeds",
         "every non-saturated hint's match lower in the last bin than the "
-        "first (one-sided paired Wilcoxon, p < 0.05)",
+        "first (one-sided paired Wilcoxon, p < 0.05); disagree where one is "
+        "higher, or where every one's fall is shown below "
+        f"{verdicts.DEGRADE_BOUND:g}",
         judged,
         _protocol(prefix, results, algorithm),
     )
