@@ -342,6 +342,24 @@ def _plateau(results: Path, algorithm: str) -> tuple[bool, str, int]:
     return (*verdicts.plateau(steps, means), max(steps, default=0))
 
 
+def _before_plateau(
+    plateau: str, last: int, judged: Judgement, then: str
+) -> tuple[Judgement, str]:
+    """A verdict that a run still learning cannot give, and what would give it.
+
+    Not testable, ``judged`` for the record; decided by training to a
+    plateau (:func:`_plateau`'s ``plateau`` and ``last``), then ``then``.
+    """
+    return (
+        Judgement(
+            NOT_TESTABLE,
+            f"not trained to its plateau: {plateau}; for the record, {judged.evidence}",
+        ),
+        f"training to a plateau (none by step {last} here; the paper trains "
+        f"{profiles.PAPER.steps}), then {then}",
+    )
+
+
 def baseline_near(results: Path, algorithm: str, target: float) -> Verdict:
     """Table 10's ``algorithm`` scores ``target`` within the band, at a plateau."""
     row, summary = _baseline(results, algorithm)
@@ -357,18 +375,11 @@ def baseline_near(results: Path, algorithm: str, target: float) -> Verdict:
     protocol += "; at a plateau (slope rule)"
     if not reached:
         seeds = judged.seeds_needed or summary.n
+        untested, needs = _before_plateau(
+            plateau, last, judged, f"about {seeds} seeds at it (profile paper)"
+        )
         return Verdict(
-            _baseline_ours(row) + control,
-            criterion,
-            Judgement(
-                NOT_TESTABLE,
-                f"not trained to its plateau: {plateau}; for the record, "
-                f"{judged.evidence}",
-            ),
-            protocol,
-            needs=f"training to a plateau (none by step {last} here; "
-            f"the paper trains {profiles.PAPER.steps}), then about {seeds} "
-            "seeds at it (profile paper)",
+            _baseline_ours(row) + control, criterion, untested, protocol, needs
         )
     judged = dataclasses.replace(judged, evidence=f"{judged.evidence}; {plateau}")
     return Verdict(_baseline_ours(row) + control, criterion, judged, protocol)
@@ -733,15 +744,7 @@ def training_traces(results: Path, algorithm: str) -> Verdict:
     if flipped == AGREE:
         reached, plateau, last = _plateau(results, algorithm)
         if not reached:
-            judged = Judgement(
-                NOT_TESTABLE,
-                f"not trained to its plateau: {plateau}; for the record, "
-                f"{judged.evidence}",
-            )
-            needs = (
-                f"training to a plateau (none by step {last} here; the paper "
-                f"trains {profiles.PAPER.steps}), then the same test"
-            )
+            judged, needs = _before_plateau(plateau, last, judged, "the same test")
     return Verdict(
         f"trace match (Eq. 25) on training graphs at the last step "
         f"{summary.mean:.3f} ± {summary.std:.3f} (max {max(match):.3f})",
