@@ -219,7 +219,10 @@ def figure_formats() -> tuple[str, ...]:
 
 
 def save_figure(
-    fig: Any, path_stem: str | os.PathLike, formats: Sequence[str] | None = None
+    fig: Any,
+    path_stem: str | os.PathLike,
+    formats: Sequence[str] | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> list[Path]:
     """Save a matplotlib figure as ``<stem>.<format>`` per format, atomically.
 
@@ -227,10 +230,11 @@ def save_figure(
     the metadata that changes between runs (dates, versions) is left out, so
     an unchanged figure is a byte-identical file.  Those go into the sidecar
     ``<stem>.json`` instead, written first, as a table's is: the formats,
-    and the notebook, commit and backend that drew it.
+    ``metadata`` (e.g. the results files it was drawn from), and the
+    notebook, commit and backend that drew it.
     """
     formats = figure_formats() if formats is None else tuple(formats)
-    _write_sidecar(path_stem, "figure", {"formats": list(formats)})
+    _write_sidecar(path_stem, "figure", {"formats": list(formats), **(metadata or {})})
     written = []
     for fmt in formats:
         buffer = io.BytesIO()

@@ -28,6 +28,7 @@ _EXPORTS = {
     "load_run": "nar_gap.training.run_dir",
     "load_run_config": "nar_gap.training.run_dir",
     "read_validation": "nar_gap.training.run_dir",
+    "read_validation_table": "nar_gap.training.run_dir",
     "resume_plan": "nar_gap.training.run_dir",
 }
 __getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), _EXPORTS)

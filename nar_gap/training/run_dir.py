@@ -75,8 +75,11 @@ VALIDATION_LOCK = ".validation.lock"
 def read_validation(out_dir: str | os.PathLike) -> list[dict[str, Any]]:
     """The validation history of a run (``[]`` before its first validation)."""
     path = Path(out_dir) / VALIDATION_FILE
-    if not path.exists():
-        return []
+    return read_validation_table(path) if path.exists() else []
+
+
+def read_validation_table(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """A validation history's rows, typed: a run's, or a results copy of one."""
     return [
         {
             "seed": int(row["seed"]),

@@ -18,7 +18,9 @@ from nar_gap.analysis import stats as st
 from nar_gap.model.config import NetworkConfig
 from nar_gap.paper.experiments import faithfulness_study as fs
 from nar_gap.paper.experiments import profiles, runs
-from nar_gap.system.files import read_table
+from nar_gap.paper.experiments.naming import figure_stem
+from nar_gap.paper.plots import faithfulness_section as ff
+from nar_gap.system.files import read_table, save_figure
 from nar_gap.tasks import counted_steps as steps_lib
 from nar_gap.tasks.sampling import sample_batch
 from nar_gap.training import run_dir
@@ -466,7 +468,8 @@ def test_the_study_measures_final_parameters_against_the_same_reference(batches)
         "first_best_partial",
         "final",
     }
-    assert fs._table1_row(report, "internal")["selection"] == "first_best"
+    # the figures print the first selection's rows (faithfulness_section.table1_row)
+    assert report.correlations[0]["selection"] == "first_best"
     assert "mean_external_pre_output" in report.summary
     with pytest.raises(ValueError, match="same seeds"):
         fs.faithfulness_study(
@@ -625,11 +628,20 @@ def smoke_report(shared_runs, compiled):
     return run, report, batch
 
 
-@SHARED_RUNS
-def test_the_chain_runs_end_to_end_and_writes_its_files(smoke_report, tmp_path):
-    run, report, _ = smoke_report
+@pytest.fixture(scope="module")
+def written_report(smoke_report, tmp_path_factory):
+    """The smoke report written once (tables, arrays, figures) and its folder."""
+    _, report, _ = smoke_report
+    folder = tmp_path_factory.mktemp("written_report")
     meta = {"profile": "test", "config": SMOKE_SWEEP.to_dict()}
-    written = fs.write_report(report, tmp_path / "results", tmp_path / "figures", meta)
+    written = fs.write_report(report, folder / "results", folder / "figures", meta)
+    return written, folder
+
+
+@SHARED_RUNS
+def test_the_chain_runs_end_to_end_and_writes_its_files(smoke_report, written_report):
+    run, report, _ = smoke_report
+    written, tmp_path = written_report
     names = {p.name for p in written}
     assert {
         "faithfulness_bfs.csv",
@@ -690,6 +702,82 @@ def test_the_chain_runs_end_to_end_and_writes_its_files(smoke_report, tmp_path):
     sources = np.asarray(batch.inputs["s"]).argmax(-1)
     np.testing.assert_array_equal(report.sources, sources)  # Fig. 3 marks it
     assert int(arrays["source"]) in set(sources.tolist())
+
+
+def _figure_data_in_memory(report) -> ff.FigureData:
+    """What the figures draw, taken from the report itself, not from its files."""
+    ev, arrays = report.evaluation, fs._report_arrays(report, 0)
+    return ff.FigureData(
+        algorithm=report.algorithm,
+        seeds=ev.seeds,
+        scalars=ev.scalars,
+        series=ev.series,
+        lengths=ev.lengths,
+        distances=report.distances,
+        linkage=report.clusters.linkage,
+        cluster_threshold=report.clusters.threshold,
+        cluster_count=report.clusters.count,
+        correlations=report.correlations,
+        reference={m: report.summary[f"reference_{m}"] for m in fs.FIGURE_SCALARS},
+        compiled_attention=arrays["compiled_attention"],
+        closest_attention=arrays["closest_attention"],
+        source=int(arrays["source"]),
+    )
+
+
+@SHARED_RUNS
+def test_each_figure_drawn_from_the_files_is_the_report_s_own(
+    smoke_report, written_report, tmp_path
+):
+    """write_report draws every figure from the files it has just written;
+    drawn instead from the report in memory, each is the same PNG byte for
+    byte: the tables and arrays hold everything a figure shows, so a
+    notebook reading another machine's results draws that machine's figures."""
+    _, report, _ = smoke_report
+    _, folder = written_report
+    drawn = ff.draw(_figure_data_in_memory(report))
+    assert len(drawn) == 8
+    for (number, what), fig in drawn.items():
+        stem = figure_stem(number, "bfs", what)
+        save_figure(fig, tmp_path / stem, formats=("png",))
+        written = folder / "figures" / f"{stem}.png"
+        assert written.read_bytes() == (tmp_path / f"{stem}.png").read_bytes(), stem
+        sidecar = json.loads((folder / "figures" / f"{stem}.json").read_text())
+        assert sidecar["drawn_from"] == [
+            "faithfulness_bfs.csv",
+            "table1_correlations_bfs.csv",
+            "faithfulness_summary_bfs.csv",
+            "faithfulness_bfs.npz",
+        ]
+
+
+@SHARED_RUNS
+def test_reading_results_draws_the_figures_again_from_them(written_report, tmp_path):
+    """Notebook 03 reading results (dirs.reading) measures nothing and draws
+    each figure again from the tables, byte for byte; without them it says
+    which file is missing, in one line."""
+    _, folder = written_report
+    dirs = profiles.OutputDirs(
+        runs=tmp_path / "no_runs",
+        results=folder / "results",
+        figures=tmp_path / "figures",
+        reading=True,
+    )
+    assert fs.run_faithfulness(profiles.get("smoke"), "bfs", dirs) is None
+    again = sorted(p.name for p in (tmp_path / "figures").glob("*.png"))
+    assert len(again) == 8
+    for name in again:
+        assert (tmp_path / "figures" / name).read_bytes() == (
+            folder / "figures" / name
+        ).read_bytes(), name
+    assert not (tmp_path / "no_runs").exists()  # nothing trained
+    (tmp_path / "partial").mkdir()
+    for name in ("faithfulness_bfs.csv", "faithfulness_summary_bfs.csv"):
+        (tmp_path / "partial" / name).write_bytes(
+            (folder / "results" / name).read_bytes()
+        )
+    with pytest.raises(FileNotFoundError, match="lacks table1_correlations_bfs.csv"):
+        fs.read_figure_data(tmp_path / "partial", "bfs")
 
 
 @SHARED_RUNS

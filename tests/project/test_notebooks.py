@@ -23,9 +23,9 @@ from nar_gap.paper.experiments import ablations, catalogue, landscape_study, pro
 from nar_gap.paper.experiments.faithfulness_study import (
     GAP_MEASURES,
     GRAPH_SET_HEADLINE,
-    LONG_FIGURES,
 )
 from nar_gap.paper.experiments.naming import figure_stem, landscape_stem
+from nar_gap.paper.plots.faithfulness_section import LONG_FIGURES
 from nar_gap.system.files import read_table, sidecar_path
 
 # The executed notebooks run as two chains, each in one pytest-xdist worker

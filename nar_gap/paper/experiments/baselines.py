@@ -30,7 +30,7 @@ from nar_gap.paper.experiments.runs import (
 )
 from nar_gap.paper.experiments.settings import write_settings
 from nar_gap.system import files
-from nar_gap.training import TrainResult, read_validation
+from nar_gap.training import TrainResult, read_validation, read_validation_table
 
 BASELINE_ALGORITHMS = ("bfs", "dfs", "bellman_ford")
 BASELINES_FILE = "table10_baselines.csv"
@@ -46,6 +46,14 @@ def validation_file(arm: str) -> str:
     return f"validation_{arm}.csv"
 
 
+def validation_arms(profile: Profile, algorithms: Sequence[str]) -> list[str]:
+    """The arms notebook 02 trains: each algorithm, then the edge-information ones."""
+    edge_info = [
+        f"{a}_edge_info" for a in algorithms if a in profile.edge_info_baselines
+    ]
+    return [*algorithms, *edge_info]
+
+
 def validation_figure_stem(arm: str) -> str:
     """The figure of :func:`validation_file`'s curves."""
     return f"fig_validation_{arm}"
@@ -59,12 +67,15 @@ def run_baselines(
 ) -> list[dict[str, Any]]:
     """Table 10: each algorithm trained over the profile's seeds, test score.
 
-    Reading (``dirs.reading``): Table 10's rows of ``algorithms``, as written.
+    Reading (``dirs.reading``): Table 10's rows of ``algorithms``, as
+    written, and each validation figure drawn again from its table.
     """
     if dirs.reading:
-        return [
-            r for r in dirs.read_back(BASELINES_FILE) if r["algorithm"] in algorithms
-        ]
+        rows = dirs.read_back(BASELINES_FILE)
+        for arm in validation_arms(profile, algorithms):
+            if (Path(dirs.results) / validation_file(arm)).is_file():
+                draw_validation(dirs, arm)
+        return [r for r in rows if r["algorithm"] in algorithms]
     rows = []
     for algorithm in algorithms:
         config = baseline_config(profile, algorithm)
@@ -137,21 +148,34 @@ def write_validation(
 
     What a profile's step count rests on: where the curves flatten.  A run
     trained before runs kept this history has none: nothing is written.
+    The figure is drawn from the table just written (:func:`draw_validation`).
     """
     if not history:
         return []
-    written = [
-        files.write_table(
-            Path(dirs.results) / validation_file(algorithm), history, meta
-        )
-    ]
+    table = files.write_table(
+        Path(dirs.results) / validation_file(algorithm), history, meta
+    )
+    return [table, *draw_validation(dirs, algorithm)]
+
+
+def draw_validation(dirs: OutputDirs, arm: str) -> list[Path]:
+    """``arm``'s validation figure, drawn from its written table.
+
+    Reading results, notebook 02 draws each figure again from the table
+    (another machine's, a GPU job's): the figure's sidecar names the table
+    (``drawn_from``), whose own sidecar says which run wrote it.
+    """
+    name = validation_file(arm)
+    history = read_validation_table(Path(dirs.results) / name)
     fig = plots.plot_validation_curves(
         history,
-        f"{algorithm}: validation over training",
+        f"{arm}: validation over training",
         means={key: step_means(history, key) for key in ("val_score", "train_loss")},
     )
-    written += files.save_figure(
-        fig, Path(dirs.figures) / validation_figure_stem(algorithm)
+    written = files.save_figure(
+        fig,
+        Path(dirs.figures) / validation_figure_stem(arm),
+        metadata={"drawn_from": [name]},
     )
     plots.close(fig)
     return written

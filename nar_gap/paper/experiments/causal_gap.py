@@ -423,7 +423,16 @@ def _meta(profile: Profile, config: Any, **more: Any) -> dict[str, Any]:
 
 
 def sentence(algorithm: str, answers: Sequence[Mapping[str, Any]]) -> str:
-    """The answers in one line, each with its effect and interval (from the table)."""
+    """The answers in one line, each with its effect and interval (from the table).
+
+    No answers: results read back that hold no causal-gap tables.
+    """
+    if not answers:
+        return (
+            f"{algorithm}: these results hold no causal-gap tables (written "
+            "before the section existed, or by a run without it); any rows "
+            "shown are another profile's"
+        )
     parts = [
         f"{r['part']}: {r['answer']} (effect {float(r['effect']):+.3f}, "
         f"[{float(r['low']):+.3f}, {float(r['high']):+.3f}])"
@@ -541,9 +550,14 @@ def run_causal_gap(
     """Notebook 03's section on ``algorithm``'s baseline seeds: files written.
 
     Returns the answers (:func:`answer_rows`).  Reading (``dirs.reading``):
-    nothing is measured; the answers table is read back.
+    nothing is measured; the answers table is read back, or ``[]`` where
+    the results hold none of the section's tables (written before it
+    existed, as the gpu job's at 39c2445 were: :func:`sentence` says so).
+    Some of its tables without the answers are a one-line error.
     """
     if dirs.reading:
+        if not any((Path(dirs.results) / n).is_file() for n in files_of(algorithm)):
+            return []
         return dirs.read_back(answers_file(algorithm), typed=True)
     config = baseline_config(profile, algorithm)
     run = train_once(config, dirs.runs, progress)

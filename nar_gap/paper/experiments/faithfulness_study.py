@@ -22,6 +22,7 @@ Section 4.6's "not even on the training set".
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,7 +31,6 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from nar_gap.analysis.curves import seed_curves
 from nar_gap.analysis.faithfulness import (
     DEFAULT_MARGINS,
     GAP_MEASURES,
@@ -50,11 +50,9 @@ from nar_gap.analysis.models import (
 )
 from nar_gap.analysis.stats import (
     Clusters,
-    cluster_count_curve,
     cluster_counts,
     cluster_solutions,
     correlation_table,
-    linear_fit_band,
     partial_correlation_table,
 )
 from nar_gap.compiler import DEFAULT_HIDDEN_SIZE, compile_algorithm
@@ -72,6 +70,12 @@ from nar_gap.paper.experiments.trace_graphs import (
     GraphSet,
     long_trace_graphs,
     training_graphs,
+)
+from nar_gap.paper.plots import faithfulness_section
+from nar_gap.paper.plots.faithfulness_section import (
+    SELECTION,
+    FigureData,
+    LongTraceData,
 )
 from nar_gap.system import files
 from nar_gap.tasks.batch import Batch
@@ -191,7 +195,6 @@ EXTERNAL_MEASURES = ("external", "external_pre_output")
 TABLE1_MEASURES = (*GAP_MEASURES, *FORCED_MEASURES, *EXTERNAL_MEASURES)
 FINAL_MEASURES = (*GAP_MEASURES, *EXTERNAL_MEASURES)
 FINAL_COLUMNS = ("accuracy", "internal", *EXTERNAL_MEASURES)  # per-seed CSV
-SELECTION = "first_best"  # CLRS's rule, the paper's protocol
 
 
 # The files :func:`write_report` writes, ``<a>`` the algorithm (or its arm,
@@ -560,15 +563,6 @@ def with_graph_sets(
     )
 
 
-def hint_names(report: FaithfulnessReport) -> list[str]:
-    """The hints scored externally, in spec order."""
-    return [
-        n[len("external_") : -len("_along_time")]
-        for n in report.evaluation.series
-        if n.startswith("external_") and n.endswith("_along_time")
-    ]
-
-
 def _report_arrays(report: FaithfulnessReport, sample: int) -> dict[str, np.ndarray]:
     """The arrays of a report's ``.npz``.
 
@@ -613,194 +607,6 @@ def _long_arrays(report: FaithfulnessReport) -> dict[str, np.ndarray]:
     }
 
 
-def _table1_row(report: FaithfulnessReport, measure: str) -> dict:
-    """``measure``'s main Table 1 row: the figure prints its r, p and rho.
-
-    The main rows are the run's own selection (``first_best`` for the
-    paper's runs), never the partial or final ones.  A report without such a
-    row gets one computed from its seeds, as Table 1 computes it.
-    """
-    rows = report.correlations
-    main = rows[0].get("selection", SELECTION) if rows else SELECTION
-    row = next(
-        (
-            r
-            for r in rows
-            if r["measure"] == measure and r.get("selection", SELECTION) == main
-        ),
-        None,
-    )
-    if row is None:
-        scalars = report.evaluation.scalars
-        row = correlation_table(scalars["accuracy"], {measure: scalars[measure]})[0]
-    return row
-
-
-def _compiled_point(report: FaithfulnessReport, measure: str) -> tuple[float, float]:
-    """The compiled model's own (measure, accuracy), as measured on the batch."""
-    summary = report.summary
-    return summary[f"reference_{measure}"], summary["reference_accuracy"]
-
-
-def _internal_figures(report: FaithfulnessReport, arrays: Mapping) -> dict:
-    """Figures 1, 2, 3 and 5: the internal measure and the clusters."""
-    a, ev = report.algorithm, report.evaluation
-    scalars, closest = ev.scalars, report.closest_seed_index
-    label = f"{a} ({len(ev.seeds)} seeds)"
-    return {
-        figure_stem(1, a, "internal_vs_accuracy"): plots.plot_measure_vs_accuracy(
-            scalars["internal"],
-            scalars["accuracy"],
-            linear_fit_band(scalars["internal"], scalars["accuracy"]),
-            "internal distance to compiled (Eq. 24, 0 = identical)",
-            label,
-            correlation=_table1_row(report, "internal"),
-            compiled=_compiled_point(report, "internal"),
-        ),
-        figure_stem(2, a, "internal_over_time"): plots.plot_series_over_time(
-            {"internal distance": seed_curves(ev.series["internal_along_time"])},
-            "step",
-            "internal distance to compiled",
-            label,
-        ),
-        figure_stem(3, a, "closest_attention"): plots.plot_attention_comparison(
-            arrays["compiled_attention"],
-            arrays["closest_attention"],
-            f"seed {ev.seeds[closest]} (internal {scalars['internal'][closest]:.3f})",
-            source=int(arrays["source"]) if int(arrays["source"]) >= 0 else None,
-        ),
-        figure_stem(5, a, "solution_clusters"): plots.plot_solution_clusters(
-            report.distances,
-            report.clusters.linkage,
-            report.clusters.threshold,
-            [str(s) for s in ev.seeds],
-            f"{label}: {report.clusters.count} clusters",
-        ),
-        figure_stem(None, a, "cluster_sensitivity"): _cluster_sensitivity(
-            report, label
-        ),
-    }
-
-
-def _cluster_sensitivity(report: FaithfulnessReport, label: str):
-    """The cluster count against the cut height, for both linkages."""
-    top = max(float(np.max(report.distances, initial=0.0)), report.clusters.threshold)
-    heights = np.linspace(0.0, 1.05 * max(top, 1e-3), 200)
-    counts = {
-        f"{method} linkage": cluster_count_curve(report.distances, heights, method)
-        for method in ("average", "ward")
-    }
-    return plots.plot_cluster_sensitivity(
-        heights,
-        counts,
-        (report.clusters.threshold, report.clusters.count),
-        f"{label}: clusters by cut height",
-    )
-
-
-def _external_figures(report: FaithfulnessReport) -> dict:
-    """Figures 10, 4 and 11: the external measure (none without decoded hints).
-
-    Figures 4 and 11 write under each point how many test graphs it averages:
-    a step only long traces reach, or a bin of the normalised clock, can rest
-    on a few graphs (the steps that count: :func:`external_steps`).
-    """
-    a, ev = report.algorithm, report.evaluation
-    hints = hint_names(report)
-    if not hints:
-        return {}
-    label = f"{a} ({len(ev.seeds)} seeds)"
-    return {
-        figure_stem(10, a, "external_vs_accuracy"): plots.plot_measure_vs_accuracy(
-            ev.scalars["external"],
-            ev.scalars["accuracy"],
-            linear_fit_band(ev.scalars["external"], ev.scalars["accuracy"]),
-            "external faithfulness (Eq. 25, 1 = exact trace)",
-            label,
-            correlation=_table1_row(report, "external"),
-            compiled=_compiled_point(report, "external"),
-        ),
-        figure_stem(4, a, "trace_uniform_time"): _trace_uniform_figure(
-            ev, hints, label
-        ),
-        figure_stem(11, a, "trace_over_time"): plots.plot_series_over_time(
-            {h: seed_curves(ev.series[f"external_{h}_along_time"]) for h in hints},
-            "step",
-            "trace accuracy",
-            label,
-            counts=_counted_steps(ev, hints).sum(1),
-        ),
-    }
-
-
-def _counted_steps(ev: SeedEvaluation, hints: list[str]) -> np.ndarray:
-    """``[S, B]`` the steps Eq. 25 counts, over the series' steps."""
-    from nar_gap.analysis.faithfulness import external_steps
-
-    steps = ev.series[f"external_{hints[0]}_along_time"].shape[1]
-    return np.asarray(external_steps(ev.lengths, steps), bool)
-
-
-def _trace_uniform_figure(ev: SeedEvaluation, hints: list[str], label: str):
-    """Figure 4: each hint's match on every trace's own clock, graphs per bin."""
-    from nar_gap.analysis.faithfulness import uniform_timescale
-
-    bins = ev.series[f"external_{hints[0]}_uniform"].shape[1]
-    valid = _counted_steps(ev, hints)
-    steps = valid.shape[0]
-    # A graph counts in a bin when one of its steps falls there: the same
-    # binning as the figure's values, one graph at a time.
-    in_bin = [
-        ~np.isnan(uniform_timescale(np.ones((steps, 1)), valid[:, [b]], bins))
-        for b in range(valid.shape[1])
-    ]
-    per_bin = np.sum(in_bin, axis=0) if in_bin else np.zeros(bins, int)
-    return plots.plot_series_over_time(
-        {h: seed_curves(ev.series[f"external_{h}_uniform"]) for h in hints},
-        "fraction of the trace",
-        "trace accuracy",
-        label,
-        x=(np.arange(bins) + 0.5) / bins,
-        counts=per_bin,
-    )
-
-
-def _long_trace_figures(report: FaithfulnessReport) -> dict:
-    """Figures 2 and 4 again, on the long traces (none if not measured)."""
-    if report.long_traces is None:
-        return {}
-    from nar_gap.analysis.faithfulness import internal_steps
-
-    a, on = report.algorithm, report.long_traces
-    ev, families = on.evaluation, ", ".join(dict.fromkeys(on.graphs.families))
-    label = (
-        f"{a} ({len(ev.seeds)} seeds), {families} of N = {on.graphs.batch.num_nodes}"
-    )
-    along = ev.series["internal_along_time"]
-    figs = {
-        figure_stem(2, a, LONG_FIGURES[2]): plots.plot_series_over_time(
-            {"internal distance": seed_curves(along)},
-            "step",
-            "internal distance to compiled",
-            label,
-            counts=np.asarray(internal_steps(ev.lengths, along.shape[1])).sum(1),
-        )
-    }
-    hints = hint_names(report)
-    if hints:
-        figs[figure_stem(4, a, LONG_FIGURES[4])] = _trace_uniform_figure(
-            ev, hints, label
-        )
-    return figs
-
-
-# The long traces' figures: the paper's number of the figure each repeats.
-LONG_FIGURES = {
-    2: "internal_over_time_long_traces",
-    4: "trace_uniform_time_long_traces",
-}
-
-
 def write_report(
     report: FaithfulnessReport,
     results_dir: str | os.PathLike,
@@ -819,10 +625,12 @@ def write_report(
     :func:`.naming.figure_stem` of the paper's Figure 1-5, 10 or 11
     (``fig1_bfs_internal_vs_accuracy``, ``figD2_bellman_ford_...``,
     ``fig_dfs_...``).  A report with long traces adds their arrays
-    (:func:`_long_arrays`) and Figures 2 and 4 on them (:data:`LONG_FIGURES`,
+    (:func:`_long_arrays`) and Figures 2 and 4 on them
+    (:data:`.faithfulness_section.LONG_FIGURES`,
     ``fig2_bfs_internal_over_time_long_traces``); the sidecars then say which
     graphs each set holds (``long_traces``, ``training_graphs``:
-    :meth:`.GraphSet.describe`).
+    :meth:`.GraphSet.describe`).  The figures are drawn from the files just
+    written (:func:`draw_figures`), as a notebook reading results draws them.
     """
     a = report.algorithm
     results, figures = Path(results_dir), Path(figures_dir)
@@ -847,13 +655,104 @@ def write_report(
     written = [files.write_table(results / n, r, meta) for n, r in tables.items()]
     arrays = _report_arrays(report, sample)
     written.append(files.write_arrays(results / arrays_file(a), arrays, meta))
-    figs = {
-        **_internal_figures(report, arrays),
-        **_external_figures(report),
-        **_long_trace_figures(report),
-    }
-    for stem, fig in figs.items():
-        written += files.save_figure(fig, figures / stem)
+    written += draw_figures(results, figures, a)
+    return written
+
+
+# The per-seed measures the figures draw (Figures 1 and 10, Figure 3's title).
+FIGURE_SCALARS = ("accuracy", "internal", "external")
+
+
+def _number_or_text(text: str) -> Any:
+    """A CSV cell as written (:func:`.files.cell_value`); an empty one NaN."""
+    return math.nan if text == "" else files.cell_value(text)
+
+
+def read_figure_data(results_dir: str | os.PathLike, algorithm: str) -> FigureData:
+    """What Section 4's figures of ``algorithm`` draw, read from its written files.
+
+    The per-seed table (:func:`seeds_file`), Table 1 (:func:`correlations_file`),
+    the summary (:func:`summary_file`) and the arrays (:func:`arrays_file`), as
+    :func:`write_report` wrote them: a missing one is a one-line error naming it.
+    """
+    results = Path(results_dir)
+    paths = [
+        results / name(algorithm)
+        for name in (seeds_file, correlations_file, summary_file, arrays_file)
+    ]
+    missing = [p.name for p in paths if not p.is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"{algorithm}'s figures are drawn from its results, and {results} "
+            f"lacks {', '.join(missing)}"
+        )
+    rows = files.read_table(paths[0])
+    correlations = [
+        {k: _number_or_text(v) for k, v in row.items()}
+        for row in files.read_table(paths[1])
+    ]
+    summary = {k: _number_or_text(v) for k, v in files.read_table(paths[2])[0].items()}
+    with np.load(paths[3]) as loaded:
+        arrays = {k: loaded[k] for k in loaded.files}
+    return FigureData(
+        algorithm=algorithm,
+        seeds=tuple(int(r["seed"]) for r in rows),
+        scalars={
+            n: np.array([files.float_cell(r[n]) for r in rows])
+            for n in FIGURE_SCALARS
+            if n in rows[0]
+        },
+        series=_prefixed(arrays, "series_"),
+        lengths=arrays["lengths"],
+        distances=arrays["distances"],
+        linkage=arrays["linkage"],
+        cluster_threshold=float(summary["cluster_threshold"]),
+        cluster_count=int(summary["num_clusters"]),
+        correlations=correlations,
+        reference={m: float(summary[f"reference_{m}"]) for m in FIGURE_SCALARS},
+        compiled_attention=arrays["compiled_attention"],
+        closest_attention=arrays["closest_attention"],
+        source=int(arrays["source"]),
+        long_traces=_long_trace_data(arrays),
+    )
+
+
+def _prefixed(arrays: Mapping[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    """The arrays named ``<prefix><name>``, by ``name``, in the file's order."""
+    return {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
+
+
+def _long_trace_data(arrays: Mapping[str, np.ndarray]) -> LongTraceData | None:
+    """The long traces' part of a report's arrays (None: not measured)."""
+    if "long_lengths" not in arrays:
+        return None
+    return LongTraceData(
+        series=_prefixed(arrays, "long_series_"),
+        lengths=arrays["long_lengths"],
+        families=tuple(str(f) for f in arrays["long_families"]),
+        num_nodes=int(np.max(arrays["long_num_nodes"])),
+    )
+
+
+def draw_figures(
+    results_dir: str | os.PathLike, figures_dir: str | os.PathLike, algorithm: str
+) -> list[Path]:
+    """Draw ``algorithm``'s figures from its results files into ``figures_dir``.
+
+    Each figure's sidecar names the files it was drawn from (``drawn_from``),
+    whose own sidecars say which run, device and versions measured them.
+    """
+    drawn_from = [
+        name(algorithm)
+        for name in (seeds_file, correlations_file, summary_file, arrays_file)
+    ]
+    written: list[Path] = []
+    drawn = faithfulness_section.draw(read_figure_data(results_dir, algorithm))
+    for (number, what), fig in drawn.items():
+        stem = figure_stem(number, algorithm, what)
+        written += files.save_figure(
+            fig, Path(figures_dir) / stem, metadata={"drawn_from": drawn_from}
+        )
         plots.close(fig)
     return written
 
@@ -897,14 +796,15 @@ def run_faithfulness(
     on ``profile.long_traces``'s graphs and on their training distribution
     (:func:`with_graph_sets`).
 
-    Reading (``dirs.reading``): nothing is measured, and None comes back once
-    the summary this call would write is there (the report's arrays exist
-    only where it was measured).
+    Reading (``dirs.reading``): nothing is measured; the figures are drawn
+    again from the files this call would write (:func:`draw_figures`), and
+    None comes back (the report's full arrays exist only where it was
+    measured).
     """
     if dirs.reading:
-        dirs.read_back(
-            summary_file(f"{algorithm}_edge_info" if edge_info else algorithm)
-        )
+        arm = f"{algorithm}_edge_info" if edge_info else algorithm
+        dirs.read_back(summary_file(arm))
+        draw_figures(dirs.results, dirs.figures, arm)
         return None
     config = baseline_config(profile, algorithm, edge_info)
     run = train_once(config, dirs.runs, progress)

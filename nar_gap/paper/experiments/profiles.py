@@ -263,7 +263,8 @@ class Profile:
       figure_formats: the formats every figure is saved in
         (:func:`~nar_gap.system.files.save_figure`; a notebook's setup makes
         them the default).  ``smoke`` writes png alone: CI's budget, each
-        format being a full draw of the figure.
+        format being a full draw of the figure; so does ``gpu``, whose
+        archive carries PNGs alone.
       notebooks: the notebooks the profile runs (``"02"`` ...); empty: all.
         A profile sized for one job on an accelerator runs the notebooks
         whose rows its sizes decide; the others' results are the cpu run's.
@@ -547,6 +548,10 @@ GPU = dataclasses.replace(
     # computed when the profile next runs (every seed swapped, 32 probed).
     causal_gap_algorithms=("bfs", "bellman_ford"),
     causal_probe_seeds=32,
+    # The job's archive carries PNGs alone (its 16 MiB limit): a pdf drawn on
+    # the GPU node would stay behind.  Notebooks 02 and 03 draw their figures
+    # from the tables, so a pdf is drawn here from the archive if wanted.
+    figure_formats=("png",),
     node_buckets=(16,),
     shape_buckets=((16, 16),),
     eval_every=100,  # 13 validations over Bellman-Ford's 1 200 for the slope rule

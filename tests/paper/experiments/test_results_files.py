@@ -66,6 +66,27 @@ def test_the_gpu_profile_s_committed_tables_are_its_job_s_from_a_gpu():
         assert sidecar["notebook"] == writers[name], name
 
 
+def test_the_gpu_profile_s_figures_are_drawn_from_its_gpu_tables():
+    """figures/gpu/ holds PNGs that notebooks 02 and 03 drew from the gpu
+    job's tables (reading its archive: ``run_all.sh --results-from``): each
+    sidecar names its notebook and the tables it was drawn from, and each of
+    those is a table that notebook writes at the gpu profile, computed on a
+    GPU.  A figure with no sidecar, or drawn from a table a CPU computed,
+    fails."""
+    dirs = profiles.committed_dirs("gpu")
+    writers = outputs.tables(profiles.GPU)
+    pngs = sorted((ROOT / dirs.figures).glob("*.png"))
+    assert len(pngs) >= 4 * 10  # four arms of notebook 03, validation of 02
+    for png in pngs:
+        sidecar = files.read_json(files.sidecar_path(png.with_suffix("")))
+        assert sidecar["formats"] == ["png"], png.name
+        assert sidecar["drawn_from"], png.name
+        for name in sidecar["drawn_from"]:
+            assert writers[name] == sidecar["notebook"], (png.name, name)
+            table = files.read_json(files.sidecar_path(ROOT / dirs.results / name))
+            assert table["backend"]["platform"] == "gpu", (png.name, name)
+
+
 def test_the_studies_profile_s_committed_tables_are_its_notebooks():
     """results/studies/ holds tables the studies profile's notebooks write,
     each naming that notebook and the profile.  Its notebooks take hours on

@@ -98,17 +98,20 @@ def test_measure_figure_without_compiled_point_has_no_such_entry():
     assert "compiled" not in ax.get_legend_handles_labels()[1]
 
 
-def _report():
-    """A FaithfulnessReport of four made-up seeds (no model runs)."""
-    from nar_gap.analysis.models import SeedEvaluation
+def _data():
+    """Section 4's figure data of four made-up seeds (no model runs)."""
     from nar_gap.analysis.stats import cluster_solutions
-    from nar_gap.paper.experiments.faithfulness_study import FaithfulnessReport
+    from nar_gap.paper.plots.faithfulness_section import FigureData
 
     rng = np.random.default_rng(0)
     seeds, steps, nodes = (3, 7, 11, 42), 3, 5
     internal, accuracy = _seeds(len(seeds))
     external = rng.uniform(0.3, 0.8, len(seeds))
-    evaluation = SeedEvaluation(
+    distances = np.abs(np.subtract.outer(internal, internal))
+    clusters = cluster_solutions(distances)
+    attention = rng.dirichlet(np.ones(nodes), size=(steps, nodes))
+    return FigureData(
+        algorithm="bfs",
         seeds=seeds,
         scalars={"internal": internal, "accuracy": accuracy, "external": external},
         series={
@@ -116,48 +119,38 @@ def _report():
             "external_pi_along_time": rng.uniform(size=(len(seeds), steps)),
             "external_pi_uniform": rng.uniform(size=(len(seeds), 4)),
         },
-        attention=rng.dirichlet(np.ones(nodes), size=(len(seeds), steps, 1, nodes)),
         lengths=np.array([steps + 1]),
-    )
-    distances = np.abs(np.subtract.outer(internal, internal))
-    measures = {"internal": internal, "external": external}
-    return FaithfulnessReport(
-        algorithm="bfs",
-        evaluation=evaluation,
-        reference=evaluation,
-        correlations=correlation_table(accuracy, measures),
         distances=distances,
-        clusters=cluster_solutions(distances),
-        summary={
-            "reference_internal": 0.0,
-            "reference_external": 1.0,
-            "reference_accuracy": 1.0,
-        },
-        reference_attention=rng.dirichlet(np.ones(nodes), size=(steps, 1, nodes)),
-        num_nodes=np.array([nodes]),
+        linkage=clusters.linkage,
+        cluster_threshold=clusters.threshold,
+        cluster_count=clusters.count,
+        correlations=correlation_table(
+            accuracy, {"internal": internal, "external": external}
+        ),
+        reference={"internal": 0.0, "external": 1.0, "accuracy": 1.0},
+        compiled_attention=attention,
+        closest_attention=attention[::-1],
+        source=-1,
     )
 
 
 def test_faithfulness_call_sites_pass_table1_and_the_compiled_point():
-    from nar_gap.paper.experiments import faithfulness_study as study
+    from nar_gap.paper.plots import faithfulness_section
 
-    report = _report()
-    figs = {
-        **study._internal_figures(report, study._report_arrays(report, 0)),
-        **study._external_figures(report),
-    }
-    for stem, measure, point in (
-        ("fig1_bfs_internal_vs_accuracy", "internal", (0.0, 1.0)),
-        ("fig10_bfs_external_vs_accuracy", "external", (1.0, 1.0)),
+    data = _data()
+    figs = faithfulness_section.draw(data)
+    for key, measure, point in (
+        ((1, "internal_vs_accuracy"), "internal", (0.0, 1.0)),
+        ((10, "external_vs_accuracy"), "external", (1.0, 1.0)),
     ):
-        ax = figs[stem].axes[0]
-        row = next(r for r in report.correlations if r["measure"] == measure)
+        ax = figs[key].axes[0]
+        row = next(r for r in data.correlations if r["measure"] == measure)
         assert f"Pearson r = {row['pearson_r']:.2f}" in ax.get_title()
         assert "p not computed (n < 10)" in ax.get_title()
         handles, labels = ax.get_legend_handles_labels()
         star = handles[labels.index("compiled")]
         np.testing.assert_allclose(star.get_offsets(), [point])
-    leaves = figs["fig5_bfs_solution_clusters"].axes[0].get_xticklabels()
+    leaves = figs[5, "solution_clusters"].axes[0].get_xticklabels()
     assert sorted(label.get_text() for label in leaves) == ["11", "3", "42", "7"]
 
 
@@ -165,15 +158,15 @@ def test_a_report_without_its_table1_row_prints_one_computed_as_table1_does():
     """The study, not the figure, fills in a missing row (from the seeds)."""
     import dataclasses
 
-    from nar_gap.paper.experiments import faithfulness_study as study
+    from nar_gap.paper.plots import faithfulness_section
 
-    report = dataclasses.replace(_report(), correlations=[])
-    scalars = report.evaluation.scalars
+    data = dataclasses.replace(_data(), correlations=[])
+    scalars = data.scalars
     expected = correlation_table(scalars["accuracy"], {"internal": scalars["internal"]})
-    row = study._table1_row(report, "internal")
+    row = faithfulness_section.table1_row(data, "internal")
     assert row == expected[0]
-    figs = study._internal_figures(report, study._report_arrays(report, 0))
-    title = figs["fig1_bfs_internal_vs_accuracy"].axes[0].get_title()
+    figs = faithfulness_section.draw(data)
+    title = figs[1, "internal_vs_accuracy"].axes[0].get_title()
     assert f"Pearson r = {row['pearson_r']:.2f}" in title
 
 
@@ -266,21 +259,17 @@ def test_trace_figures_count_the_graphs_at_each_step_and_bin():
     the graphs whose counted steps reach it (a step counts while t + 1 < L)."""
     import dataclasses
 
-    from nar_gap.paper.experiments import faithfulness_study as study
+    from nar_gap.paper.plots import faithfulness_section
 
-    report = _report()  # 3 steps, 4 uniform bins
     lengths = np.array([4, 3, 2, 4, 1])  # counted steps: 3, 2, 1, 3, 0
-    report = dataclasses.replace(
-        report,
-        evaluation=dataclasses.replace(report.evaluation, lengths=lengths),
-    )
-    figs = study._external_figures(report)
-    over_time = figs["fig11_bfs_trace_over_time"].axes[0]
+    data = dataclasses.replace(_data(), lengths=lengths)  # 3 steps, 4 uniform bins
+    figs = faithfulness_section.draw(data)
+    over_time = figs[11, "trace_over_time"].axes[0]
     assert _texts(over_time) == ["4", "3", "2"]
     assert over_time.get_ylim() == (0.0, 1.0)
     # positions (t + 0.5) / m on 4 bins: m = 3 -> bins 0, 2, 3 (twice);
     # m = 2 -> bins 1, 3; m = 1 -> bin 2
-    uniform = figs["fig4_bfs_trace_uniform_time"].axes[0]
+    uniform = figs[4, "trace_uniform_time"].axes[0]
     assert _texts(uniform) == ["2", "1", "3", "3"]
     assert uniform.get_ylim() == (0.0, 1.0)
 
