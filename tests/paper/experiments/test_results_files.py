@@ -24,6 +24,8 @@ from nar_gap.paper.experiments import (
     stability,
     transnar,
 )
+from nar_gap.paper.report.claims import CLAIMS
+from nar_gap.paper.report.paper import comparison_file
 from nar_gap.system import files, provenance
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -46,7 +48,8 @@ def test_the_gpu_profile_s_committed_tables_are_its_job_s_from_a_gpu():
 
     The job (benchmarks/results/gpu_h200_job_*) runs the profile's notebooks,
     02 and 03; a table nobody writes at that profile, one written on a CPU,
-    or a sidecar naming another notebook (or none) fails.  The causal-gap
+    or a sidecar naming another notebook (or none) fails; the paper-vs-ours
+    tables may be rendered from them on a CPU.  The causal-gap
     section came after the job at 39c2445: its tables are the only ones
     that may be missing until the profile runs again.
     """
@@ -59,11 +62,16 @@ def test_the_gpu_profile_s_committed_tables_are_its_job_s_from_a_gpu():
         for name in causal_gap.files_of(algorithm)
     }
     assert set(writers) - later <= tables <= set(writers)
+    # The paper-vs-ours tables are computed from the others, by the rules of
+    # the checkout that renders the job's archive (run_all.sh --results-from):
+    # on any machine, as long as its notebook wrote them at this profile.
+    rendered = {comparison_file(c.notebook) for c in CLAIMS}
     for name in tables:
         sidecar = files.read_json(folder / f"{name}.json")
         assert sidecar["profile"] == "gpu", name
-        assert sidecar["backend"]["platform"] == "gpu", name
         assert sidecar["notebook"] == writers[name], name
+        if name not in rendered:
+            assert sidecar["backend"]["platform"] == "gpu", name
 
 
 def test_the_gpu_profile_s_figures_are_drawn_from_its_gpu_tables():
