@@ -663,6 +663,11 @@ def write_report(
 FIGURE_SCALARS = ("accuracy", "internal", "external")
 
 
+def figure_sources(a: str) -> list[str]:
+    """The files Section 4's figures of ``a`` are drawn from, in reading order."""
+    return [f(a) for f in (seeds_file, correlations_file, summary_file, arrays_file)]
+
+
 def _number_or_text(text: str) -> Any:
     """A CSV cell as written (:func:`.files.cell_value`); an empty one NaN."""
     return math.nan if text == "" else files.cell_value(text)
@@ -676,10 +681,7 @@ def read_figure_data(results_dir: str | os.PathLike, algorithm: str) -> FigureDa
     :func:`write_report` wrote them: a missing one is a one-line error naming it.
     """
     results = Path(results_dir)
-    paths = [
-        results / name(algorithm)
-        for name in (seeds_file, correlations_file, summary_file, arrays_file)
-    ]
+    paths = [results / name for name in figure_sources(algorithm)]
     missing = [p.name for p in paths if not p.is_file()]
     if missing:
         raise FileNotFoundError(
@@ -742,10 +744,7 @@ def draw_figures(
     Each figure's sidecar names the files it was drawn from (``drawn_from``),
     whose own sidecars say which run, device and versions measured them.
     """
-    drawn_from = [
-        name(algorithm)
-        for name in (seeds_file, correlations_file, summary_file, arrays_file)
-    ]
+    drawn_from = figure_sources(algorithm)
     written: list[Path] = []
     drawn = faithfulness_section.draw(read_figure_data(results_dir, algorithm))
     for (number, what), fig in drawn.items():
