@@ -47,13 +47,17 @@ from nar_gap.analysis.pointers import (
 from nar_gap.analysis.rounds import across_rounds
 from nar_gap.analysis.verdicts import CONFIRMED, confirmed_together
 from nar_gap.paper.experiments import generalisation, tie_test
-from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, has_section
+from nar_gap.paper.experiments.path_pointers import TWIN, has_section
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
 from nar_gap.paper.experiments.runs import metadata
 from nar_gap.system import files
 from nar_gap.tasks.graphs import grid_batches
 
 ALGORITHM = "bfs"  # 6c's: BFS's tied parents
+# The hypotheses' unit of size, fixed with them: training's largest size
+# (16 nodes) at every profile but smoke, whose 6c grids are smaller
+# (path_pointers.transfer_sizes); its rounds count on the registered sizes.
+TRAINED_LARGEST = 16
 ARMS = (TWIN, "supervised")
 # Round r's fresh block starts at r times this: past every seed any profile
 # trains elsewhere (the paper profile's 128 baselines, the studies' 24
@@ -66,7 +70,7 @@ ZERO = "zero"  # ``Hypothesis.against``: no arm; the arm's own count against zer
 class Hypothesis:
     """``arm`` holds ``side`` (``fewer`` or ``more``) ``measure`` than ``against``.
 
-    On grids of ``size_factor`` times training's largest size, drawn
+    On grids of ``size_factor`` times :data:`TRAINED_LARGEST` nodes, drawn
     without self-loops or by dm-clrs's law (``clrs_law``), paired by seed.
     ``round``: the round it was fixed in, whose block of seeds and Holm
     family it shares.  ``first_grid``: the index of its first grid draw
@@ -99,8 +103,8 @@ class Hypothesis:
 
     @property
     def num_nodes(self) -> int:
-        """The grids' size: ``size_factor`` times training's largest."""
-        return self.size_factor * TRANSFER_SIZES[0]
+        """The grids' size: ``size_factor`` times :data:`TRAINED_LARGEST`."""
+        return self.size_factor * TRAINED_LARGEST
 
     @property
     def draws(self) -> tuple[tuple[int, bool, bool], ...]:

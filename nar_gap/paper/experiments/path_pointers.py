@@ -14,7 +14,7 @@ quarter of each batch's graphs paths, trees and grids
 paths of the test are then of a family and size it trained on.  Last, it
 reads plain, supervised and the twin beyond the sizes they trained at
 (:func:`transfer`: the generalisation study's families at
-:data:`TRANSFER_SIZES` nodes, and where wrong outputs point instead) and, on
+:func:`transfer_sizes`, and where wrong outputs point instead) and, on
 grids, how long after a node's reach they keep which of its tied parents
 BFS took (:func:`tie_memory`).
 
@@ -66,7 +66,7 @@ TRAINING_ROUNDS = 2  # the exposure table's training batches: 2 per training siz
 MIXED_FAMILIES = ("path", "tree", "grid")  # the twin's families, in turn
 MIXED_SHARE = 0.25  # of each batch's graphs: 8 of CLRS's 32
 TWIN = "supervised, families mixed in"  # the twin's contender name
-TRANSFER_SIZES = (16, 32, 64)  # the transfer table's sizes: training's largest, 2x, 4x
+TRANSFER_FACTORS = (1, 2, 4)  # the transfer table's sizes: training's largest, 2x, 4x
 
 
 def with_families(config: TrainConfig) -> TrainConfig:
@@ -111,6 +111,19 @@ def files_of(algorithm: str) -> list[str]:
     names = (rows_file, edits_file, ages_file, distances_file, transfer_file)
     names += (ties_file,)
     return [name(algorithm) for name in names]
+
+
+def transfer_sizes(profile: Profile) -> tuple[int, ...]:
+    """The transfer table's sizes: :data:`TRANSFER_FACTORS` times training's largest.
+
+    16, 32 and 64 nodes wherever training reaches 16 (``cpu`` and above); at
+    ``smoke``, whose models train on 4 nodes, 4, 8 and 16, the same multiples.
+    Fixed at 16, 32 and 64 they were 4x to 16x there, and 6c's grids reached
+    128 nodes: notebook 07 at ``smoke``, as a job on finished runs, took about
+    76 s then and 66 s now (two runs each, alternated, on one 2-core machine).
+    """
+    largest = max(profile.train_lengths)
+    return tuple(factor * largest for factor in TRANSFER_FACTORS)
 
 
 def has_section(profile: Profile, algorithm: str) -> bool:
@@ -163,7 +176,7 @@ def transfer(
     contenders: Sequence[tuple[str, str, Models]],
     compiled: CompiledModel,
     families: Sequence[str],
-    sizes: Sequence[int] = TRANSFER_SIZES,
+    sizes: Sequence[int],
     *,
     graphs: int,
 ) -> list[dict[str, Any]]:
@@ -343,10 +356,11 @@ def run_path_pointers(
         "training": drawn_batches(config, config.seeds[0], steps),
         "training_families": drawn_batches(twin, config.seeds[0], steps),
     }
-    grids = [family_batch(algorithm, "grid", n, graphs) for n in TRANSFER_SIZES]
+    sizes = transfer_sizes(profile)
+    grids = [family_batch(algorithm, "grid", n, graphs) for n in sizes]
     tables = measure(trained, found[0].compiled, batch, training, grids)
     families = generalisation.study_families(profile)
-    tables += (transfer(trained, found[0].compiled, families, graphs=graphs),)
+    tables += (transfer(trained, found[0].compiled, families, sizes, graphs=graphs),)
     tables += (tie_memory(trained, found[0].compiled, grids),)
     meta = metadata(
         profile,
@@ -356,7 +370,7 @@ def run_path_pointers(
         training_steps=len(steps),
         training_seed=config.seeds[0],
         twin={"families": list(MIXED_FAMILIES), "share": MIXED_SHARE},
-        transfer={"families": list(families), "sizes": list(TRANSFER_SIZES)},
+        transfer={"families": list(families), "sizes": list(sizes)},
     )
     for name, rows in zip(files_of(algorithm), tables, strict=True):
         files.write_table(Path(dirs.results) / name, rows, meta)

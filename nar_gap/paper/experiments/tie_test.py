@@ -10,7 +10,7 @@ two-by-two design, plain or supervised, without or with the families
 (:data:`ARMS`; :data:`MIXED_PLAIN` is the new arm), each arm trained from
 the same seeds (initialisation and data order) at :func:`tie_seeds` seeds,
 and tests :data:`CONTRASTS` paired by seed on :data:`MEASURES`, on grids
-drawn both ways :data:`GRID_LAWS` names, at each of :data:`GRID_SIZES`:
+drawn both ways :data:`GRID_LAWS` names, at each of :func:`grid_sizes`:
 summed over sizes, a contrast that reverses between two sizes would hide.
 """
 
@@ -39,7 +39,7 @@ from nar_gap.analysis.power import (
 from nar_gap.analysis.stats import relative_excess
 from nar_gap.analysis.verdicts import decided_together, ordered_trend, paired_fewer
 from nar_gap.paper.experiments import generalisation, recipes
-from nar_gap.paper.experiments.path_pointers import TRANSFER_SIZES, TWIN, with_families
+from nar_gap.paper.experiments.path_pointers import TWIN, transfer_sizes, with_families
 from nar_gap.paper.experiments.profiles import OutputDirs, Profile
 from nar_gap.paper.experiments.runs import metadata, train_once
 from nar_gap.system import files
@@ -62,9 +62,17 @@ MEASURES = ("wrong_tied", "forced_lost")
 # dm-clrs draws (p = 0.5 a node): the same grids with dm-clrs's law too
 # (tasks.families.with_clrs_law), so the self-loop cue cannot decide a test.
 GRID_LAWS = (False, True)  # clrs_law
-# Training's largest size (in distribution), 2x and 4x (6b's grids beyond
-# it) and 8x: where along the size each contrast sets in, or turns.
-GRID_SIZES = (*TRANSFER_SIZES, 2 * TRANSFER_SIZES[-1])
+
+
+def grid_sizes(profile: Profile) -> tuple[int, ...]:
+    """Training's largest size (in distribution), 2x and 4x, then 8x.
+
+    6b's grids (:func:`~.path_pointers.transfer_sizes`) and one twice its
+    largest: where along the size each contrast sets in, or turns (16, 32,
+    64 and 128 nodes at ``cpu``).
+    """
+    sizes = transfer_sizes(profile)
+    return (*sizes, 2 * sizes[-1])
 
 
 def seeds_file(algorithm: str) -> str:
@@ -251,9 +259,9 @@ def run_tie_test(
     """Notebook 07's section 6c: train the runs not there, count, test, write.
 
     The pair is the generalisation study's (:func:`~.generalisation.
-    chosen_recipes`), the grids 6b's (:data:`~.path_pointers.TRANSFER_SIZES`:
+    chosen_recipes`), the grids 6b's (:func:`~.path_pointers.transfer_sizes`:
     training's largest size, 2x and 4x), so the first seeds' counts on them
-    are 6b's own, and 8x (:data:`GRID_SIZES`), each also by dm-clrs's law
+    are 6b's own, and 8x (:func:`grid_sizes`), each also by dm-clrs's law
     (:data:`GRID_LAWS`).  Reading (``dirs.reading``): nothing to do.
     """
     if dirs.reading:
@@ -261,7 +269,7 @@ def run_tie_test(
     pair = generalisation.chosen_recipes(dirs.results, algorithm)
     seeds = profile.seed_list(tie_seeds(profile))
     arms = trained_arms(profile, algorithm, pair, seeds, dirs, progress=progress)
-    sizes = GRID_SIZES
+    sizes = grid_sizes(profile)
     cells = list(itertools.product(GRID_LAWS, sizes))
     grids = grid_batches(algorithm, cells, profile.studies.family_graphs)
     rows = tie_count_rows(arms, grids)

@@ -238,3 +238,24 @@ def test_as_forced_tests_name_a_side_each_way_and_leave_compiled_out():
     assert tests["farther"]["side"] == "more" and tests["farther"]["farther_seeds"] == 8
     assert tests["same"]["side"] == "undecided"
     assert tests["same"]["seeds_needed"] is None  # nothing differs
+
+
+def test_the_sizes_are_training_s_largest_times_1_2_and_4_and_6c_adds_8():
+    """The committed cpu tables' sizes (16 to 64 nodes, 6c's grids to 128),
+    and at smoke, whose models train on 4 nodes, the same multiples."""
+    import json
+    from pathlib import Path
+
+    from nar_gap.paper.experiments import tie_test
+
+    assert path_pointers.transfer_sizes(profiles.CPU) == (16, 32, 64)
+    assert tie_test.grid_sizes(profiles.CPU) == (16, 32, 64, 128)
+    assert path_pointers.transfer_sizes(profiles.SMOKE) == (4, 8, 16)
+    assert tie_test.grid_sizes(profiles.SMOKE) == (4, 8, 16, 32)
+    results = Path(__file__).resolve().parents[3] / "results"
+    for name, key, sizes in (
+        (path_pointers.transfer_file("bfs"), "transfer", (16, 32, 64)),
+        (tie_test.files_of("bfs")[0], "grid_sizes", (16, 32, 64, 128)),
+    ):
+        meta = json.loads((results / f"{name}.json").read_text())
+        assert tuple(meta[key]["sizes"] if key == "transfer" else meta[key]) == sizes
