@@ -6,13 +6,23 @@ a module beside ``conftest.py`` is importable from all of them.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 
 from nar_gap.tasks._clrs import full_clrs
 
-# dm-clrs's models are in the full package (Haiku, TensorFlow); nar_gap loads
-# only the light modules unless asked.
-clrs = full_clrs()
+# The tests that build dm-clrs's models share one xdist group, so one worker
+# imports TensorFlow (4.5 s, and its threads) and the other never does.
+DM_CLRS_GROUP = "dm_clrs"
+
+
+@functools.cache
+def dm_clrs():
+    """dm-clrs's full package (Haiku, TensorFlow), imported when a test first
+    builds one of its models, not when pytest collects the tests: nar_gap
+    loads only the light modules unless asked."""
+    return full_clrs()
 
 
 def clrs_baseline(
@@ -29,6 +39,7 @@ def clrs_baseline(
     scale=1.0,
     teacher_forcing=0.0,
 ):
+    clrs = dm_clrs()
     factory = clrs.get_processor_factory(
         "gatv2", use_ln=use_ln, nb_triplet_fts=0, nb_heads=heads
     )

@@ -578,6 +578,7 @@ def test_a_reference_of_another_algorithm_is_refused(compiled, batches):
 
 
 @pytest.mark.parity
+@pytest.mark.xdist_group("dm_clrs")  # clrs_models.DM_CLRS_GROUP: one worker imports TF
 def test_a_dm_clrs_model_is_measured_like_any_other(compiled, batches):
     from clrs_models import clrs_baseline as _baseline
 

@@ -15,6 +15,7 @@ import dataclasses
 import jax
 import numpy as np
 import pytest
+from clrs_models import DM_CLRS_GROUP, dm_clrs
 from clrs_models import clrs_baseline as _baseline
 
 import nar_gap
@@ -25,18 +26,15 @@ from nar_gap.model.from_dmclrs import (
 )
 from nar_gap.model.losses import total_loss
 from nar_gap.model.network import Network
-from nar_gap.tasks._clrs import full_clrs
 
-pytestmark = pytest.mark.parity
-
-clrs = full_clrs()  # dm-clrs's BaselineModel: the full package
+pytestmark = [pytest.mark.parity, pytest.mark.xdist_group(DM_CLRS_GROUP)]
 
 TOLERANCE = 1e-4
 NUM_NODES = {"bfs": 7, "bellman_ford": 7, "dfs": 5}
 
 
 def _feedback(algorithm: str, num_nodes: int, seed: int = 0, samples: int = 6):
-    sampler, spec = clrs.build_sampler(
+    sampler, spec = dm_clrs().build_sampler(
         algorithm, num_samples=samples, length=num_nodes, seed=seed
     )
     return sampler.next(), spec
@@ -113,10 +111,10 @@ def test_a_baseline_model_with_dm_clrs_defaults_imports_without_options():
     'default'): from_clrs infers the hint mode from which layers exist.
     """
     feedback, spec = _feedback("bfs", 6, seed=4)
-    factory = clrs.get_processor_factory(
+    factory = dm_clrs().get_processor_factory(
         "gatv2", use_ln=True, nb_triplet_fts=0, nb_heads=1
     )
-    model = clrs.models.BaselineModel(
+    model = dm_clrs().models.BaselineModel(
         spec=spec, dummy_trajectory=feedback, processor_factory=factory
     )
     model.init(feedback.features, 0)

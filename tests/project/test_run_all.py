@@ -129,9 +129,15 @@ def test_run_all_runs_independent_notebooks_side_by_side_after_their_needs(tmp_p
     assert (out / "results" / "03_c.txt").read_text() == "03_c smoke"
 
 
+@pytest.mark.slow
 def test_of_the_ready_notebooks_the_higher_priority_starts_first(tmp_path):
     """07 waits for 02 and is the longest after it: its metadata priority
-    starts it before 03 and 06, which then fill the other lane."""
+    starts it before 03 and 06, which then fill the other lane.
+
+    Three kernels and a ``run_all.sh`` (14 s of CI's 15 minutes): per push,
+    ``tests/paper/tools/test_runner.py`` checks the order ``runner.select``
+    gives, which the scheduler starts ready notebooks in, and the test above
+    runs the scheduler end to end."""
     project = _tiny_project(
         tmp_path,
         {

@@ -7,6 +7,7 @@ tests/project/test_run_all.py runs the whole of it on tiny notebooks
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -217,3 +218,28 @@ def test_a_kernel_that_imports_another_checkout_is_refused_in_one_line(
     said = capsys.readouterr().err.strip()
     assert said.startswith("nar_gap: the notebooks' kernel") and "\n" not in said
     assert not (tmp_path / "build").exists()  # no notebook, no output folder
+
+
+def test_the_scheduler_starts_ready_notebooks_in_select_s_order(tmp_path, monkeypatch):
+    """With one lane, of the notebooks ready at once the higher priority
+    starts first: 03_c before 02_b, both waiting for 01_a.  Each notebook is
+    a python that writes its name (``test_run_all.py`` shows the same with
+    kernels and ``run_all.sh``, under ``-m slow``)."""
+    folder = tmp_path / "notebooks"
+    _notebook(folder, "01_a")
+    _notebook(folder, "02_b", needs=["01_a"])
+    _notebook(folder, "03_c", needs=["01_a"], priority=1)
+    started = tmp_path / "started.txt"
+
+    def command(self, notebook: Path, executed: Path) -> list[str]:
+        line = f"open({str(started)!r}, 'a').write({notebook.stem!r} + ' ')"
+        return [sys.executable, "-c", line]
+
+    monkeypatch.setattr(runner.Runner, "_command", command)
+    argv = ["--profile", "smoke", "--out", str(tmp_path / "out"), "--jobs", "1"]
+    scheduler = runner.Runner(runner.parse(argv, {}), tmp_path, {})
+    notebooks = runner.select(folder, (), reading=False)
+    assert (
+        scheduler.run(notebooks, {n.stem: runner.needs_of(n) for n in notebooks}) == 0
+    )
+    assert started.read_text().split() == ["01_a", "03_c", "02_b"]
