@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from nar_gap.model.config import NetworkConfig
 from nar_gap.model.losses import total_loss
 from nar_gap.model.network import training_outputs
 from nar_gap.model.seeds import each_seed, seed_strategy_for
@@ -47,7 +48,42 @@ def clipped_optimizer(
     return optax.chain(*clip, *adam, optax.scale(-learning_rate))
 
 
-def make_optimizer(config: TrainConfig) -> optax.GradientTransformation:
+@dataclasses.dataclass(frozen=True)
+class StepSettings:
+    """What a train step's program reads of a :class:`TrainConfig`, and no more.
+
+    The rest of a configuration decides the data (sizes, families, seeds),
+    the schedule (each step's supervision factor is an argument) or what is
+    kept, not the program: two runs that differ only there share one jitted
+    step, so a process traces and lowers it once (notebook 07's supervised
+    recipe, its drift and its twin with families mixed in are one step).
+    """
+
+    network: NetworkConfig
+    learning_rate: float
+    optimizer: str
+    grad_clip_norm: float
+    l1_weight: float
+    attention_weight: float
+    state_weight: float
+    seed_strategy: str
+
+    @classmethod
+    def of(cls, config: TrainConfig) -> StepSettings:
+        """``config``'s settings, the seed strategy resolved for this machine."""
+        return cls(
+            config.network,
+            config.learning_rate,
+            config.optimizer,
+            config.grad_clip_norm,
+            config.l1_weight,
+            config.attention_weight,
+            config.state_weight,
+            seed_strategy_for(config.seed_strategy),
+        )
+
+
+def make_optimizer(config: TrainConfig | StepSettings) -> optax.GradientTransformation:
     """``config``'s :func:`clipped_optimizer`."""
     return clipped_optimizer(
         config.learning_rate, config.grad_clip_norm, config.optimizer
@@ -79,7 +115,7 @@ def step_keys(seeds: Sequence[int], step: int) -> jax.Array:
 
 
 def loss_fn(
-    config: TrainConfig,
+    config: TrainConfig | StepSettings,
     params: Any,
     batch: Batch,
     key: jax.Array,
@@ -116,21 +152,12 @@ def make_train_step(config: TrainConfig) -> Callable:
 
     The result is ``(params, opt_state, loss, finite)``.  Every argument and
     result has a leading seed axis; ``scales`` (``[S]``, default ones) are
-    the seeds' supervision factors at this step.  One jitted function
-    per network, optimiser setting and seed strategy (not per seed list), so
-    runs and tests that share them share compiled executables.
+    the seeds' supervision factors at this step.  One jitted function per
+    :class:`StepSettings` (network, optimiser, loss terms, seed strategy;
+    not per seed list, data or schedule), so runs and tests that share them
+    share compiled executables.
     """
-    return _train_step(
-        dataclasses.replace(
-            config,
-            seeds=(0,),
-            steps=0,
-            eval_every=0,
-            checkpoint_every=0,
-            selection="first_best",  # which parameters are kept: not the step
-            seed_strategy=seed_strategy_for(config.seed_strategy),
-        )
-    )
+    return _train_step(StepSettings.of(config))
 
 
 def all_finite(loss: jax.Array, grads: Any) -> jax.Array:
@@ -160,7 +187,7 @@ def all_finite(loss: jax.Array, grads: Any) -> jax.Array:
 
 
 @functools.lru_cache(maxsize=16)
-def _train_step(config: TrainConfig) -> Callable:
+def _train_step(config: StepSettings) -> Callable:
     optimizer = make_optimizer(config)
 
     def single(params, opt_state, batch, key, scale):

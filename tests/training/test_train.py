@@ -347,6 +347,36 @@ def test_all_finite_reads_the_loss_and_every_gradient_entry(where, value, expect
     assert bool(all_finite(loss, grads)) is expected
 
 
+def test_runs_that_differ_in_data_or_schedule_share_one_step():
+    """One jitted step per ``StepSettings``: seeds, steps, sizes, families,
+    the supervision schedule and evaluation do not change the program, so
+    such runs trace and lower it once; what the loss or the optimiser reads
+    does.  Seen failing with the step keyed by the whole configuration."""
+    weighted = dataclasses.replace(SMALL, attention_weight=1.0)
+    same = dataclasses.replace(
+        weighted,
+        seeds=(9,),
+        steps=7,
+        train_lengths=(4, 5),
+        train_families=("path",),
+        family_share=0.25,
+        supervision_until=3,
+        val_num_nodes=6,
+        test_num_nodes=7,
+        eval_every=2,
+    )
+    assert make_train_step(same) is make_train_step(weighted)
+    for change in (
+        {"learning_rate": 0.01},
+        {"grad_clip_norm": 0.0},
+        {"l1_weight": 1e-3},
+        {"attention_weight": 2.0},
+        {"network": dataclasses.replace(SMALL.network, hidden_size=4)},
+    ):
+        other = dataclasses.replace(weighted, **change)
+        assert make_train_step(other) is not make_train_step(weighted), change
+
+
 def test_the_compiled_step_checks_finiteness_once_not_in_every_update():
     """The skip test is one reduction that the update kernels read.
 
