@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from clrs_models import DM_CLRS_GROUP
 from scipy import stats
 
 import nar_gap
@@ -578,7 +579,7 @@ def test_a_reference_of_another_algorithm_is_refused(compiled, batches):
 
 
 @pytest.mark.parity
-@pytest.mark.xdist_group("dm_clrs")  # clrs_models.DM_CLRS_GROUP: one worker imports TF
+@pytest.mark.xdist_group(DM_CLRS_GROUP)  # one worker imports TensorFlow
 def test_a_dm_clrs_model_is_measured_like_any_other(compiled, batches):
     from clrs_models import clrs_baseline as _baseline
 

@@ -891,14 +891,11 @@ def test_07_path_pointer_tables(executed):
     old = ages[1]  # age 2: smoke's small training graphs hold none at EDIT_AGE
     assert old["training_families_share_at_least"] > old["training_share_at_least"]
     transfer = written.read_back(pp.transfer_file("bfs"), typed=True)
+    sizes = pp.transfer_sizes(profiles.SMOKE)
     assert {(r["contender"], r["num_nodes"]) for r in transfer} == {
-        (c, n)
-        for c in ("plain", "supervised", pp.TWIN)
-        for n in pp.transfer_sizes(profiles.SMOKE)
+        (c, n) for c in ("plain", "supervised", pp.TWIN) for n in sizes
     }
-    assert len(transfer) == 3 * seeds * len(
-        pp.transfer_sizes(profiles.SMOKE)
-    )  # smoke: paths only
+    assert len(transfer) == 3 * seeds * len(sizes)  # smoke: paths only
     assert {r["graphs"] for r in transfer} == {profiles.SMOKE.studies.family_graphs}
     assert all(r["twin_trained"] and 0 <= r["accuracy"] <= 1 for r in transfer)
     for r in transfer:  # paths: every node reached, and no tied parents
@@ -914,7 +911,7 @@ def test_07_path_pointer_tables(executed):
         pp.TWIN,
         "compiled",
     }
-    assert {r["num_nodes"] for r in ties} == set(pp.transfer_sizes(profiles.SMOKE))
+    assert {r["num_nodes"] for r in ties} == set(sizes)
     kept = [r for r in ties if r["contender"] == "compiled"]
     assert sum(r["tied_nodes"] for r in kept) > 0
     assert all(
