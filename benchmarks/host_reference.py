@@ -3,8 +3,8 @@
 CI's hosts move: on one 2-core machine the same commit's clean-clone CI took
 835 s and 1 009 s an hour apart, and a test of numpy alone that no change
 touched took 13 to 22 s across a day (docs/tests.md).  A cut of 5 % cannot be
-told from that.  ``.ci/run`` runs this before and after the tests and prints
-the seconds, so each CI log carries its host's speed beside the suite's time.
+told from that.  ``.ci/run`` runs this before the lint and prints the
+seconds, so each CI log carries its host's speed beside the suite's time.
 
 The work is what the suite spends its time on, at a fixed size, one thread:
 numpy (a matrix chain) and XLA (tracing, lowering and compiling a small

@@ -27,6 +27,7 @@ from nar_gap.paper.experiments.faithfulness_study import (
 from nar_gap.paper.experiments.naming import figure_stem, landscape_stem
 from nar_gap.paper.plots.faithfulness_section import LONG_FIGURES
 from nar_gap.system.files import read_table, sidecar_path
+from nar_gap.tasks.clrs_text import TEXT_ALGORITHMS
 
 # The executed notebooks run as two chains, each in one pytest-xdist worker
 # (--dist loadgroup), so the two workers share the work: 01 and 04 (which
@@ -309,7 +310,10 @@ NARROWED = {"08_transnar": {"ALGORITHMS": ["bfs"]}}
 
 def narrowed_away(name: str) -> bool:
     """A file of an algorithm :data:`NARROWED` leaves out (08's Bellman-Ford)."""
-    return name.startswith(("transnar_", "fig_transnar_")) and "bellman_ford" in name
+    left_out = set(TEXT_ALGORITHMS) - set(NARROWED["08_transnar"]["ALGORITHMS"])
+    return name.startswith(("transnar_", "fig_transnar_")) and any(
+        a in name for a in left_out
+    )
 
 
 class ExecutedNotebooks:
