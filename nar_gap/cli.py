@@ -49,6 +49,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from nar_gap.system import collector
+
 RUN_ALGORITHMS_HELP = "bfs, bellman_ford, dfs or dfs_reverse"
 """The compiled programs ``nar-gap run`` takes (programs.registry.PROGRAMS;
 spelled here so that ``--help`` imports no program; a test keeps them equal)."""
@@ -648,6 +650,7 @@ def _render(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
+    collector.collect_less_often()  # tracing's garbage: system/collector.py
     try:
         parser = _build_parser()  # reads the configs' defaults: loads dm-clrs
     except ImportError as error:  # dm-clrs, or a package it needs, is missing

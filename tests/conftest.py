@@ -7,6 +7,9 @@ import os
 import pytest
 
 import nar_gap  # first: puts any XLA workaround in force before a test imports JAX
+from nar_gap.system import collector
+
+collector.collect_less_often()  # the test workers trace as the notebooks do
 
 
 def pytest_report_header(config):

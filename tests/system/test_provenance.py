@@ -78,13 +78,18 @@ def test_the_tests_build_is_foreign_and_nar_gap_s_own_flags_are_not():
         )
     own = " ".join(provenance.OWN_XLA_FLAGS)
     assert provenance.foreign_build_settings({"XLA_FLAGS": own}) == {}
+    switches = (
+        "--xla_cpu_use_fusion_emitters=false"
+        " --xla_cpu_parallel_codegen_split_count=1"
+        " --xla_disable_hlo_passes=hlo-verifier"
+    )
     tests = {  # what run_tests.sh exports
         "JAX_DISABLE_MOST_OPTIMIZATIONS": "1",
-        "XLA_FLAGS": f"{own} --xla_cpu_use_fusion_emitters=false",
+        "XLA_FLAGS": f"{own} {switches}",
     }
     assert provenance.foreign_build_settings(tests) == {
         "JAX_DISABLE_MOST_OPTIMIZATIONS": "1",
-        "XLA_FLAGS": "--xla_cpu_use_fusion_emitters=false",
+        "XLA_FLAGS": switches,
     }
 
 

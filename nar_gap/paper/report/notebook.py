@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from nar_gap import check_backend
 from nar_gap.paper.experiments import profiles
-from nar_gap.system import files
+from nar_gap.system import collector, files
 from nar_gap.training.run import READING_RESULTS_ENV
 
 
@@ -235,6 +235,7 @@ def setup(
     :data:`NEEDS_RUNS` then print why they did not run.
     """
     print(check_backend().message)
+    collector.collect_less_often()  # tracing's garbage: system/collector.py
     chosen = profiles.get(profile)
     os.environ[files.FIGURE_FORMATS_ENV] = ",".join(chosen.figure_formats)
     dirs = profiles.output_dirs(profile, runs, results, figures, from_results)
