@@ -10,7 +10,9 @@ visitors took about 8 % of the CPU.  With the first threshold at 10 000 the
 same work took 21.0 and 21.8 s against 23.5 and 24.3 s at CPython's 700
 (alternated, one 2-core AMD EPYC), jaxpr-to-MLIR lowering 2.7 s against 3.8 s,
 at the same peak resident memory (760 MB either way).  The collector still
-runs, and still finds every cycle; only less often.  It decides no number.
+runs, and still finds every cycle; only less often.  It decides no number:
+notebook 06 at the cpu profile, run through ``nar-gap job`` on the committed
+runs, wrote every table, array and figure byte for byte as committed.
 
 It is set at nar_gap's own entry points (the ``nar-gap`` command, a notebook's
 :func:`~nar_gap.paper.report.notebook.setup`, the test session), never on
