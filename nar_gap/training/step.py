@@ -71,16 +71,8 @@ class StepSettings:
     @classmethod
     def of(cls, config: TrainConfig) -> StepSettings:
         """``config``'s settings, the seed strategy resolved for this machine."""
-        return cls(
-            config.network,
-            config.learning_rate,
-            config.optimizer,
-            config.grad_clip_norm,
-            config.l1_weight,
-            config.attention_weight,
-            config.state_weight,
-            seed_strategy_for(config.seed_strategy),
-        )
+        read = {f.name: getattr(config, f.name) for f in dataclasses.fields(cls)}
+        return cls(**read | {"seed_strategy": seed_strategy_for(config.seed_strategy)})
 
 
 def make_optimizer(config: TrainConfig | StepSettings) -> optax.GradientTransformation:
