@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+from tests_build import TESTS_XLA_FLAGS
 
 from nar_gap.system import provenance
 
@@ -69,6 +72,12 @@ def test_the_cores_and_xla_switches_that_decide_the_bits_are_recorded():
     assert set(provenance.runtime_settings()) <= set(provenance.host(INTEL))
 
 
+def test_run_tests_sh_appends_the_tests_build_s_flags():
+    """The flags the tests above and ``nar-gap plan``'s memory test know of."""
+    script = (Path(__file__).resolve().parents[2] / "run_tests.sh").read_text()
+    assert all(flag in script for flag in TESTS_XLA_FLAGS)
+
+
 def test_the_tests_build_is_foreign_and_nar_gap_s_own_flags_are_not():
     assert provenance.foreign_build_settings({}) == {}
     for off in ("", "0", "false", "False", "off"):
@@ -78,11 +87,7 @@ def test_the_tests_build_is_foreign_and_nar_gap_s_own_flags_are_not():
         )
     own = " ".join(provenance.OWN_XLA_FLAGS)
     assert provenance.foreign_build_settings({"XLA_FLAGS": own}) == {}
-    switches = (
-        "--xla_cpu_use_fusion_emitters=false"
-        " --xla_cpu_parallel_codegen_split_count=1"
-        " --xla_disable_hlo_passes=hlo-verifier"
-    )
+    switches = " ".join(TESTS_XLA_FLAGS)
     tests = {  # what run_tests.sh exports
         "JAX_DISABLE_MOST_OPTIMIZATIONS": "1",
         "XLA_FLAGS": f"{own} {switches}",

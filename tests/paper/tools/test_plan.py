@@ -11,18 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests_build import without_tests_flags
 
 from nar_gap import cli
 from nar_gap.paper.experiments import catalogue, profiles
 from nar_gap.paper.tools import plan
 
 ROOT = Path(__file__).resolve().parents[3]
-# The XLA:CPU flags run_tests.sh appends for the tests' build (compile speed).
-RUN_TESTS_XLA_FLAGS = (
-    "--xla_cpu_use_fusion_emitters",
-    "--xla_cpu_parallel_codegen_split_count",
-    "--xla_disable_hlo_passes",
-)
 
 # A training step big enough that its memory dwarfs the process's noise
 # (hundreds of MB): BFS, hidden 128, batch 32, 32 nodes, 4 seeds.
@@ -62,16 +57,11 @@ def test_memory_from_xla_is_within_twice_the_measured_peak():
     the plan reports the optimised programs the runs execute, and fusion
     changes the temporaries; so are run_tests.sh's XLA:CPU flags.
     """
-    flags = [
-        flag
-        for flag in os.environ.get("XLA_FLAGS", "").split()
-        if not flag.startswith(RUN_TESTS_XLA_FLAGS)
-    ]
     env = {
         **os.environ,
         "JAX_DISABLE_MOST_OPTIMIZATIONS": "0",
         "JAX_PLATFORMS": "cpu",
-        "XLA_FLAGS": " ".join(flags),
+        "XLA_FLAGS": without_tests_flags(os.environ.get("XLA_FLAGS", "")),
     }
     done = subprocess.run(
         [sys.executable, "-c", _MEASURE],
