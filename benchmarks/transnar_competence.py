@@ -23,11 +23,22 @@ apart the positions lie, not from their order.  ``--windows`` trains on
 positions drawn from random windows, every density
 (:func:`nar_gap.paper.transnar.model.random_positions`).
 
+``--positions`` swaps TransNAR's randomised positions for a control
+(:data:`nar_gap.paper.transnar.model.POSITION_SCHEMES`): the indices
+``0 .. L-1``, or no encoding; ``--index-names`` trains and scores on
+dm-clrs's own text (nodes named by index, no labels).  So one curve per
+choice says what each costs in training, on the same graphs.  Every file
+also holds, per size, the CLRS score of two rules on those graphs
+(``rules``: :func:`nar_gap.paper.transnar.scores.rule_scores`), what a
+score is read against.
+
     .venv/bin/python benchmarks/transnar_competence.py   # the cpu Transformer
     .venv/bin/python benchmarks/transnar_competence.py --width 128 --layers 4 \
         --steps 12000 --every 1000 --out FILE.json
     .venv/bin/python benchmarks/transnar_competence.py --steps 12000 \
         --every 2000 --denser 2,4 [--windows] --out FILE.json
+    .venv/bin/python benchmarks/transnar_competence.py --steps 6000 \
+        --every 1000 --positions indices [--index-names] --out FILE.json
 """
 
 from __future__ import annotations
@@ -41,6 +52,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from nar_gap.paper.transnar.model import POSITION_SCHEMES
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -66,6 +79,17 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "--windows",
         action="store_true",
         help="train on positions drawn from random windows (every density)",
+    )
+    parser.add_argument(
+        "--positions",
+        default="randomised",
+        choices=POSITION_SCHEMES,
+        help="how positions are drawn and encoded (randomised: TransNAR's)",
+    )
+    parser.add_argument(
+        "--index-names",
+        action="store_true",
+        help="dm-clrs's text: nodes named by index, no labels",
     )
     parser.add_argument(
         "--denser",
@@ -120,6 +144,7 @@ def measure(
     """
     from nar_gap.paper.experiments import profiles, transnar
     from nar_gap.paper.transnar.evaluation import evaluation_texts, score_size
+    from nar_gap.paper.transnar.scores import rule_scores
     from nar_gap.paper.transnar.training import train_text_model
     from nar_gap.system import files
 
@@ -130,21 +155,27 @@ def measure(
         layers=args.layers,
         heads=args.heads,
     )
+    label_range = None if args.index_names else sizes.label_range
     # notebook 08's training of the Transformer alone (its text, sizes and
     # labels), with this run's architecture, length and optimiser
     config = dataclasses.replace(
         transnar.text_train_config(profile, args.algorithm, "none", args.seed),
-        model=sizes.model_config(0),
+        model=dataclasses.replace(sizes.model_config(0), positions=args.positions),
         steps=args.steps,
         batch_size=args.batch_size,
         checkpoint_every=args.every,
         learning_rate=args.learning_rate,
         position_windows=args.windows,
+        label_range=label_range,
     )
     denser = [int(f) for f in args.denser.split(",") if f]
     texts = {
-        n: evaluation_texts(args.algorithm, n, args.graphs, sizes.label_range)
+        n: evaluation_texts(args.algorithm, n, args.graphs, label_range)
         for n in sizes.test_sizes
+    }
+    rules = {
+        str(n): {k: round(v, 3) for k, v in rule_scores(batch.graphs).items()}
+        for n, batch in texts.items()
     }
     rows: list[dict[str, Any]] = []
     machine = _machine()
@@ -171,6 +202,7 @@ def measure(
             "test_sizes": list(sizes.test_sizes),
             "graphs_per_size": args.graphs,
             "machine": machine,
+            "rules": rules,
             # where it wrote is this machine's business, not the result's
             "arguments": {
                 k: v for k, v in vars(args).items() if k not in ("runs", "out")

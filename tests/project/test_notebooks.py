@@ -1074,6 +1074,13 @@ def test_08_transnar_tables(executed):
             own, named = _numbers(read, ["reads_own_node", "reads_named_node"])
             assert 0.0 <= own <= 1.0 and 0.0 <= named <= 1.0, read
             assert 0.0 < float(read["chance"]) <= 1.0, read
+        rules = read_table(results / f"transnar_rules_{algorithm}.csv")
+        assert {int(r["num_nodes"]) for r in rules} == {
+            int(r["num_nodes"]) for r in rows
+        }
+        for rule in rules:
+            self_rule, one_hop = _numbers(rule, ["self", "one_hop"])
+            assert 0.0 <= self_rule <= one_hop <= 1.0, rule  # one hop adds to self
         assert (figures / f"fig_transnar_{algorithm}.png").exists()
     question = read_table(results / "transnar_question.csv")
     assert [r["algorithm"] for r in question] == algorithms

@@ -12,6 +12,9 @@ ones.  The files:
   right length, of ``graphs``);
 - ``transnar_summary_<algorithm>.csv``: mean, std and seeds per model and size;
 - ``transnar_reads_<algorithm>.csv``: what the cross-attention reads;
+- ``transnar_rules_<algorithm>.csv``: per size, the CLRS score of two rules
+  that need no search (``scores.rule_scores``) on the same graphs, the floor
+  a model's score is read against;
 - ``fig_transnar_<algorithm>``: CLRS score against size.
 """
 
@@ -38,7 +41,7 @@ from nar_gap.paper.transnar.evaluation import (
 )
 from nar_gap.paper.transnar.model import TransformerConfig
 from nar_gap.paper.transnar.nar import embedder, nar_clrs_score
-from nar_gap.paper.transnar.scores import SCORES, content_score
+from nar_gap.paper.transnar.scores import SCORES, content_score, rule_scores
 from nar_gap.paper.transnar.summary import MODEL_NAMES, question_rows, summarise
 from nar_gap.paper.transnar.tokenizer import vocabulary_size
 from nar_gap.paper.transnar.training import (
@@ -54,6 +57,7 @@ COMPILED_HIDDEN = DEFAULT_HIDDEN_SIZE  # the compiled network the issue names
 RESULTS_FILE = "transnar_{}.csv"
 SUMMARY_FILE = "transnar_summary_{}.csv"
 READS_FILE = "transnar_reads_{}.csv"
+RULES_FILE = "transnar_rules_{}.csv"
 FIGURE_STEM = "fig_transnar_{}"
 
 
@@ -247,6 +251,7 @@ def run_algorithm(
             "rows": dirs.read_back(RESULTS_FILE.format(algorithm), typed=True),
             "summary": dirs.read_back(SUMMARY_FILE.format(algorithm), typed=True),
             "reads": dirs.read_back(READS_FILE.format(algorithm), typed=True),
+            "rules": dirs.read_back(RULES_FILE.format(algorithm), typed=True),
         }
     sizes = sizes_for(profile)
     trained = trained_nars(profile, dirs, algorithm)
@@ -288,15 +293,32 @@ def run_algorithm(
                          "num_nodes": num_nodes, **read}
                     )  # fmt: skip
     summary = summarise(rows)
+    rules = rule_rows(texts, sizes.train_sizes)
     meta = metadata(profile, transnar=files.to_jsonable(dataclasses.asdict(sizes)))
     results = Path(dirs.results)
     files.write_table(results / RESULTS_FILE.format(algorithm), rows, meta)
     files.write_table(results / SUMMARY_FILE.format(algorithm), summary, meta)
     files.write_table(results / READS_FILE.format(algorithm), reads, meta)
-    fig = plots.plot_transnar_scores(summary, algorithm, max(sizes.train_sizes))
+    files.write_table(results / RULES_FILE.format(algorithm), rules, meta)
+    fig = plots.plot_transnar_scores(summary, algorithm, max(sizes.train_sizes), rules)
     files.save_figure(fig, Path(dirs.figures) / FIGURE_STEM.format(algorithm))
     plots.close(fig)
-    return {"rows": rows, "summary": summary, "reads": reads}
+    return {"rows": rows, "summary": summary, "reads": reads, "rules": rules}
+
+
+def rule_rows(
+    texts: dict[int, Any], train_sizes: Sequence[int]
+) -> list[dict[str, Any]]:
+    """Per size, each rule's CLRS score on the graphs the models are scored on."""
+    return [
+        {
+            "num_nodes": n,
+            "in_distribution": n in train_sizes,
+            "graphs": batch.batch_size,
+            **rule_scores(batch.graphs),
+        }
+        for n, batch in texts.items()
+    ]
 
 
 def run_transnar(

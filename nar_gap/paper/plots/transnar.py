@@ -15,14 +15,19 @@ from nar_gap.paper.plots.style import COMPACT_TITLES, NEUTRAL, styled
 
 @styled(COMPACT_TITLES)
 def plot_transnar_scores(
-    summary: Sequence[Mapping[str, Any]], algorithm: str, largest_trained: int
+    summary: Sequence[Mapping[str, Any]],
+    algorithm: str,
+    largest_trained: int,
+    rules: Sequence[Mapping[str, Any]] = (),
 ) -> Figure:
     """TransNAR's three scores and the content score against size, per model.
 
     Mean over seeds with ± one standard deviation; the dotted line marks the
     largest training size (sizes right of it are out of distribution).  The
     content panel (CLRS score among answers of the right length) has no
-    point where no seed wrote one.
+    point where no seed wrote one.  ``rules`` (rows of
+    ``transnar_rules_<algorithm>.csv``) are drawn grey on the two CLRS
+    panels: what answering without search scores on the same graphs.
     """
     scores = ("shape", "parse", "clrs", "content")
     models = list(dict.fromkeys(r["model"] for r in summary))
@@ -43,6 +48,8 @@ def plot_transnar_scores(
                 shifted, mean, yerr=std, fmt="os^"[j % 3] + "-", ms=4, lw=1,
                 color=f"C{j}", label=model,
             )  # fmt: skip
+        if score in ("clrs", "content"):
+            _draw_rules(ax, rules)
         ax.axvline(largest_trained, color=NEUTRAL, ls=":", lw=1)
         ax.set_xscale("log", base=2)
         ax.set_xticks(sorted({int(r["num_nodes"]) for r in summary}))
@@ -53,9 +60,20 @@ def plot_transnar_scores(
         )
         ax.set_ylim(-0.02, 1.02)
     axes[0][0].legend()
+    if rules:
+        axes[0][2].legend(fontsize="small")
     fig.suptitle(
         f"{algorithm}: TransNAR's scores by size (mean ± std over seeds; "
         "dotted: largest training size)"
     )
     fig.tight_layout()
     return fig
+
+
+def _draw_rules(ax: Any, rules: Sequence[Mapping[str, Any]]) -> None:
+    ordered = sorted(rules, key=lambda r: int(r["num_nodes"]))
+    sizes = [int(r["num_nodes"]) for r in ordered]
+    for name, style in (("one_hop", "--"), ("self", ":")):
+        if ordered and name in ordered[0]:
+            scores = [float(r[name]) for r in ordered]
+            ax.plot(sizes, scores, style, color=NEUTRAL, lw=1, label=f"rule: {name}")

@@ -6,9 +6,9 @@ batch.  Row ``b`` of ``L = prompt_slots + max_new`` slots reads
 
     [PAD ... PAD | BOS prompt_b | answer slots (max_new)]
 
-with randomised positions drawn for its real prompt tokens and answer slots
-together (:func:`~nar_gap.paper.transnar.model.random_positions`), the padding
-masked out of every attention.
+with positions drawn for its real prompt tokens and answer slots together
+(:func:`~nar_gap.paper.transnar.model.draw_positions`), the padding masked
+out of every attention.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from nar_gap.paper.transnar.model import TransformerConfig, TransNAR, random_positions
+from nar_gap.paper.transnar.model import TransformerConfig, TransNAR, draw_positions
 from nar_gap.paper.transnar.tokenizer import PAD
 
 
@@ -32,7 +32,7 @@ class PromptLayout:
 
     Attributes:
       tokens: ``[B, L]`` left-padded prompts, then ``max_new`` empty slots.
-      positions: ``[B, L]`` each slot's randomised position (0 on padding).
+      positions: ``[B, L]`` each slot's position (0 on padding).
       prompt_mask: ``[B, L]`` True on the prompt's real tokens.
       prompt_slots: the slots before the answer's (the longest prompt).
     """
@@ -52,14 +52,14 @@ def prompt_layout(
     prompts: np.ndarray,
     lengths: np.ndarray,
     max_new: int,
-    max_position: int,
+    config: TransformerConfig,
     rng: np.random.Generator,
     prompt_slots: int | None = None,
 ) -> PromptLayout:
     """Right-padded prompts ``[B, Lp]`` (with ``lengths``) as a :class:`PromptLayout`.
 
     ``prompt_slots`` pads the prompt part to a fixed width (fewer compiled
-    shapes); None: the longest prompt.
+    shapes); None: the longest prompt.  Positions follow ``config.positions``.
     """
     lengths = np.asarray(lengths, dtype=np.int64)
     slots = int(lengths.max()) if prompt_slots is None else int(prompt_slots)
@@ -67,7 +67,7 @@ def prompt_layout(
         raise ValueError(f"prompt_slots {slots} < the longest prompt {lengths.max()}")
     batch = len(lengths)
     total = slots + max_new
-    drawn = random_positions(rng, lengths + max_new, total, max_position)
+    drawn = draw_positions(config, rng, lengths + max_new, total)
     tokens = np.full((batch, total), PAD, dtype=np.int32)
     positions = np.zeros((batch, total), dtype=np.int32)
     mask = np.zeros((batch, total), dtype=bool)

@@ -17,7 +17,7 @@ import jax
 import numpy as np
 
 from nar_gap.paper.transnar.decode import PromptLayout, greedy_decode, prompt_layout
-from nar_gap.paper.transnar.model import TransformerConfig, TransNAR, random_positions
+from nar_gap.paper.transnar.model import TransformerConfig, TransNAR, draw_positions
 from nar_gap.paper.transnar.scores import batch_scores
 from nar_gap.paper.transnar.tokenizer import (
     VOCABULARY,
@@ -80,9 +80,7 @@ def generate(
     prompts = encode_prompts(texts.prompts)
     max_new = _max_new(texts.answers)
     # Positions for every row at once, so no answer depends on the chunking.
-    whole = prompt_layout(
-        prompts.tokens, prompts.lengths, max_new, config.max_position, rng
-    )
+    whole = prompt_layout(prompts.tokens, prompts.lengths, max_new, config, rng)
     chunk = min(_chunk_size(config, whole.tokens.shape[1]), texts.batch_size)
     embeddings, mask = (None, None) if nar is None else nar(texts.graphs)
     answers: list[str] = []
@@ -162,7 +160,7 @@ def cross_attention_reads(
     sequences = encode_examples(texts.prompts, texts.answers)
     rng = np.random.default_rng([seed, texts.num_nodes, _EVAL_STREAM, 1])
     length = sequences.tokens.shape[1]
-    positions = random_positions(rng, sequences.lengths, length, config.max_position)
+    positions = draw_positions(config, rng, sequences.lengths, length)
     embeddings, mask = nar(texts.graphs)
     token_mask = np.arange(length)[None] < sequences.lengths[:, None]
     forward = _teacher_forced(config)

@@ -11,7 +11,9 @@ has already seen the large position values that long test sequences need.
 
 Choices where the paper is silent or its scale does not fit a CPU (said in
 docs/transnar.md too): a pre-norm block; sinusoidal encodings of the sampled
-positions; one scalar gate per layer on the cross-attention only; the NAR's
+positions (TransNAR's scheme; two controls, :data:`POSITION_SCHEMES`, measure
+what it costs: the indices ``0 .. L-1``, and no encoding at all); one scalar
+gate per layer on the cross-attention only; the NAR's
 embeddings layer-normalised before their projection (a compiled network's
 hidden features and a trained one's have different scales, and the same
 Transformer must read both); the output head tied to the token embedding.
@@ -36,6 +38,14 @@ from nar_gap.model.layers import Dense, DenseGeneral, Embed, LayerNorm, ShapeChe
 
 Cache = tuple[tuple[jax.Array, jax.Array], ...]  # per layer: keys, values [B, L, H, Dh]
 
+# How a token's place reaches the model.  "randomised": TransNAR's (Ruoss et
+# al.), sorted random draws below max_position; "indices": 0 .. L-1, the
+# standard encoding, which no position beyond training's longest sequence
+# was ever read with; "none": no encoding (causal attention alone orders the
+# tokens, Kazemnejad et al. 2023).  The last two are controls: they say what
+# the randomised draw costs in training (benchmarks/transnar_competence.py).
+POSITION_SCHEMES = ("randomised", "indices", "none")
+
 
 @dataclasses.dataclass(frozen=True)
 class TransformerConfig:
@@ -51,6 +61,8 @@ class TransformerConfig:
         exceed the longest sequence the model will ever read.
       nar_width: the NAR's node-embedding width; 0 builds the Transformer
         alone (no cross-attention parameters).
+      positions: one of :data:`POSITION_SCHEMES`; what
+        :func:`draw_positions` gives and whether the model encodes it.
     """
 
     vocab_size: int
@@ -60,8 +72,14 @@ class TransformerConfig:
     mlp_ratio: int = 4
     max_position: int = 4096
     nar_width: int = 0
+    positions: str = "randomised"
 
     def __post_init__(self) -> None:
+        if self.positions not in POSITION_SCHEMES:
+            raise ValueError(
+                f"TransformerConfig: positions {self.positions!r} is not one of "
+                f"{', '.join(POSITION_SCHEMES)}"
+            )
         if self.width % self.heads:
             raise ValueError(
                 f"TransformerConfig: width {self.width} is not divisible by "
@@ -120,6 +138,37 @@ def random_positions(
             offset = int(rng.integers(0, max_position - span + 1))
         drawn = rng.choice(span, size=int(length), replace=False)
         out[row, : int(length)] = offset + np.sort(drawn)
+    return out
+
+
+def draw_positions(
+    config: TransformerConfig,
+    rng: np.random.Generator,
+    lengths: np.ndarray,
+    width: int,
+    windows: bool = False,
+) -> np.ndarray:
+    """Each row's positions under ``config.positions`` (0 on its padding).
+
+    ``randomised`` is :func:`random_positions` (``windows`` as there); the
+    ``indices`` are ``0 .. lengths[b]-1``; ``none`` gives zeros, which the
+    model does not encode.  ``windows`` is a way of drawing randomised
+    positions and an error with the other schemes.
+    """
+    if config.positions == "randomised":
+        return random_positions(rng, lengths, width, config.max_position, windows)
+    if windows:
+        raise ValueError(f"windows draw randomised positions, not {config.positions!r}")
+    longest = int(np.max(lengths, initial=0))
+    if longest > config.max_position:
+        raise ValueError(
+            f"a sequence of {longest} tokens needs max_position >= its length, "
+            f"found {config.max_position}"
+        )
+    out = np.zeros((len(lengths), width), dtype=np.int32)
+    if config.positions == "indices":
+        slots = np.arange(width)
+        out[:] = np.where(slots[None] < np.asarray(lengths)[:, None], slots[None], 0)
     return out
 
 
@@ -252,6 +301,8 @@ class TransNAR(nn.Module):
             self.nar_in = Dense(c.width, name="nar_in")
 
     def _inputs(self, tokens: jax.Array, positions: jax.Array) -> jax.Array:
+        if self.config.positions == "none":
+            return self.embed(tokens)
         return self.embed(tokens) + sinusoidal(positions, self.config.width)
 
     def _nar(self, nar: jax.Array | None) -> jax.Array | None:

@@ -22,9 +22,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from nar_gap.tasks.batch import Batch
 from nar_gap.tasks.clrs_text import parse_answer
 
-__all__ = ["SCORES", "answer_scores", "batch_scores", "listed_length"]
+__all__ = [
+    "SCORES",
+    "answer_scores",
+    "batch_scores",
+    "listed_length",
+    "rule_pointers",
+    "rule_scores",
+]
 
 SCORES = ("shape", "parse", "clrs")
 
@@ -126,3 +134,32 @@ def content_score(scores: dict[str, np.ndarray]) -> float:
     """
     shaped = scores["shape"] == 1.0
     return float(scores["clrs"][shaped].mean()) if shaped.any() else float("nan")
+
+
+def rule_pointers(graphs: Batch) -> dict[str, np.ndarray]:
+    """Two rules' answers ``[B, n]`` for BFS's and Bellman-Ford's ``pi``.
+
+    A CLRS score is read against what needs no search: on small random
+    graphs most nodes are unreachable or next to the source, so ``self``
+    (every node its own parent, the answer for the source and for every
+    unreachable node) and ``one_hop`` (the source's neighbours point at it,
+    every other node at itself) score high in distribution and fall with
+    the size.  A model below ``one_hop`` has not learned more than one hop.
+    """
+    n = graphs.num_nodes
+    adjacency = np.asarray(graphs.inputs["adj"])[:, :n, :n] > 0
+    sources = np.asarray(graphs.inputs["s"])[:, :n].argmax(-1)
+    rows = np.arange(adjacency.shape[0])
+    own = np.broadcast_to(np.arange(n), adjacency.shape[:2])
+    # the source is its own parent either way: its own neighbour or not
+    one_hop = np.where(adjacency[rows, sources], sources[:, None], own)
+    return {"self": own.copy(), "one_hop": one_hop}
+
+
+def rule_scores(graphs: Batch) -> dict[str, float]:
+    """Each rule's CLRS score on ``graphs`` (its answers have the right shape)."""
+    truth = np.asarray(graphs.outputs["pi"])[:, : graphs.num_nodes]
+    return {
+        name: float(np.mean(pointers == truth))
+        for name, pointers in rule_pointers(graphs).items()
+    }

@@ -33,8 +33,8 @@ from tqdm import tqdm
 from nar_gap.paper.transnar.decode import answer_loss
 from nar_gap.paper.transnar.model import (
     TransformerConfig,
+    draw_positions,
     init_params,
-    random_positions,
 )
 from nar_gap.paper.transnar.tokenizer import PAD, Sequences, encode_examples
 from nar_gap.system import files
@@ -161,11 +161,11 @@ def step_data(config: TextTrainConfig, step: int) -> StepData:
         sequences,
         tokens=np.pad(sequences.tokens, ((0, 0), (0, padding)), constant_values=PAD),
     )
-    positions = random_positions(
+    positions = draw_positions(
+        config.model,
         rng,
         sequences.lengths,
         sequences.tokens.shape[1],
-        config.model.max_position,
         config.position_windows,
     )
     return StepData(texts, sequences, positions)

@@ -957,8 +957,11 @@ def test_bellman_ford_has_its_own_training_trace_row(tmp_path):
     assert row["claim"].startswith("trained Bellman-Ford has not converged")
 
 
-def _transnar(results, inside, outside, hybrid_inside=0.95, hybrid_outside=0.9):
-    """Per seed and size, CLRS scores of the Transformer and TransNAR (BFS)."""
+def _transnar(
+    results, inside, outside, hybrid_inside=0.95, hybrid_outside=0.9, one_hop=0.8
+):
+    """Per seed and size, CLRS scores of the Transformer and TransNAR (BFS),
+    and the one-hop rule's on the same graphs."""
     rows = []
     for model, scores in (
         ("transformer", (inside, outside)),
@@ -976,6 +979,11 @@ def _transnar(results, inside, outside, hybrid_inside=0.95, hybrid_outside=0.9):
                     }
                 )
     files.write_table(results / "transnar_bfs.csv", rows)
+    rules = [
+        {"num_nodes": 4, "in_distribution": True, "self": 0.7, "one_hop": one_hop},
+        {"num_nodes": 20, "in_distribution": False, "self": 0.1, "one_hop": 0.3},
+    ]
+    files.write_table(results / "transnar_rules_bfs.csv", rules)
 
 
 def test_transnar_rows_compare_only_models_competent_in_distribution(tmp_path):
@@ -995,6 +1003,11 @@ def test_transnar_rows_compare_only_models_competent_in_distribution(tmp_path):
     rows = {r["claim"]: r for r in paper.comparison("08", tmp_path)}
     assert rows[fails]["verdict"] == rows[holds]["verdict"] == paper.NOT_TESTABLE
     assert rows[fails]["decidable_at"].startswith("models competent")
+    # above the bar, but no better than one hop without search
+    _transnar(tmp_path, inside=0.95, outside=0.1, hybrid_inside=0.95, one_hop=0.97)
+    rows = {r["claim"]: r for r in paper.comparison("08", tmp_path)}
+    assert rows[fails]["verdict"] == rows[holds]["verdict"] == paper.NOT_TESTABLE
+    assert "one_hop rule's 0.970" in rows[fails]["evidence"]
 
 
 def test_every_claim_is_a_rule_and_parameters_it_takes():

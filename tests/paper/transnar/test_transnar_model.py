@@ -20,6 +20,7 @@ from nar_gap.paper.transnar import decode as decoding
 from nar_gap.paper.transnar.model import (
     TransformerConfig,
     TransNAR,
+    draw_positions,
     init_params,
     random_positions,
 )
@@ -35,7 +36,7 @@ from nar_gap.paper.transnar.training import (
 CROSS_PARTS = ("norm_nar", "nar_in", "norm_cross", "cross_attention", "gate")
 
 
-def _config(nar_width: int) -> TransformerConfig:
+def _config(nar_width: int, positions: str = "randomised") -> TransformerConfig:
     return TransformerConfig(
         vocab_size=vocabulary_size(),
         width=16,
@@ -43,6 +44,7 @@ def _config(nar_width: int) -> TransformerConfig:
         heads=2,
         max_position=256,
         nar_width=nar_width,
+        positions=positions,
     )
 
 
@@ -119,9 +121,12 @@ def test_cross_attention_never_reads_a_padded_node():
     assert np.abs(np.asarray(moved) - np.asarray(logits)).max() > 1e-5
 
 
-@pytest.mark.parametrize("nar_width", [0, 8])
-def test_cached_greedy_decoding_is_the_argmax_of_full_passes(nar_width):
-    config = _config(nar_width)
+@pytest.mark.parametrize(
+    ("nar_width", "positions"),
+    [(0, "randomised"), (8, "randomised"), (0, "indices"), (0, "none")],
+)
+def test_cached_greedy_decoding_is_the_argmax_of_full_passes(nar_width, positions):
+    config = _config(nar_width, positions)
     params = init_params(config, seed=2)
     if nar_width:
         params = _open_gates(params, 0.7)
@@ -129,7 +134,7 @@ def test_cached_greedy_decoding_is_the_argmax_of_full_passes(nar_width):
     lengths = np.array([12, 9, 7])
     node_mask = np.array([[1, 1, 1, 1, 0]] * 3, dtype=bool)
     rng = np.random.default_rng(5)
-    layout = decoding.prompt_layout(tokens, lengths, 6, config.max_position, rng)
+    layout = decoding.prompt_layout(tokens, lengths, 6, config, rng)
     nar_in = nar if nar_width else None
     mask_in = node_mask if nar_width else None
     generated, weights = decoding.greedy_decode(config, params, layout, nar_in, mask_in)
@@ -162,7 +167,7 @@ def test_a_hybrid_s_forward_pass_traces_no_initialiser(monkeypatch):
     tokens, _, _, nar = _inputs()
     node_mask = np.ones(nar.shape[:2], dtype=bool)
     layout = decoding.prompt_layout(
-        tokens, np.array([12, 9, 7]), 6, config.max_position, np.random.default_rng(0)
+        tokens, np.array([12, 9, 7]), 6, config, np.random.default_rng(0)
     )
     decode = decoding._decoder(config, layout.prompt_slots, layout.max_new)
     decode.trace(
@@ -181,6 +186,41 @@ def test_random_positions_are_sorted_distinct_and_bounded():
         assert (row[length:] == 0).all()
     with pytest.raises(ValueError, match="max_position"):
         random_positions(rng, np.array([11]), 11, 10)
+
+
+def test_each_position_scheme_draws_what_it_says():
+    lengths = np.array([5, 3])
+    drawn = {
+        scheme: draw_positions(_config(0, scheme), np.random.default_rng(4), lengths, 6)
+        for scheme in ("randomised", "indices", "none")
+    }
+    same_draw = random_positions(np.random.default_rng(4), lengths, 6, 256)
+    assert (drawn["randomised"] == same_draw).all()  # TransNAR's, unchanged
+    assert drawn["indices"].tolist() == [[0, 1, 2, 3, 4, 0], [0, 1, 2, 0, 0, 0]]
+    assert not drawn["none"].any()
+    indices, rng = _config(0, "indices"), np.random.default_rng(0)
+    with pytest.raises(ValueError, match="windows draw randomised"):
+        draw_positions(indices, rng, lengths, 6, windows=True)
+    with pytest.raises(ValueError, match="max_position"):
+        draw_positions(indices, rng, np.array([300]), 300)
+    with pytest.raises(ValueError, match="not one of"):
+        _config(0, "rotary")
+
+
+@pytest.mark.parametrize(
+    ("positions", "reads_them"), [("none", False), ("indices", True)]
+)
+def test_a_model_without_an_encoding_reads_no_position(positions, reads_them):
+    config = _config(0, positions)
+    params = init_params(config, seed=1)
+    tokens, _, mask, _ = _inputs()
+    near = np.tile(np.arange(12, dtype=np.int32), (3, 1))
+    apart = near * 7 + 3
+
+    def logits(at):
+        return np.asarray(TransNAR(config).apply({"params": params}, tokens, at, mask))
+
+    assert (not np.array_equal(logits(near), logits(apart))) == reads_them
 
 
 def _spreads(windows: bool, length: int = 20, rows: int = 400) -> np.ndarray:

@@ -13,6 +13,7 @@ from nar_gap.paper.transnar.scores import (
     answer_scores,
     batch_scores,
     listed_length,
+    rule_pointers,
 )
 from nar_gap.paper.transnar.tokenizer import BOS, EOS, PAD, decode, encode
 from nar_gap.tasks.clrs_text import (
@@ -245,3 +246,20 @@ def test_batch_scores_per_sample_with_padded_truths():
     np.testing.assert_array_equal(full["clrs"], [0.0, 1.0])
     with pytest.raises(ValueError, match="one per truth"):
         batch_scores(["[0]"], truths)
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "bellman_ford"])
+def test_the_rules_answer_exactly_the_nodes_within_one_hop(algorithm):
+    """``self`` is right exactly where a node is its own parent; ``one_hop``
+    exactly where the parent is the node or the source (every neighbour of
+    the source, and every node no path reaches)."""
+    graphs = text_batch(algorithm, num_nodes=6, count=64, seed=3).graphs
+    truth = np.asarray(graphs.outputs["pi"])
+    source = np.asarray(graphs.inputs["s"]).argmax(-1)[:, None]
+    own = np.arange(6)[None]
+    rules = rule_pointers(graphs)
+    assert set(rules) == {"self", "one_hop"}
+    assert ((rules["self"] == truth) == (truth == own)).all()
+    near = (truth == own) | (truth == source)
+    assert ((rules["one_hop"] == truth) == near).all()
+    assert near.mean() < 1.0  # some nodes lie further: the rule can miss
