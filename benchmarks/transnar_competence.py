@@ -23,6 +23,15 @@ apart the positions lie, not from their order.  ``--windows`` trains on
 positions drawn from random windows, every density
 (:func:`nar_gap.paper.transnar.model.random_positions`).
 
+``--nar compiled`` or ``--nar trained`` trains a hybrid instead of the
+Transformer alone: reading the compiled NAR (notebook 08's
+``transnar_compiled``), or notebook 02's baseline of the same seed
+(``transnar_trained``: read from ``--nar-runs``, ``build/runs/<profile>``
+by default, and trained there first if absent).  A hybrid's rows also say,
+per size and layer, what the answer's tokens read (``reads``:
+:func:`nar_gap.paper.transnar.evaluation.cross_attention_reads`, against
+``chance``).
+
 ``--positions`` swaps TransNAR's randomised positions for a control
 (:data:`nar_gap.paper.transnar.model.POSITION_SCHEMES`): the indices
 ``0 .. L-1``, or no encoding; ``--index-names`` trains and scores on
@@ -81,6 +90,17 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help="train on positions drawn from random windows (every density)",
     )
     parser.add_argument(
+        "--nar",
+        default="none",
+        choices=("none", "trained", "compiled"),
+        help="the Transformer alone, or the hybrid reading this NAR",
+    )
+    parser.add_argument(
+        "--nar-runs",
+        default="",
+        help="notebook 02's runs, for --nar trained ('': build/runs/<profile>)",
+    )
+    parser.add_argument(
         "--positions",
         default="randomised",
         choices=POSITION_SCHEMES,
@@ -134,6 +154,22 @@ def _scored(scored: Any) -> dict[str, Any]:
     return row
 
 
+def _nar(args: argparse.Namespace, profile: Any) -> Any:
+    """The frozen NAR ``--nar`` names (None: the Transformer alone)."""
+    from nar_gap.compiler.compiling import compile as compile_algorithm
+    from nar_gap.paper.experiments import transnar
+    from nar_gap.paper.experiments.profiles import OutputDirs
+
+    if args.nar == "none":
+        return None
+    if args.nar == "compiled":
+        return compile_algorithm(args.algorithm, transnar.COMPILED_HIDDEN)
+    runs = Path(args.nar_runs or Path("build") / "runs" / profile.name)
+    dirs = OutputDirs(runs=runs, results=runs, figures=runs)  # only runs is read
+    trained = transnar.trained_nars(profile, dirs, args.algorithm)
+    return transnar.nar_for("trained", args.seed, trained, None)
+
+
 def measure(
     args: argparse.Namespace, runs: Path, out: Path | None = None
 ) -> dict[str, Any]:
@@ -143,7 +179,12 @@ def measure(
     so a run cut by a time limit keeps the rows it finished.
     """
     from nar_gap.paper.experiments import profiles, transnar
-    from nar_gap.paper.transnar.evaluation import evaluation_texts, score_size
+    from nar_gap.paper.transnar.evaluation import (
+        cross_attention_reads,
+        evaluation_texts,
+        score_size,
+    )
+    from nar_gap.paper.transnar.nar import embedder
     from nar_gap.paper.transnar.scores import rule_scores
     from nar_gap.paper.transnar.training import train_text_model
     from nar_gap.system import files
@@ -156,11 +197,13 @@ def measure(
         heads=args.heads,
     )
     label_range = None if args.index_names else sizes.label_range
-    # notebook 08's training of the Transformer alone (its text, sizes and
-    # labels), with this run's architecture, length and optimiser
+    # notebook 08's training of the Transformer alone or of the compiled
+    # hybrid (its text, sizes and labels), with this run's architecture,
+    # length and optimiser
+    width = transnar.nar_width(profile, args.algorithm, args.nar)
     config = dataclasses.replace(
-        transnar.text_train_config(profile, args.algorithm, "none", args.seed),
-        model=dataclasses.replace(sizes.model_config(0), positions=args.positions),
+        transnar.text_train_config(profile, args.algorithm, args.nar, args.seed),
+        model=dataclasses.replace(sizes.model_config(width), positions=args.positions),
         steps=args.steps,
         batch_size=args.batch_size,
         checkpoint_every=args.every,
@@ -168,6 +211,7 @@ def measure(
         position_windows=args.windows,
         label_range=label_range,
     )
+    embed = embedder(_nar(args, profile))
     denser = [int(f) for f in args.denser.split(",") if f]
     texts = {
         n: evaluation_texts(args.algorithm, n, args.graphs, label_range)
@@ -182,17 +226,29 @@ def measure(
     result: dict[str, Any] = {}
     for stop in range(args.every, (args.until or args.steps) + 1, args.every):
         start = time.perf_counter()
-        params = train_text_model(config, runs, progress=False, stop_at=stop)
+        params = train_text_model(config, runs, embed, progress=False, stop_at=stop)
         trained = time.perf_counter() - start
         row: dict[str, Any] = {"step": stop, "train_s": round(trained, 1)}
         for n, batch in texts.items():
-            row[str(n)] = _scored(score_size(config.model, params, batch, args.seed))
+            scored = score_size(config.model, params, batch, args.seed, embed)
+            row[str(n)] = _scored(scored)
+            if embed is not None:  # which node each layer's answer tokens read
+                reads = cross_attention_reads(
+                    config.model, params, batch, args.seed, embed
+                )
+                row[str(n)]["reads"] = [
+                    {
+                        k: round(v, 3) if isinstance(v, float) else v
+                        for k, v in layer.items()
+                    }
+                    for layer in reads
+                ]
         for factor in denser:  # key "4@1024": 4 nodes, positions below 1024
             dense = dataclasses.replace(
                 config.model, max_position=config.model.max_position // factor
             )
             for n in sizes.train_sizes:
-                scored = score_size(dense, params, texts[n], args.seed)
+                scored = score_size(dense, params, texts[n], args.seed, embed)
                 row[f"{n}@{dense.max_position}"] = _scored(scored)
         row["eval_s"] = round(time.perf_counter() - start - trained, 1)
         print(json.dumps(row), flush=True)

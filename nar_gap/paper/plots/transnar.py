@@ -60,8 +60,9 @@ def plot_transnar_scores(
         )
         ax.set_ylim(-0.02, 1.02)
     axes[0][0].legend()
-    if rules:
-        axes[0][2].legend(fontsize="small")
+    drawn = [line for line in axes[0][2].lines if line.get_label().startswith("rule")]
+    if drawn:
+        axes[0][2].legend(handles=drawn, fontsize="small")
     fig.suptitle(
         f"{algorithm}: TransNAR's scores by size (mean ± std over seeds; "
         "dotted: largest training size)"

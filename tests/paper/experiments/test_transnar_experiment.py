@@ -131,6 +131,8 @@ def test_the_rules_are_scored_on_the_models_graphs_and_drawn():
         "rule: one_hop",
         "rule: self",
     }
+    legend = [text.get_text() for text in clrs_panel.get_legend().get_texts()]
+    assert legend == ["rule: one_hop", "rule: self"]  # the models' is the first panel's
     plots.close(fig)
 
 
