@@ -120,7 +120,12 @@ def tables(profile: Profile, root: Path | None = None) -> dict[str, str]:
     made["08"] += [
         name.format(a)
         for a in _algorithms("08", root)
-        for name in (transnar.RESULTS_FILE, transnar.SUMMARY_FILE, transnar.READS_FILE)
+        for name in (
+            transnar.RESULTS_FILE,
+            transnar.SUMMARY_FILE,
+            transnar.READS_FILE,
+            transnar.RULES_FILE,
+        )
     ]
     made["09"] += confirmation.files_of() if confirmation.runs_at(profile) else []
     for number in catalogue.numbers(catalogue.PAPER) + catalogue.numbers(
