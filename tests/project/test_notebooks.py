@@ -1071,8 +1071,11 @@ def test_08_transnar_tables(executed):
         reads = read_table(results / f"transnar_reads_{algorithm}.csv")
         assert {r["model"] for r in reads} == {"transnar_trained", "transnar_compiled"}
         for read in reads:
-            own, named = _numbers(read, ["reads_own_node", "reads_named_node"])
-            assert 0.0 <= own <= 1.0 and 0.0 <= named <= 1.0, read
+            shares = _numbers(
+                read,
+                ["reads_own_node", "reads_named_node", "reads_source", "source_named"],
+            )
+            assert all(0.0 <= share <= 1.0 for share in shares), read
             assert 0.0 < float(read["chance"]) <= 1.0, read
         rules = read_table(results / f"transnar_rules_{algorithm}.csv")
         assert {int(r["num_nodes"]) for r in rules} == {

@@ -21,6 +21,7 @@ from nar_gap.paper.transnar.model import TransformerConfig, TransNAR, draw_posit
 from nar_gap.paper.transnar.scores import batch_scores
 from nar_gap.paper.transnar.tokenizer import (
     VOCABULARY,
+    Sequences,
     decode,
     encode,
     encode_examples,
@@ -154,8 +155,8 @@ def cross_attention_reads(
     Teacher-forced on the true answer: for element ``j`` (node ``j``'s
     parent ``pi_j``), the query that produces its first digit; its
     head-averaged cross-attention's most-read node is compared with ``j``
-    (the node the element is about) and with ``pi_j`` (the node it names).
-    ``chance`` is the mean of ``1 / n``.
+    (the node the element is about) and with ``pi_j`` (the node it names),
+    against two baselines (:func:`read_shares`).
     """
     sequences = encode_examples(texts.prompts, texts.answers)
     rng = np.random.default_rng([seed, texts.num_nodes, _EVAL_STREAM, 1])
@@ -180,28 +181,52 @@ def cross_attention_reads(
         parts.append([np.asarray(w)[:taken] for w in layers])
     weights = [np.concatenate(layer) for layer in zip(*parts, strict=True)]
     parents = np.asarray(texts.graphs.outputs["pi"])  # nodes, not their labels
-    rows = []
-    for layer, layer_weights in enumerate(weights):
-        averaged = layer_weights  # [B, L, N], head-averaged
-        own = named = total = 0
-        chance = []
-        for b in range(texts.batch_size):
-            start = int(sequences.answer_start[b])
-            answer = sequences.tokens[b, start : int(sequences.lengths[b])]
-            n = int(mask[b].sum())
-            for j, slot in enumerate(element_slots(answer)[:n]):
-                read = int(np.argmax(averaged[b, start + slot - 1]))
-                own += read == j
-                named += read == int(parents[b, j])
-                total += 1
-                chance.append(1.0 / n)
-        rows.append(
-            {
-                "layer": layer,
-                "elements": total,
-                "reads_own_node": own / max(total, 1),
-                "reads_named_node": named / max(total, 1),
-                "chance": float(np.mean(chance)) if chance else float("nan"),
-            }
-        )
-    return rows
+    sources = np.asarray(texts.graphs.inputs["s"]).argmax(-1)
+    return [
+        {"layer": layer, **read_shares(w, sequences, parents, sources, mask)}
+        for layer, w in enumerate(weights)
+    ]
+
+
+def read_shares(
+    weights: np.ndarray,
+    sequences: Sequences,
+    parents: np.ndarray,
+    sources: np.ndarray,
+    node_mask: np.ndarray,
+) -> dict[str, float]:
+    """One layer's reads: how often each element's query reads which node most.
+
+    ``weights [B, L, N]`` are the layer's head-averaged cross-attention
+    weights, teacher-forced on ``sequences``; element ``j`` of row ``b`` is
+    read by the query before its first digit.  ``reads_own_node`` and
+    ``reads_named_node`` count the most-read node equal to ``j`` and to
+    ``parents[b, j]``; ``chance`` is the mean of ``1 / n``.  Reading the
+    source every time needs nothing from the graph, and the source is the
+    parent of every node next to it, so ``reads_source`` counts the source
+    read most and ``source_named`` the elements whose parent is the source:
+    what that strategy scores on ``reads_named_node``.
+    """
+    own = named = source = total = 0
+    chance, by_source = [], 0
+    for b in range(weights.shape[0]):
+        start = int(sequences.answer_start[b])
+        answer = sequences.tokens[b, start : int(sequences.lengths[b])]
+        n = int(node_mask[b].sum())
+        for j, slot in enumerate(element_slots(answer)[:n]):
+            read = int(np.argmax(weights[b, start + slot - 1]))
+            own += read == j
+            named += read == int(parents[b, j])
+            source += read == int(sources[b])
+            by_source += int(parents[b, j]) == int(sources[b])
+            total += 1
+            chance.append(1.0 / n)
+    count = max(total, 1)
+    return {
+        "elements": total,
+        "reads_own_node": own / count,
+        "reads_named_node": named / count,
+        "reads_source": source / count,
+        "source_named": by_source / count,
+        "chance": float(np.mean(chance)) if chance else float("nan"),
+    }

@@ -263,3 +263,40 @@ def test_the_rules_answer_exactly_the_nodes_within_one_hop(algorithm):
     near = (truth == own) | (truth == source)
     assert ((rules["one_hop"] == truth) == near).all()
     assert near.mean() < 1.0  # some nodes lie further: the rule can miss
+
+
+def test_read_shares_tell_a_query_that_reads_the_source_from_one_that_looks_up():
+    """A layer that always reads the source scores on ``reads_named_node``
+    exactly the share of parents that are the source (``source_named``),
+    however far above ``chance``; one that reads each element's own node
+    scores 1 on ``reads_own_node`` and the share of self-parents on
+    ``reads_named_node``."""
+    from nar_gap.paper.transnar.evaluation import element_slots, read_shares
+    from nar_gap.paper.transnar.tokenizer import encode_examples
+
+    texts = text_batch("bfs", num_nodes=6, count=16, seed=5, label_range=10)
+    sequences = encode_examples(texts.prompts, texts.answers)
+    parents = np.asarray(texts.graphs.outputs["pi"])
+    sources = np.asarray(texts.graphs.inputs["s"]).argmax(-1)
+    mask = np.ones((16, 6), dtype=bool)
+    at_source = np.zeros((16, sequences.tokens.shape[1], 6))
+    at_source[np.arange(16), :, sources] = 1.0
+    at_own = np.zeros_like(at_source)
+    for b in range(16):
+        start = int(sequences.answer_start[b])
+        answer = sequences.tokens[b, start : int(sequences.lengths[b])]
+        for j, slot in enumerate(element_slots(answer)):
+            at_own[b, start + slot - 1, j] = 1.0
+    by_source = float(np.mean(parents == sources[:, None]))
+    reads = read_shares(at_source, sequences, parents, sources, mask)
+    assert reads["elements"] == 96 and reads["chance"] == pytest.approx(1 / 6)
+    assert reads["reads_source"] == 1.0
+    assert reads["source_named"] == pytest.approx(by_source)
+    assert reads["reads_named_node"] == pytest.approx(by_source)
+    assert reads["reads_named_node"] > 2 * reads["chance"]  # chance alone misleads
+    reads = read_shares(at_own, sequences, parents, sources, mask)
+    assert reads["reads_own_node"] == 1.0
+    assert reads["reads_named_node"] == pytest.approx(
+        float(np.mean(parents == np.arange(6)))
+    )
+    assert reads["reads_source"] == pytest.approx(1 / 6)
