@@ -49,6 +49,15 @@ def _arms(profile: Profile, algorithms: list[str]) -> list[str]:
     return [*algorithms, *extra]
 
 
+# notebook 08's tables of each algorithm it runs
+_TRANSNAR_TABLES = (
+    transnar.RESULTS_FILE,
+    transnar.SUMMARY_FILE,
+    transnar.READS_FILE,
+    transnar.RULES_FILE,
+)
+
+
 def tables(profile: Profile, root: Path | None = None) -> dict[str, str]:
     """``{results file: notebook stem}`` of everything ``profile``'s notebooks write.
 
@@ -118,14 +127,7 @@ def tables(profile: Profile, root: Path | None = None) -> dict[str, str]:
                 made["07"] += [recipes.self_rows_positions_file(a)]
     made["08"].append(transnar.QUESTION_FILE)
     made["08"] += [
-        name.format(a)
-        for a in _algorithms("08", root)
-        for name in (
-            transnar.RESULTS_FILE,
-            transnar.SUMMARY_FILE,
-            transnar.READS_FILE,
-            transnar.RULES_FILE,
-        )
+        name.format(a) for a in _algorithms("08", root) for name in _TRANSNAR_TABLES
     ]
     made["09"] += confirmation.files_of() if confirmation.runs_at(profile) else []
     for number in catalogue.numbers(catalogue.PAPER) + catalogue.numbers(
