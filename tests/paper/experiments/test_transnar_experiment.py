@@ -273,7 +273,7 @@ def test_the_competence_curves_docs_cite_stay_below_the_bar():
     from nar_gap.paper.report.rules import COMPETENT_CLRS
 
     curves = {k: v for k, v in _curves().items() if _transnar_s_choices(v)}
-    assert len(curves) == 7  # the Transformer alone's five, the two hybrids
+    assert len(curves) == 8  # BFS: the Transformer's five, two hybrids; BF's one
     for name, result in curves.items():
         inside = [str(n) for n in result["config"]["train_sizes"]]
         best = max(np.mean([row[n]["clrs"] for n in inside]) for row in result["rows"])
@@ -326,6 +326,30 @@ def test_the_choices_paragraph_says_what_its_five_curves_hold():
     for name in ("indices", "indices_index_names", "randomised_index_names"):
         assert max(twice[name]) == 0, name
     assert min(twice["none"][:2]) > 0 and max(twice["none"][2:]) == 0
+
+
+def test_bellman_ford_s_two_ends_say_the_same():
+    # docs/transnar.md: with both choices undone, above one_hop at both
+    # training sizes and above the bar from step 4 000 on, no right shape at
+    # 2x; with both kept, below self throughout, the right shape at 2x from
+    # step 2 000 on.
+    from nar_gap.paper.report.rules import COMPETENT_CLRS
+
+    stem = "transnar_competence_bellman_ford_w64_l2_positions_{}_cpu.json"
+    curves = _curves()
+    undone = curves[stem.format("indices_index_names")]
+    kept = curves[stem.format("randomised")]
+    for result in (undone, kept):
+        assert result["config"]["algorithm"] == "bellman_ford"
+    assert _transnar_s_choices(kept) and not _transnar_s_choices(undone)
+    for row in undone["rows"]:
+        above = [row[n]["clrs"] > undone["rules"][n]["one_hop"] for n in ("4", "5")]
+        mean = (row["4"]["clrs"] + row["5"]["clrs"]) / 2
+        assert (all(above) and mean >= COMPETENT_CLRS) == (row["step"] >= 4000)
+        assert row["10"]["shape"] == 0
+    for row in kept["rows"]:
+        assert all(row[n]["clrs"] < kept["rules"][n]["self"] for n in ("4", "5"))
+        assert (row["10"]["shape"] > 0) == (row["step"] >= 2000)
 
 
 def test_the_hybrids_paragraph_says_what_its_curves_hold():
