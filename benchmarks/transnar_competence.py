@@ -156,18 +156,12 @@ def _scored(scored: Any) -> dict[str, Any]:
 
 def _nar(args: argparse.Namespace, profile: Any) -> Any:
     """The frozen NAR ``--nar`` names (None: the Transformer alone)."""
-    from nar_gap.compiler.compiling import compile as compile_algorithm
     from nar_gap.paper.experiments import transnar
     from nar_gap.paper.experiments.profiles import OutputDirs
 
-    if args.nar == "none":
-        return None
-    if args.nar == "compiled":
-        return compile_algorithm(args.algorithm, transnar.COMPILED_HIDDEN)
     runs = Path(args.nar_runs or Path("build") / "runs" / profile.name)
     dirs = OutputDirs(runs=runs, results=runs, figures=runs)  # only runs is read
-    trained = transnar.trained_nars(profile, dirs, args.algorithm)
-    return transnar.nar_for("trained", args.seed, trained, None)
+    return transnar.frozen_nar(profile, dirs, args.algorithm, args.nar, args.seed)
 
 
 def measure(

@@ -186,6 +186,22 @@ def nar_for(
     return trained[seed_index]
 
 
+def frozen_nar(
+    profile: Profile, dirs: OutputDirs, algorithm: str, kind: str, seed: int
+) -> Model | None:
+    """Model ``kind``'s NAR for seed ``seed``, built or read back on its own.
+
+    Only what ``kind`` needs: notebook 02's baselines (trained if absent)
+    for ``trained``, the compiled network for ``compiled``, nothing for
+    ``none``.
+    """
+    trained = trained_nars(profile, dirs, algorithm) if kind == "trained" else []
+    compiled = (
+        compile_algorithm(algorithm, COMPILED_HIDDEN) if kind == "compiled" else None
+    )
+    return nar_for(kind, seed, trained, compiled)
+
+
 def nar_width(profile: Profile, algorithm: str, kind: str) -> int:
     """The width of ``kind``'s NAR embeddings (0: no NAR)."""
     if kind == "none":
@@ -226,11 +242,7 @@ def trained_text_model(
     Trained if absent, read back if finished (what the notebook's hands-on
     cell calls after the experiment ran).
     """
-    trained = trained_nars(profile, dirs, algorithm) if kind == "trained" else []
-    compiled = (
-        compile_algorithm(algorithm, COMPILED_HIDDEN) if kind == "compiled" else None
-    )
-    nar = nar_for(kind, seed, trained, compiled)
+    nar = frozen_nar(profile, dirs, algorithm, kind, seed)
     config = text_train_config(profile, algorithm, kind, seed)
     params = train_text_model(
         config, text_run_dir(config, dirs.runs), embedder(nar), progress

@@ -181,7 +181,7 @@ def cross_attention_reads(
         parts.append([np.asarray(w)[:taken] for w in layers])
     weights = [np.concatenate(layer) for layer in zip(*parts, strict=True)]
     parents = np.asarray(texts.graphs.outputs["pi"])  # nodes, not their labels
-    sources = np.asarray(texts.graphs.inputs["s"]).argmax(-1)
+    sources = texts.graphs.sources
     return [
         {"layer": layer, **read_shares(w, sequences, parents, sources, mask)}
         for layer, w in enumerate(weights)

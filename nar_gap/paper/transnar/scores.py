@@ -148,7 +148,7 @@ def rule_pointers(graphs: Batch) -> dict[str, np.ndarray]:
     """
     n = graphs.num_nodes
     adjacency = np.asarray(graphs.inputs["adj"])[:, :n, :n] > 0
-    sources = np.asarray(graphs.inputs["s"])[:, :n].argmax(-1)
+    sources = graphs.sources
     rows = np.arange(adjacency.shape[0])
     own = np.broadcast_to(np.arange(n), adjacency.shape[:2])
     # the source is its own parent either way: its own neighbour or not
