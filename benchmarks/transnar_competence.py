@@ -34,8 +34,10 @@ per size and layer, what the answer's tokens read (``reads``:
 
 ``--positions`` swaps TransNAR's randomised positions for a control
 (:data:`nar_gap.paper.transnar.model.POSITION_SCHEMES`): the indices
-``0 .. L-1``, or no encoding; ``--index-names`` trains and scores on
-dm-clrs's own text (nodes named by index, no labels).  So one curve per
+``0 .. L-1``, or no encoding; ``--encoding rotary`` rotates queries and
+keys by the positions (RoPE) instead of adding them to the embedding;
+``--index-names`` trains and scores on dm-clrs's own text (nodes named by
+index, no labels).  So one curve per
 choice says what each costs in training, on the same graphs.  Every file
 also holds, per size, the CLRS score of two rules on those graphs
 (``rules``: :func:`nar_gap.paper.transnar.scores.rule_scores`), what a
@@ -62,7 +64,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nar_gap.paper.transnar.model import POSITION_SCHEMES
+from nar_gap.paper.transnar.model import ENCODINGS, POSITION_SCHEMES
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -105,6 +107,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         default="randomised",
         choices=POSITION_SCHEMES,
         help="how positions are drawn and encoded (randomised: TransNAR's)",
+    )
+    parser.add_argument(
+        "--encoding",
+        default="sinusoidal",
+        choices=ENCODINGS,
+        help="how positions enter: added to the embedding, or rotating "
+        "queries and keys (RoPE)",
     )
     parser.add_argument(
         "--index-names",
@@ -197,7 +206,11 @@ def measure(
     width = transnar.nar_width(profile, args.algorithm, args.nar)
     config = dataclasses.replace(
         transnar.text_train_config(profile, args.algorithm, args.nar, args.seed),
-        model=dataclasses.replace(sizes.model_config(width), positions=args.positions),
+        model=dataclasses.replace(
+            sizes.model_config(width),
+            positions=args.positions,
+            encoding=args.encoding,
+        ),
         steps=args.steps,
         batch_size=args.batch_size,
         checkpoint_every=args.every,

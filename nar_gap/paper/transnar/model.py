@@ -46,6 +46,14 @@ Cache = tuple[tuple[jax.Array, jax.Array], ...]  # per layer: keys, values [B, L
 # the randomised draw costs in training (benchmarks/transnar_competence.py).
 POSITION_SCHEMES = ("randomised", "indices", "none")
 
+# How a drawn position enters the model.  "sinusoidal": added to the token
+# embedding (Vaswani et al.), so attention sees where a token lies;
+# "rotary": queries and keys rotated by it (RoPE, Su et al. 2021), so
+# attention sees only how far apart two tokens lie, never where they lie.
+# Ruoss et al. randomise both; which one lets a small model learn CLRS-Text
+# is measured by benchmarks/transnar_competence.py (docs/transnar.md).
+ENCODINGS = ("sinusoidal", "rotary")
+
 
 @dataclasses.dataclass(frozen=True)
 class TransformerConfig:
@@ -63,6 +71,8 @@ class TransformerConfig:
         alone (no cross-attention parameters).
       positions: one of :data:`POSITION_SCHEMES`; what
         :func:`draw_positions` gives and whether the model encodes it.
+      encoding: one of :data:`ENCODINGS`; how the drawn positions enter
+        (``positions="none"`` encodes nothing and keeps the default).
     """
 
     vocab_size: int
@@ -73,12 +83,23 @@ class TransformerConfig:
     max_position: int = 4096
     nar_width: int = 0
     positions: str = "randomised"
+    encoding: str = "sinusoidal"
 
     def __post_init__(self) -> None:
         if self.positions not in POSITION_SCHEMES:
             raise ValueError(
                 f"TransformerConfig: positions {self.positions!r} is not one of "
                 f"{', '.join(POSITION_SCHEMES)}"
+            )
+        if self.encoding not in ENCODINGS:
+            raise ValueError(
+                f"TransformerConfig: encoding {self.encoding!r} is not one of "
+                f"{', '.join(ENCODINGS)}"
+            )
+        if self.positions == "none" and self.encoding != ENCODINGS[0]:
+            raise ValueError(
+                f"TransformerConfig: positions 'none' encode nothing; "
+                f"encoding {self.encoding!r} needs positions"
             )
         if self.width % self.heads:
             raise ValueError(
@@ -101,6 +122,23 @@ def sinusoidal(positions: jax.Array, width: int) -> jax.Array:
     angles = positions[..., None].astype(jnp.float32) * frequencies
     encoding = jnp.concatenate([jnp.sin(angles), jnp.cos(angles)], axis=-1)
     return jnp.pad(encoding, [(0, 0)] * positions.ndim + [(0, width - 2 * half)])
+
+
+def rotary(x: jax.Array, positions: jax.Array) -> jax.Array:
+    """``x [B, L, H, Dh]`` with each pair of features rotated by ``positions [B, L]``.
+
+    Feature ``d`` pairs with ``d + Dh/2`` and turns by ``position * f_d`` at
+    :func:`sinusoidal`'s frequencies, so the dot product of a rotated query
+    and a rotated key depends on the two positions only through their
+    difference.  An odd last feature is left as it is.
+    """
+    half = x.shape[-1] // 2
+    frequencies = jnp.exp(-jnp.log(10_000.0) * jnp.arange(half) / half)
+    angles = positions[..., None, None].astype(jnp.float32) * frequencies
+    cos, sin = jnp.cos(angles), jnp.sin(angles)
+    first, second, rest = x[..., :half], x[..., half : 2 * half], x[..., 2 * half :]
+    turned = [first * cos - second * sin, first * sin + second * cos, rest]
+    return jnp.concatenate(turned, axis=-1).astype(x.dtype)
 
 
 def random_positions(
@@ -173,10 +211,15 @@ def draw_positions(
 
 
 class Attention(nn.Module):
-    """Multi-head attention with its projections apart, so keys can be cached."""
+    """Multi-head attention with its projections apart, so keys can be cached.
+
+    With ``rotate``, queries and keys are turned by their tokens' positions
+    (:func:`rotary`) and the positions must be given; keys are cached turned.
+    """
 
     width: int
     heads: int
+    rotate: bool = False
 
     def setup(self) -> None:  # noqa: D102 - Flax's constructor
         head = self.width // self.heads
@@ -185,12 +228,26 @@ class Attention(nn.Module):
         self.value = DenseGeneral((self.heads, head), name="value")
         self.out = DenseGeneral(self.width, axis=(-2, -1), name="out")
 
-    def keys_values(self, x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def _turned(self, x: jax.Array, positions: jax.Array | None) -> jax.Array:
+        if not self.rotate:
+            return x
+        if positions is None:
+            raise ValueError("rotary attention needs the tokens' positions")
+        return rotary(x, positions)
+
+    def keys_values(
+        self, x: jax.Array, positions: jax.Array | None = None
+    ) -> tuple[jax.Array, jax.Array]:
         """``x [B, L, W]`` -> keys and values ``[B, L, H, Dh]``."""
-        return self.key(x), self.value(x)
+        return self._turned(self.key(x), positions), self.value(x)
 
     def attend(
-        self, x: jax.Array, keys: jax.Array, values: jax.Array, mask: jax.Array
+        self,
+        x: jax.Array,
+        keys: jax.Array,
+        values: jax.Array,
+        mask: jax.Array,
+        positions: jax.Array | None = None,
     ) -> tuple[jax.Array, jax.Array]:
         """Queries from ``x [B, Lq, W]`` over ``keys``; ``mask [B, Lq, Lk]``.
 
@@ -198,7 +255,7 @@ class Attention(nn.Module):
         A query whose mask is empty gets zero weights (and output 0 before the
         output projection), not a uniform average of what it may not read.
         """
-        queries = self.query(x)
+        queries = self._turned(self.query(x), positions)
         scale = 1.0 / np.sqrt(queries.shape[-1])
         logits = jnp.einsum("bqhd,bkhd->bhqk", queries, keys) * scale
         allowed = mask[:, None, :, :]
@@ -223,7 +280,9 @@ class Block(ShapeChecked):
     def setup(self) -> None:  # noqa: D102 - Flax's constructor
         c = self.config
         self.norm_self = LayerNorm(name="norm_self")
-        self.self_attention = Attention(c.width, c.heads, name="self_attention")
+        self.self_attention = Attention(
+            c.width, c.heads, rotate=c.encoding == "rotary", name="self_attention"
+        )
         self.norm_mlp = LayerNorm(name="norm_mlp")
         self.mlp_in = Dense(c.width * c.mlp_ratio, name="mlp_in")
         self.mlp_out = Dense(c.width, name="mlp_out")
@@ -250,34 +309,39 @@ class Block(ShapeChecked):
     def __call__(
         self,
         x: jax.Array,
+        positions: jax.Array,
         self_mask: jax.Array,
         nar: jax.Array | None,
         nar_mask: jax.Array | None,
     ) -> tuple[jax.Array, tuple[jax.Array, jax.Array], jax.Array | None]:
         """The whole sequence: the output, its keys and values, cross weights."""
         normed = self.norm_self(x)
-        keys, values = self.self_attention.keys_values(normed)
-        read, _ = self.self_attention.attend(normed, keys, values, self_mask)
+        attention = self.self_attention
+        keys, values = attention.keys_values(normed, positions)
+        read, _ = attention.attend(normed, keys, values, self_mask, positions)
         x, weights = self._cross_and_mlp(x + read, nar, nar_mask)
         return x, (keys, values), weights
 
     def step(
         self,
         x: jax.Array,
+        position: jax.Array,
         cache: tuple[jax.Array, jax.Array],
         index: jax.Array,
         key_mask: jax.Array,
         nar: jax.Array | None,
         nar_mask: jax.Array | None,
     ) -> tuple[jax.Array, tuple[jax.Array, jax.Array], jax.Array | None]:
-        """One new token ``x [B, 1, W]`` written at ``index`` of the cache."""
+        """One new token ``x [B, 1, W]`` at ``position [B, 1]``, in slot ``index``."""
         normed = self.norm_self(x)
-        new_keys, new_values = self.self_attention.keys_values(normed)
+        attention = self.self_attention
+        new_keys, new_values = attention.keys_values(normed, position)
         keys = jax.lax.dynamic_update_slice_in_dim(cache[0], new_keys, index, axis=1)
         values = jax.lax.dynamic_update_slice_in_dim(
             cache[1], new_values, index, axis=1
         )
-        read, _ = self.self_attention.attend(normed, keys, values, key_mask[:, None, :])
+        mask = key_mask[:, None, :]
+        read, _ = attention.attend(normed, keys, values, mask, position)
         x, weights = self._cross_and_mlp(x + read, nar, nar_mask)
         return x, (keys, values), weights
 
@@ -301,7 +365,7 @@ class TransNAR(nn.Module):
             self.nar_in = Dense(c.width, name="nar_in")
 
     def _inputs(self, tokens: jax.Array, positions: jax.Array) -> jax.Array:
-        if self.config.positions == "none":
+        if self.config.positions == "none" or self.config.encoding == "rotary":
             return self.embed(tokens)
         return self.embed(tokens) + sinusoidal(positions, self.config.width)
 
@@ -348,7 +412,7 @@ class TransNAR(nn.Module):
         x = self._inputs(tokens, positions)
         cache, weights = [], []
         for block in self.blocks:
-            x, keys_values, cross = block(x, self_mask, memory, nar_mask)
+            x, keys_values, cross = block(x, positions, self_mask, memory, nar_mask)
             cache.append(keys_values)
             weights.append(cross)
         return self._logits(x), tuple(cache), tuple(weights)
@@ -373,7 +437,7 @@ class TransNAR(nn.Module):
         new_cache, weights = [], []
         for block, layer_cache in zip(self.blocks, cache, strict=True):
             x, keys_values, cross = block.step(
-                x, layer_cache, index, key_mask, memory, nar_mask
+                x, position[:, None], layer_cache, index, key_mask, memory, nar_mask
             )
             new_cache.append(keys_values)
             weights.append(cross)

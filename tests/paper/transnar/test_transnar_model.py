@@ -36,7 +36,9 @@ from nar_gap.paper.transnar.training import (
 CROSS_PARTS = ("norm_nar", "nar_in", "norm_cross", "cross_attention", "gate")
 
 
-def _config(nar_width: int, positions: str = "randomised") -> TransformerConfig:
+def _config(
+    nar_width: int, positions: str = "randomised", encoding: str = "sinusoidal"
+) -> TransformerConfig:
     return TransformerConfig(
         vocab_size=vocabulary_size(),
         width=16,
@@ -45,6 +47,7 @@ def _config(nar_width: int, positions: str = "randomised") -> TransformerConfig:
         max_position=256,
         nar_width=nar_width,
         positions=positions,
+        encoding=encoding,
     )
 
 
@@ -122,11 +125,19 @@ def test_cross_attention_never_reads_a_padded_node():
 
 
 @pytest.mark.parametrize(
-    ("nar_width", "positions"),
-    [(0, "randomised"), (8, "randomised"), (0, "indices"), (0, "none")],
+    ("nar_width", "positions", "encoding"),
+    [
+        (0, "randomised", "sinusoidal"),
+        (8, "randomised", "sinusoidal"),
+        (0, "indices", "sinusoidal"),
+        (0, "none", "sinusoidal"),
+        (8, "randomised", "rotary"),
+    ],
 )
-def test_cached_greedy_decoding_is_the_argmax_of_full_passes(nar_width, positions):
-    config = _config(nar_width, positions)
+def test_cached_greedy_decoding_is_the_argmax_of_full_passes(
+    nar_width, positions, encoding
+):
+    config = _config(nar_width, positions, encoding)
     params = init_params(config, seed=2)
     if nar_width:
         params = _open_gates(params, 0.7)
@@ -205,6 +216,10 @@ def test_each_position_scheme_draws_what_it_says():
         draw_positions(indices, rng, np.array([300]), 300)
     with pytest.raises(ValueError, match="not one of"):
         _config(0, "rotary")
+    with pytest.raises(ValueError, match="encoding 'alibi' is not one of"):
+        _config(0, "indices", "alibi")
+    with pytest.raises(ValueError, match="'none' encode nothing"):
+        _config(0, "none", "rotary")
 
 
 @pytest.mark.parametrize(
@@ -221,6 +236,26 @@ def test_a_model_without_an_encoding_reads_no_position(positions, reads_them):
         return np.asarray(TransNAR(config).apply({"params": params}, tokens, at, mask))
 
     assert (not np.array_equal(logits(near), logits(apart))) == reads_them
+
+
+@pytest.mark.parametrize(
+    ("encoding", "shift_blind"), [("rotary", True), ("sinusoidal", False)]
+)
+def test_rotary_attention_reads_only_how_far_apart_tokens_lie(encoding, shift_blind):
+    """Every position moved by the same amount: a rotary model's logits stay
+    (to float32), a sinusoidal one's change; spacing changed moves both."""
+    config = _config(0, "randomised", encoding)
+    params = init_params(config, seed=3)
+    tokens, _, mask, _ = _inputs()
+    positions = np.tile(np.arange(12, dtype=np.int32) * 3, (3, 1))
+
+    def logits(at):
+        return np.asarray(TransNAR(config).apply({"params": params}, tokens, at, mask))
+
+    base = logits(positions)
+    shifted = np.abs(logits(positions + 1000) - base).max()
+    assert (shifted < 1e-3) == shift_blind, shifted
+    assert np.abs(logits(positions * 2) - base).max() > 1e-3
 
 
 def _spreads(windows: bool, length: int = 20, rows: int = 400) -> np.ndarray:
