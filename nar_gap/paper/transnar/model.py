@@ -12,7 +12,8 @@ has already seen the large position values that long test sequences need.
 Choices where the paper is silent or its scale does not fit a CPU (said in
 docs/transnar.md too): a pre-norm block; sinusoidal encodings of the sampled
 positions (TransNAR's scheme; two controls, :data:`POSITION_SCHEMES`, measure
-what it costs: the indices ``0 .. L-1``, and no encoding at all); one scalar
+what it costs: the indices ``0 .. L-1``, and no encoding at all; and
+:data:`ENCODINGS`, rotary ones in their place); one scalar
 gate per layer on the cross-attention only; the NAR's
 embeddings layer-normalised before their projection (a compiled network's
 hidden features and a trained one's have different scales, and the same

@@ -273,7 +273,10 @@ def test_the_competence_curves_docs_cite_stay_below_the_bar():
     from nar_gap.paper.report.rules import COMPETENT_CLRS
 
     curves = {k: v for k, v in _curves().items() if _transnar_s_choices(v)}
-    assert len(curves) == 8  # BFS: the Transformer's five, two hybrids; BF's one
+    # BFS: the Transformer's five (sinusoidal, seed 0), two hybrids; BF's
+    # one; the encoding's five (sinusoidal seed 1, rotary seeds 0 and 1,
+    # rotary windows, the rotary compiled hybrid)
+    assert len(curves) == 13
     for name, result in curves.items():
         inside = [str(n) for n in result["config"]["train_sizes"]]
         best = max(np.mean([row[n]["clrs"] for n in inside]) for row in result["rows"])
@@ -350,6 +353,76 @@ def test_bellman_ford_s_two_ends_say_the_same():
     for row in kept["rows"]:
         assert all(row[n]["clrs"] < kept["rules"][n]["self"] for n in ("4", "5"))
         assert (row["10"]["shape"] > 0) == (row["step"] >= 2000)
+
+
+def test_the_encoding_paragraph_says_what_its_eight_curves_hold():
+    # docs/transnar.md, "What the encoding changes": on the notebook's text
+    # and draw, for seeds 0 and 1, rotary is above sinusoidal at both
+    # training sizes at every checkpoint, above one_hop at both at none, and
+    # writes no right shape at 2x, where sinusoidal writes some at every
+    # checkpoint; the compiled hybrid: above its sinusoidal twin at every
+    # checkpoint, above self from step 3 000, never above one_hop, shape at
+    # 2x at its first two checkpoints only; index positions: never above
+    # one_hop, no shape at 2x; windows: below whole-range rotary from step
+    # 2 000, no shape at 2x.
+    curves = _curves()
+
+    def curve(arm):
+        return curves[f"transnar_competence_w64_l2_{arm}_cpu.json"]
+
+    def above(result, other, row, index=None):
+        """Above a rule (other: its name) or another curve's same checkpoint."""
+        if isinstance(other, str):
+            return [row[n]["clrs"] > result["rules"][n][other] for n in ("4", "5")]
+        mate = other["rows"][index]
+        assert mate["step"] == row["step"]
+        return [row[n]["clrs"] > mate[n]["clrs"] for n in ("4", "5")]
+
+    def shapes(result):
+        return [row["10"]["shape"] for row in result["rows"]]
+
+    pairs = {
+        "positions_randomised_rotary": "positions_randomised",
+        "positions_randomised_rotary_seed1": "positions_randomised_seed1",
+        "compiled_rotary": "compiled",
+        "windows_rotary": "positions_randomised_rotary",
+    }
+    for rotary_arm, other_arm in pairs.items():
+        rotary, other = curve(rotary_arm), curve(other_arm)
+        assert rotary["config"]["model"]["encoding"] == "rotary", rotary_arm
+        assert other["config"]["model"].get("encoding", "sinusoidal") == (
+            "rotary" if rotary_arm.startswith("windows") else "sinusoidal"
+        )
+        assert rotary["config"]["seed"] == other["config"]["seed"]
+        assert rotary["config"]["label_range"] is not None
+        assert rotary["graphs_per_size"] == 32
+        assert [r["step"] for r in rotary["rows"]] == list(range(1000, 6001, 1000))
+        for row in rotary["rows"]:
+            assert not all(above(rotary, "one_hop", row)), rotary_arm
+    assert curve("windows_rotary")["config"]["position_windows"]
+    assert curve("compiled_rotary")["config"]["nar"] == "compiled"
+    for arm in ("positions_randomised_rotary", "positions_randomised_rotary_seed1"):
+        rotary, sinusoidal = curve(arm), curve(pairs[arm])
+        for index, row in enumerate(rotary["rows"]):
+            assert all(above(rotary, sinusoidal, row, index)), (arm, row["step"])
+        assert max(shapes(rotary)) == 0 and min(shapes(sinusoidal)) > 0
+    hybrid = curve("compiled_rotary")
+    for index, row in enumerate(hybrid["rows"]):
+        assert all(above(hybrid, curve("compiled"), row, index))
+        assert all(above(hybrid, "self", row)) == (row["step"] >= 3000)
+    assert [s > 0 for s in shapes(hybrid)] == [True, True] + [False] * 4
+    indices = curve("positions_indices_rotary")
+    assert indices["config"]["model"]["positions"] == "indices"
+    assert indices["config"]["model"]["encoding"] == "rotary"
+    assert indices["config"]["label_range"] is not None
+    assert not any(all(above(indices, "one_hop", row)) for row in indices["rows"])
+    assert max(shapes(indices)) == 0
+    windows = curve("windows_rotary")
+    for index, row in enumerate(windows["rows"]):
+        whole = curve("positions_randomised_rotary")
+        below = [not b for b in above(windows, whole, row, index)]
+        assert all(below) or row["step"] < 2000, row["step"]
+    assert max(shapes(windows)) == 0
 
 
 def test_the_hybrids_paragraph_says_what_its_curves_hold():
