@@ -50,10 +50,11 @@ POSITION_SCHEMES = ("randomised", "indices", "none")
 # How a drawn position enters the model.  "sinusoidal": added to the token
 # embedding (Vaswani et al.), so attention sees where a token lies;
 # "rotary": queries and keys rotated by it (RoPE, Su et al. 2021), so
-# attention sees only how far apart two tokens lie, never where they lie.
-# Ruoss et al. randomise both; which one lets a small model learn CLRS-Text
-# is measured by benchmarks/transnar_competence.py (docs/transnar.md).
-ENCODINGS = ("sinusoidal", "rotary")
+# attention sees only how far apart two tokens lie, never where they lie;
+# "sinusoidal_rotary": both, so the two can be told apart.  Ruoss et al.
+# randomise each; which lets a small model learn CLRS-Text is measured by
+# benchmarks/transnar_competence.py (docs/transnar.md).
+ENCODINGS = ("sinusoidal", "rotary", "sinusoidal_rotary")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -282,7 +283,7 @@ class Block(ShapeChecked):
         c = self.config
         self.norm_self = LayerNorm(name="norm_self")
         self.self_attention = Attention(
-            c.width, c.heads, rotate=c.encoding == "rotary", name="self_attention"
+            c.width, c.heads, rotate=c.encoding != "sinusoidal", name="self_attention"
         )
         self.norm_mlp = LayerNorm(name="norm_mlp")
         self.mlp_in = Dense(c.width * c.mlp_ratio, name="mlp_in")

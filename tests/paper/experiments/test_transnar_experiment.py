@@ -275,8 +275,8 @@ def test_the_competence_curves_docs_cite_stay_below_the_bar():
     curves = {k: v for k, v in _curves().items() if _transnar_s_choices(v)}
     # BFS: the Transformer's five (sinusoidal, seed 0), two hybrids; BF's
     # one; the encoding's five (sinusoidal seed 1, rotary seeds 0 and 1,
-    # rotary windows, the rotary compiled hybrid)
-    assert len(curves) == 13
+    # rotary windows, the rotary compiled hybrid), both encodings' two
+    assert len(curves) == 15
     for name, result in curves.items():
         inside = [str(n) for n in result["config"]["train_sizes"]]
         best = max(np.mean([row[n]["clrs"] for n in inside]) for row in result["rows"])
@@ -355,7 +355,7 @@ def test_bellman_ford_s_two_ends_say_the_same():
         assert (row["10"]["shape"] > 0) == (row["step"] >= 2000)
 
 
-def test_the_encoding_paragraph_says_what_its_eight_curves_hold():
+def test_the_encoding_paragraph_says_what_its_ten_curves_hold():
     # docs/transnar.md, "What the encoding changes": on the notebook's text
     # and draw, for seeds 0 and 1, rotary is above sinusoidal at both
     # training sizes at every checkpoint, above one_hop at both at none, and
@@ -364,7 +364,9 @@ def test_the_encoding_paragraph_says_what_its_eight_curves_hold():
     # checkpoint, above self from step 3 000, never above one_hop, shape at
     # 2x at its first two checkpoints only; index positions: never above
     # one_hop, no shape at 2x; windows: below whole-range rotary from step
-    # 2 000, no shape at 2x.
+    # 2 000, no shape at 2x; both encodings (seeds 0 and 1): below rotary
+    # of the same seed at both sizes throughout, never above self, the right
+    # shape at 2x at every checkpoint.
     curves = _curves()
 
     def curve(arm):
@@ -423,6 +425,17 @@ def test_the_encoding_paragraph_says_what_its_eight_curves_hold():
         below = [not b for b in above(windows, whole, row, index)]
         assert all(below) or row["step"] < 2000, row["step"]
     assert max(shapes(windows)) == 0
+    for seed in ("", "_seed1"):
+        both = curve(f"positions_randomised_sinusoidal_rotary{seed}")
+        rotary = curve(f"positions_randomised_rotary{seed}")
+        assert both["config"]["model"]["encoding"] == "sinusoidal_rotary"
+        assert both["config"]["seed"] == rotary["config"]["seed"]
+        assert both["config"]["label_range"] is not None
+        assert [r["step"] for r in both["rows"]] == list(range(1000, 6001, 1000))
+        for index, row in enumerate(both["rows"]):
+            assert not any(above(both, rotary, row, index)), (seed, row["step"])
+            assert not any(above(both, "self", row)), (seed, row["step"])
+        assert min(shapes(both)) > 0
 
 
 def test_the_hybrids_paragraph_says_what_its_curves_hold():

@@ -18,6 +18,7 @@ from lowerings import lowered
 import nar_gap
 from nar_gap.paper.transnar import decode as decoding
 from nar_gap.paper.transnar.model import (
+    ENCODINGS,
     TransformerConfig,
     TransNAR,
     draw_positions,
@@ -132,6 +133,7 @@ def test_cross_attention_never_reads_a_padded_node():
         (0, "indices", "sinusoidal"),
         (0, "none", "sinusoidal"),
         (8, "randomised", "rotary"),
+        (0, "indices", "sinusoidal_rotary"),
     ],
 )
 def test_cached_greedy_decoding_is_the_argmax_of_full_passes(
@@ -239,7 +241,8 @@ def test_a_model_without_an_encoding_reads_no_position(positions, reads_them):
 
 
 @pytest.mark.parametrize(
-    ("encoding", "shift_blind"), [("rotary", True), ("sinusoidal", False)]
+    ("encoding", "shift_blind"),
+    [("rotary", True), ("sinusoidal", False), ("sinusoidal_rotary", False)],
 )
 def test_rotary_attention_reads_only_how_far_apart_tokens_lie(encoding, shift_blind):
     """Every position moved by the same amount: a rotary model's logits stay
@@ -256,6 +259,26 @@ def test_rotary_attention_reads_only_how_far_apart_tokens_lie(encoding, shift_bl
     shifted = np.abs(logits(positions + 1000) - base).max()
     assert (shifted < 1e-3) == shift_blind, shifted
     assert np.abs(logits(positions * 2) - base).max() > 1e-3
+
+
+def test_both_encodings_are_each_one_s_part_at_once():
+    """Same parameters (the encodings add none): sinusoidal_rotary differs
+    from each alone, and with every position 0 (no rotation, no offset
+    beyond sin 0 and cos 0) it is the sinusoidal model."""
+    configs = {e: _config(0, "randomised", e) for e in ENCODINGS}
+    params = init_params(configs["sinusoidal"], seed=3)
+    tokens, positions, mask, _ = _inputs()
+
+    def logits(encoding, at):
+        model = TransNAR(configs[encoding])
+        return np.asarray(model.apply({"params": params}, tokens, at, mask))
+
+    both = logits("sinusoidal_rotary", positions)
+    for alone in ("sinusoidal", "rotary"):
+        assert np.abs(both - logits(alone, positions)).max() > 1e-3, alone
+    zeros = np.zeros_like(positions)
+    same = logits("sinusoidal_rotary", zeros) - logits("sinusoidal", zeros)
+    assert np.abs(same).max() < 1e-5
 
 
 def _spreads(windows: bool, length: int = 20, rows: int = 400) -> np.ndarray:
