@@ -35,9 +35,9 @@ per size and layer, what the answer's tokens read (``reads``:
 ``--positions`` swaps TransNAR's randomised positions for a control
 (:data:`nar_gap.paper.transnar.model.POSITION_SCHEMES`): the indices
 ``0 .. L-1``, or no encoding; ``--encoding rotary`` rotates queries and
-keys by the positions (RoPE) instead of adding them to the embedding;
-``--index-names`` trains and scores on dm-clrs's own text (nodes named by
-index, no labels).  So one curve per
+keys by the positions (RoPE) instead of adding them to the embedding
+(``sinusoidal_rotary``: both); ``--index-names`` trains and scores on
+dm-clrs's own text (nodes named by index, no labels).  So one curve per
 choice says what each costs in training, on the same graphs.  Every file
 also holds, per size, the CLRS score of two rules on those graphs
 (``rules``: :func:`nar_gap.paper.transnar.scores.rule_scores`), what a
@@ -112,8 +112,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "--encoding",
         default="sinusoidal",
         choices=ENCODINGS,
-        help="how positions enter: added to the embedding, or rotating "
-        "queries and keys (RoPE)",
+        help="how positions enter: added to the embedding, rotating "
+        "queries and keys (RoPE), or both",
     )
     parser.add_argument(
         "--index-names",

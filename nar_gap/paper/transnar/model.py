@@ -129,10 +129,11 @@ def sinusoidal(positions: jax.Array, width: int) -> jax.Array:
 def rotary(x: jax.Array, positions: jax.Array) -> jax.Array:
     """``x [B, L, H, Dh]`` with each pair of features rotated by ``positions [B, L]``.
 
-    Feature ``d`` pairs with ``d + Dh/2`` and turns by ``position * f_d`` at
-    :func:`sinusoidal`'s frequencies, so the dot product of a rotated query
-    and a rotated key depends on the two positions only through their
-    difference.  An odd last feature is left as it is.
+    Feature ``d`` pairs with ``d + Dh/2`` and turns by ``position * f_d``,
+    the frequencies spaced as :func:`sinusoidal`'s over the head's width, so
+    the dot product of a rotated query and a rotated key depends on the two
+    positions only through their difference.  An odd last feature is left
+    as it is.
     """
     half = x.shape[-1] // 2
     frequencies = jnp.exp(-jnp.log(10_000.0) * jnp.arange(half) / half)
