@@ -36,7 +36,8 @@ per size and layer, what the answer's tokens read (``reads``:
 (:data:`nar_gap.paper.transnar.model.POSITION_SCHEMES`): the indices
 ``0 .. L-1``, or no encoding; ``--encoding rotary`` rotates queries and
 keys by the positions (RoPE) instead of adding them to the embedding
-(``sinusoidal_rotary``: both); ``--index-names`` trains and scores on
+(``sinusoidal_rotary``: both; ``--min-wavelength 1024`` keeps only the
+sinusoidal frequencies that slow); ``--index-names`` trains and scores on
 dm-clrs's own text (nodes named by index, no labels).  So one curve per
 choice says what each costs in training, on the same graphs.  Every file
 also holds, per size, the CLRS score of two rules on those graphs
@@ -114,6 +115,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         choices=ENCODINGS,
         help="how positions enter: added to the embedding, rotating "
         "queries and keys (RoPE), or both",
+    )
+    parser.add_argument(
+        "--min-wavelength",
+        type=int,
+        default=0,
+        help="keep only the sinusoidal frequencies this slow (0: all)",
     )
     parser.add_argument(
         "--index-names",
@@ -210,6 +217,7 @@ def measure(
             sizes.model_config(width),
             positions=args.positions,
             encoding=args.encoding,
+            min_wavelength=args.min_wavelength,
         ),
         steps=args.steps,
         batch_size=args.batch_size,

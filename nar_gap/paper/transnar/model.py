@@ -75,6 +75,10 @@ class TransformerConfig:
         :func:`draw_positions` gives and whether the model encodes it.
       encoding: one of :data:`ENCODINGS`; how the drawn positions enter
         (``positions="none"`` encodes nothing and keeps the default).
+      min_wavelength: the sinusoidal encoding keeps only the frequencies
+        whose wavelength is at least this many positions (0: all of them):
+        a randomised draw's fast frequencies are noise to the model, its
+        slow ones say roughly where in the sequence a token lies.
     """
 
     vocab_size: int
@@ -86,6 +90,7 @@ class TransformerConfig:
     nar_width: int = 0
     positions: str = "randomised"
     encoding: str = "sinusoidal"
+    min_wavelength: int = 0
 
     def __post_init__(self) -> None:
         if self.positions not in POSITION_SCHEMES:
@@ -103,6 +108,13 @@ class TransformerConfig:
                 f"TransformerConfig: positions 'none' encode nothing; "
                 f"encoding {self.encoding!r} needs positions"
             )
+        if self.min_wavelength < 0 or (
+            self.min_wavelength and not self.encoding.startswith("sinusoidal")
+        ):
+            raise ValueError(
+                f"TransformerConfig: min_wavelength {self.min_wavelength} needs "
+                f"to be >= 0 and a sinusoidal encoding, found {self.encoding!r}"
+            )
         if self.width % self.heads:
             raise ValueError(
                 f"TransformerConfig: width {self.width} is not divisible by "
@@ -117,12 +129,20 @@ class TransformerConfig:
         return self.nar_width > 0
 
 
-def sinusoidal(positions: jax.Array, width: int) -> jax.Array:
-    """Sinusoidal encodings of integer ``positions [...]``: ``[..., width]``."""
+def sinusoidal(
+    positions: jax.Array, width: int, min_wavelength: float = 0.0
+) -> jax.Array:
+    """Sinusoidal encodings of integer ``positions [...]``: ``[..., width]``.
+
+    A frequency whose wavelength is below ``min_wavelength`` positions gives
+    zeros (its sine and its cosine), so only the slower ones say anything.
+    """
     half = width // 2
     frequencies = jnp.exp(-jnp.log(10_000.0) * jnp.arange(half) / half)
     angles = positions[..., None].astype(jnp.float32) * frequencies
     encoding = jnp.concatenate([jnp.sin(angles), jnp.cos(angles)], axis=-1)
+    slow = jnp.tile(2 * jnp.pi / frequencies >= min_wavelength, 2)
+    encoding = jnp.where(slow, encoding, 0.0)
     return jnp.pad(encoding, [(0, 0)] * positions.ndim + [(0, width - 2 * half)])
 
 
@@ -370,7 +390,8 @@ class TransNAR(nn.Module):
     def _inputs(self, tokens: jax.Array, positions: jax.Array) -> jax.Array:
         if self.config.positions == "none" or self.config.encoding == "rotary":
             return self.embed(tokens)
-        return self.embed(tokens) + sinusoidal(positions, self.config.width)
+        c = self.config
+        return self.embed(tokens) + sinusoidal(positions, c.width, c.min_wavelength)
 
     def _nar(self, nar: jax.Array | None) -> jax.Array | None:
         if not self.config.cross_attention:

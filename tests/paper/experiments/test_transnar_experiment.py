@@ -275,8 +275,9 @@ def test_the_competence_curves_docs_cite_stay_below_the_bar():
     curves = {k: v for k, v in _curves().items() if _transnar_s_choices(v)}
     # BFS: the Transformer's five (sinusoidal, seed 0), two hybrids; BF's
     # one; the encoding's five (sinusoidal seed 1, rotary seeds 0 and 1,
-    # rotary windows, the rotary compiled hybrid), both encodings' two
-    assert len(curves) == 15
+    # rotary windows, the rotary compiled hybrid), both encodings' two, and
+    # their two with the slow frequencies alone
+    assert len(curves) == 17
     for name, result in curves.items():
         inside = [str(n) for n in result["config"]["train_sizes"]]
         best = max(np.mean([row[n]["clrs"] for n in inside]) for row in result["rows"])
@@ -355,7 +356,7 @@ def test_bellman_ford_s_two_ends_say_the_same():
         assert (row["10"]["shape"] > 0) == (row["step"] >= 2000)
 
 
-def test_the_encoding_paragraph_says_what_its_ten_curves_hold():
+def test_the_encoding_paragraph_says_what_its_twelve_curves_hold():
     # docs/transnar.md, "What the encoding changes": on the notebook's text
     # and draw, for seeds 0 and 1, rotary is above sinusoidal at both
     # training sizes at every checkpoint, above one_hop at both at none, and
@@ -366,7 +367,11 @@ def test_the_encoding_paragraph_says_what_its_ten_curves_hold():
     # one_hop, no shape at 2x; windows: below whole-range rotary from step
     # 2 000, no shape at 2x; both encodings (seeds 0 and 1): below rotary
     # of the same seed at both sizes throughout, never above self, the right
-    # shape at 2x at every checkpoint.
+    # shape at 2x at every checkpoint; the slow frequencies alone (seeds 0
+    # and 1): above sinusoidal and above both with every frequency at both
+    # sizes throughout, the right shape at 2x at every checkpoint but seed
+    # 0's first, at the last below a third of its largest, none at 4x,
+    # never above one_hop.
     curves = _curves()
 
     def curve(arm):
@@ -436,6 +441,20 @@ def test_the_encoding_paragraph_says_what_its_ten_curves_hold():
             assert not any(above(both, rotary, row, index)), (seed, row["step"])
             assert not any(above(both, "self", row)), (seed, row["step"])
         assert min(shapes(both)) > 0
+        slow = curve(f"positions_randomised_sinusoidal_rotary_slow1024{seed}")
+        model = slow["config"]["model"]
+        assert model["encoding"] == "sinusoidal_rotary"
+        assert model["min_wavelength"] == 1024
+        assert slow["config"]["seed"] == both["config"]["seed"]
+        sinusoidal = curve(f"positions_randomised{seed}")
+        for index, row in enumerate(slow["rows"]):
+            assert all(above(slow, sinusoidal, row, index)), (seed, row["step"])
+            assert all(above(slow, both, row, index)), (seed, row["step"])
+            assert not all(above(slow, "one_hop", row)), (seed, row["step"])
+            assert row["20"]["shape"] == 0
+        twice = shapes(slow)
+        assert [s > 0 for s in twice] == [seed == "_seed1"] + [True] * 5
+        assert twice[-1] < max(twice) / 3
 
 
 def test_the_hybrids_paragraph_says_what_its_curves_hold():

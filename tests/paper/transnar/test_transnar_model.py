@@ -8,8 +8,11 @@ run trained straight through.
 
 from __future__ import annotations
 
+import dataclasses
+
 import flax.serialization
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from draws import initialiser_draws
@@ -24,6 +27,7 @@ from nar_gap.paper.transnar.model import (
     draw_positions,
     init_params,
     random_positions,
+    sinusoidal,
 )
 from nar_gap.paper.transnar.nar import nar_pointers, node_embeddings
 from nar_gap.paper.transnar.tokenizer import vocabulary_size
@@ -279,6 +283,37 @@ def test_both_encodings_are_each_one_s_part_at_once():
     zeros = np.zeros_like(positions)
     same = logits("sinusoidal_rotary", zeros) - logits("sinusoidal", zeros)
     assert np.abs(same).max() < 1e-5
+
+
+def test_min_wavelength_keeps_only_the_slow_frequencies():
+    """Frequencies faster than the bound give zeros and the others are as
+    before; with every frequency removed, both encodings are rotary alone."""
+    positions = jnp.arange(40)[None] * 97
+    full = np.asarray(sinusoidal(positions, 64))
+    slow = np.asarray(sinusoidal(positions, 64, min_wavelength=1024))
+    frequencies = np.exp(-np.log(10_000.0) * np.arange(32) / 32)
+    kept = np.tile(2 * np.pi / frequencies >= 1024, 2)
+    assert 0 < kept.sum() < 64
+    assert np.array_equal(slow[..., kept], full[..., kept])
+    assert not slow[..., ~kept].any() and full[..., ~kept].any()
+    tokens, drawn, mask, _ = _inputs()
+    rotary_config = _config(0, "randomised", "rotary")
+    params = init_params(rotary_config, seed=3)
+    silent = dataclasses.replace(
+        rotary_config, encoding="sinusoidal_rotary", min_wavelength=10**9
+    )
+
+    def logits(config):
+        return np.asarray(
+            TransNAR(config).apply({"params": params}, tokens, drawn, mask)
+        )
+
+    assert np.abs(logits(silent) - logits(rotary_config)).max() < 1e-5
+    heard = dataclasses.replace(silent, min_wavelength=64)
+    assert np.abs(logits(heard) - logits(rotary_config)).max() > 1e-3
+    for wrong in ({"min_wavelength": -1}, {"encoding": "rotary"}):
+        with pytest.raises(ValueError, match="min_wavelength"):
+            dataclasses.replace(heard, **wrong)
 
 
 def _spreads(windows: bool, length: int = 20, rows: int = 400) -> np.ndarray:
