@@ -55,6 +55,8 @@ POSITION_SCHEMES = ("randomised", "indices", "none")
 # randomise each; which lets a small model learn CLRS-Text is measured by
 # benchmarks/transnar_competence.py (docs/transnar.md).
 ENCODINGS = ("sinusoidal", "rotary", "sinusoidal_rotary")
+_ADDED = frozenset({"sinusoidal", "sinusoidal_rotary"})  # the embedding gets it
+_ROTATED = frozenset({"rotary", "sinusoidal_rotary"})  # queries and keys turn
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,7 +111,7 @@ class TransformerConfig:
                 f"encoding {self.encoding!r} needs positions"
             )
         if self.min_wavelength < 0 or (
-            self.min_wavelength and not self.encoding.startswith("sinusoidal")
+            self.min_wavelength and self.encoding not in _ADDED
         ):
             raise ValueError(
                 f"TransformerConfig: min_wavelength {self.min_wavelength} needs "
@@ -124,9 +126,24 @@ class TransformerConfig:
             raise ValueError("TransformerConfig: sizes must be positive")
 
     @property
+    def adds_sinusoid(self) -> bool:
+        """Whether the token embedding gets its position's sinusoidal encoding."""
+        return self.positions != "none" and self.encoding in _ADDED
+
+    @property
+    def rotates(self) -> bool:
+        """Whether self-attention turns queries and keys by their positions."""
+        return self.encoding in _ROTATED
+
+    @property
     def cross_attention(self) -> bool:
         """Whether the tokens read a NAR (TransNAR) or not (the Transformer alone)."""
         return self.nar_width > 0
+
+
+def _frequencies(half: int) -> jax.Array:
+    """``half`` frequencies, geometric from 1 down to about ``1 / 10 000``."""
+    return jnp.exp(-jnp.log(10_000.0) * jnp.arange(half) / half)
 
 
 def sinusoidal(
@@ -138,7 +155,7 @@ def sinusoidal(
     zeros (its sine and its cosine), so only the slower ones say anything.
     """
     half = width // 2
-    frequencies = jnp.exp(-jnp.log(10_000.0) * jnp.arange(half) / half)
+    frequencies = _frequencies(half)
     angles = positions[..., None].astype(jnp.float32) * frequencies
     encoding = jnp.concatenate([jnp.sin(angles), jnp.cos(angles)], axis=-1)
     slow = jnp.tile(2 * jnp.pi / frequencies >= min_wavelength, 2)
@@ -156,8 +173,7 @@ def rotary(x: jax.Array, positions: jax.Array) -> jax.Array:
     as it is.
     """
     half = x.shape[-1] // 2
-    frequencies = jnp.exp(-jnp.log(10_000.0) * jnp.arange(half) / half)
-    angles = positions[..., None, None].astype(jnp.float32) * frequencies
+    angles = positions[..., None, None].astype(jnp.float32) * _frequencies(half)
     cos, sin = jnp.cos(angles), jnp.sin(angles)
     first, second, rest = x[..., :half], x[..., half : 2 * half], x[..., 2 * half :]
     turned = [first * cos - second * sin, first * sin + second * cos, rest]
@@ -304,7 +320,7 @@ class Block(ShapeChecked):
         c = self.config
         self.norm_self = LayerNorm(name="norm_self")
         self.self_attention = Attention(
-            c.width, c.heads, rotate=c.encoding != "sinusoidal", name="self_attention"
+            c.width, c.heads, rotate=c.rotates, name="self_attention"
         )
         self.norm_mlp = LayerNorm(name="norm_mlp")
         self.mlp_in = Dense(c.width * c.mlp_ratio, name="mlp_in")
@@ -388,9 +404,9 @@ class TransNAR(nn.Module):
             self.nar_in = Dense(c.width, name="nar_in")
 
     def _inputs(self, tokens: jax.Array, positions: jax.Array) -> jax.Array:
-        if self.config.positions == "none" or self.config.encoding == "rotary":
-            return self.embed(tokens)
         c = self.config
+        if not c.adds_sinusoid:
+            return self.embed(tokens)
         return self.embed(tokens) + sinusoidal(positions, c.width, c.min_wavelength)
 
     def _nar(self, nar: jax.Array | None) -> jax.Array | None:
