@@ -259,6 +259,16 @@ def _curves() -> dict[str, dict]:
     return {path.name: json.loads(path.read_text()) for path in sorted(found)}
 
 
+def _above(result: dict, other: str | dict, row: dict, index: int = 0) -> list[bool]:
+    """Per training size, whether checkpoint ``row`` of ``result`` scores above
+    a rule (``other``: its name) or checkpoint ``index`` of another curve."""
+    if isinstance(other, str):
+        return [row[n]["clrs"] > result["rules"][n][other] for n in ("4", "5")]
+    mate = other["rows"][index]
+    assert mate["step"] == row["step"]
+    return [row[n]["clrs"] > mate[n]["clrs"] for n in ("4", "5")]
+
+
 def _transnar_s_choices(result: dict) -> bool:
     """Trained on the notebook's text with its positions (labels, randomised)."""
     config = result["config"]
@@ -310,21 +320,18 @@ def test_the_choices_paragraph_says_what_its_five_curves_hold():
         assert [row["step"] for row in result["rows"]] == list(range(1000, 6001, 1000))
         assert result["graphs_per_size"] == 32 and config["train_sizes"] == [4, 5]
 
-    def above(result, rule, row):
-        return [row[n]["clrs"] > result["rules"][n][rule] for n in ("4", "5")]
-
     both_undone = runs["indices_index_names"]
     for row in both_undone["rows"]:
-        assert all(above(both_undone, "one_hop", row))
+        assert all(_above(both_undone, "one_hop", row))
         assert (row["4"]["clrs"] + row["5"]["clrs"]) / 2 >= COMPETENT_CLRS
     for name in ("indices", "randomised_index_names", "randomised", "none"):
         result = runs[name]
-        assert not any(all(above(result, "one_hop", r)) for r in result["rows"]), name
+        assert not any(all(_above(result, "one_hop", r)) for r in result["rows"]), name
     for row in runs["randomised"]["rows"]:
-        assert not any(above(runs["randomised"], "self", row))
+        assert not any(_above(runs["randomised"], "self", row))
     last = runs["none"]["rows"][-1]
-    assert all(above(runs["none"], "self", last))
-    assert not any(above(runs["none"], "one_hop", last))
+    assert all(_above(runs["none"], "self", last))
+    assert not any(_above(runs["none"], "one_hop", last))
     twice = {name: [r["10"]["shape"] for r in v["rows"]] for name, v in runs.items()}
     assert min(twice["randomised"]) > 0
     for name in ("indices", "indices_index_names", "randomised_index_names"):
@@ -377,14 +384,6 @@ def test_the_encoding_paragraph_says_what_its_twelve_curves_hold():
     def curve(arm):
         return curves[f"transnar_competence_w64_l2_{arm}_cpu.json"]
 
-    def above(result, other, row, index=None):
-        """Above a rule (other: its name) or another curve's same checkpoint."""
-        if isinstance(other, str):
-            return [row[n]["clrs"] > result["rules"][n][other] for n in ("4", "5")]
-        mate = other["rows"][index]
-        assert mate["step"] == row["step"]
-        return [row[n]["clrs"] > mate[n]["clrs"] for n in ("4", "5")]
-
     def shapes(result):
         return [row["10"]["shape"] for row in result["rows"]]
 
@@ -405,29 +404,29 @@ def test_the_encoding_paragraph_says_what_its_twelve_curves_hold():
         assert rotary["graphs_per_size"] == 32
         assert [r["step"] for r in rotary["rows"]] == list(range(1000, 6001, 1000))
         for row in rotary["rows"]:
-            assert not all(above(rotary, "one_hop", row)), rotary_arm
+            assert not all(_above(rotary, "one_hop", row)), rotary_arm
     assert curve("windows_rotary")["config"]["position_windows"]
     assert curve("compiled_rotary")["config"]["nar"] == "compiled"
     for arm in ("positions_randomised_rotary", "positions_randomised_rotary_seed1"):
         rotary, sinusoidal = curve(arm), curve(pairs[arm])
         for index, row in enumerate(rotary["rows"]):
-            assert all(above(rotary, sinusoidal, row, index)), (arm, row["step"])
+            assert all(_above(rotary, sinusoidal, row, index)), (arm, row["step"])
         assert max(shapes(rotary)) == 0 and min(shapes(sinusoidal)) > 0
     hybrid = curve("compiled_rotary")
     for index, row in enumerate(hybrid["rows"]):
-        assert all(above(hybrid, curve("compiled"), row, index))
-        assert all(above(hybrid, "self", row)) == (row["step"] >= 3000)
+        assert all(_above(hybrid, curve("compiled"), row, index))
+        assert all(_above(hybrid, "self", row)) == (row["step"] >= 3000)
     assert [s > 0 for s in shapes(hybrid)] == [True, True] + [False] * 4
     indices = curve("positions_indices_rotary")
     assert indices["config"]["model"]["positions"] == "indices"
     assert indices["config"]["model"]["encoding"] == "rotary"
     assert indices["config"]["label_range"] is not None
-    assert not any(all(above(indices, "one_hop", row)) for row in indices["rows"])
+    assert not any(all(_above(indices, "one_hop", row)) for row in indices["rows"])
     assert max(shapes(indices)) == 0
     windows = curve("windows_rotary")
     for index, row in enumerate(windows["rows"]):
         whole = curve("positions_randomised_rotary")
-        below = [not b for b in above(windows, whole, row, index)]
+        below = [not b for b in _above(windows, whole, row, index)]
         assert all(below) or row["step"] < 2000, row["step"]
     assert max(shapes(windows)) == 0
     for seed in ("", "_seed1"):
@@ -438,8 +437,8 @@ def test_the_encoding_paragraph_says_what_its_twelve_curves_hold():
         assert both["config"]["label_range"] is not None
         assert [r["step"] for r in both["rows"]] == list(range(1000, 6001, 1000))
         for index, row in enumerate(both["rows"]):
-            assert not any(above(both, rotary, row, index)), (seed, row["step"])
-            assert not any(above(both, "self", row)), (seed, row["step"])
+            assert not any(_above(both, rotary, row, index)), (seed, row["step"])
+            assert not any(_above(both, "self", row)), (seed, row["step"])
         assert min(shapes(both)) > 0
         slow = curve(f"positions_randomised_sinusoidal_rotary_slow1024{seed}")
         model = slow["config"]["model"]
@@ -448,9 +447,9 @@ def test_the_encoding_paragraph_says_what_its_twelve_curves_hold():
         assert slow["config"]["seed"] == both["config"]["seed"]
         sinusoidal = curve(f"positions_randomised{seed}")
         for index, row in enumerate(slow["rows"]):
-            assert all(above(slow, sinusoidal, row, index)), (seed, row["step"])
-            assert all(above(slow, both, row, index)), (seed, row["step"])
-            assert not all(above(slow, "one_hop", row)), (seed, row["step"])
+            assert all(_above(slow, sinusoidal, row, index)), (seed, row["step"])
+            assert all(_above(slow, both, row, index)), (seed, row["step"])
+            assert not all(_above(slow, "one_hop", row)), (seed, row["step"])
             assert row["20"]["shape"] == 0
         twice = shapes(slow)
         assert [s > 0 for s in twice] == [seed == "_seed1"] + [True] * 5
